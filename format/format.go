@@ -1,0 +1,158 @@
+// Package format holds what parscope's importers and exporters share: the
+// located error they return on bad input, the registry through which the
+// CLI finds an importer by name or by content, and a line reader for text
+// formats (plain or gzip, lines of any length).
+//
+// Each format lives in its own package under format/ and registers itself
+// from an init function; a program that imports format/all gets them all.
+package format
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/parscope/parscope/trace"
+)
+
+// Error is an import error located in its input: a file and a line (for
+// text formats) or a byte offset (for binary ones), and what was expected.
+type Error struct {
+	File   string
+	Line   int   // 1-based line number; 0 when not line-oriented
+	Offset int64 // byte offset; -1 when a line is given or nothing is known
+	Msg    string
+	Err    error // an underlying cause, if any
+}
+
+// Error formats the location the way compilers do: "file:line: message" or
+// "file: byte N: message".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	switch {
+	case e.Line > 0:
+		fmt.Fprintf(&b, ":%d", e.Line)
+	case e.Offset >= 0:
+		fmt.Fprintf(&b, ": byte %d", e.Offset)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// LineError returns an Error located at a line of a file.
+func LineError(file string, line int, format string, args ...any) *Error {
+	return &Error{File: file, Line: line, Offset: -1, Msg: fmt.Sprintf(format, args...)}
+}
+
+// OffsetError returns an Error located at a byte offset of a file.
+func OffsetError(file string, offset int64, format string, args ...any) *Error {
+	return &Error{File: file, Offset: offset, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Options are the import options common to all formats. A format ignores
+// what does not apply to it and documents what it reads from Params.
+type Options struct {
+	// Dict is an optional dictionary file (for gomez: "id description" lines naming blocks).
+	Dict string
+	// TimeUnit overrides the unit of the input's timestamps (0: the format's default).
+	TimeUnit time.Duration
+	// Params holds format-specific options as key=value pairs.
+	Params map[string]string
+}
+
+// Importer converts files of one format into the trace model.
+type Importer interface {
+	// Name is the format's name as given to --format ("gomez", "annotated", "bbv").
+	Name() string
+	// Describe is a one-line description for help texts.
+	Describe() string
+	// Detect reports whether a file looks like this format from its name
+	// and its first bytes (decompressed when the file is gzipped).
+	Detect(name string, head []byte) bool
+	// Import reads the inputs and writes the trace to w, filling in the
+	// header (runs, dictionaries, metadata, repairs). It stops at the first
+	// error, which locates the problem in its input.
+	Import(ctx context.Context, inputs []string, opts Options, w trace.Writer) error
+}
+
+var (
+	mu        sync.RWMutex
+	importers = map[string]Importer{}
+)
+
+// Register makes an importer available by name. It panics on a duplicate
+// name, which is a programming error caught at init time.
+func Register(imp Importer) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := importers[imp.Name()]; dup {
+		panic("format: importer " + imp.Name() + " registered twice")
+	}
+	importers[imp.Name()] = imp
+}
+
+// Lookup returns the importer with the given name.
+func Lookup(name string) (Importer, error) {
+	mu.RLock()
+	defer mu.RUnlock()
+	if imp, ok := importers[name]; ok {
+		return imp, nil
+	}
+	return nil, fmt.Errorf("unknown format %q (known: %s)", name, strings.Join(namesLocked(), ", "))
+}
+
+// Names lists the registered importers in alphabetical order.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	var ns []string
+	for n := range importers {
+		ns = append(ns, n)
+	}
+	slices.Sort(ns)
+	return ns
+}
+
+// Detect returns the importer that recognises path from its content. It
+// reads the first few kilobytes (through gzip when the file is gzipped).
+func Detect(path string) (Importer, error) {
+	head, err := Head(path, 8192)
+	if err != nil {
+		return nil, err
+	}
+	mu.RLock()
+	defer mu.RUnlock()
+	var found []Importer
+	for _, n := range namesLocked() {
+		if importers[n].Detect(path, head) {
+			found = append(found, importers[n])
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("%s: cannot tell the format from its content; give --format (known: %s)", path, strings.Join(namesLocked(), ", "))
+	case 1:
+		return found[0], nil
+	}
+	var ns []string
+	for _, f := range found {
+		ns = append(ns, f.Name())
+	}
+	return nil, fmt.Errorf("%s: the content fits several formats (%s); give --format", path, strings.Join(ns, ", "))
+}

@@ -1,0 +1,278 @@
+package trace
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// Writer receives a trace: its header, which the writer may fill in as it
+// goes, and its records. Records of different processes may arrive in any
+// order; records of one process must arrive in that process's time order.
+// The store's writer and Memory implement it.
+type Writer interface {
+	// Header returns the header being built; importers add runs,
+	// dictionaries and repairs to it until the writer is closed.
+	Header() *Header
+	// Add appends one record.
+	Add(r Record) error
+}
+
+// Reader streams records in batches. Read fills buf and returns the number
+// of records written; it returns io.EOF (and 0) after the last record.
+type Reader interface {
+	Read(buf []Record) (int, error)
+}
+
+// ReadAll drains a Reader into a slice. Use it in tests and for small traces.
+func ReadAll(r Reader) ([]Record, error) {
+	var out []Record
+	buf := make([]Record, 4096)
+	for {
+		n, err := r.Read(buf)
+		out = append(out, buf[:n]...)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
+// Each calls fn for every record of r, in order, stopping at the first error.
+func Each(r Reader, fn func(*Record) error) error {
+	buf := make([]Record, 4096)
+	for {
+		n, err := r.Read(buf)
+		for i := 0; i < n; i++ {
+			if e := fn(&buf[i]); e != nil {
+				return e
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// SliceReader reads records from a slice.
+type SliceReader struct {
+	recs []Record
+}
+
+// NewSliceReader returns a Reader over recs (which it does not copy).
+func NewSliceReader(recs []Record) *SliceReader { return &SliceReader{recs: recs} }
+
+// Read implements Reader.
+func (s *SliceReader) Read(buf []Record) (int, error) {
+	if len(s.recs) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(buf, s.recs)
+	s.recs = s.recs[n:]
+	return n, nil
+}
+
+// Memory is a whole trace held in memory: a Writer for importers and tests,
+// and the source of Readers over its records.
+type Memory struct {
+	H       Header
+	Records []Record
+	check   OrderCheck
+}
+
+// Header implements Writer.
+func (m *Memory) Header() *Header { return &m.H }
+
+// Add implements Writer. It checks that each process's records arrive in
+// time order.
+func (m *Memory) Add(r Record) error {
+	if err := m.check.Check(&r); err != nil {
+		return err
+	}
+	m.Records = append(m.Records, r)
+	return nil
+}
+
+// Sort puts the records in time-merged order (run, time, process), keeping
+// the stream order of equal keys.
+func (m *Memory) Sort() { slices.SortStableFunc(m.Records, Compare) }
+
+// Reader returns a Reader over the records in their current order.
+func (m *Memory) Reader() Reader { return NewSliceReader(m.Records) }
+
+// OrderCheck verifies, record by record, that each process's stream is in
+// time order and that identities and sizes are sane. The zero value is ready
+// to use. BBV records are exempt from the time check (they are ordered by
+// interval instead).
+type OrderCheck struct {
+	last map[int64]int64 // (run<<32 | proc) -> last time
+}
+
+// ErrOutOfOrder is wrapped by errors about timestamps going backwards within a process.
+var ErrOutOfOrder = errors.New("timestamp out of order")
+
+// Check returns an error if r goes back in time on its process or carries
+// impossible values (negative process, run or size, invalid kind).
+func (c *OrderCheck) Check(r *Record) error {
+	if !r.Kind.Valid() {
+		return fmt.Errorf("invalid record kind %d", r.Kind)
+	}
+	if r.Run < 0 || r.Proc < 0 {
+		return fmt.Errorf("record with negative run %d or process %d", r.Run, r.Proc)
+	}
+	switch r.Kind {
+	case KindSend, KindRecv, KindCollective:
+		if r.Value < 0 {
+			return fmt.Errorf("%s of process %d at %d has negative size %d", r.Kind, r.Proc, r.T, r.Value)
+		}
+	case KindBBV:
+		if r.Value < 0 {
+			return fmt.Errorf("bbv of process %d interval %d has negative count %d", r.Proc, r.Seq, r.Value)
+		}
+		return nil
+	}
+	if c.last == nil {
+		c.last = map[int64]int64{}
+	}
+	key := int64(r.Run)<<32 | int64(r.Proc)
+	if last, ok := c.last[key]; ok && r.T < last {
+		return fmt.Errorf("%w: process %d of run %d goes back from %d to %d ns", ErrOutOfOrder, r.Proc, r.Run, last, r.T)
+	}
+	c.last[key] = r.T
+	return nil
+}
+
+// Merge returns a Reader that merges already time-ordered readers into one
+// time-ordered stream (run, time, process); records with equal keys come
+// in the order of the readers given, then in their stream order. It holds
+// one batch per input in memory.
+func Merge(inputs ...Reader) Reader {
+	m := &merger{}
+	for i, in := range inputs {
+		m.cursors = append(m.cursors, &cursor{r: in, idx: i, buf: make([]Record, 1024)})
+	}
+	return m
+}
+
+type cursor struct {
+	r   Reader
+	idx int
+	buf []Record
+	pos int
+	n   int
+	err error
+}
+
+func (c *cursor) fill() bool {
+	for c.pos >= c.n {
+		if c.err != nil {
+			return false
+		}
+		c.n, c.err = c.r.Read(c.buf)
+		c.pos = 0
+		if c.n == 0 && c.err == nil {
+			c.err = io.ErrNoProgress
+		}
+	}
+	return true
+}
+
+type merger struct {
+	cursors []*cursor
+	h       cursorHeap
+	started bool
+	err     error
+}
+
+type cursorHeap []*cursor
+
+func (h cursorHeap) Len() int { return len(h) }
+func (h cursorHeap) Less(i, j int) bool {
+	a, b := &h[i].buf[h[i].pos], &h[j].buf[h[j].pos]
+	if a.Run != b.Run || a.T != b.T || a.Proc != b.Proc {
+		return Less(a, b)
+	}
+	return h[i].idx < h[j].idx
+}
+func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(*cursor)) }
+func (h *cursorHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func (m *merger) Read(buf []Record) (int, error) {
+	if m.err != nil {
+		return 0, m.err
+	}
+	if !m.started {
+		m.started = true
+		for _, c := range m.cursors {
+			if c.fill() {
+				m.h = append(m.h, c)
+			} else if !errors.Is(c.err, io.EOF) {
+				m.err = c.err
+				return 0, c.err
+			}
+		}
+		heap.Init(&m.h)
+	}
+	n := 0
+	for n < len(buf) && len(m.h) > 0 {
+		c := m.h[0]
+		buf[n] = c.buf[c.pos]
+		n++
+		c.pos++
+		if c.fill() {
+			heap.Fix(&m.h, 0)
+			continue
+		}
+		if !errors.Is(c.err, io.EOF) {
+			m.err = c.err
+			return n, c.err
+		}
+		heap.Pop(&m.h)
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// Filter returns a Reader that passes only the records for which keep returns true.
+func Filter(r Reader, keep func(*Record) bool) Reader { return &filter{r: r, keep: keep} }
+
+type filter struct {
+	r    Reader
+	keep func(*Record) bool
+}
+
+func (f *filter) Read(buf []Record) (int, error) {
+	for {
+		n, err := f.r.Read(buf)
+		k := 0
+		for i := 0; i < n; i++ {
+			if f.keep(&buf[i]) {
+				buf[k] = buf[i]
+				k++
+			}
+		}
+		if k > 0 || err != nil {
+			if k > 0 && errors.Is(err, io.EOF) {
+				return k, nil
+			}
+			return k, err
+		}
+	}
+}
+
+func sortRecords(rs []Record) { slices.SortStableFunc(rs, Compare) }
