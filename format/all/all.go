@@ -1,0 +1,3 @@
+// Package all registers every importer parscope ships with; import it for
+// its side effect.
+package all
