@@ -153,8 +153,12 @@ func (c *OrderCheck) Check(r *Record) error {
 // time-ordered stream (run, time, process); records with equal keys come
 // in the order of the readers given, then in their stream order. It holds
 // one batch per input in memory.
-func Merge(inputs ...Reader) Reader {
-	m := &merger{}
+func Merge(inputs ...Reader) Reader { return MergeFunc(Less, inputs...) }
+
+// MergeFunc is Merge with another order: less must be the order the inputs
+// are already in.
+func MergeFunc(less func(a, b *Record) bool, inputs ...Reader) Reader {
+	m := &merger{h: cursorHeap{less: less}}
 	for i, in := range inputs {
 		m.cursors = append(m.cursors, &cursor{r: in, idx: i, buf: make([]Record, 1024)})
 	}
@@ -191,22 +195,27 @@ type merger struct {
 	err     error
 }
 
-type cursorHeap []*cursor
-
-func (h cursorHeap) Len() int { return len(h) }
-func (h cursorHeap) Less(i, j int) bool {
-	a, b := &h[i].buf[h[i].pos], &h[j].buf[h[j].pos]
-	if a.Run != b.Run || a.T != b.T || a.Proc != b.Proc {
-		return Less(a, b)
-	}
-	return h[i].idx < h[j].idx
+type cursorHeap struct {
+	c    []*cursor
+	less func(a, b *Record) bool
 }
-func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(*cursor)) }
+
+func (h *cursorHeap) Len() int { return len(h.c) }
+func (h *cursorHeap) Less(i, j int) bool {
+	a, b := &h.c[i].buf[h.c[i].pos], &h.c[j].buf[h.c[j].pos]
+	if h.less(a, b) {
+		return true
+	}
+	if h.less(b, a) {
+		return false
+	}
+	return h.c[i].idx < h.c[j].idx
+}
+func (h *cursorHeap) Swap(i, j int) { h.c[i], h.c[j] = h.c[j], h.c[i] }
+func (h *cursorHeap) Push(x any)   { h.c = append(h.c, x.(*cursor)) }
 func (h *cursorHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
+	x := h.c[len(h.c)-1]
+	h.c = h.c[:len(h.c)-1]
 	return x
 }
 
@@ -218,7 +227,7 @@ func (m *merger) Read(buf []Record) (int, error) {
 		m.started = true
 		for _, c := range m.cursors {
 			if c.fill() {
-				m.h = append(m.h, c)
+				m.h.c = append(m.h.c, c)
 			} else if !errors.Is(c.err, io.EOF) {
 				m.err = c.err
 				return 0, c.err
@@ -227,8 +236,8 @@ func (m *merger) Read(buf []Record) (int, error) {
 		heap.Init(&m.h)
 	}
 	n := 0
-	for n < len(buf) && len(m.h) > 0 {
-		c := m.h[0]
+	for n < len(buf) && len(m.h.c) > 0 {
+		c := m.h.c[0]
 		buf[n] = c.buf[c.pos]
 		n++
 		c.pos++

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/store"
+)
+
+func init() {
+	var (
+		formatName string
+		out        string
+		force      bool
+		dict       string
+		timeUnit   time.Duration
+		params     []string
+	)
+	cmd := &cobra.Command{
+		Use:   "import [--format F] -o OUT.pst INPUT...",
+		Short: "Convert trace files into a .pst trace",
+		Long: `Import converts trace files into parscope's .pst store. The format is
+guessed from the content of the first input unless --format is given.
+Known formats: ` + strings.Join(format.Names(), ", ") + `.
+
+Nothing is written at OUT until the import has succeeded; an existing OUT is
+replaced only with --force.`,
+		Example: `  parscope import -o amoeba.pst testdata/examples/amoeba.srt
+  parscope import --format gomez --dict blocks.txt -o run.pst run.0 run.1 run.2
+  parscope import -o mg.pst mg.rank*.trace`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usagef("import: -o OUT.pst is required")
+			}
+			var imp format.Importer
+			var err error
+			if formatName != "" {
+				imp, err = format.Lookup(formatName)
+			} else {
+				imp, err = format.Detect(args[0])
+			}
+			if err != nil {
+				return err
+			}
+			opts := format.Options{Dict: dict, TimeUnit: timeUnit, Params: map[string]string{}}
+			for _, p := range params {
+				k, v, ok := strings.Cut(p, "=")
+				if !ok {
+					return usagef("import: --param %q is not key=value", p)
+				}
+				opts.Params[k] = v
+			}
+			w, err := store.Create(out, store.Options{Force: force})
+			if err != nil {
+				return err
+			}
+			defer w.Abort()
+			pw := withProgress(w, "importing "+imp.Name())
+			start := time.Now()
+			err = imp.Import(cmd.Context(), args, opts, pw)
+			pw.done()
+			if err != nil {
+				return err
+			}
+			if err := w.Close(); err != nil {
+				return err
+			}
+			s, err := store.Open(out)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			var n int64
+			for _, c := range s.Manifest().Stats.Records {
+				n += c
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "imported %s records (%s) from %d file(s) into %s in %s\n",
+				humanCount(n), imp.Name(), len(args), out, time.Since(start).Round(time.Millisecond))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&formatName, "format", "", "input format (default: detected from content)")
+	f.StringVarP(&out, "output", "o", "", "the .pst directory to write")
+	f.BoolVar(&force, "force", false, "replace OUT if it exists")
+	f.StringVar(&dict, "dict", "", "dictionary file naming states (gomez: 'id description' lines)")
+	f.DurationVar(&timeUnit, "time-unit", 0, "unit of the input's timestamps, overriding the format's default (e.g. 1us, 1ns)")
+	f.StringArrayVar(&params, "param", nil, "format-specific option key=value (repeatable)")
+	root.AddCommand(cmd)
+}

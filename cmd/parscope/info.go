@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+// infoReport is what `parscope info` shows; --json prints it as is.
+type infoReport struct {
+	Trace             string                     `json:"trace"`
+	FormatVersion     int                        `json:"format_version"`
+	Source            string                     `json:"source,omitempty"`
+	Inputs            []string                   `json:"inputs,omitempty"`
+	Program           string                     `json:"program,omitempty"`
+	Host              string                     `json:"host,omitempty"`
+	ClockResolutionNS int64                      `json:"clock_resolution_ns"`
+	Runs              []store.RunStats           `json:"runs"`
+	Records           map[string]int64           `json:"records"`
+	TotalRecords      int64                      `json:"total_records"`
+	StatesUsed        int                        `json:"states_used"`
+	StatesNamed       int                        `json:"states_named"`
+	Regions           int                        `json:"regions"`
+	EventNames        int                        `json:"event_names"`
+	Sends             int64                      `json:"sends"`
+	Recvs             int64                      `json:"recvs"`
+	MessageBytes      int64                      `json:"message_bytes"`
+	Collectives       int64                      `json:"collectives"`
+	CollectiveBytes   int64                      `json:"collective_bytes"`
+	BBVIntervals      int64                      `json:"bbv_intervals"`
+	Repairs           map[string]int64           `json:"repairs,omitempty"`
+	Tables            map[string]store.TableInfo `json:"tables"`
+	Extra             map[string]string          `json:"extra,omitempty"`
+}
+
+func newInfoReport(path string, m *store.Manifest) infoReport {
+	h := &m.Header
+	r := infoReport{
+		Trace: path, FormatVersion: m.Version, Source: h.Meta.Source, Inputs: h.Meta.Inputs,
+		Program: h.Meta.Program, Host: h.Meta.Host, ClockResolutionNS: h.Meta.ClockResolution,
+		Runs: m.Stats.Runs, Records: m.Stats.Records, StatesUsed: m.Stats.StatesUsed,
+		Regions: len(h.Regions), EventNames: len(h.Events),
+		Sends: m.Stats.Sends, Recvs: m.Stats.Recvs, MessageBytes: m.Stats.MessageBytes,
+		Collectives: m.Stats.Collectives, CollectiveBytes: m.Stats.CollectiveBytes,
+		BBVIntervals: m.Stats.BBVIntervals, Repairs: h.Repairs, Tables: m.Tables, Extra: h.Meta.Extra,
+	}
+	for _, s := range h.States {
+		if s.Name != "" || s.Description != "" {
+			r.StatesNamed++
+		}
+	}
+	for _, n := range m.Stats.Records {
+		r.TotalRecords += n
+	}
+	return r
+}
+
+func init() {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "info TRACE.pst",
+		Short: "Summarise a trace: runs, processes, records by kind, time span, states, messages",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := store.ReadManifest(args[0])
+			if err != nil {
+				return err
+			}
+			rep := newInfoReport(args[0], m)
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), rep)
+			}
+			return printInfo(cmd, rep)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	root.AddCommand(cmd)
+}
+
+func printInfo(cmd *cobra.Command, r infoReport) error {
+	w := newTable(cmd.OutOrStdout())
+	fmt.Fprintf(w, "trace\t%s\n", r.Trace)
+	if r.Source != "" {
+		fmt.Fprintf(w, "source\t%s (%d input file(s))\n", r.Source, len(r.Inputs))
+	}
+	if r.Program != "" {
+		fmt.Fprintf(w, "program\t%s\n", r.Program)
+	}
+	if r.Host != "" {
+		fmt.Fprintf(w, "host\t%s\n", r.Host)
+	}
+	fmt.Fprintf(w, "clock\t%s resolution\n", time.Duration(r.ClockResolutionNS))
+	fmt.Fprintf(w, "runs\t%d\n", len(r.Runs))
+	fmt.Fprintf(w, "records\t%s\n", humanCount(r.TotalRecords))
+	kinds := make([]string, 0, len(r.Records))
+	for _, k := range trace.Kinds {
+		if n, ok := r.Records[k.String()]; ok {
+			kinds = append(kinds, fmt.Sprintf("%s %s", humanCount(n), k))
+		}
+	}
+	if len(kinds) > 0 {
+		fmt.Fprintf(w, "  by kind\t%s\n", strings.Join(kinds, ", "))
+	}
+	if r.StatesUsed > 0 || r.StatesNamed > 0 {
+		fmt.Fprintf(w, "states\t%d used, %d named in the dictionary\n", r.StatesUsed, r.StatesNamed)
+	}
+	if r.Regions > 0 {
+		fmt.Fprintf(w, "regions\t%d code regions\n", r.Regions)
+	}
+	if r.Sends+r.Recvs > 0 {
+		fmt.Fprintf(w, "messages\t%s sends, %s receives, %s sent\n", humanCount(r.Sends), humanCount(r.Recvs), humanBytes(r.MessageBytes))
+	}
+	if r.Collectives > 0 {
+		fmt.Fprintf(w, "collectives\t%s, %s\n", humanCount(r.Collectives), humanBytes(r.CollectiveBytes))
+	}
+	if r.EventNames > 0 {
+		fmt.Fprintf(w, "events\t%d distinct names\n", r.EventNames)
+	}
+	if r.BBVIntervals > 0 {
+		fmt.Fprintf(w, "bbv\t%s intervals\n", humanCount(r.BBVIntervals))
+	}
+	if len(r.Repairs) > 0 {
+		var rs []string
+		for k, n := range r.Repairs {
+			rs = append(rs, fmt.Sprintf("%s %s", k, humanCount(n)))
+		}
+		slices.Sort(rs)
+		fmt.Fprintf(w, "repairs\t%s\n", strings.Join(rs, ", "))
+	}
+	keys := make([]string, 0, len(r.Extra))
+	for k := range r.Extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "meta %s\t%s\n", k, r.Extra[k])
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(r.Runs) > 0 {
+		fmt.Fprintln(cmd.OutOrStdout())
+		w = newTable(cmd.OutOrStdout())
+		fmt.Fprintln(w, "run\tprocs\trecords\tstart\tend\tspan\tstates used")
+		for _, rs := range r.Runs {
+			fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%d\n", rs.Run, rs.Procs, humanCount(rs.Records),
+				time.Duration(rs.TMin), time.Duration(rs.TMax), time.Duration(rs.TMax-rs.TMin), rs.StatesUsed)
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(cmd.OutOrStdout())
+	w = newTable(cmd.OutOrStdout())
+	fmt.Fprintln(w, "table\trows\trow groups\tsize")
+	names := make([]string, 0, len(r.Tables))
+	for n := range r.Tables {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		t := r.Tables[n]
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", t.File, humanCount(t.Rows), t.RowGroups, humanBytes(t.Bytes))
+	}
+	return w.Flush()
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/parscope/parscope/trace"
+)
+
+// writeJSON prints v as indented JSON, the --json form of every command.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// newTable returns a tab-aligned writer for plain-text tables.
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 2, 4, 2, ' ', 0) }
+
+// stderrIsTerminal reports whether progress output should be shown.
+func stderrIsTerminal() bool { return term.IsTerminal(int(os.Stderr.Fd())) }
+
+// progressWriter wraps a trace.Writer and shows a record counter with its
+// rate on stderr while it runs, when stderr is a terminal.
+type progressWriter struct {
+	trace.Writer
+	bar     *progressbar.ProgressBar
+	pending int
+}
+
+func withProgress(w trace.Writer, what string) *progressWriter {
+	p := &progressWriter{Writer: w}
+	if stderrIsTerminal() {
+		p.bar = progressbar.NewOptions64(-1,
+			progressbar.OptionSetWriter(os.Stderr),
+			progressbar.OptionSetDescription(what),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("records"),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	return p
+}
+
+func (p *progressWriter) Add(r trace.Record) error {
+	if p.bar != nil {
+		p.pending++
+		if p.pending == 1<<16 {
+			_ = p.bar.Add(p.pending)
+			p.pending = 0
+		}
+	}
+	return p.Writer.Add(r)
+}
+
+func (p *progressWriter) done() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
+
+// humanBytes formats a byte count with binary units.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// humanCount formats an integer with thousands separators.
+func humanCount(n int64) string {
+	s := fmt.Sprint(n)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	var out []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}

@@ -1,0 +1,292 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/parscope/parscope/trace"
+)
+
+// FormatName and FormatVersion identify the .pst layout in the manifest.
+// A reader refuses a manifest with another name or a newer version.
+const (
+	FormatName    = "parscope-pst"
+	FormatVersion = 1
+)
+
+const (
+	manifestFile = "manifest.json"
+	indexFile    = "index.parquet"
+)
+
+// Manifest is the JSON document at the root of a .pst directory.
+type Manifest struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// TimeUnitNS is the unit of every time column: stored value × TimeUnitNS = nanoseconds.
+	TimeUnitNS int64                `json:"time_unit_ns"`
+	Tables     map[string]TableInfo `json:"tables"`
+	Stats      Stats                `json:"stats"`
+	Header     trace.Header         `json:"header"`
+}
+
+// TableInfo describes one table file.
+type TableInfo struct {
+	File      string `json:"file"`
+	Rows      int64  `json:"rows"`
+	RowGroups int    `json:"row_groups"`
+	Bytes     int64  `json:"bytes"`
+}
+
+// Stats are the summary figures computed while writing, which `parscope
+// info` shows without reading the tables.
+type Stats struct {
+	Records         map[string]int64 `json:"records"`
+	Runs            []RunStats       `json:"runs"`
+	StatesUsed      int              `json:"states_used"`
+	Sends           int64            `json:"sends"`
+	Recvs           int64            `json:"recvs"`
+	MessageBytes    int64            `json:"message_bytes"`
+	Collectives     int64            `json:"collectives"`
+	CollectiveBytes int64            `json:"collective_bytes"`
+	BBVIntervals    int64            `json:"bbv_intervals"`
+}
+
+// RunStats summarises one run.
+type RunStats struct {
+	Run        int32 `json:"run"`
+	Procs      int32 `json:"procs"`
+	Records    int64 `json:"records"`
+	TMin       int64 `json:"t_min_ns"`
+	TMax       int64 `json:"t_max_ns"`
+	StatesUsed int   `json:"states_used"`
+}
+
+type statsBuilder struct {
+	records   [trace.KindBBV + 1]int64
+	runs      []RunStats
+	states    map[int32]bool
+	runStates []map[int32]bool
+	s         Stats
+	intervals map[[3]int32]bool
+	maxProc   int32
+}
+
+func (b *statsBuilder) add(r *trace.Record) {
+	b.records[r.Kind]++
+	for int32(len(b.runs)) <= r.Run {
+		b.runs = append(b.runs, RunStats{Run: int32(len(b.runs)), TMin: -1})
+		b.runStates = append(b.runStates, map[int32]bool{})
+	}
+	rs := &b.runs[r.Run]
+	rs.Records++
+	if r.Proc+1 > rs.Procs {
+		rs.Procs = r.Proc + 1
+	}
+	if r.Proc > b.maxProc {
+		b.maxProc = r.Proc
+	}
+	if r.Kind != trace.KindBBV {
+		if rs.TMin < 0 || r.T < rs.TMin {
+			rs.TMin = r.T
+		}
+		if e := r.EndTime(); e > rs.TMax {
+			rs.TMax = e
+		}
+	}
+	switch r.Kind {
+	case trace.KindState:
+		if b.states == nil {
+			b.states = map[int32]bool{}
+		}
+		b.states[r.ID] = true
+		b.runStates[r.Run][r.ID] = true
+	case trace.KindSend:
+		b.s.Sends++
+		b.s.MessageBytes += r.Value
+	case trace.KindRecv:
+		b.s.Recvs++
+	case trace.KindCollective:
+		b.s.Collectives++
+		b.s.CollectiveBytes += r.Value
+	case trace.KindBBV:
+		if b.intervals == nil {
+			b.intervals = map[[3]int32]bool{}
+		}
+		b.intervals[[3]int32{r.Run, r.Proc, r.Seq}] = true
+	}
+}
+
+func (b *statsBuilder) maxProcs() int { return int(b.maxProc) + 1 }
+
+// finishRuns makes sure the header lists every run and enough processes.
+func (b *statsBuilder) finishRuns(h *trace.Header) {
+	for _, rs := range b.runs {
+		h.EnsureRun(rs.Run, rs.Procs)
+	}
+}
+
+func (b *statsBuilder) result() Stats {
+	s := b.s
+	s.Records = map[string]int64{}
+	for k, n := range b.records {
+		if n > 0 {
+			s.Records[trace.Kind(k).String()] = n
+		}
+	}
+	s.StatesUsed = len(b.states)
+	s.BBVIntervals = int64(len(b.intervals))
+	s.Runs = b.runs
+	for i := range s.Runs {
+		s.Runs[i].StatesUsed = len(b.runStates[i])
+		if s.Runs[i].TMin < 0 {
+			s.Runs[i].TMin = 0
+		}
+	}
+	if s.Runs == nil {
+		s.Runs = []RunStats{}
+	}
+	return s
+}
+
+func writeManifest(path string, m *Manifest) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// ReadManifest reads and checks the manifest of the .pst at dir.
+func ReadManifest(dir string) (*Manifest, error) {
+	data, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("%s is not a parscope trace (.pst): no %s", dir, manifestFile)
+		}
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, manifestFile), err)
+	}
+	if m.Format != FormatName {
+		return nil, fmt.Errorf("%s: format %q is not %q", filepath.Join(dir, manifestFile), m.Format, FormatName)
+	}
+	if m.Version > FormatVersion || m.Version < 1 {
+		return nil, fmt.Errorf("%s: .pst format version %d is not supported by this parscope (it reads version %d); upgrade parscope", dir, m.Version, FormatVersion)
+	}
+	if m.TimeUnitNS <= 0 {
+		return nil, fmt.Errorf("%s: time_unit_ns must be positive, got %d", filepath.Join(dir, manifestFile), m.TimeUnitNS)
+	}
+	return &m, nil
+}
+
+func writeIndex(path string, index []indexRow) error {
+	return parquet.WriteFile(path, index)
+}
+
+// Dictionary tables, so that SQL users can join names to ids.
+type stateNameRow struct {
+	ID          int32  `parquet:"id"`
+	Name        string `parquet:"name"`
+	Description string `parquet:"description"`
+	File        string `parquet:"file"`
+	Line        int32  `parquet:"line"`
+}
+
+type regionNameRow struct {
+	ID       int32  `parquet:"id"`
+	Kind     string `parquet:"kind"`
+	Label    string `parquet:"label"`
+	Function string `parquet:"function"`
+	File     string `parquet:"file"`
+	Line     int32  `parquet:"line"`
+	EndLine  int32  `parquet:"end_line"`
+	Parent   int32  `parquet:"parent"`
+}
+
+type nameRow struct {
+	ID   int32  `parquet:"id"`
+	Name string `parquet:"name"`
+	Unit string `parquet:"unit,optional"`
+}
+
+type procRow struct {
+	Run  int32  `parquet:"run"`
+	Proc int32  `parquet:"proc"`
+	Name string `parquet:"name"`
+}
+
+type commRow struct {
+	ID      int32  `parquet:"id"`
+	Name    string `parquet:"name"`
+	Members string `parquet:"members"`
+}
+
+func writeDicts(dir string, h *trace.Header) error {
+	if len(h.States) > 0 {
+		rows := make([]stateNameRow, len(h.States))
+		for i, s := range h.States {
+			rows[i] = stateNameRow{s.ID, s.Name, s.Description, s.File, s.Line}
+		}
+		if err := parquet.WriteFile(filepath.Join(dir, "state_names.parquet"), rows); err != nil {
+			return err
+		}
+	}
+	if len(h.Regions) > 0 {
+		rows := make([]regionNameRow, len(h.Regions))
+		for i, r := range h.Regions {
+			rows[i] = regionNameRow{r.ID, r.Kind.String(), r.Label, r.Function, r.File, r.Line, r.EndLine, r.Parent}
+		}
+		if err := parquet.WriteFile(filepath.Join(dir, "region_names.parquet"), rows); err != nil {
+			return err
+		}
+	}
+	if len(h.Events) > 0 {
+		rows := make([]nameRow, len(h.Events))
+		for i, e := range h.Events {
+			rows[i] = nameRow{ID: e.ID, Name: e.Name}
+		}
+		if err := parquet.WriteFile(filepath.Join(dir, "event_names.parquet"), rows); err != nil {
+			return err
+		}
+	}
+	if len(h.Counters) > 0 {
+		rows := make([]nameRow, len(h.Counters))
+		for i, c := range h.Counters {
+			rows[i] = nameRow{c.ID, c.Name, c.Unit}
+		}
+		if err := parquet.WriteFile(filepath.Join(dir, "counter_names.parquet"), rows); err != nil {
+			return err
+		}
+	}
+	if len(h.Procs) > 0 {
+		rows := make([]procRow, len(h.Procs))
+		for i, p := range h.Procs {
+			rows[i] = procRow{p.Run, p.Proc, p.Name}
+		}
+		if err := parquet.WriteFile(filepath.Join(dir, "procs.parquet"), rows); err != nil {
+			return err
+		}
+	}
+	if len(h.Comms) > 0 {
+		rows := make([]commRow, len(h.Comms))
+		for i, c := range h.Comms {
+			ms := make([]string, len(c.Members))
+			for j, m := range c.Members {
+				ms[j] = fmt.Sprint(m)
+			}
+			rows[i] = commRow{c.ID, c.Name, strings.Join(ms, ";")}
+		}
+		if err := parquet.WriteFile(filepath.Join(dir, "comms.parquet"), rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}

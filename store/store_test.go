@@ -1,0 +1,327 @@
+package store
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parscope/parscope/trace"
+)
+
+// randomTrace builds per-process streams of every timed kind over several
+// runs, plus BBVs. Times are multiples of unit.
+func randomTrace(seed uint64, runs, procs, perProc int, unit int64) (*trace.Memory, [][]trace.Record) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	m := &trace.Memory{}
+	m.H.Meta.ClockResolution = unit
+	var streams [][]trace.Record
+	for run := int32(0); run < int32(runs); run++ {
+		for p := int32(0); p < int32(procs); p++ {
+			var s []trace.Record
+			t := int64(0)
+			for i := 0; i < perProc; i++ {
+				if rng.IntN(4) > 0 { // equal timestamps happen
+					t += int64(rng.IntN(50)) * unit
+				}
+				var r trace.Record
+				switch rng.IntN(8) {
+				case 0, 1, 2:
+					r = trace.State(run, p, t, int32(rng.IntN(13)+1))
+				case 3:
+					r = trace.Enter(run, p, t, int32(rng.IntN(5)))
+				case 4:
+					r = trace.Send(run, p, t, t+int64(rng.IntN(9))*unit, int32(rng.IntN(procs)), int64(rng.IntN(1<<20)), int32(rng.IntN(3)), 0)
+					r.Flags = trace.FlagDynamic
+					r.Seq = int32(rng.IntN(100)) - 1
+				case 5:
+					r = trace.Coll(run, p, t, t+unit, trace.OpAllreduce, -1, 8, 0)
+				case 6:
+					r = trace.Event(run, p, t, int32(rng.IntN(4)), rng.Int64N(1000)-500)
+				case 7:
+					r = trace.Counter(run, p, t, 1, rng.Float64()*1e6)
+				}
+				s = append(s, r)
+			}
+			for iv := int32(0); iv < 5; iv++ {
+				for b := int32(1); b <= 3; b++ {
+					s = append(s, trace.BBV(run, p, iv, 0, b*int32(p+1), int64(rng.IntN(1000))))
+				}
+			}
+			streams = append(streams, s)
+		}
+	}
+	return m, streams
+}
+
+func writeStore(t *testing.T, path string, opts Options, h trace.Header, recs []trace.Record) {
+	t.Helper()
+	w, err := Create(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*w.Header() = h
+	for _, r := range recs {
+		if err := w.Add(r); err != nil {
+			w.Abort()
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func canonical(rs []trace.Record) []trace.Record {
+	out := make([]trace.Record, len(rs))
+	for i, r := range rs {
+		out[i] = r.Canonical()
+	}
+	return out
+}
+
+func splitBBV(rs []trace.Record) (timed, bbv []trace.Record) {
+	for _, r := range rs {
+		if r.Kind == trace.KindBBV {
+			bbv = append(bbv, r)
+		} else {
+			timed = append(timed, r)
+		}
+	}
+	return
+}
+
+// tableOrder sorts records the way Records returns them: by (run, time,
+// process), then by table, keeping stream order inside a table.
+func tableOrder(rs []trace.Record) []trace.Record {
+	out := slices.Clone(rs)
+	slices.SortStableFunc(out, func(a, b trace.Record) int {
+		if c := trace.Compare(a, b); c != 0 {
+			return c
+		}
+		return int(tableOf(a.Kind)) - int(tableOf(b.Kind))
+	})
+	return out
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		interleave bool // time-sorted input instead of process by process
+		opts       Options
+	}{
+		{"sorted-input", true, Options{GroupRows: 97}},
+		{"per-process-input-spills", false, Options{GroupRows: 61, ChunkRows: 150}},
+		{"per-process-one-chunk", false, Options{}},
+		{"sorted-default-groups", true, Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem, streams := randomTrace(42, 3, 7, 300, 1000)
+			var input []trace.Record
+			for _, s := range streams {
+				input = append(input, s...)
+			}
+			if tc.interleave {
+				input = tableOrder(input)
+			}
+			path := filepath.Join(t.TempDir(), "x.pst")
+			writeStore(t, path, tc.opts, mem.H, input)
+
+			s, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			timed, bbv := splitBBV(input)
+			want := tableOrder(canonical(timed))
+			got, err := trace.ReadAll(s.Records(ReadOptions{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("got %d records, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("record %d: got %v, want %v", i, got[i], want[i])
+				}
+			}
+			// One process's stream.
+			for _, rp := range [][2]int32{{0, 0}, {1, 3}, {2, 6}} {
+				var wantP []trace.Record
+				for _, r := range want {
+					if r.Run == rp[0] && r.Proc == rp[1] {
+						wantP = append(wantP, r)
+					}
+				}
+				gotP, err := trace.ReadAll(s.Process(rp[0], rp[1]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(gotP, wantP) {
+					t.Fatalf("process %v: got %d records, want %d", rp, len(gotP), len(wantP))
+				}
+			}
+			// BBVs in (run, proc, interval) order.
+			wantB := canonical(bbv)
+			slices.SortStableFunc(wantB, keyCompare(tBBV))
+			gotB, err := trace.ReadAll(s.BBV(ReadOptions{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(gotB, wantB) {
+				t.Fatalf("bbv: got %d records, want %d", len(gotB), len(wantB))
+			}
+			// Statistics.
+			m := s.Manifest()
+			if n := m.Stats.Records["state"]; n != countKind(input, trace.KindState) {
+				t.Errorf("stats: %d states, want %d", n, countKind(input, trace.KindState))
+			}
+			if len(m.Header.Runs) != 3 || m.Header.Runs[2].Procs != 7 {
+				t.Errorf("header runs = %+v", m.Header.Runs)
+			}
+			if m.Stats.BBVIntervals != 3*7*5 {
+				t.Errorf("bbv intervals = %d, want %d", m.Stats.BBVIntervals, 3*7*5)
+			}
+			// No temporary files are left next to the trace.
+			ents, _ := os.ReadDir(filepath.Dir(path))
+			if len(ents) != 1 {
+				t.Errorf("directory holds %d entries, want only the .pst", len(ents))
+			}
+		})
+	}
+}
+
+func countKind(rs []trace.Record, k trace.Kind) int64 {
+	n := int64(0)
+	for _, r := range rs {
+		if r.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+func TestFilters(t *testing.T) {
+	mem, streams := randomTrace(3, 2, 5, 200, 10)
+	var input []trace.Record
+	for _, s := range streams {
+		input = append(input, s...)
+	}
+	path := filepath.Join(t.TempDir(), "f.pst")
+	writeStore(t, path, Options{GroupRows: 50}, mem.H, input)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	timed, _ := splitBBV(input)
+	all := tableOrder(canonical(timed))
+	opts := ReadOptions{Runs: []int32{1}, Procs: []int32{2, 4}, Kinds: []trace.Kind{trace.KindState, trace.KindSend}, From: 500, To: 3000}
+	var want []trace.Record
+	for _, r := range all {
+		if r.Run == 1 && (r.Proc == 2 || r.Proc == 4) && (r.Kind == trace.KindState || r.Kind == trace.KindSend) && r.T >= 500 && r.T < 3000 {
+			want = append(want, r)
+		}
+	}
+	got, err := trace.ReadAll(s.Records(opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Fatalf("filtered read: got %d records, want %d", len(got), len(want))
+	}
+}
+
+func TestNoOverwriteAndAbort(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.pst")
+	h := trace.Header{Meta: trace.Meta{ClockResolution: 1}}
+	writeStore(t, path, Options{}, h, []trace.Record{trace.State(0, 0, 5, 1)})
+	if _, err := Create(path, Options{}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("Create over an existing trace: err = %v, want 'already exists'", err)
+	}
+	// A failed write with --force leaves the old trace untouched.
+	w, err := Create(path, Options{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	*w.Header() = h
+	if err := w.Add(trace.State(0, 0, 10, 2)); err != nil {
+		t.Fatal(err)
+	}
+	err = w.Add(trace.State(0, 0, 3, 2))
+	if !errors.Is(err, trace.ErrOutOfOrder) {
+		t.Fatalf("out-of-order add: err = %v", err)
+	}
+	if err := w.Close(); err == nil {
+		t.Fatal("Close after a failed Add succeeded")
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := trace.ReadAll(s.Records(ReadOptions{}))
+	s.Close()
+	if len(got) != 1 || got[0].T != 5 {
+		t.Fatalf("old trace changed: %v", got)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Fatalf("%d entries left in the directory, want 1", len(ents))
+	}
+	// --force replaces it once the new one is complete.
+	writeStore(t, path, Options{Force: true}, h, []trace.Record{trace.State(0, 0, 7, 3), trace.State(0, 1, 8, 4)})
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = trace.ReadAll(s.Records(ReadOptions{}))
+	s.Close()
+	if len(got) != 2 || got[0].ID != 3 || got[1].ID != 4 {
+		t.Fatalf("replaced trace: %v", got)
+	}
+}
+
+func TestClockResolutionEnforced(t *testing.T) {
+	w, err := Create(filepath.Join(t.TempDir(), "u.pst"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	w.Header().Meta.ClockResolution = 1000
+	if err := w.Add(trace.State(0, 0, 2000, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(trace.State(0, 0, 2500, 1)); err == nil || !strings.Contains(err.Error(), "clock resolution") {
+		t.Fatalf("err = %v, want a clock-resolution error", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "not a parscope trace") {
+		t.Fatalf("Open of an empty dir: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, manifestFile), []byte(`{"format":"parscope-pst","version":99,"time_unit_ns":1}`), 0o644)
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "version 99") {
+		t.Fatalf("Open of a newer version: %v", err)
+	}
+}
+
+func TestEmptyTrace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "e.pst")
+	writeStore(t, path, Options{}, trace.Header{}, nil)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := trace.ReadAll(s.Records(ReadOptions{}))
+	if err != nil || len(got) != 0 {
+		t.Fatalf("empty trace: %v %v", got, err)
+	}
+}

@@ -1,0 +1,565 @@
+package store
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/parscope/parscope/trace"
+)
+
+// Options tune a Writer. The zero value is what the CLI uses.
+type Options struct {
+	// Force replaces an existing .pst at the path (atomically, only once the
+	// new one is complete). Without it, Create refuses an existing path.
+	Force bool
+	// GroupRows is the target number of rows per row group (a time window);
+	// 0 means the default (262144, or 256 per process when that is larger).
+	GroupRows int
+	// ChunkRows is how many records of one table are sorted in memory
+	// before a sorted run is spilled to disk, once input arrives out of time
+	// order; 0 means 1<<20.
+	ChunkRows int
+}
+
+const (
+	defaultGroupRows = 1 << 18
+	spillGroupRows   = 1 << 14
+	directChunkRows  = 1 << 16
+	defaultChunkRows = 1 << 20
+)
+
+// Writer writes a trace into a new .pst directory. It implements
+// trace.Writer. Records may arrive in any order across processes (per
+// process they must be in time order); input that is already in time order
+// streams straight into the tables, and other input is sorted in bounded
+// memory with sorted runs spilled to temporary files. Nothing appears at the
+// destination until Close succeeds; Abort (or a failed Close) removes every
+// temporary file.
+type Writer struct {
+	path   string
+	tmp    string
+	opts   Options
+	header trace.Header
+	check  trace.OrderCheck
+	unit   int64
+	sinks  [numTables]*tableSink
+	stats  statsBuilder
+	closed bool
+	err    error
+}
+
+// Create starts a new .pst at path.
+func Create(path string, opts Options) (*Writer, error) {
+	path = filepath.Clean(path)
+	if _, err := os.Lstat(path); err == nil && !opts.Force {
+		return nil, fmt.Errorf("%s already exists (use --force to replace it)", path)
+	}
+	parent := filepath.Dir(path)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, err
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(parent, "."+filepath.Base(path)+".tmp-"+hex.EncodeToString(rnd[:]))
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	if opts.GroupRows <= 0 {
+		opts.GroupRows = defaultGroupRows
+	}
+	if opts.ChunkRows <= 0 {
+		opts.ChunkRows = defaultChunkRows
+	}
+	return &Writer{path: path, tmp: tmp, opts: opts}, nil
+}
+
+// Header implements trace.Writer. The clock resolution in Meta must be set
+// before the first Add: it fixes the time unit of the stored columns.
+func (w *Writer) Header() *trace.Header { return &w.header }
+
+// Add implements trace.Writer.
+func (w *Writer) Add(r trace.Record) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("store: Add after Close")
+	}
+	if err := w.check.Check(&r); err != nil {
+		w.err = err
+		return err
+	}
+	if w.unit == 0 {
+		w.unit = w.header.Meta.ClockResolution
+		if w.unit <= 0 {
+			w.unit = 1
+		}
+	}
+	if r.T%w.unit != 0 || r.End%w.unit != 0 {
+		w.err = fmt.Errorf("record %v: time is not a multiple of the trace's clock resolution %d ns", r, w.unit)
+		return w.err
+	}
+	r = r.Canonical()
+	t := tableOf(r.Kind)
+	s := w.sinks[t]
+	if s == nil {
+		s = &tableSink{w: w, t: t, sorted: true}
+		w.sinks[t] = s
+	}
+	w.stats.add(&r)
+	if err := s.add(r); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+// Abort discards everything written so far. It is safe to call after Close.
+func (w *Writer) Abort() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	for _, s := range w.sinks {
+		if s != nil {
+			s.abort()
+		}
+	}
+	os.RemoveAll(w.tmp)
+}
+
+// Close finishes every table, writes the index, the dictionaries and the
+// manifest, and moves the .pst into place. On error nothing is left behind
+// and an existing .pst at the path is untouched.
+func (w *Writer) Close() error {
+	if w.closed {
+		return errors.New("store: Close called twice")
+	}
+	if w.err != nil {
+		w.Abort()
+		return w.err
+	}
+	if err := w.finish(); err != nil {
+		w.Abort()
+		return err
+	}
+	w.closed = true
+	return nil
+}
+
+func (w *Writer) finish() error {
+	if w.unit == 0 {
+		w.unit = max(w.header.Meta.ClockResolution, 1)
+	}
+	if w.header.Meta.ClockResolution <= 0 {
+		w.header.Meta.ClockResolution = w.unit
+	}
+	m := Manifest{Format: FormatName, Version: FormatVersion, TimeUnitNS: w.unit, Tables: map[string]TableInfo{}}
+	var index []indexRow
+	for t, s := range w.sinks {
+		if s == nil {
+			continue
+		}
+		rows, idx, err := s.finish()
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", table(t), err)
+		}
+		for i := range idx {
+			idx[i].Table = int32(t)
+		}
+		index = append(index, idx...)
+		st, err := os.Stat(filepath.Join(w.tmp, table(t).file()))
+		if err != nil {
+			return err
+		}
+		groups := 0
+		if len(idx) > 0 {
+			groups = int(idx[len(idx)-1].Group) + 1
+		}
+		m.Tables[table(t).String()] = TableInfo{File: table(t).file(), Rows: rows, RowGroups: groups, Bytes: st.Size()}
+	}
+	if err := writeIndex(filepath.Join(w.tmp, indexFile), index); err != nil {
+		return err
+	}
+	w.stats.finishRuns(&w.header)
+	w.header.SortDicts()
+	if err := w.header.Validate(); err != nil {
+		return err
+	}
+	if err := writeDicts(w.tmp, &w.header); err != nil {
+		return err
+	}
+	m.Header = w.header
+	m.Stats = w.stats.result()
+	if err := writeManifest(filepath.Join(w.tmp, manifestFile), &m); err != nil {
+		return err
+	}
+	return publish(w.tmp, w.path)
+}
+
+// publish moves the finished temporary directory to path, replacing an
+// existing .pst only after the new one is complete.
+func publish(tmp, path string) error {
+	if _, err := os.Lstat(path); err == nil {
+		old := tmp + ".old"
+		if err := os.Rename(path, old); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			_ = os.Rename(old, path)
+			return err
+		}
+		return os.RemoveAll(old)
+	}
+	return os.Rename(tmp, path)
+}
+
+// keyLess is the storage order of a table: (run, time, process) for timed
+// tables and (run, process, interval) for BBVs.
+func keyLess(t table, a, b *trace.Record) bool {
+	if t.timed() {
+		return trace.Less(a, b)
+	}
+	if a.Run != b.Run {
+		return a.Run < b.Run
+	}
+	if a.Proc != b.Proc {
+		return a.Proc < b.Proc
+	}
+	return a.Seq < b.Seq
+}
+
+func keyCompare(t table) func(a, b trace.Record) int {
+	return func(a, b trace.Record) int {
+		switch {
+		case keyLess(t, &a, &b):
+			return -1
+		case keyLess(t, &b, &a):
+			return 1
+		}
+		return 0
+	}
+}
+
+// tableSink receives one table's records in arrival order and turns them
+// into a sorted table file: directly while the input is in order, through
+// sorted spill runs and a final merge otherwise.
+type tableSink struct {
+	w        *Writer
+	t        table
+	chunk    []trace.Record
+	sorted   bool // chunk is in key order
+	last     trace.Record
+	haveLast bool
+	final    *builder
+	spills   []*builder
+	spilling bool
+}
+
+func (s *tableSink) add(r trace.Record) error {
+	if n := len(s.chunk); n > 0 && keyLess(s.t, &r, &s.chunk[n-1]) {
+		s.sorted = false
+	}
+	s.chunk = append(s.chunk, r)
+	limit := directChunkRows
+	if s.spilling || !s.sorted {
+		limit = s.w.opts.ChunkRows
+	}
+	if len(s.chunk) >= limit {
+		return s.flushChunk()
+	}
+	return nil
+}
+
+func (s *tableSink) finalPath() string { return filepath.Join(s.w.tmp, s.t.file()) }
+
+func (s *tableSink) flushChunk() error {
+	if len(s.chunk) == 0 {
+		return nil
+	}
+	direct := !s.spilling && s.sorted && (!s.haveLast || !keyLess(s.t, &s.chunk[0], &s.last))
+	if direct {
+		if s.final == nil {
+			b, err := newBuilder(s.t, s.finalPath(), s.w.unit, s.groupRows(), false)
+			if err != nil {
+				return err
+			}
+			s.final = b
+		}
+		for i := range s.chunk {
+			if err := s.final.add(&s.chunk[i]); err != nil {
+				return err
+			}
+		}
+		s.last, s.haveLast = s.chunk[len(s.chunk)-1], true
+	} else {
+		if !s.spilling {
+			s.spilling = true
+			if s.final != nil {
+				// What was streamed so far becomes the first sorted run.
+				if err := s.final.finish(); err != nil {
+					return err
+				}
+				p := s.spillPath(0)
+				if err := os.Rename(s.final.path, p); err != nil {
+					return err
+				}
+				s.final.path = p
+				s.spills = append(s.spills, s.final)
+				s.final = nil
+			}
+		}
+		if !s.sorted {
+			slices.SortStableFunc(s.chunk, keyCompare(s.t))
+		}
+		b, err := newBuilder(s.t, s.spillPath(len(s.spills)), s.w.unit, spillGroupRows, true)
+		if err != nil {
+			return err
+		}
+		s.spills = append(s.spills, b)
+		for i := range s.chunk {
+			if err := b.add(&s.chunk[i]); err != nil {
+				return err
+			}
+		}
+		if err := b.finish(); err != nil {
+			return err
+		}
+	}
+	s.chunk = s.chunk[:0]
+	s.sorted = true
+	return nil
+}
+
+func (s *tableSink) spillPath(i int) string {
+	return filepath.Join(s.w.tmp, fmt.Sprintf("spill-%s-%04d.parquet", s.t, i))
+}
+
+func (s *tableSink) groupRows() int {
+	g := s.w.opts.GroupRows
+	if p := 256 * s.w.stats.maxProcs(); p > g {
+		g = min(p, 1<<22)
+	}
+	return g
+}
+
+// finish returns the table's row count and index.
+func (s *tableSink) finish() (int64, []indexRow, error) {
+	if err := s.flushChunk(); err != nil {
+		return 0, nil, err
+	}
+	if s.spilling {
+		if err := s.mergeSpills(); err != nil {
+			return 0, nil, err
+		}
+	}
+	if s.final == nil { // only possible for an empty table
+		b, err := newBuilder(s.t, s.finalPath(), s.w.unit, s.groupRows(), false)
+		if err != nil {
+			return 0, nil, err
+		}
+		s.final = b
+	}
+	if err := s.final.finish(); err != nil {
+		return 0, nil, err
+	}
+	return s.final.rows, s.final.index, nil
+}
+
+func (s *tableSink) mergeSpills() error {
+	var inputs []trace.Reader
+	var files []*tableFile
+	defer func() {
+		for _, f := range files {
+			f.close()
+		}
+	}()
+	for _, sp := range s.spills {
+		f, err := openTable(sp.path, s.t, s.w.unit, sp.index)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		inputs = append(inputs, f.reader(newFilter(ReadOptions{})))
+	}
+	b, err := newBuilder(s.t, s.finalPath(), s.w.unit, s.groupRows(), false)
+	if err != nil {
+		return err
+	}
+	s.final = b
+	merged := trace.MergeFunc(func(a, c *trace.Record) bool { return keyLess(s.t, a, c) }, inputs...)
+	if err := trace.Each(merged, b.add); err != nil {
+		return err
+	}
+	for _, sp := range s.spills {
+		if err := os.Remove(sp.path); err != nil {
+			return err
+		}
+	}
+	s.spills = nil
+	return nil
+}
+
+func (s *tableSink) abort() {
+	if s.final != nil {
+		s.final.abort()
+	}
+	for _, b := range s.spills {
+		b.abort()
+	}
+}
+
+// builder writes one table file: it cuts the key-ordered input into row
+// groups (time windows that never span runs nor split one timestamp), sorts
+// each group by process, and records where each process's rows are.
+type builder struct {
+	t       table
+	path    string
+	f       *os.File
+	bw      *bufio.Writer
+	gw      groupWriter
+	unit    int64
+	target  int
+	pending []trace.Record
+	scratch []trace.Record
+	counts  []int
+	group   int32
+	rows    int64
+	index   []indexRow
+	done    bool
+}
+
+func newBuilder(t table, path string, unit int64, target int, fast bool) (*builder, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	return &builder{t: t, path: path, f: f, bw: bw, gw: newGroupWriter(t, bw, unit, fast), unit: unit, target: target}, nil
+}
+
+func (b *builder) add(r *trace.Record) error {
+	if n := len(b.pending); n > 0 {
+		last := &b.pending[n-1]
+		cut := r.Run != last.Run
+		if !cut && n >= b.target {
+			if b.t.timed() {
+				cut = r.T != last.T
+			} else {
+				cut = r.Proc != last.Proc || r.Seq != last.Seq
+			}
+		}
+		if cut {
+			if err := b.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	b.pending = append(b.pending, *r)
+	return nil
+}
+
+// flush writes the pending records as one row group.
+func (b *builder) flush() error {
+	recs := b.pending
+	if len(recs) == 0 {
+		return nil
+	}
+	if b.t.timed() {
+		recs = b.sortByProc(recs)
+	}
+	if err := b.gw.writeGroup(recs, b.unit); err != nil {
+		return err
+	}
+	// Index: one entry per process segment.
+	start := 0
+	for i := 1; i <= len(recs); i++ {
+		if i == len(recs) || recs[i].Proc != recs[start].Proc {
+			lo, hi := recs[start].T, recs[i-1].T
+			if !b.t.timed() {
+				lo, hi = int64(recs[start].Seq), int64(recs[i-1].Seq)
+			}
+			b.index = append(b.index, indexRow{Group: b.group, Run: recs[start].Run, Proc: recs[start].Proc,
+				First: int64(start), Rows: int64(i - start), TMin: lo, TMax: hi})
+			start = i
+		}
+	}
+	b.rows += int64(len(recs))
+	b.group++
+	b.pending = b.pending[:0]
+	return nil
+}
+
+// sortByProc is a stable counting sort of a group by process; the input
+// is in time order, so each process's segment stays in time order.
+func (b *builder) sortByProc(recs []trace.Record) []trace.Record {
+	maxProc := int32(0)
+	inOrder := true
+	for i := range recs {
+		if recs[i].Proc > maxProc {
+			maxProc = recs[i].Proc
+		}
+		if i > 0 && recs[i].Proc < recs[i-1].Proc {
+			inOrder = false
+		}
+	}
+	if inOrder {
+		return recs
+	}
+	if cap(b.counts) < int(maxProc)+2 {
+		b.counts = make([]int, int(maxProc)+2)
+	}
+	counts := b.counts[:int(maxProc)+2]
+	clear(counts)
+	for i := range recs {
+		counts[recs[i].Proc+1]++
+	}
+	for p := 1; p < len(counts); p++ {
+		counts[p] += counts[p-1]
+	}
+	if cap(b.scratch) < len(recs) {
+		b.scratch = make([]trace.Record, len(recs))
+	}
+	out := b.scratch[:len(recs)]
+	for i := range recs {
+		p := recs[i].Proc
+		out[counts[p]] = recs[i]
+		counts[p]++
+	}
+	return out
+}
+
+func (b *builder) finish() error {
+	if b.done {
+		return nil
+	}
+	b.done = true
+	if err := b.flush(); err != nil {
+		b.f.Close()
+		return err
+	}
+	b.pending, b.scratch = nil, nil
+	if err := b.gw.close(); err != nil {
+		b.f.Close()
+		return err
+	}
+	if err := b.bw.Flush(); err != nil {
+		b.f.Close()
+		return err
+	}
+	return b.f.Close()
+}
+
+func (b *builder) abort() {
+	if !b.done {
+		b.done = true
+		b.f.Close()
+	}
+	os.Remove(b.path)
+}
