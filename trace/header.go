@@ -9,14 +9,14 @@ import (
 // runs of the ensemble, the dictionaries that give record ids their names,
 // and the repairs an importer made. It is small and held in memory.
 type Header struct {
-	Meta     Meta          `json:"meta"`
-	Runs     []RunInfo     `json:"runs"`
-	States   []StateDef    `json:"states,omitempty"`
-	Regions  []RegionDef   `json:"regions,omitempty"`
-	Events   []EventDef    `json:"events,omitempty"`
-	Counters []CounterDef  `json:"counters,omitempty"`
-	Comms    []CommDef     `json:"comms,omitempty"`
-	Procs    []ProcInfo    `json:"procs,omitempty"`
+	Meta     Meta             `json:"meta"`
+	Runs     []RunInfo        `json:"runs"`
+	States   []StateDef       `json:"states,omitempty"`
+	Regions  []RegionDef      `json:"regions,omitempty"`
+	Events   []EventDef       `json:"events,omitempty"`
+	Counters []CounterDef     `json:"counters,omitempty"`
+	Comms    []CommDef        `json:"comms,omitempty"`
+	Procs    []ProcInfo       `json:"procs,omitempty"`
 	Repairs  map[string]int64 `json:"repairs,omitempty"`
 }
 

@@ -212,7 +212,7 @@ func (h *cursorHeap) Less(i, j int) bool {
 	return h.c[i].idx < h.c[j].idx
 }
 func (h *cursorHeap) Swap(i, j int) { h.c[i], h.c[j] = h.c[j], h.c[i] }
-func (h *cursorHeap) Push(x any)   { h.c = append(h.c, x.(*cursor)) }
+func (h *cursorHeap) Push(x any)    { h.c = append(h.c, x.(*cursor)) }
 func (h *cursorHeap) Pop() any {
 	x := h.c[len(h.c)-1]
 	h.c = h.c[:len(h.c)-1]
