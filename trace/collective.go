@@ -41,11 +41,17 @@ func (op CollectiveOp) String() string {
 // alltoallw) map to their base operation.
 func ParseCollectiveOp(name string) (CollectiveOp, bool) {
 	s := strings.ToLower(strings.TrimSpace(name))
-	s = strings.TrimPrefix(s, "mpi_")
-	s = strings.TrimPrefix(s, "p")
+	if t, ok := strings.CutPrefix(s, "pmpi_"); ok {
+		s = t
+	} else {
+		s = strings.TrimPrefix(s, "mpi_")
+	}
 	s = strings.TrimSuffix(s, "_")
-	s = strings.TrimPrefix(s, "i") // non-blocking variants (MPI_Iallreduce)
-	for _, cand := range []string{s, "i" + s, strings.TrimSuffix(s, "v"), strings.TrimSuffix(s, "w")} {
+	var cands []string
+	for _, c := range []string{s, strings.TrimPrefix(s, "i")} { // MPI_Iallreduce
+		cands = append(cands, c, strings.TrimSuffix(c, "v"), strings.TrimSuffix(c, "w"))
+	}
+	for _, cand := range cands {
 		for i, n := range opNames {
 			if i > 0 && cand == n {
 				return CollectiveOp(i), true

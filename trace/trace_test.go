@@ -1,0 +1,246 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestDecompose(t *testing.T) {
+	members := []int32{10, 11, 12, 13, 14}
+	pairs := func(ms []Message) string {
+		var s []string
+		for _, m := range ms {
+			s = append(s, fmt.Sprintf("%d>%d:%d", m.Src, m.Dst, m.Bytes))
+		}
+		return strings.Join(s, " ")
+	}
+	for _, tc := range []struct {
+		op   CollectiveOp
+		alg  Decomposition
+		root int
+		want string
+	}{
+		{OpBcast, Linear, 2, "12>10:8 12>11:8 12>13:8 12>14:8"},
+		{OpReduce, Linear, 0, "11>10:8 12>10:8 13>10:8 14>10:8"},
+		// Binomial broadcast over 5 from root 0: 0>1, 0>2 1>3, 0>4.
+		{OpBcast, BinomialTree, 0, "10>11:8 10>12:8 11>13:8 10>14:8"},
+		// Rooted at 3: relative ranks shift.
+		{OpBcast, BinomialTree, 3, "13>14:8 13>10:8 14>11:8 13>12:8"},
+		{OpReduce, BinomialTree, 0, "11>10:8 12>10:8 13>11:8 14>10:8"},
+		{OpBcast, Ring, 1, "11>12:8 12>13:8 13>14:8 14>10:8"},
+		{OpScan, Linear, 0, "10>11:8 11>12:8 12>13:8 13>14:8"},
+	} {
+		ms, err := Decompose(tc.op, tc.alg, 0, members, tc.root, 8, 0, 100, 200)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pairs(ms); got != tc.want {
+			t.Errorf("%s %s root %d:\n got %s\nwant %s", tc.op, tc.alg, tc.root, got, tc.want)
+		}
+	}
+	// Message counts of the rootless operations.
+	for _, tc := range []struct {
+		op   CollectiveOp
+		alg  Decomposition
+		want int
+	}{
+		{OpAllreduce, Linear, 8}, {OpAlltoall, Linear, 20}, {OpAllgather, Ring, 20}, {OpBarrier, Linear, 8},
+	} {
+		ms, err := Decompose(tc.op, tc.alg, 0, members, 0, 4, 0, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) != tc.want {
+			t.Errorf("%s %s: %d messages, want %d", tc.op, tc.alg, len(ms), tc.want)
+		}
+		if tc.op == OpBarrier && ms[0].Bytes != 0 {
+			t.Errorf("barrier carries %d bytes", ms[0].Bytes)
+		}
+	}
+	// Every member receives a broadcast exactly once, whatever the algorithm.
+	for _, alg := range []Decomposition{Linear, BinomialTree, Ring} {
+		for n := 1; n <= 17; n++ {
+			ms := make([]int32, n)
+			for i := range ms {
+				ms[i] = int32(i)
+			}
+			for root := 0; root < n; root++ {
+				out, err := Decompose(OpBcast, alg, 0, ms, root, 1, 0, 0, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[int32]int{}
+				for _, m := range out {
+					got[m.Dst]++
+				}
+				for i := 0; i < n; i++ {
+					want := 1
+					if i == root {
+						want = 0
+					}
+					if got[int32(i)] != want {
+						t.Fatalf("%s n=%d root=%d: member %d receives %d times", alg, n, root, i, got[int32(i)])
+					}
+				}
+			}
+		}
+	}
+	if _, err := Decompose(OpBcast, Linear, 0, members, 7, 8, 0, 0, 0); err == nil {
+		t.Error("root outside the communicator accepted")
+	}
+}
+
+func TestParseCollectiveOp(t *testing.T) {
+	for in, want := range map[string]CollectiveOp{
+		"MPI_Allreduce": OpAllreduce, "mpi_allreduce_": OpAllreduce, "bcast": OpBcast,
+		"MPI_Gatherv": OpGather, "MPI_Alltoallw": OpAlltoall, "MPI_Iallreduce": OpAllreduce,
+		"PMPI_Barrier": OpBarrier, "MPI_Reduce_scatter": OpReduceScatter,
+	} {
+		got, ok := ParseCollectiveOp(in)
+		if !ok || got != want {
+			t.Errorf("ParseCollectiveOp(%q) = %v %v, want %v", in, got, ok, want)
+		}
+	}
+	if _, ok := ParseCollectiveOp("MPI_Send"); ok {
+		t.Error("MPI_Send parsed as a collective")
+	}
+}
+
+func TestMatcher(t *testing.T) {
+	recs := []Record{
+		Send(0, 0, 10, 12, 1, 100, 7, 0),
+		Send(0, 0, 11, 13, 1, 200, 7, 0), // same pair and tag: FIFO
+		Recv(0, 1, 15, 20, 0, 100, 7, 0),
+		Recv(0, 2, 16, 21, NoPeer, 50, 9, 0), // any-source, arrives before its send
+		Send(0, 3, 17, 18, 2, 50, 9, 0),
+		Recv(0, 1, 22, 25, 0, 200, 7, 0),
+		Send(0, 0, 30, 31, 3, 1, 1, 0), // never received
+	}
+	var got []string
+	m := Matcher{OnMatch: func(s, r *Record) { got = append(got, fmt.Sprintf("%d>%d %d/%d", s.Proc, r.Proc, s.Value, r.Value)) }}
+	for i := range recs {
+		m.Add(&recs[i])
+	}
+	want := []string{"0>1 100/100", "3>2 50/50", "0>1 200/200"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("matches %v, want %v", got, want)
+	}
+	s, r := m.Unmatched()
+	if len(s) != 1 || s[0].Peer != 3 || len(r) != 0 {
+		t.Fatalf("unmatched sends %v recvs %v", s, r)
+	}
+}
+
+func TestMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	var inputs []Reader
+	var all []Record
+	for p := int32(0); p < 9; p++ {
+		var s []Record
+		tm := int64(0)
+		for i := 0; i < 500+int(p)*37; i++ {
+			tm += int64(rng.IntN(3))
+			s = append(s, State(int32(i/400), p, tm, int32(i)))
+			if i%400 == 399 {
+				tm = 0
+			}
+		}
+		slices.SortStableFunc(s, Compare)
+		all = append(all, s...)
+		inputs = append(inputs, NewSliceReader(s))
+	}
+	slices.SortStableFunc(all, Compare)
+	got, err := ReadAll(Merge(inputs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, all) {
+		t.Fatal("merge order differs from a stable sort")
+	}
+	// An input error is passed on.
+	bad := errors.New("broken input")
+	_, err = ReadAll(Merge(NewSliceReader(all[:3]), errReader{bad}))
+	if !errors.Is(err, bad) {
+		t.Fatalf("err = %v, want the input's error", err)
+	}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]Record) (int, error) { return 0, e.err }
+
+func TestOrderCheck(t *testing.T) {
+	var c OrderCheck
+	ok := []Record{State(0, 0, 5, 1), State(0, 1, 3, 1), State(0, 0, 5, 2), State(1, 0, 0, 1), BBV(0, 0, 3, 0, 1, 2), BBV(0, 0, 1, 0, 1, 2)}
+	for _, r := range ok {
+		if err := c.Check(&r); err != nil {
+			t.Fatalf("%v: %v", r, err)
+		}
+	}
+	back := State(0, 0, 4, 1)
+	if err := c.Check(&back); !errors.Is(err, ErrOutOfOrder) {
+		t.Fatalf("going back in time: %v", err)
+	}
+	neg := Send(0, 0, 9, 9, 1, -5, 0, 0)
+	if err := c.Check(&neg); err == nil || !strings.Contains(err.Error(), "negative size") {
+		t.Fatalf("negative size: %v", err)
+	}
+	np := State(0, -1, 9, 1)
+	if err := c.Check(&np); err == nil {
+		t.Fatal("negative process accepted")
+	}
+}
+
+func TestHeaderValidate(t *testing.T) {
+	h := Header{Runs: []RunInfo{{ID: 0, Procs: 2}}, Regions: []RegionDef{{ID: 1, Parent: -1}, {ID: 2, Parent: 1}}}
+	if err := h.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h.Regions = append(h.Regions, RegionDef{ID: 3, Parent: 9})
+	if err := h.Validate(); err == nil || !strings.Contains(err.Error(), "parent 9") {
+		t.Fatalf("dangling parent: %v", err)
+	}
+	h.Regions = h.Regions[:2]
+	h.States = []StateDef{{ID: 4}, {ID: 4}}
+	if err := h.Validate(); err == nil || !strings.Contains(err.Error(), "state id 4 defined twice") {
+		t.Fatalf("duplicate state: %v", err)
+	}
+	h.States = nil
+	h.Runs = []RunInfo{{ID: 1}}
+	if err := h.Validate(); err == nil {
+		t.Fatal("misnumbered run accepted")
+	}
+}
+
+func TestDict(t *testing.T) {
+	var d Dict
+	if d.ID("a") != 0 || d.ID("b") != 1 || d.ID("a") != 0 || d.Len() != 2 {
+		t.Fatal("dict ids")
+	}
+	if id, ok := d.Lookup("b"); !ok || id != 1 {
+		t.Fatal("lookup")
+	}
+	if !slices.Equal(d.Names(), []string{"a", "b"}) {
+		t.Fatal("names")
+	}
+}
+
+func TestCanonicalAndFloat(t *testing.T) {
+	r := Record{Kind: KindState, T: 3, ID: 4, Value: 99, Tag: 5}
+	c := r.Canonical()
+	if c != State(0, 0, 3, 4) {
+		t.Fatalf("canonical state = %+v", c)
+	}
+	cr := Counter(0, 1, 2, 3, 2.5)
+	if cr.Float() != 2.5 || cr.Canonical() != cr {
+		t.Fatal("counter value")
+	}
+	s := Send(0, 0, 10, 5, 1, 8, 0, 0)
+	if s.EndTime() != 10 {
+		t.Fatal("EndTime must not precede T")
+	}
+}
