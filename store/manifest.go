@@ -72,6 +72,7 @@ type statsBuilder struct {
 	runs      []RunStats
 	states    map[int32]bool
 	runStates []map[int32]bool
+	runDense  [][]bool // per run: state ids below 1<<16 already seen
 	s         Stats
 	intervals map[[3]int32]bool
 	maxProc   int32
@@ -82,6 +83,7 @@ func (b *statsBuilder) add(r *trace.Record) {
 	for int32(len(b.runs)) <= r.Run {
 		b.runs = append(b.runs, RunStats{Run: int32(len(b.runs)), TMin: -1})
 		b.runStates = append(b.runStates, map[int32]bool{})
+		b.runDense = append(b.runDense, nil)
 	}
 	rs := &b.runs[r.Run]
 	rs.Records++
@@ -101,11 +103,14 @@ func (b *statsBuilder) add(r *trace.Record) {
 	}
 	switch r.Kind {
 	case trace.KindState:
-		if b.states == nil {
-			b.states = map[int32]bool{}
+		if uint32(r.ID) < 1<<16 {
+			rs := b.runDense[r.Run]
+			if int(r.ID) >= len(rs) || !rs[r.ID] {
+				b.markState(r)
+			}
+		} else {
+			b.markState(r)
 		}
-		b.states[r.ID] = true
-		b.runStates[r.Run][r.ID] = true
 	case trace.KindSend:
 		b.s.Sends++
 		b.s.MessageBytes += r.Value
@@ -119,6 +124,23 @@ func (b *statsBuilder) add(r *trace.Record) {
 			b.intervals = map[[3]int32]bool{}
 		}
 		b.intervals[[3]int32{r.Run, r.Proc, r.Seq}] = true
+	}
+}
+
+// markState records the first use of a state in a run.
+func (b *statsBuilder) markState(r *trace.Record) {
+	if b.states == nil {
+		b.states = map[int32]bool{}
+	}
+	b.states[r.ID] = true
+	b.runStates[r.Run][r.ID] = true
+	if uint32(r.ID) < 1<<16 {
+		rs := b.runDense[r.Run]
+		if int(r.ID) >= len(rs) {
+			rs = append(rs, make([]bool, int(r.ID)+1-len(rs))...)
+		}
+		rs[r.ID] = true
+		b.runDense[r.Run] = rs
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -261,18 +262,20 @@ func (tf *tableFile) reader(f readFilter) trace.Reader {
 }
 
 type tableReader struct {
-	tf   *tableFile
-	f    readFilter
-	g    int
-	recs []trace.Record // decoded group (or selected segments)
-	out  []trace.Record // the group in key order, filtered
-	pos  int
-	segs []segment
-	heap []int
-	i32  []int32
-	i64  []int64
-	f64  []float64
-	err  error
+	tf    *tableFile
+	f     readFilter
+	g     int
+	recs  []trace.Record // decoded group (or selected segments)
+	order []int32        // indices into recs in key order, filtered
+	pos   int
+	segs  []segment
+	// radix sort buffers
+	keys, keys2 []uint64
+	idx, idx2   []int32
+	i32         []int32
+	i64         []int64
+	f64         []float64
+	err         error
 }
 
 type segment struct{ pos, end int }
@@ -281,7 +284,7 @@ func (r *tableReader) Read(buf []trace.Record) (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
-	for r.pos >= len(r.out) {
+	for r.pos >= len(r.order) {
 		if r.g >= len(r.tf.groups) {
 			return 0, io.EOF
 		}
@@ -292,14 +295,17 @@ func (r *tableReader) Read(buf []trace.Record) (int, error) {
 			return 0, r.err
 		}
 	}
-	n := copy(buf, r.out[r.pos:])
+	n := min(len(buf), len(r.order)-r.pos)
+	for i, j := range r.order[r.pos : r.pos+n] {
+		buf[i] = r.recs[j]
+	}
 	r.pos += n
 	return n, nil
 }
 
 // load decodes group g's selected segments into r.out in key order.
 func (r *tableReader) load(g int) error {
-	r.out, r.pos = r.out[:0], 0
+	r.order, r.pos = r.order[:0], 0
 	gm := &r.tf.groups[g]
 	if r.f.runs != nil && !r.f.runs[gm.run] {
 		return nil
@@ -457,70 +463,85 @@ func (r *tableReader) decodePage(p parquet.Page, col column, recs []trace.Record
 	return k, nil
 }
 
-// merge puts the decoded segments into r.out in key order: a k-way merge
-// by (time, process) for timed tables, concatenation for BBVs.
+// merge puts the decoded segments into r.out in key order: for timed
+// tables a stable LSD radix sort of the rows by time (segments are in
+// process order and each is in time order, so the result is ordered by
+// time, then process, then stream order); for BBVs the concatenation.
 func (r *tableReader) merge() {
 	recs := r.recs
-	keep := func(rec *trace.Record) {
-		if r.f.keep(r.tf.t, rec) {
-			r.out = append(r.out, *rec)
-		}
-	}
 	if !r.tf.t.timed() || len(r.segs) == 1 {
 		for _, s := range r.segs {
 			for i := s.pos; i < s.end; i++ {
-				keep(&recs[i])
+				if r.f.keep(r.tf.t, &recs[i]) {
+					r.order = append(r.order, int32(i))
+				}
 			}
 		}
 		return
 	}
-	// Binary min-heap of segment indices keyed by the time of their next
-	// record; segments are in process order, so a tie goes to the lower index.
-	h := r.heap[:0]
-	for i := range r.segs {
-		if r.segs[i].pos < r.segs[i].end {
-			h = append(h, i)
+	n := 0
+	tmin := int64(math.MaxInt64)
+	for _, s := range r.segs {
+		n += s.end - s.pos
+		tmin = min(tmin, recs[s.pos].T)
+	}
+	keys, idx := growU64(r.keys, n), growI32(r.idx, n)
+	var maxKey uint64
+	k := 0
+	for _, s := range r.segs {
+		for i := s.pos; i < s.end; i++ {
+			key := uint64(recs[i].T-tmin) / uint64(r.tf.unit)
+			keys[k], idx[k] = key, int32(i)
+			maxKey |= key
+			k++
 		}
 	}
-	less := func(a, b int) bool {
-		ta, tb := recs[r.segs[a].pos].T, recs[r.segs[b].pos].T
-		return ta < tb || (ta == tb && a < b)
+	keys2, idx2 := growU64(r.keys2, n), growI32(r.idx2, n)
+	const digit = 11
+	var count [1 << digit]int
+	for shift := 0; shift < bits.Len64(maxKey); shift += digit {
+		clear(count[:])
+		for _, key := range keys {
+			count[(key>>shift)&(1<<digit-1)]++
+		}
+		sum := 0
+		for d := range count {
+			c := count[d]
+			count[d] = sum
+			sum += c
+		}
+		for j, key := range keys {
+			d := (key >> shift) & (1<<digit - 1)
+			keys2[count[d]], idx2[count[d]] = key, idx[j]
+			count[d]++
+		}
+		keys, keys2 = keys2, keys
+		idx, idx2 = idx2, idx
 	}
-	down := func(i int) {
-		n := len(h)
-		for {
-			l := 2*i + 1
-			if l >= n {
-				return
+	if r.f.kinds == nil && r.f.from == 0 && r.f.to == math.MaxInt64 {
+		r.order = append(r.order, idx...)
+	} else {
+		for _, i := range idx {
+			if r.f.keep(r.tf.t, &recs[i]) {
+				r.order = append(r.order, i)
 			}
-			m := l
-			if rr := l + 1; rr < n && less(h[rr], h[l]) {
-				m = rr
-			}
-			if !less(h[m], h[i]) {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
 		}
 	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
+	r.keys, r.keys2, r.idx, r.idx2 = keys, keys2, idx, idx2
+}
+
+func growU64(b []uint64, n int) []uint64 {
+	if cap(b) < n {
+		return make([]uint64, n)
 	}
-	if cap(r.out) < len(recs) {
-		r.out = make([]trace.Record, 0, len(recs))
+	return b[:n]
+}
+
+func growI32(b []int32, n int) []int32 {
+	if cap(b) < n {
+		return make([]int32, n)
 	}
-	for len(h) > 0 {
-		s := &r.segs[h[0]]
-		keep(&recs[s.pos])
-		s.pos++
-		if s.pos == s.end {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-		}
-		down(0)
-	}
-	r.heap = h
+	return b[:n]
 }
 
 // Procs returns the processes of a run that have records in any table, in order.

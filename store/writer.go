@@ -30,7 +30,6 @@ type Options struct {
 const (
 	defaultGroupRows = 1 << 18
 	spillGroupRows   = 1 << 14
-	directChunkRows  = 1 << 16
 	defaultChunkRows = 1 << 20
 )
 
@@ -109,7 +108,7 @@ func (w *Writer) Add(r trace.Record) error {
 	t := tableOf(r.Kind)
 	s := w.sinks[t]
 	if s == nil {
-		s = &tableSink{w: w, t: t, sorted: true}
+		s = &tableSink{w: w, t: t}
 		w.sinks[t] = s
 	}
 	w.stats.add(&r)
@@ -254,87 +253,124 @@ type tableSink struct {
 	w        *Writer
 	t        table
 	chunk    []trace.Record
-	sorted   bool // chunk is in key order
 	last     trace.Record
 	haveLast bool
 	final    *builder
 	spills   []*builder
 	spilling bool
+	merged   []trace.Record // scratch for sortChunk
 }
 
 func (s *tableSink) add(r trace.Record) error {
-	if n := len(s.chunk); n > 0 && keyLess(s.t, &r, &s.chunk[n-1]) {
-		s.sorted = false
+	if !s.spilling {
+		// In-order input streams straight into the final table.
+		if !s.haveLast || !keyLess(s.t, &r, &s.last) {
+			if s.final == nil {
+				b, err := newBuilder(s.t, s.finalPath(), s.w.unit, s.groupRows, false)
+				if err != nil {
+					return err
+				}
+				s.final = b
+			}
+			s.last, s.haveLast = r, true
+			return s.final.add(&r)
+		}
+		// The first record out of order: what was streamed so far becomes
+		// the first sorted run, and the rest is sorted in chunks.
+		if err := s.startSpilling(); err != nil {
+			return err
+		}
 	}
 	s.chunk = append(s.chunk, r)
-	limit := directChunkRows
-	if s.spilling || !s.sorted {
-		limit = s.w.opts.ChunkRows
-	}
-	if len(s.chunk) >= limit {
-		return s.flushChunk()
+	if len(s.chunk) >= s.w.opts.ChunkRows {
+		return s.spillChunk()
 	}
 	return nil
 }
 
 func (s *tableSink) finalPath() string { return filepath.Join(s.w.tmp, s.t.file()) }
 
-func (s *tableSink) flushChunk() error {
+func (s *tableSink) startSpilling() error {
+	s.spilling = true
+	if s.final == nil {
+		return nil
+	}
+	if err := s.final.finish(); err != nil {
+		return err
+	}
+	p := s.spillPath(0)
+	if err := os.Rename(s.final.path, p); err != nil {
+		return err
+	}
+	s.final.path = p
+	s.spills = append(s.spills, s.final)
+	s.final = nil
+	return nil
+}
+
+// spillChunk sorts the chunk and writes it as one sorted run.
+func (s *tableSink) spillChunk() error {
 	if len(s.chunk) == 0 {
 		return nil
 	}
-	direct := !s.spilling && s.sorted && (!s.haveLast || !keyLess(s.t, &s.chunk[0], &s.last))
-	if direct {
-		if s.final == nil {
-			b, err := newBuilder(s.t, s.finalPath(), s.w.unit, s.groupRows(), false)
-			if err != nil {
-				return err
-			}
-			s.final = b
-		}
-		for i := range s.chunk {
-			if err := s.final.add(&s.chunk[i]); err != nil {
-				return err
-			}
-		}
-		s.last, s.haveLast = s.chunk[len(s.chunk)-1], true
-	} else {
-		if !s.spilling {
-			s.spilling = true
-			if s.final != nil {
-				// What was streamed so far becomes the first sorted run.
-				if err := s.final.finish(); err != nil {
-					return err
-				}
-				p := s.spillPath(0)
-				if err := os.Rename(s.final.path, p); err != nil {
-					return err
-				}
-				s.final.path = p
-				s.spills = append(s.spills, s.final)
-				s.final = nil
-			}
-		}
-		if !s.sorted {
-			slices.SortStableFunc(s.chunk, keyCompare(s.t))
-		}
-		b, err := newBuilder(s.t, s.spillPath(len(s.spills)), s.w.unit, spillGroupRows, true)
-		if err != nil {
-			return err
-		}
-		s.spills = append(s.spills, b)
-		for i := range s.chunk {
-			if err := b.add(&s.chunk[i]); err != nil {
-				return err
-			}
-		}
-		if err := b.finish(); err != nil {
+	sorted := s.sortChunk()
+	b, err := newBuilder(s.t, s.spillPath(len(s.spills)), s.w.unit, func() int { return spillGroupRows }, true)
+	if err != nil {
+		return err
+	}
+	s.spills = append(s.spills, b)
+	for i := range sorted {
+		if err := b.add(&sorted[i]); err != nil {
 			return err
 		}
 	}
+	if err := b.finish(); err != nil {
+		return err
+	}
 	s.chunk = s.chunk[:0]
-	s.sorted = true
 	return nil
+}
+
+// sortChunk returns the chunk in key order. Input that arrives process by
+// process consists of a few long sorted runs, so the runs are merged
+// (O(n log runs)); a chunk with very many runs is sorted instead.
+func (s *tableSink) sortChunk() []trace.Record {
+	c := s.chunk
+	var bounds []int
+	for i := 1; i < len(c); i++ {
+		if keyLess(s.t, &c[i], &c[i-1]) {
+			bounds = append(bounds, i)
+			if len(bounds) > 4096 {
+				slices.SortStableFunc(c, keyCompare(s.t))
+				return c
+			}
+		}
+	}
+	if len(bounds) == 0 {
+		return c
+	}
+	bounds = append(bounds, len(c))
+	var inputs []trace.Reader
+	prev := 0
+	for _, b := range bounds {
+		inputs = append(inputs, trace.NewSliceReader(c[prev:b]))
+		prev = b
+	}
+	if cap(s.merged) < len(c) {
+		s.merged = make([]trace.Record, 0, len(c))
+	}
+	out := s.merged[:0]
+	merged := trace.MergeFunc(func(a, b *trace.Record) bool { return keyLess(s.t, a, b) }, inputs...)
+	buf := make([]trace.Record, 1024)
+	for {
+		n, err := merged.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	s.merged = out
+	return out
 }
 
 func (s *tableSink) spillPath(i int) string {
@@ -351,16 +387,15 @@ func (s *tableSink) groupRows() int {
 
 // finish returns the table's row count and index.
 func (s *tableSink) finish() (int64, []indexRow, error) {
-	if err := s.flushChunk(); err != nil {
-		return 0, nil, err
-	}
 	if s.spilling {
-		if err := s.mergeSpills(); err != nil {
+		// Merge the spilled runs with the last chunk, sorted in memory.
+		if err := s.mergeSpills(trace.NewSliceReader(s.sortChunk())); err != nil {
 			return 0, nil, err
 		}
+		s.chunk, s.merged = nil, nil
 	}
 	if s.final == nil { // only possible for an empty table
-		b, err := newBuilder(s.t, s.finalPath(), s.w.unit, s.groupRows(), false)
+		b, err := newBuilder(s.t, s.finalPath(), s.w.unit, s.groupRows, false)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -372,8 +407,8 @@ func (s *tableSink) finish() (int64, []indexRow, error) {
 	return s.final.rows, s.final.index, nil
 }
 
-func (s *tableSink) mergeSpills() error {
-	var inputs []trace.Reader
+func (s *tableSink) mergeSpills(last trace.Reader) error {
+	inputs := []trace.Reader{}
 	var files []*tableFile
 	defer func() {
 		for _, f := range files {
@@ -388,7 +423,8 @@ func (s *tableSink) mergeSpills() error {
 		files = append(files, f)
 		inputs = append(inputs, f.reader(newFilter(ReadOptions{})))
 	}
-	b, err := newBuilder(s.t, s.finalPath(), s.w.unit, s.groupRows(), false)
+	inputs = append(inputs, last)
+	b, err := newBuilder(s.t, s.finalPath(), s.w.unit, s.groupRows, false)
 	if err != nil {
 		return err
 	}
@@ -425,7 +461,7 @@ type builder struct {
 	bw      *bufio.Writer
 	gw      groupWriter
 	unit    int64
-	target  int
+	target  func() int
 	pending []trace.Record
 	scratch []trace.Record
 	counts  []int
@@ -435,7 +471,7 @@ type builder struct {
 	done    bool
 }
 
-func newBuilder(t table, path string, unit int64, target int, fast bool) (*builder, error) {
+func newBuilder(t table, path string, unit int64, target func() int, fast bool) (*builder, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
@@ -444,11 +480,13 @@ func newBuilder(t table, path string, unit int64, target int, fast bool) (*build
 	return &builder{t: t, path: path, f: f, bw: bw, gw: newGroupWriter(t, bw, unit, fast), unit: unit, target: target}, nil
 }
 
+func (b *builder) targetRows() int { return b.target() }
+
 func (b *builder) add(r *trace.Record) error {
 	if n := len(b.pending); n > 0 {
 		last := &b.pending[n-1]
 		cut := r.Run != last.Run
-		if !cut && n >= b.target {
+		if !cut && n >= b.targetRows() {
 			if b.t.timed() {
 				cut = r.T != last.T
 			} else {

@@ -112,11 +112,15 @@ func (m *Memory) Reader() Reader { return NewSliceReader(m.Records) }
 // to use. BBV records are exempt from the time check (they are ordered by
 // interval instead).
 type OrderCheck struct {
-	last map[int64]int64 // (run<<32 | proc) -> last time
+	last [][]int64       // per run, per process: last time (dense ids)
+	seen [][]bool        // per run, per process: last is set
+	far  map[int64]int64 // (run<<32 | proc) -> last time, for large ids
 }
 
 // ErrOutOfOrder is wrapped by errors about timestamps going backwards within a process.
 var ErrOutOfOrder = errors.New("timestamp out of order")
+
+const denseIDs = 1 << 20
 
 // Check returns an error if r goes back in time on its process or carries
 // impossible values (negative process, run or size, invalid kind).
@@ -138,15 +142,37 @@ func (c *OrderCheck) Check(r *Record) error {
 		}
 		return nil
 	}
-	if c.last == nil {
-		c.last = map[int64]int64{}
+	if r.Run < denseIDs && r.Proc < denseIDs {
+		for int(r.Run) >= len(c.last) {
+			c.last = append(c.last, nil)
+			c.seen = append(c.seen, nil)
+		}
+		last, seen := c.last[r.Run], c.seen[r.Run]
+		if int(r.Proc) >= len(last) {
+			n := max(int(r.Proc)+1, 2*len(last))
+			last = append(last, make([]int64, n-len(last))...)
+			seen = append(seen, make([]bool, n-len(seen))...)
+			c.last[r.Run], c.seen[r.Run] = last, seen
+		}
+		if seen[r.Proc] && r.T < last[r.Proc] {
+			return c.backwards(r, last[r.Proc])
+		}
+		last[r.Proc], seen[r.Proc] = r.T, true
+		return nil
+	}
+	if c.far == nil {
+		c.far = map[int64]int64{}
 	}
 	key := int64(r.Run)<<32 | int64(r.Proc)
-	if last, ok := c.last[key]; ok && r.T < last {
-		return fmt.Errorf("%w: process %d of run %d goes back from %d to %d ns", ErrOutOfOrder, r.Proc, r.Run, last, r.T)
+	if last, ok := c.far[key]; ok && r.T < last {
+		return c.backwards(r, last)
 	}
-	c.last[key] = r.T
+	c.far[key] = r.T
 	return nil
+}
+
+func (c *OrderCheck) backwards(r *Record, last int64) error {
+	return fmt.Errorf("%w: process %d of run %d goes back from %d to %d ns", ErrOutOfOrder, r.Proc, r.Run, last, r.T)
 }
 
 // Merge returns a Reader that merges already time-ordered readers into one

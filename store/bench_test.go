@@ -1,0 +1,204 @@
+package store
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/parscope/parscope/trace"
+)
+
+// benchRecords returns n state records over procs processes in time order,
+// like a merged seed-000 trace: each process steps through blocks 1..13
+// with random dwell times in microseconds.
+func benchRecords(n, procs int) []trace.Record {
+	rng := rand.New(rand.NewPCG(9, 9))
+	next := make([]int64, procs)
+	block := make([]int32, procs)
+	recs := make([]trace.Record, 0, n)
+	// A simple time-ordered generator: advance the process with the
+	// smallest next time; with many processes use a round-robin of random
+	// increments, which keeps time order per step.
+	t := int64(0)
+	for len(recs) < n {
+		for p := 0; p < procs && len(recs) < n; p++ {
+			if next[p] <= t {
+				block[p] = block[p]%13 + 1
+				recs = append(recs, trace.State(0, int32(p), t*1000, block[p]))
+				next[p] = t + int64(rng.IntN(40)+1)
+			}
+		}
+		t++
+	}
+	return recs
+}
+
+func benchStore(b *testing.B, n, procs int) string {
+	b.Helper()
+	dir := b.TempDir()
+	path := filepath.Join(dir, "b.pst")
+	w, err := Create(path, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.Header().Meta.ClockResolution = 1000
+	for _, r := range benchRecords(n, procs) {
+		if err := w.Add(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkWrite measures writing time-ordered state records into a .pst.
+func BenchmarkWrite(b *testing.B) {
+	for _, procs := range []int{16, 4096} {
+		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
+			const n = 2_000_000
+			recs := benchRecords(n, procs)
+			dir := b.TempDir()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				w, err := Create(filepath.Join(dir, fmt.Sprint(i, ".pst")), Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				w.Header().Meta.ClockResolution = 1000
+				for _, r := range recs {
+					if err := w.Add(r); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := w.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+// BenchmarkWriteUnsorted measures writing the same records process by
+// process, which takes the sort-and-spill path.
+func BenchmarkWriteUnsorted(b *testing.B) {
+	const n, procs = 2_000_000, 16
+	recs := benchRecords(n, procs)
+	byProc := make([]trace.Record, 0, n)
+	for p := int32(0); p < procs; p++ {
+		for _, r := range recs {
+			if r.Proc == p {
+				byProc = append(byProc, r)
+			}
+		}
+	}
+	dir := b.TempDir()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w, err := Create(filepath.Join(dir, fmt.Sprint(i, ".pst")), Options{ChunkRows: 1 << 19})
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.Header().Meta.ClockResolution = 1000
+		for _, r := range byProc {
+			if err := w.Add(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkReadMerged measures reading the time-merged stream back.
+func BenchmarkReadMerged(b *testing.B) {
+	for _, procs := range []int{16, 4096} {
+		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
+			const n = 4_000_000
+			path := benchStore(b, n, procs)
+			st, err := dirSize(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			buf := make([]trace.Record, 4096)
+			var ms runtime.MemStats
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				r := s.Records(ReadOptions{})
+				total := 0
+				var last int64
+				for {
+					k, err := r.Read(buf)
+					if k > 0 {
+						total += k
+						last = buf[k-1].T
+					}
+					if err != nil {
+						break
+					}
+				}
+				if total != n || last == 0 {
+					b.Fatalf("read %d records, want %d", total, n)
+				}
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+			b.ReportMetric(float64(st)/n, "bytes/record")
+		})
+	}
+}
+
+// BenchmarkReadProcess measures reading one process's stream.
+func BenchmarkReadProcess(b *testing.B) {
+	for _, procs := range []int{16, 4096} {
+		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
+			const n = 4_000_000
+			path := benchStore(b, n, procs)
+			s, err := Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			b.ResetTimer()
+			got := 0
+			for i := 0; i < b.N; i++ {
+				recs, err := trace.ReadAll(s.Process(0, int32(i%procs)))
+				if err != nil || len(recs) == 0 {
+					b.Fatalf("process %d: %d records, %v", i%procs, len(recs), err)
+				}
+				got += len(recs)
+			}
+			b.ReportMetric(float64(got)/b.Elapsed().Seconds(), "records/s")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/process")
+		})
+	}
+}
+
+func dirSize(dir string) (int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil {
+			return 0, err
+		}
+		n += fi.Size()
+	}
+	return n, nil
+}
