@@ -1,3 +1,7 @@
 // Package all registers every importer parscope ships with; import it for
 // its side effect.
 package all
+
+import (
+	_ "github.com/parscope/parscope/format/annotated"
+)
