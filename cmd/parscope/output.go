@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -100,4 +102,39 @@ func humanCount(n int64) string {
 		return "-" + string(out)
 	}
 	return string(out)
+}
+
+// createOutput calls write with a writer for path ("-" is stdout). A file
+// is written under a temporary name beside path and renamed into place only
+// when write succeeds, so a failure never leaves a partial file or touches
+// an existing one.
+func createOutput(path string, write func(io.Writer) error) (err error) {
+	if path == "-" {
+		return write(os.Stdout)
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err = write(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parscope/parscope/format/chrome"
+	"github.com/parscope/parscope/format/csv"
+	"github.com/parscope/parscope/store"
+)
+
+func init() {
+	var (
+		formatName string
+		out        string
+		tableName  string
+		noFlows    bool
+		runs       string
+		procs      string
+	)
+	cmd := &cobra.Command{
+		Use:   "export --format chrome|csv -o OUT TRACE.pst",
+		Short: "Export a trace to Perfetto/Chrome JSON or to CSV tables",
+		Long: `Export writes a .pst trace in another format.
+
+  chrome  Chrome trace-event JSON that opens in ui.perfetto.dev and
+          chrome://tracing: one track group per process, states as slices,
+          regions nested, messages as slices with flow arrows from each send
+          to its receive, events as instants, counters as counter tracks.
+          OUT is a file, or - for standard output.
+  csv     One CSV file per table (states.csv, messages.csv, ...) plus the
+          dictionaries, into the directory OUT. With --table NAME, only
+          that table, into the file OUT (or - for standard output).
+          Tables: ` + strings.Join(csv.TableNames(), ", ") + `.
+
+Outputs are written under a temporary name and renamed into place, so a
+failed export never leaves a partial file.`,
+		Example: `  parscope export --format chrome -o amoeba.json amoeba.pst
+  parscope export --format csv -o amoeba-csv/ amoeba.pst
+  parscope export --format csv --table states -o - amoeba.pst | head`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usagef("export: -o OUT is required")
+			}
+			opts, err := readSelection(runs, procs)
+			if err != nil {
+				return err
+			}
+			s, err := store.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			switch formatName {
+			case "chrome", "perfetto", "json":
+				var st chrome.Stats
+				err := createOutput(out, func(w io.Writer) error {
+					return chrome.Export(w, s.Header(), s.Records(opts), chrome.Options{NoFlows: noFlows, Stats: &st})
+				})
+				if err != nil {
+					return err
+				}
+				if out != "-" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %s trace events (%s flows) from %s records\n",
+						out, humanCount(st.Events), humanCount(st.Flows), humanCount(st.Records))
+				}
+				return nil
+			case "csv":
+				if tableName != "" {
+					return createOutput(out, func(w io.Writer) error {
+						r := s.Records(opts)
+						if strings.TrimSuffix(tableName, ".csv") == "bbv" {
+							r = s.BBV(opts)
+						}
+						return csv.ExportTable(w, tableName, s.Header(), r)
+					})
+				}
+				if err := csv.Export(out, s.Header(), s.Records(opts), s.BBV(opts), csv.Options{}); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote CSV tables into %s\n", out)
+				return nil
+			case "":
+				return usagef("export: --format is required (chrome or csv)")
+			}
+			return usagef("export: unknown format %q (want chrome or csv)", formatName)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&formatName, "format", "", "output format: chrome or csv")
+	f.StringVarP(&out, "output", "o", "", "output file (chrome, csv --table) or directory (csv)")
+	f.StringVar(&tableName, "table", "", "csv: write only this table")
+	f.BoolVar(&noFlows, "no-flows", false, "chrome: leave out message flow arrows")
+	f.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
+	f.StringVar(&procs, "procs", "", "only these processes (e.g. 4,5,6 or 0-15)")
+	root.AddCommand(cmd)
+}
+
+// readSelection turns --runs and --procs into store read options.
+func readSelection(runs, procs string) (store.ReadOptions, error) {
+	var o store.ReadOptions
+	var err error
+	if o.Runs, err = parseIDList(runs); err != nil {
+		return o, usagef("--runs: %v", err)
+	}
+	if o.Procs, err = parseIDList(procs); err != nil {
+		return o, usagef("--procs: %v", err)
+	}
+	return o, nil
+}
+
+// parseIDList parses "1,4,7-9" into ids; "" gives nil (everything).
+func parseIDList(s string) ([]int32, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int32
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseInt(lo, 10, 32)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("%q is not a non-negative number or range", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseInt(hi, 10, 32); err != nil || b < a {
+				return nil, fmt.Errorf("%q is not a range lo-hi", part)
+			}
+		}
+		if b-a > 1<<20 {
+			return nil, fmt.Errorf("range %q is too large", part)
+		}
+		for v := a; v <= b; v++ {
+			out = append(out, int32(v))
+		}
+	}
+	return out, nil
+}
