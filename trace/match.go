@@ -8,9 +8,9 @@ package trace
 // process with the same tag and communicator. Memory is proportional to the
 // number of messages in flight.
 type Matcher struct {
-	sends map[matchKey][]Record
-	recvs map[matchKey][]Record
-	anyRv map[anyKey][]Record
+	sends map[matchKey]*queue
+	recvs map[matchKey]*queue
+	anyRv map[anyKey]*queue
 	// OnMatch is called with each matched pair.
 	OnMatch func(send, recv *Record)
 }
@@ -23,61 +23,87 @@ type anyKey struct {
 	run, dst, tag, comm int32
 }
 
+// queue is a FIFO of records that reuses its storage once drained.
+type queue struct {
+	items []Record
+	head  int
+}
+
+func (q *queue) len() int { return len(q.items) - q.head }
+
+func (q *queue) front() *Record { return &q.items[q.head] }
+
+func (q *queue) pop() {
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	}
+}
+
+func (q *queue) push(r *Record) { q.items = append(q.items, *r) }
+
+func (q *queue) rest() []Record { return q.items[q.head:] }
+
+func get[K comparable](m map[K]*queue, k K) *queue {
+	q := m[k]
+	if q == nil {
+		q = &queue{}
+		m[k] = q
+	}
+	return q
+}
+
 // Add feeds one record; records that are not sends or receives are ignored.
 func (m *Matcher) Add(r *Record) {
 	if r.Kind != KindSend && r.Kind != KindRecv {
 		return
 	}
 	if m.sends == nil {
-		m.sends = map[matchKey][]Record{}
-		m.recvs = map[matchKey][]Record{}
-		m.anyRv = map[anyKey][]Record{}
+		m.sends = map[matchKey]*queue{}
+		m.recvs = map[matchKey]*queue{}
+		m.anyRv = map[anyKey]*queue{}
 	}
 	if r.Kind == KindSend {
 		k := matchKey{r.Run, r.Proc, r.Peer, r.Tag, r.Comm}
-		if q := m.recvs[k]; len(q) > 0 {
-			m.emit(r, &q[0])
-			m.recvs[k] = q[1:]
+		if q := m.recvs[k]; q != nil && q.len() > 0 {
+			m.emit(r, q.front())
+			q.pop()
 			return
 		}
-		ak := anyKey{r.Run, r.Peer, r.Tag, r.Comm}
-		if q := m.anyRv[ak]; len(q) > 0 {
-			m.emit(r, &q[0])
-			m.anyRv[ak] = q[1:]
+		if q := m.anyRv[anyKey{r.Run, r.Peer, r.Tag, r.Comm}]; q != nil && q.len() > 0 {
+			m.emit(r, q.front())
+			q.pop()
 			return
 		}
-		m.sends[k] = append(m.sends[k], *r)
+		get(m.sends, k).push(r)
 		return
 	}
 	if r.Peer == NoPeer {
 		// Any-source receive: the earliest pending send to this process.
-		var best matchKey
-		found := false
+		var best *queue
 		for k, q := range m.sends {
-			if len(q) == 0 || k.run != r.Run || k.dst != r.Proc || k.tag != r.Tag || k.comm != r.Comm {
+			if q.len() == 0 || k.run != r.Run || k.dst != r.Proc || k.tag != r.Tag || k.comm != r.Comm {
 				continue
 			}
-			if !found || Less(&q[0], &m.sends[best][0]) {
-				best, found = k, true
+			if best == nil || Less(q.front(), best.front()) {
+				best = q
 			}
 		}
-		if found {
-			q := m.sends[best]
-			m.emit(&q[0], r)
-			m.sends[best] = q[1:]
+		if best != nil {
+			m.emit(best.front(), r)
+			best.pop()
 			return
 		}
-		ak := anyKey{r.Run, r.Proc, r.Tag, r.Comm}
-		m.anyRv[ak] = append(m.anyRv[ak], *r)
+		get(m.anyRv, anyKey{r.Run, r.Proc, r.Tag, r.Comm}).push(r)
 		return
 	}
 	k := matchKey{r.Run, r.Peer, r.Proc, r.Tag, r.Comm}
-	if q := m.sends[k]; len(q) > 0 {
-		m.emit(&q[0], r)
-		m.sends[k] = q[1:]
+	if q := m.sends[k]; q != nil && q.len() > 0 {
+		m.emit(q.front(), r)
+		q.pop()
 		return
 	}
-	m.recvs[k] = append(m.recvs[k], *r)
+	get(m.recvs, k).push(r)
 }
 
 func (m *Matcher) emit(s, r *Record) {
@@ -89,13 +115,13 @@ func (m *Matcher) emit(s, r *Record) {
 // Unmatched returns the sends and receives still waiting for their other side.
 func (m *Matcher) Unmatched() (sends, recvs []Record) {
 	for _, q := range m.sends {
-		sends = append(sends, q...)
+		sends = append(sends, q.rest()...)
 	}
 	for _, q := range m.recvs {
-		recvs = append(recvs, q...)
+		recvs = append(recvs, q.rest()...)
 	}
 	for _, q := range m.anyRv {
-		recvs = append(recvs, q...)
+		recvs = append(recvs, q.rest()...)
 	}
 	sortRecords(sends)
 	sortRecords(recvs)
