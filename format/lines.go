@@ -74,7 +74,7 @@ func OpenLines(path string) (*LineReader, error) {
 
 // NewLineReader reads lines from r, which may be gzipped; name is used in errors.
 func NewLineReader(name string, r io.Reader) (*LineReader, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(r, 256<<10)
 	lr := &LineReader{Name: name, br: br}
 	magic, _ := br.Peek(2)
 	if IsGzip(magic) {
@@ -83,7 +83,7 @@ func NewLineReader(name string, r io.Reader) (*LineReader, error) {
 			return nil, &Error{File: name, Offset: 0, Msg: "bad gzip header", Err: err}
 		}
 		lr.gz = zr
-		lr.br = bufio.NewReaderSize(zr, 1<<20)
+		lr.br = bufio.NewReaderSize(zr, 256<<10)
 	}
 	return lr, nil
 }
@@ -97,21 +97,23 @@ func (lr *LineReader) Next() ([]byte, error) {
 		return nil, lr.err
 	}
 	line, err := lr.br.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		lr.long = append(lr.long[:0], line...)
-		for errors.Is(err, bufio.ErrBufferFull) {
-			line, err = lr.br.ReadSlice('\n')
-			lr.long = append(lr.long, line...)
+	if err != nil {
+		if err == bufio.ErrBufferFull {
+			lr.long = append(lr.long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				line, err = lr.br.ReadSlice('\n')
+				lr.long = append(lr.long, line...)
+			}
+			line = lr.long
 		}
-		line = lr.long
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		lr.err = lr.wrap(err)
-		return nil, lr.err
-	}
-	if len(line) == 0 && errors.Is(err, io.EOF) {
-		lr.err = io.EOF
-		return nil, io.EOF
+		if err != nil && err != io.EOF {
+			lr.err = lr.wrap(err)
+			return nil, lr.err
+		}
+		if len(line) == 0 && err == io.EOF {
+			lr.err = io.EOF
+			return nil, io.EOF
+		}
 	}
 	lr.line++
 	n := len(line)

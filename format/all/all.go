@@ -4,4 +4,5 @@ package all
 
 import (
 	_ "github.com/parscope/parscope/format/annotated"
+	_ "github.com/parscope/parscope/format/gomez"
 )

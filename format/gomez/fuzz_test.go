@@ -1,0 +1,102 @@
+package gomez
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/trace"
+)
+
+// collectWriter keeps records without checking them, so that the fuzz
+// target checks the importer's promises itself.
+type collectWriter struct {
+	h    trace.Header
+	recs []trace.Record
+}
+
+func (c *collectWriter) Header() *trace.Header { return &c.h }
+func (c *collectWriter) Add(r trace.Record) error {
+	c.recs = append(c.recs, r)
+	return nil
+}
+
+// FuzzImport feeds arbitrary bytes to the importer through a file. It must
+// not panic; when it succeeds, every process's records are in time order,
+// every pid is below its run's Procs, every block has a StateDef and the
+// header is valid. Each line is also parsed by both line parsers, which
+// must agree whenever the fast one accepts.
+func FuzzImport(f *testing.F) {
+	for _, name := range []string{"merged2runs.srt", "amoeba.srt"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, uint8(0))
+	}
+	f.Add([]byte("0 1 0\n12.345 2 1\n3 1 0\n"), uint8(1))
+	f.Add([]byte("# c\n\n1 2 3\r\n"), uint8(2))
+	f.Add([]byte("9223372036854775 1 0\n"), uint8(0))
+	dir := f.TempDir()
+	units := []time.Duration{0, time.Nanosecond, time.Millisecond, 10 * time.Microsecond}
+	f.Fuzz(func(t *testing.T, data []byte, unitSel uint8) {
+		unit := units[int(unitSel)%len(units)]
+		u := unit
+		if u == 0 {
+			u = DefaultUnit
+		}
+		p := newParser(u, 0)
+		for line := range bytes.SplitSeq(data, []byte("\n")) {
+			ft, fb, fp, ok := p.fast(line)
+			// The bytes after the line in its buffer must not matter.
+			ct, cb, cp, cok := p.fast(line[:len(line):len(line)])
+			if ok != cok || ct != ft || cb != fb || cp != fp {
+				t.Fatalf("line %q: fast %d %d %d %v, with no bytes after it %d %d %d %v", line, ft, fb, fp, ok, ct, cb, cp, cok)
+			}
+			if !ok {
+				continue
+			}
+			kind, st, sb, sp, msg := p.slow(line)
+			if kind != lineRecord || st != ft || sb != fb || sp != fp {
+				t.Fatalf("line %q: fast %d %d %d, slow %d %d %d %d %q", line, ft, fb, fp, kind, st, sb, sp, msg)
+			}
+		}
+
+		path := filepath.Join(dir, "fuzz.srt")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		w := &collectWriter{}
+		err := Import(context.Background(), []string{path}, format.Options{TimeUnit: unit}, w)
+		(Importer{}).Detect(path, data)
+		if err != nil {
+			return
+		}
+		if len(w.recs) == 0 {
+			t.Fatal("no error and no records")
+		}
+		if err := w.h.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		states := trace.NewIndex(&w.h)
+		var check trace.OrderCheck
+		for _, r := range w.recs {
+			if err := check.Check(&r); err != nil {
+				t.Fatalf("record %v: %v", r, err)
+			}
+			if int(r.Run) >= len(w.h.Runs) || r.Proc >= w.h.Runs[r.Run].Procs {
+				t.Fatalf("record %v outside the runs %+v", r, w.h.Runs)
+			}
+			if r.Kind != trace.KindState || r.T < 0 || r.ID < 0 {
+				t.Fatalf("record %v", r)
+			}
+			if states.State(r.ID) == nil {
+				t.Fatalf("block %d has no StateDef", r.ID)
+			}
+		}
+	})
+}

@@ -1,0 +1,324 @@
+package gomez
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/trace"
+)
+
+// Name is the format's name as given to --format.
+const Name = "gomez"
+
+// DefaultUnit is the unit of the timestamps when Options.TimeUnit is 0.
+const DefaultUnit = time.Microsecond
+
+// ctxEvery is how many lines are read between checks of the context.
+const ctxEvery = 1 << 16
+
+func init() { format.Register(Importer{}) }
+
+// Importer is the gomez ("time block pid") importer. The zero value is
+// ready to use; it is registered with the format package under Name.
+type Importer struct{}
+
+// Name returns "gomez".
+func (Importer) Name() string { return Name }
+
+// Describe returns a one-line description for help texts.
+func (Importer) Describe() string {
+	return `"time block pid" block traces of Gomez, Cai and Schubert (seed 000); merged .srt or one file per process`
+}
+
+// Import reads the inputs and writes their block entries to w as state
+// records, filling in the header. See the package documentation for the
+// rules; it is the same as the package-level Import.
+func (Importer) Import(ctx context.Context, inputs []string, opts format.Options, w trace.Writer) error {
+	return Import(ctx, inputs, opts, w)
+}
+
+// Import reads "time block pid" files and writes their block entries to w
+// as trace.KindState records, filling in w's header: metadata, runs and
+// the state dictionary. It stops at the first error, which is a
+// *format.Error locating the problem when it lies in an input (see the
+// package documentation).
+func Import(ctx context.Context, inputs []string, opts format.Options, w trace.Writer) error {
+	if len(inputs) == 0 {
+		return errors.New("gomez: no input files")
+	}
+	unit := opts.TimeUnit
+	if unit == 0 {
+		unit = DefaultUnit
+	}
+	if unit < 0 {
+		return fmt.Errorf("gomez: time unit %v is negative", unit)
+	}
+	var procs int32
+	if s, ok := opts.Params["procs"]; ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+		if err != nil || n <= 0 || n > MaxProcs {
+			return fmt.Errorf("gomez: parameter procs=%q: expected a number of processes from 1 to %d", s, MaxProcs)
+		}
+		procs = int32(n)
+	}
+	var dict []trace.StateDef
+	if opts.Dict != "" {
+		var err error
+		if dict, err = ReadDict(opts.Dict); err != nil {
+			return err
+		}
+	}
+	h := w.Header()
+	h.Meta.ClockResolution = int64(unit)
+	h.Meta.Source = Name
+	h.Meta.Inputs = append(h.Meta.Inputs, inputs...)
+
+	s := &importer{ctx: ctx, w: w, h: h, p: newParser(unit, procs), inputs: inputs, multi: len(inputs) > 1}
+	for i, path := range inputs {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("gomez: %w", err)
+		}
+		if err := s.file(i, path); err != nil {
+			return err
+		}
+	}
+	if s.records == 0 {
+		return &format.Error{File: strings.Join(inputs, ", "), Offset: -1,
+			Msg: `no records (expected lines of "time block pid")`}
+	}
+	s.addStates(dict)
+	return nil
+}
+
+// importer is the state of one Import call.
+type importer struct {
+	ctx    context.Context
+	w      trace.Writer
+	h      *trace.Header
+	p      parser
+	inputs []string
+	multi  bool // several inputs: check processes across files
+
+	records int64
+
+	// Per-pid scratch for the current run of the current file: stamp[pid]
+	// == epoch when the pid has a record in it, lastT its last time.
+	epoch   uint32
+	stamp   []uint32
+	lastT   []int64
+	touched []int32
+
+	// prior holds, per run<<32|pid, the last time and the file of the
+	// records earlier files gave that process.
+	prior map[uint64]priorEnd
+
+	blockSeen []bool         // blocks below len(blockSeen) seen in the trace
+	blockBig  map[int32]bool // larger blocks seen
+}
+
+type priorEnd struct {
+	t    int64
+	file int
+}
+
+// blockTable is how large blockSeen may grow; larger ids go to a map.
+const blockTable = 1 << 16
+
+// file imports one input file.
+func (s *importer) file(index int, path string) (err error) {
+	lr, err := format.OpenLines(path)
+	if err != nil {
+		var fe *format.Error
+		if errors.As(err, &fe) {
+			return err
+		}
+		return fmt.Errorf("gomez: %w", err)
+	}
+	defer func() {
+		if cerr := lr.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("gomez: %w", cerr)
+		}
+	}()
+	var (
+		run      int32
+		prevT    int64 = -1
+		maxPid   int32 = -1
+		started  bool  // a record of the current run has been seen
+		records  int64
+		untilCtx = ctxEvery
+		p        = s.p
+		w        = s.w
+		seen     = s.blockSeen
+	)
+	s.beginRun()
+	for {
+		line, err := lr.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return err
+		}
+		if untilCtx--; untilCtx == 0 {
+			untilCtx = ctxEvery
+			if err := s.ctx.Err(); err != nil {
+				return &format.Error{File: path, Line: lr.Line(), Offset: -1, Msg: "import interrupted", Err: err}
+			}
+		}
+		t, block, pid, ok := p.fast(line)
+		if !ok {
+			kind, t2, b2, p2, msg := p.slow(line)
+			switch kind {
+			case lineSkip:
+				continue
+			case lineBad:
+				return lr.Errorf("%s", msg)
+			}
+			t, block, pid = t2, b2, p2
+		}
+		if t < prevT {
+			// The clock dropped back: the next run starts.
+			s.endRun(run, index)
+			if run == math.MaxInt32 {
+				return lr.Errorf("too many runs")
+			}
+			run++
+			maxPid = -1
+			s.beginRun()
+		}
+		prevT = t
+		started = true
+		if s.multi {
+			// Track each process of the run for the check across files.
+			if uint(pid) < uint(len(s.stamp)) && s.stamp[pid] == s.epoch {
+				s.lastT[pid] = t
+			} else if err := s.firstOfRun(run, pid, t, path, lr.Line()); err != nil {
+				return err
+			}
+		}
+		if pid > maxPid {
+			maxPid = pid
+			s.h.EnsureRun(run, max(pid+1, p.procs))
+		}
+		if uint(block) >= uint(len(seen)) || !seen[block] {
+			s.seeBlock(block)
+			seen = s.blockSeen
+		}
+		if err := w.Add(trace.State(run, pid, t, block)); err != nil {
+			return &format.Error{File: path, Line: lr.Line(), Offset: -1, Msg: "cannot write the record", Err: err}
+		}
+		records++
+	}
+	s.records += records
+	if started {
+		s.endRun(run, index)
+	}
+	return nil
+}
+
+// beginRun starts a new run of the current file.
+func (s *importer) beginRun() {
+	s.epoch++
+	if s.epoch == 0 { // wrapped: forget every stamp
+		clear(s.stamp)
+		s.epoch = 1
+	}
+	s.touched = s.touched[:0]
+}
+
+// firstOfRun handles the first record of pid in the current run of the
+// current file: it checks the process against earlier files and starts its
+// scratch entry.
+func (s *importer) firstOfRun(run, pid int32, t int64, path string, line int) error {
+	if s.multi && s.prior != nil {
+		if pe, ok := s.prior[uint64(run)<<32|uint64(pid)]; ok && t < pe.t {
+			return format.LineError(path, line,
+				"pid %d of run %d goes back in time: %v here, but input %d (%s) already had it at %v",
+				pid, run, time.Duration(t), pe.file+1, s.inputs[pe.file], time.Duration(pe.t))
+		}
+	}
+	if int(pid) >= len(s.stamp) {
+		n := max(int(pid)+1, 2*len(s.stamp), 64)
+		n = min(n, int(s.p.maxPid)+1)
+		s.stamp = append(s.stamp, make([]uint32, n-len(s.stamp))...)
+		s.lastT = append(s.lastT, make([]int64, n-len(s.lastT))...)
+	}
+	s.stamp[pid] = s.epoch
+	s.lastT[pid] = t
+	s.touched = append(s.touched, pid)
+	return nil
+}
+
+// endRun records, for the cross-file check, where each process of the
+// finished run ended.
+func (s *importer) endRun(run int32, file int) {
+	if !s.multi {
+		return
+	}
+	if s.prior == nil {
+		s.prior = map[uint64]priorEnd{}
+	}
+	for _, pid := range s.touched {
+		s.prior[uint64(run)<<32|uint64(pid)] = priorEnd{t: s.lastT[pid], file: file}
+	}
+}
+
+// seeBlock notes that the trace uses block.
+func (s *importer) seeBlock(block int32) {
+	if block < blockTable {
+		if int(block) >= len(s.blockSeen) {
+			n := min(max(int(block)+1, 2*len(s.blockSeen), 64), blockTable)
+			s.blockSeen = append(s.blockSeen, make([]bool, n-len(s.blockSeen))...)
+		}
+		s.blockSeen[block] = true
+		return
+	}
+	if s.blockBig == nil {
+		s.blockBig = map[int32]bool{}
+	}
+	s.blockBig[block] = true
+}
+
+// addStates puts the dictionary's states and a bare StateDef for every
+// other block the trace used into the header, sorted by id.
+func (s *importer) addStates(dict []trace.StateDef) {
+	have := make(map[int32]int, len(s.h.States))
+	for i, d := range s.h.States {
+		have[d.ID] = i
+	}
+	add := func(d trace.StateDef) {
+		if i, ok := have[d.ID]; ok {
+			old := &s.h.States[i]
+			if old.Name == "" {
+				old.Name = d.Name
+			}
+			if old.Description == "" {
+				old.Description = d.Description
+			}
+			return
+		}
+		have[d.ID] = len(s.h.States)
+		s.h.States = append(s.h.States, d)
+	}
+	for _, d := range dict {
+		add(d)
+	}
+	for b, seen := range s.blockSeen {
+		if seen {
+			add(trace.StateDef{ID: int32(b)})
+		}
+	}
+	for b := range s.blockBig {
+		add(trace.StateDef{ID: b})
+	}
+	slices.SortFunc(s.h.States, func(a, b trace.StateDef) int { return cmp.Compare(a.ID, b.ID) })
+}
