@@ -4,5 +4,6 @@ package all
 
 import (
 	_ "github.com/parscope/parscope/format/annotated"
+	_ "github.com/parscope/parscope/format/bbv"
 	_ "github.com/parscope/parscope/format/gomez"
 )
