@@ -1,0 +1,249 @@
+package phase
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/parscope/parscope/format/bbv"
+)
+
+// synthetic returns a file whose intervals come from len(sizes) phases:
+// interval i of phase p executes blocks 10p+1..10p+10 with counts drawn
+// around a per-phase profile (noise is the relative spread). The phases
+// follow each other in runs of runLen intervals. It also returns each
+// interval's true phase.
+func synthetic(sizes []int, runLen int, noise float64, seed uint64) (*bbv.File, []int) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	f := &bbv.File{Name: "synthetic"}
+	var truth []int
+	left := slices.Clone(sizes)
+	for p := 0; ; p = (p + 1) % len(sizes) {
+		if slices.Max(left) == 0 {
+			break
+		}
+		for r := 0; r < runLen && left[p] > 0; r++ {
+			v := bbv.Vector{}
+			for b := 1; b <= 10; b++ {
+				base := float64(1000 * (1 + (b*(p+3))%7))
+				v.Blocks = append(v.Blocks, int32(10*p+b))
+				v.Counts = append(v.Counts, math.Round(base*(1+noise*(rng.Float64()-0.5))))
+			}
+			f.Vectors = append(f.Vectors, v)
+			f.Lines = append(f.Lines, len(f.Vectors))
+			truth = append(truth, p)
+			left[p]--
+		}
+	}
+	f.Dim = int32(10 * len(sizes))
+	return f, truth
+}
+
+// samePartition reports whether labels and truth group the intervals
+// identically.
+func samePartition(labels, truth []int) bool {
+	m, back := map[int]int{}, map[int]int{}
+	for i := range labels {
+		if t, ok := m[labels[i]]; ok && t != truth[i] {
+			return false
+		}
+		if l, ok := back[truth[i]]; ok && l != labels[i] {
+			return false
+		}
+		m[labels[i]], back[truth[i]] = truth[i], labels[i]
+	}
+	return true
+}
+
+// checkPhases verifies the per-phase figures against the labels.
+func checkPhases(t *testing.T, ds *dataset, res *Result) {
+	t.Helper()
+	total := 0.0
+	for _, p := range res.Phases {
+		total += p.Weight
+		size, sq, w := 0, 0.0, 0.0
+		best := -1
+		for i, l := range res.Labels {
+			if l != p.ID {
+				continue
+			}
+			size++
+			sq += ds.w[i] * res.Distances[i] * res.Distances[i]
+			w += ds.w[i]
+			if best < 0 || res.Distances[i] < res.Distances[best] {
+				best = i
+			}
+		}
+		if size != p.Size || best != p.Representative || res.Distances[best] != p.Distance {
+			t.Errorf("phase %d: size %d rep %d dist %v; labels give %d, %d, %v", p.ID, p.Size, p.Representative, p.Distance, size, best, res.Distances[best])
+		}
+		if math.Abs(sq/w-p.Variance) > 1e-12*(1+p.Variance) {
+			t.Errorf("phase %d: variance %v, labels give %v", p.ID, p.Variance, sq/w)
+		}
+		if len(p.Centre) != res.Dim {
+			t.Errorf("phase %d: centre of %d dims", p.ID, len(p.Centre))
+		}
+	}
+	if math.Abs(total-1) > 1e-12 {
+		t.Errorf("weights sum to %v", total)
+	}
+}
+
+func TestModesFindSyntheticPhases(t *testing.T) {
+	f, truth := synthetic([]int{60, 40, 30, 20}, 7, 0.05, 1)
+	for _, mode := range []Mode{Compat, Default} {
+		opts := DefaultOptions()
+		opts.Mode = mode
+		opts.MaxK = 10
+		res, err := Run(context.Background(), f, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.K != 4 || len(res.Phases) != 4 || !samePartition(res.Labels, truth) {
+			t.Errorf("%v: k=%d, %d phases; want the 4 true phases", mode, res.K, len(res.Phases))
+			continue
+		}
+		ds, _ := load(context.Background(), f, &opts)
+		checkPhases(t, ds, res)
+		for _, p := range res.Phases {
+			want := map[int]float64{0: 60, 1: 40, 2: 30, 3: 20}[truth[p.Representative]] / 150
+			if math.Abs(p.Weight-want) > 1e-12 {
+				t.Errorf("%v: phase %d weight %v, want %v", mode, p.ID, p.Weight, want)
+			}
+		}
+	}
+}
+
+// TestDefaultDeterministic checks that the number of goroutines does not
+// change Default mode's output, and that its report is consistent.
+func TestDefaultDeterministic(t *testing.T) {
+	f := loadBB(t, "bzip2_rt_100M.bb.gz")
+	var outs [][]byte
+	var res *Result
+	for _, workers := range []int{1, 3} {
+		opts := DefaultOptions()
+		opts.Mode = Default
+		opts.Workers = workers
+		opts.MaxK = 12
+		var err error
+		res, err = Run(context.Background(), f, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, js)
+	}
+	for i := 1; i < len(outs); i++ {
+		if !bytes.Equal(outs[0], outs[i]) {
+			t.Fatal("Default mode output depends on the number of workers")
+		}
+	}
+	var back Result
+	if err := json.Unmarshal(outs[0], &back); err != nil {
+		t.Fatal(err)
+	}
+	if js, _ := json.Marshal(&back); !bytes.Equal(js, outs[0]) {
+		t.Error("the JSON result does not survive a round trip")
+	}
+	opts := DefaultOptions()
+	ds, _ := load(context.Background(), f, &opts)
+	checkPhases(t, ds, res)
+	if res.Mode != "default" || len(res.Evaluated) != 6 {
+		t.Errorf("mode %s, %d evaluations", res.Mode, len(res.Evaluated))
+	}
+	// A different seed gives a different clustering of k = 30.
+	opts.Mode, opts.SeedKMeans, opts.MaxK = Default, 99, 12
+	other, err := Run(context.Background(), f, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Evaluated[1].BIC == res.Evaluated[1].BIC {
+		t.Error("the seed does not matter")
+	}
+}
+
+// TestDefaultBeatsCompatAtSameK compares the two modes where they can be
+// compared: the best distortion reached for the same k on real data.
+// k-means++ with re-seeding should not do worse than SimPoint's random
+// sampling on most k.
+func TestDefaultBeatsCompatAtSameK(t *testing.T) {
+	f := loadBB(t, "phases.bb.gz")
+	ks := []int{5, 10, 20, 30}
+	best := func(mode Mode) []float64 {
+		opts := DefaultOptions()
+		opts.Mode, opts.K = mode, ks
+		res, err := Run(context.Background(), f, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []float64
+		for _, ev := range res.Evaluated {
+			out = append(out, float64(ev.Trials[ev.BestTrial].Distortion))
+		}
+		return out
+	}
+	c, d := best(Compat), best(Default)
+	better := 0
+	for i := range ks {
+		if d[i] <= c[i]*1.0001 {
+			better++
+		}
+	}
+	if better < 3 {
+		t.Errorf("Default distortions %v vs Compat %v: better on only %d of %d k", d, c, better, len(ks))
+	}
+}
+
+func TestEmptyClusters(t *testing.T) {
+	// 12 intervals but only 3 distinct vectors: at k = 6 some clusters
+	// must end up empty, in both modes.
+	f := &bbv.File{Name: "dups", Dim: 3}
+	for i := 0; i < 12; i++ {
+		b := int32(i%3 + 1)
+		f.Vectors = append(f.Vectors, bbv.Vector{Blocks: []int32{b}, Counts: []float64{100}})
+	}
+	for _, mode := range []Mode{Compat, Default} {
+		opts := DefaultOptions()
+		opts.Mode, opts.K = mode, []int{6}
+		res, err := Run(context.Background(), f, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.K != 6 || len(res.Phases) != 3 {
+			t.Fatalf("%v: k=%d with %d phases, want 6 with 3", mode, res.K, len(res.Phases))
+		}
+		for _, p := range res.Phases {
+			if p.Size != 4 || p.Distance > 1e-12 || math.Abs(p.Weight-1.0/3) > 1e-15 {
+				t.Errorf("%v: phase %+v", mode, p)
+			}
+		}
+		if _, err := json.Marshal(res); err != nil {
+			t.Errorf("%v: %v", mode, err)
+		}
+	}
+}
+
+func TestScoreJSON(t *testing.T) {
+	in := []Score{1.5, Score(math.Inf(1)), Score(math.Inf(-1)), Score(math.NaN()), -2}
+	js, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(js) != `[1.5,"+Inf","-Inf","NaN",-2]` {
+		t.Fatalf("got %s", js)
+	}
+	var out []Score
+	if err := json.Unmarshal(js, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out[0] != 1.5 || !math.IsInf(float64(out[1]), 1) || !math.IsInf(float64(out[2]), -1) || !math.IsNaN(float64(out[3])) || out[4] != -2 {
+		t.Fatalf("round trip gave %v", out)
+	}
+}

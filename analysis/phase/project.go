@@ -1,0 +1,179 @@
+package phase
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/parscope/parscope/format/bbv"
+)
+
+// dataset is the matrix k-means works on: n rows of d columns, row-major,
+// with one weight per row.
+type dataset struct {
+	n, d    int
+	x       []float64 // n*d
+	w       []float64 // n
+	sums    []float64 // each interval's total count
+	inDim   int32     // dimension of the input (largest block id)
+	project bool
+}
+
+func (ds *dataset) row(i int) []float64 { return ds.x[i*ds.d : (i+1)*ds.d] }
+
+// maxDenseElements bounds the matrix built for NoProject.
+const maxDenseElements = 1 << 28
+
+// checkFile validates the input for clustering.
+func checkFile(f *bbv.File) error {
+	if f == nil || len(f.Vectors) == 0 {
+		return fmt.Errorf("phase: no intervals to cluster")
+	}
+	where := func(i int) string {
+		if i < len(f.Lines) {
+			return fmt.Sprintf("%s:%d: interval %d", f.Name, f.Lines[i], i)
+		}
+		return fmt.Sprintf("%s: interval %d", f.Name, i)
+	}
+	for i, v := range f.Vectors {
+		if len(v.Blocks) != len(v.Counts) {
+			return fmt.Errorf("phase: %s has %d blocks but %d counts", where(i), len(v.Blocks), len(v.Counts))
+		}
+		for j, b := range v.Blocks {
+			if b < 1 || b > f.Dim {
+				return fmt.Errorf("phase: %s: block id %d outside 1..%d", where(i), b, f.Dim)
+			}
+			c := v.Counts[j]
+			if c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
+				return fmt.Errorf("phase: %s: block %d has count %v (counts must be finite and ≥ 0)", where(i), b, c)
+			}
+		}
+		if s := v.Sum(); !(s > 0) || math.IsInf(s, 0) {
+			return fmt.Errorf("phase: %s: total count is %v; a vector must have a positive finite total to be normalised", where(i), s)
+		}
+	}
+	return nil
+}
+
+// projectionRows generates SimPoint's random projection matrix for block
+// ids 1..dim and returns the rows of the ids listed in want (sorted,
+// unique), in that order: row r of the matrix is ran2(seed) values
+// 15r..15r+14 (for cols = 15), each mapped to [-1, 1) as
+// float64(randFloat())*2 - 1. Rows of ids not in want are generated and
+// discarded, so memory is proportional to len(want).
+func projectionRows(ctx context.Context, seed int64, dim int32, cols int, want []int32) ([]float64, error) {
+	rng := newRan2(seed)
+	if rng.broken {
+		return nil, errBrokenSeed("projection seed", seed)
+	}
+	out := make([]float64, len(want)*cols)
+	next := 0
+	for id := int32(1); id <= dim && next < len(want); id++ {
+		if id%(1<<16) == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if want[next] == id {
+			row := out[next*cols : (next+1)*cols]
+			for c := range row {
+				row[c] = float64(rng.float())*2.0 - 1.0
+			}
+			next++
+			continue
+		}
+		for c := 0; c < cols; c++ {
+			rng.float()
+		}
+	}
+	return out, nil
+}
+
+func errBrokenSeed(what string, seed int64) error {
+	return fmt.Errorf("phase: %s %d: SimPoint 3.2's generator never initialises itself for seed 1 (undefined behaviour), so it cannot be reproduced; choose another seed", what, seed)
+}
+
+// ProjectionMatrix returns SimPoint's random projection matrix for
+// dimension dim (block ids 1..dim) and cols projected dimensions,
+// row-major: entry [r*cols+c] multiplies block id r+1.
+func ProjectionMatrix(seed int64, dim int32, cols int) ([]float64, error) {
+	ids := make([]int32, dim)
+	for i := range ids {
+		ids[i] = int32(i + 1)
+	}
+	return projectionRows(context.Background(), seed, dim, cols, ids)
+}
+
+// load normalises and projects the vectors of f (spec/simpoint.md §2-3)
+// and sets the row weights.
+func load(ctx context.Context, f *bbv.File, opts *Options) (*dataset, error) {
+	if err := checkFile(f); err != nil {
+		return nil, err
+	}
+	n := len(f.Vectors)
+	ds := &dataset{n: n, inDim: f.Dim, sums: make([]float64, n), w: make([]float64, n)}
+	for i, v := range f.Vectors {
+		ds.sums[i] = v.Sum()
+	}
+	if opts.Dim == NoProject {
+		ds.d = int(f.Dim)
+		if int64(n)*int64(ds.d) > maxDenseElements {
+			return nil, fmt.Errorf("phase: %d intervals × %d blocks is too large to cluster without projection; use a projection", n, f.Dim)
+		}
+		ds.x = make([]float64, n*ds.d)
+		for i, v := range f.Vectors {
+			row := ds.row(i)
+			for j, b := range v.Blocks {
+				row[b-1] += v.Counts[j] / ds.sums[i]
+			}
+		}
+	} else {
+		ds.project = true
+		ds.d = opts.Dim
+		// The distinct ids that occur, and each one's row in the matrix.
+		var ids []int32
+		for _, v := range f.Vectors {
+			ids = append(ids, v.Blocks...)
+		}
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		p, err := projectionRows(ctx, opts.SeedProj, f.Dim, ds.d, ids)
+		if err != nil {
+			return nil, err
+		}
+		ds.x = make([]float64, n*ds.d)
+		for i, v := range f.Vectors {
+			if i%256 == 255 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			row := ds.row(i)
+			for j, b := range v.Blocks {
+				val := v.Counts[j] / ds.sums[i]
+				k, _ := slices.BinarySearch(ids, b)
+				pr := p[k*ds.d : (k+1)*ds.d]
+				for c := range row {
+					// The conversion forbids fusing into an FMA, which
+					// SimPoint (x86-64 SSE2) does not do.
+					row[c] += float64(val * pr[c])
+				}
+			}
+		}
+	}
+	if opts.VariableLength {
+		total := 0.0
+		for _, s := range ds.sums {
+			total += s
+		}
+		for i, s := range ds.sums {
+			ds.w[i] = s / total
+		}
+	} else {
+		for i := range ds.w {
+			ds.w[i] = 1.0 / float64(n)
+		}
+	}
+	return ds, nil
+}

@@ -1,0 +1,323 @@
+package phase
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/parscope/parscope/format/bbv"
+)
+
+// Run finds the phases of the intervals of f. It normalises and projects
+// the vectors, clusters them for the k of opts.K (or a binary search over
+// 1..opts.MaxK), chooses k by the BIC threshold rule and describes the
+// chosen clustering's phases. The same input and options give the same
+// result, whatever opts.Workers.
+func Run(ctx context.Context, f *bbv.File, opts Options) (*Result, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	if opts.Tolerance == 0 {
+		opts.Tolerance = DefaultTolerance
+	}
+	ds, err := load(ctx, f, &opts)
+	if err != nil {
+		return nil, err
+	}
+	kmax := opts.MaxK
+	for _, k := range opts.K {
+		kmax = max(kmax, k)
+	}
+	if int64(kmax)*int64(ds.d) > maxDenseElements {
+		return nil, fmt.Errorf("phase: k = %d centres of %d dimensions are too many", kmax, ds.d)
+	}
+	e := &engine{ds: ds, opts: opts, workers: opts.Workers}
+	if e.workers == 0 {
+		e.workers = runtime.GOMAXPROCS(0)
+	}
+	if err := e.search(ctx); err != nil {
+		return nil, err
+	}
+	return e.result(), nil
+}
+
+// engine holds one Run's state.
+type engine struct {
+	ds      *dataset
+	opts    Options
+	workers int
+	runs    []*evaluation
+	maxRuns int
+}
+
+// evaluation is the clustering of one k: all its trials and the best.
+type evaluation struct {
+	k      int
+	trials []*clustering
+	seeds  []int64
+	best   int
+}
+
+func (ev *evaluation) bic() float64 { return ev.trials[ev.best].bic }
+
+// search evaluates the k of the list, or runs SimPoint's binary search
+// (spec/simpoint.md §4.5).
+func (e *engine) search(ctx context.Context) error {
+	if len(e.opts.K) > 0 {
+		e.maxRuns = len(e.opts.K)
+		for r, k := range e.opts.K {
+			if err := e.evaluate(ctx, r, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	maxK := e.opts.MaxK
+	e.maxRuns = bits.Len(uint(maxK)) - 1 + 3
+	ks := []int{1, maxK, (maxK + 1) / 2}
+	kmin, kmax := 1, maxK
+	maxIdx, minIdx := 0, 0
+	for r := 0; r < len(ks); r++ {
+		k := ks[r]
+		if err := e.evaluate(ctx, r, k); err != nil {
+			return err
+		}
+		b := e.runs[r].bic()
+		if b > e.runs[maxIdx].bic() {
+			maxIdx = r
+		}
+		if b < e.runs[minIdx].bic() {
+			minIdx = r
+		}
+		lo, hi := e.runs[minIdx].bic(), e.runs[maxIdx].bic()
+		thr := lo + (hi-lo)*e.opts.BICThreshold
+		if r >= 2 {
+			upper := maxIdx > minIdx && b < thr
+			var next int
+			if upper {
+				next = (k + kmax) / 2
+				kmin = k
+			} else {
+				next = (k + kmin) / 2
+				kmax = k
+			}
+			if kmax-kmin > 1 {
+				ks = append(ks, next)
+			}
+		}
+	}
+	return nil
+}
+
+// trialSeed returns the seed of trial t of the r-th evaluation. Compat
+// mode follows SimPoint's schedule, SeedKMeans + r·NumInitSeeds + 2t.
+// Default mode uses SeedKMeans + t whatever r, with k choosing the PCG
+// stream, so a k gets the same clustering however the search reached it.
+func (e *engine) trialSeed(r, t int) (int64, error) {
+	if e.opts.Mode == Default {
+		return e.opts.SeedKMeans + int64(t), nil
+	}
+	s := e.opts.SeedKMeans + int64(r)*int64(e.opts.NumInitSeeds) + 2*int64(t)
+	{
+		if s < math.MinInt32 || s > math.MaxInt32 {
+			return 0, fmt.Errorf("phase: the seed of trial %d of run %d, %d, overflows a 32-bit int; choose a smaller SeedKMeans", t+1, r+1, s)
+		}
+		if s == 1 {
+			return 0, fmt.Errorf("phase: trial %d of run %d: %w", t+1, r+1, errBrokenSeed("k-means seed", s))
+		}
+	}
+	return s, nil
+}
+
+// evaluate clusters the data with k centres NumInitSeeds times, in
+// parallel, and keeps the trial with the best BIC (the earliest on ties).
+func (e *engine) evaluate(ctx context.Context, r, k int) error {
+	nt := e.opts.NumInitSeeds
+	ev := &evaluation{k: k, trials: make([]*clustering, nt), seeds: make([]int64, nt)}
+	for t := range ev.seeds {
+		s, err := e.trialSeed(r, t)
+		if err != nil {
+			return err
+		}
+		ev.seeds[t] = s
+	}
+	errs := make([]error, nt)
+	sem := make(chan struct{}, e.workers)
+	var wg sync.WaitGroup
+	for t := 0; t < nt; t++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ev.trials[t], errs[t] = e.trial(ctx, k, ev.seeds[t])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	for t := 1; t < nt; t++ {
+		if ev.trials[t].bic > ev.trials[ev.best].bic {
+			ev.best = t
+		}
+	}
+	e.runs = append(e.runs, ev)
+	return nil
+}
+
+// trial runs one initialisation and k-means, and scores the result.
+func (e *engine) trial(ctx context.Context, k int, seed int64) (*clustering, error) {
+	var cl *clustering
+	var err error
+	if e.opts.Mode == Compat {
+		centres := compatInit(e.ds, k, seed, e.opts.Init)
+		weights := initWeights(e.ds, centres, k)
+		cl, err = compatLloyd(ctx, e.ds, k, centres, weights, e.opts.Iters)
+		if cl != nil {
+			cl.initCentres, cl.initWeights = centres, weights
+		}
+	} else {
+		cl, err = modernKMeans(ctx, e.ds, k, seed, e.opts.Iters, e.opts.Tolerance)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cl.bic, cl.distortion = score(e.ds, cl)
+	return cl, nil
+}
+
+// chosen returns the index of the evaluation SimPoint would pick: among
+// those whose BIC is at least min + threshold·(max − min), the one with
+// the smallest k, the earliest on ties.
+func (e *engine) chosen() int {
+	lo, hi := e.runs[0].bic(), e.runs[0].bic()
+	for _, ev := range e.runs[1:] {
+		lo = min(lo, ev.bic())
+		hi = max(hi, ev.bic())
+	}
+	thr := lo + (hi-lo)*e.opts.BICThreshold
+	best := -1
+	for r, ev := range e.runs {
+		if ev.bic() >= thr && (best < 0 || ev.k < e.runs[best].k) {
+			best = r
+		}
+	}
+	if best < 0 {
+		best = 0
+	}
+	return best
+}
+
+// result describes the chosen clustering.
+func (e *engine) result() *Result {
+	ds := e.ds
+	res := &Result{
+		Mode:       e.opts.Mode.String(),
+		Intervals:  ds.n,
+		InputDim:   ds.inDim,
+		Dim:        ds.d,
+		Projected:  ds.project,
+		MaxRuns:    e.maxRuns,
+		Threshold:  e.opts.BICThreshold,
+		Evaluated:  make([]Evaluation, len(e.runs)),
+		Labels:     make([]int, ds.n),
+		Distances:  make([]float64, ds.n),
+		VLIWeights: e.opts.VariableLength,
+	}
+	for r, ev := range e.runs {
+		out := Evaluation{K: ev.k, BestTrial: ev.best, BIC: Score(ev.bic()), Trials: make([]Trial, len(ev.trials))}
+		for t, cl := range ev.trials {
+			out.Trials[t] = Trial{Seed: ev.seeds[t], Iterations: cl.iterations, Converged: cl.converged,
+				BIC: Score(cl.bic), Distortion: Score(cl.distortion)}
+		}
+		res.Evaluated[r] = out
+	}
+	res.Chosen = e.chosen()
+	ev := e.runs[res.Chosen]
+	cl := ev.trials[ev.best]
+	res.K = cl.k
+
+	// Labels and distances on every row, from the chosen centres.
+	k, d := cl.k, ds.d
+	size := make([]int, k)
+	sqSum := make([]float64, k)
+	wSum := make([]float64, k)
+	rep := make([]int, k)
+	for c := range rep {
+		rep[c] = -1
+	}
+	scratch := make([]float64, k)
+	for i := 0; i < ds.n; i++ {
+		c, dd := nearestScratch(ds.row(i), cl.centres, k, -1, scratch)
+		res.Labels[i] = c
+		res.Distances[i] = math.Sqrt(dd)
+		size[c]++
+		sqSum[c] += float64(ds.w[i] * dd)
+		wSum[c] += ds.w[i]
+		if rep[c] < 0 || res.Distances[i] < res.Distances[rep[c]] {
+			rep[c] = i
+		}
+	}
+	phase := func(c int, total float64) Phase {
+		p := Phase{ID: c, Weight: cl.weights[c] / total, Representative: rep[c], Size: size[c],
+			Centre: slices.Clone(cl.centres[c*d : (c+1)*d])}
+		if rep[c] >= 0 {
+			p.Distance = res.Distances[rep[c]]
+		}
+		if wSum[c] > 0 {
+			p.Variance = sqSum[c] / wSum[c]
+		}
+		return p
+	}
+	res.Phases = selectPhases(cl.weights, 1, phase)
+	if e.opts.CoveragePct < 1 {
+		res.Coverage = &Coverage{Pct: e.opts.CoveragePct, Phases: selectPhases(cl.weights, e.opts.CoveragePct, phase)}
+	}
+	return res
+}
+
+// selectPhases implements SimPoint's getLargestClusters: clusters sorted
+// by weight (descending, the higher id first on ties) are taken while
+// their cumulative weight is below pct and their weight is positive. The
+// phases are returned in ascending cluster id, with weights renormalised
+// over the selection.
+func selectPhases(weights []float64, pct float64, phase func(c int, total float64) Phase) []Phase {
+	order := make([]int, len(weights))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case weights[a] > weights[b]:
+			return -1
+		case weights[a] < weights[b]:
+			return 1
+		}
+		return b - a
+	})
+	var kept []int
+	cum := 0.0
+	for _, c := range order {
+		if !(cum < pct && weights[c] > 0) {
+			break
+		}
+		kept = append(kept, c)
+		cum += weights[c]
+	}
+	total := 0.0
+	for _, c := range kept {
+		total += weights[c]
+	}
+	slices.Sort(kept)
+	out := make([]Phase, len(kept))
+	for i, c := range kept {
+		out[i] = phase(c, total)
+	}
+	return out
+}
