@@ -1,0 +1,290 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// bin is the parscope binary built for these tests.
+var bin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "parscope-cli-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "parscope")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building parscope: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run runs parscope and returns stdout, stderr and the exit code.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, code := run(t, args...)
+	if code != 0 {
+		t.Fatalf("parscope %s: exit %d\n%s", strings.Join(args, " "), code, errOut)
+	}
+	return out
+}
+
+const examples = "../../testdata/examples"
+
+// gomezRow is one record of the example's text, read independently of the
+// importer: run (by the documented rule), time in µs, block, pid.
+type gomezRow struct {
+	run, pid, block int
+	t               int64
+}
+
+func readGomezText(t *testing.T, path string) []gomezRow {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rows []gomezRow
+	run, last := 0, int64(-1)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) != 3 {
+			continue
+		}
+		tm, _ := strconv.ParseInt(fs[0], 10, 64)
+		b, _ := strconv.Atoi(fs[1])
+		p, _ := strconv.Atoi(fs[2])
+		if tm < last {
+			run++
+		}
+		last = tm
+		rows = append(rows, gomezRow{run, p, b, tm})
+	}
+	return rows
+}
+
+// TestGomezRoundTrip imports the bundled example, checks info, exports the
+// states table as CSV and compares it with the text it came from.
+func TestGomezRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	pst := filepath.Join(dir, "amoeba.pst")
+	src := filepath.Join(examples, "amoeba.srt")
+	mustRun(t, "import", "-o", pst, "--dict", filepath.Join(examples, "amoeba_blocks.txt"), src)
+
+	var info infoReport
+	if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", pst)), &info); err != nil {
+		t.Fatal(err)
+	}
+	text := readGomezText(t, src)
+	if len(info.Runs) != 5 || info.Runs[0].Procs != 17 || info.Records["state"] != int64(len(text)) {
+		t.Fatalf("info: %d runs, %d procs, %d states; want 5, 17, %d", len(info.Runs), info.Runs[0].Procs, info.Records["state"], len(text))
+	}
+	if info.StatesUsed != 13 || info.StatesNamed != 13 || info.ClockResolutionNS != 1000 || info.Source != "gomez" {
+		t.Fatalf("info: %+v", info)
+	}
+
+	csvPath := filepath.Join(dir, "states.csv")
+	mustRun(t, "export", "--format", "csv", "--table", "states", "-o", csvPath, pst)
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(rows[0], ",") != "run,proc,t,state" {
+		t.Fatalf("header %v", rows[0])
+	}
+	rows = rows[1:]
+	if len(rows) != len(text) {
+		t.Fatalf("%d CSV rows, %d text lines", len(rows), len(text))
+	}
+	// Every (run, pid) stream must come back in its text order.
+	type key struct{ run, pid int }
+	want := map[key][]string{}
+	for _, r := range text {
+		k := key{r.run, r.pid}
+		want[k] = append(want[k], fmt.Sprintf("%d %d", r.t*1000, r.block))
+	}
+	got := map[key][]string{}
+	prevRun, prevT := -1, int64(-1)
+	for _, r := range rows {
+		run, _ := strconv.Atoi(r[0])
+		pid, _ := strconv.Atoi(r[1])
+		tm, _ := strconv.ParseInt(r[2], 10, 64)
+		if run < prevRun || (run == prevRun && tm < prevT) {
+			t.Fatalf("CSV not in time-merged order at %v", r)
+		}
+		prevRun, prevT = run, tm
+		got[key{run, pid}] = append(got[key{run, pid}], r[2]+" "+r[3])
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d process streams, want %d", len(got), len(want))
+	}
+	for k, w := range want {
+		if strings.Join(got[k], ";") != strings.Join(w, ";") {
+			t.Fatalf("run %d pid %d differs", k.run, k.pid)
+		}
+	}
+}
+
+// TestInfoGolden pins the text output of info.
+func TestInfoGolden(t *testing.T) {
+	dir := t.TempDir()
+	pst := filepath.Join(dir, "ring.pst")
+	files, _ := filepath.Glob(filepath.Join(examples, "ring", "ring.*.trace"))
+	mustRun(t, append([]string{"import", "-o", pst}, files...)...)
+	got := strings.ReplaceAll(mustRun(t, "info", pst), dir, "DIR")
+	golden := filepath.Join("testdata", "info_ring.golden")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("info output differs from %s (run with -update to accept):\n%s", golden, got)
+	}
+}
+
+// TestChromeExport checks that the ring example exports to trace-event
+// JSON with one flow arrow per message.
+func TestChromeExport(t *testing.T) {
+	dir := t.TempDir()
+	pst := filepath.Join(dir, "ring.pst")
+	files, _ := filepath.Glob(filepath.Join(examples, "ring", "ring.*.trace"))
+	mustRun(t, append([]string{"import", "-o", pst}, files...)...)
+	out := filepath.Join(dir, "ring.json")
+	mustRun(t, "export", "--format", "chrome", "-o", out, pst)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Ph  string `json:"ph"`
+			Pid int    `json:"pid"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	pids := map[int]bool{}
+	for _, e := range doc.TraceEvents {
+		counts[e.Ph]++
+		pids[e.Pid] = true
+	}
+	if counts["s"] != 256 || counts["f"] != 256 || len(pids) != 4 {
+		t.Fatalf("flows s=%d f=%d over %d processes; want 256, 256, 4", counts["s"], counts["f"], len(pids))
+	}
+}
+
+// TestImportErrors checks located errors, exit codes and that nothing is
+// left behind or overwritten.
+func TestImportErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.srt")
+	os.WriteFile(bad, []byte("0 1 0\n10 2 0\n20 x 1\n"), 0o644)
+	out := filepath.Join(dir, "out.pst")
+
+	_, errOut, code := run(t, "import", "--format", "gomez", "-o", out, bad)
+	if code != 1 || !strings.Contains(errOut, bad+":3:") {
+		t.Fatalf("exit %d, stderr %q; want exit 1 naming %s:3", code, errOut, bad)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatal("a failed import left its output behind")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Fatalf("temporary files left: %d entries", len(ents))
+	}
+
+	// An existing trace is neither overwritten without --force nor damaged
+	// by a failed import with it.
+	mustRun(t, "import", "-o", out, filepath.Join(examples, "amoeba.srt"))
+	before := mustRun(t, "info", "--json", out)
+	if _, errOut, code := run(t, "import", "-o", out, filepath.Join(examples, "amoeba.srt")); code == 0 || !strings.Contains(errOut, "--force") {
+		t.Fatalf("import over an existing trace: exit %d, %q", code, errOut)
+	}
+	if _, _, code := run(t, "import", "--force", "--format", "gomez", "-o", out, bad); code == 0 {
+		t.Fatal("failed import with --force exited 0")
+	}
+	if after := mustRun(t, "info", "--json", out); after != before {
+		t.Fatal("a failed --force import changed the existing trace")
+	}
+
+	// Content that fits no format.
+	odd := filepath.Join(dir, "odd.txt")
+	os.WriteFile(odd, []byte("hello world\n"), 0o644)
+	if _, errOut, code := run(t, "import", "-o", filepath.Join(dir, "o2.pst"), odd); code == 0 || !strings.Contains(errOut, "give --format") {
+		t.Fatalf("undetectable input: exit %d, %q", code, errOut)
+	}
+	// Usage errors exit 2.
+	if _, _, code := run(t, "import", odd); code != 2 {
+		t.Fatalf("import without -o: exit %d, want 2", code)
+	}
+	if _, _, code := run(t, "export", "--format", "svg", "-o", "x", out); code != 2 {
+		t.Fatalf("unknown export format: exit %d, want 2", code)
+	}
+	// Not a trace.
+	if _, errOut, code := run(t, "info", dir); code != 1 || !strings.Contains(errOut, "not a parscope trace") {
+		t.Fatalf("info on a plain directory: exit %d, %q", code, errOut)
+	}
+}
+
+func TestParseIDList(t *testing.T) {
+	got, err := parseIDList("1,4, 7-9")
+	if err != nil || fmt.Sprint(got) != "[1 4 7 8 9]" {
+		t.Fatalf("parseIDList = %v, %v", got, err)
+	}
+	for _, bad := range []string{"a", "3-1", "-2", "1-"} {
+		if _, err := parseIDList(bad); err == nil {
+			t.Errorf("parseIDList(%q) accepted", bad)
+		}
+	}
+}
