@@ -97,8 +97,12 @@ func (b *statsBuilder) add(r *trace.Record) {
 		if rs.TMin < 0 || r.T < rs.TMin {
 			rs.TMin = r.T
 		}
-		if e := r.EndTime(); e > rs.TMax {
-			rs.TMax = e
+		end := r.T
+		if (r.Kind == trace.KindSend || r.Kind == trace.KindRecv || r.Kind == trace.KindCollective) && r.End > end {
+			end = r.End
+		}
+		if end > rs.TMax {
+			rs.TMax = end
 		}
 	}
 	switch r.Kind {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -179,39 +180,168 @@ var defaultKind = [numTables]trace.Kind{
 	tCounters: trace.KindCounter, tBBV: trace.KindBBV,
 }
 
-// groupWriter writes groups of records as Parquet row groups of one table.
+// groupWriter buffers one table's records as typed Parquet rows and writes
+// them as row groups. Rows are bucketed by process as they arrive, so a
+// row group comes out sorted by process (then time, or interval) without
+// sorting or copying records.
 type groupWriter interface {
-	writeGroup(recs []trace.Record, unit int64) error
+	add(r *trace.Record)
+	pendingRows() int
+	// flush hands the buffered rows over to be written as row group number
+	// group and returns the index entries of its process segments. Errors
+	// of the write come back from a later flush or from close.
+	flush(group int32) ([]indexRow, error)
+	// close waits for the last row group and writes the file's footer. It
+	// must be called, even after an error, to stop the encoding goroutine.
 	close() error
 }
 
-type genericGroupWriter[R any] struct {
-	w    *parquet.GenericWriter[R]
-	rows []R
-	conv func(dst *R, r *trace.Record, unit int64)
+// bucket holds one process's rows of the current row group.
+type bucket[R any] struct {
+	rows        []R
+	first, last int64 // time (ns) or interval of the first and last row
+	run         int32
 }
 
-func (g *genericGroupWriter[R]) writeGroup(recs []trace.Record, unit int64) error {
-	if cap(g.rows) < len(recs) {
-		g.rows = make([]R, len(recs))
+type genericGroupWriter[R any] struct {
+	w       *parquet.GenericWriter[R]
+	conv    func(dst *R, r *trace.Record, d divider)
+	div     divider
+	timed   bool
+	buckets []bucket[R] // by process
+	lo, hi  int32       // processes with rows in the current group
+	n       int
+	// Row groups are encoded by a background goroutine while the next one
+	// fills: spare is the buffer not being written, done reports each write.
+	spare   []R
+	work    chan []R
+	done    chan writeResult[R]
+	pending bool
+}
+
+type writeResult[R any] struct {
+	rows []R
+	err  error
+}
+
+// encode runs in its own goroutine and writes each row group it receives.
+func (g *genericGroupWriter[R]) encode() {
+	for rows := range g.work {
+		_, err := g.w.Write(rows)
+		if err == nil {
+			err = g.w.Flush()
+		}
+		g.done <- writeResult[R]{rows[:0], err}
 	}
-	rows := g.rows[:len(recs)]
-	for i := range recs {
-		g.conv(&rows[i], &recs[i], unit)
+	close(g.done)
+}
+
+// wait waits for the row group being written, if any, and takes back its buffer.
+func (g *genericGroupWriter[R]) wait() error {
+	if !g.pending {
+		return nil
 	}
-	if _, err := g.w.Write(rows); err != nil {
+	g.pending = false
+	res := <-g.done
+	g.spare = res.rows
+	return res.err
+}
+
+func (g *genericGroupWriter[R]) add(r *trace.Record) {
+	p := r.Proc
+	if int(p) >= len(g.buckets) {
+		g.buckets = append(g.buckets, make([]bucket[R], int(p)+1-len(g.buckets))...)
+	}
+	if g.n == 0 {
+		g.lo, g.hi = p, p
+	}
+	g.lo, g.hi = min(g.lo, p), max(g.hi, p)
+	b := &g.buckets[p]
+	key := r.T
+	if !g.timed {
+		key = int64(r.Seq)
+	}
+	if len(b.rows) == 0 {
+		b.first, b.run = key, r.Run
+	}
+	b.last = key
+	var zero R
+	b.rows = append(b.rows, zero)
+	g.conv(&b.rows[len(b.rows)-1], r, g.div)
+	g.n++
+}
+
+func (g *genericGroupWriter[R]) pendingRows() int { return g.n }
+
+func (g *genericGroupWriter[R]) flush(group int32) ([]indexRow, error) {
+	if g.n == 0 {
+		return nil, nil
+	}
+	if err := g.wait(); err != nil {
+		return nil, err
+	}
+	rows := g.spare[:0]
+	var index []indexRow
+	for p := g.lo; p <= g.hi; p++ {
+		b := &g.buckets[p]
+		if len(b.rows) == 0 {
+			continue
+		}
+		index = append(index, indexRow{Group: group, Run: b.run, Proc: p, First: int64(len(rows)),
+			Rows: int64(len(b.rows)), TMin: b.first, TMax: b.last})
+		rows = append(rows, b.rows...)
+		b.rows = b.rows[:0]
+	}
+	g.spare = nil
+	g.n = 0
+	g.work <- rows
+	g.pending = true
+	return index, nil
+}
+
+func (g *genericGroupWriter[R]) close() error {
+	err := g.wait()
+	close(g.work)
+	for range g.done {
+	}
+	if err != nil {
 		return err
 	}
-	return g.w.Flush()
+	return g.w.Close()
 }
 
-func (g *genericGroupWriter[R]) close() error { return g.w.Close() }
-
-func newGeneric[R any](w io.Writer, conv func(*R, *trace.Record, int64), opts []parquet.WriterOption) groupWriter {
-	return &genericGroupWriter[R]{w: parquet.NewGenericWriter[R](w, opts...), conv: conv}
+func newGeneric[R any](w io.Writer, t table, unit int64, conv func(*R, *trace.Record, divider), opts []parquet.WriterOption) groupWriter {
+	g := &genericGroupWriter[R]{w: parquet.NewGenericWriter[R](w, opts...), conv: conv, div: newDivider(unit), timed: t.timed(),
+		work: make(chan []R), done: make(chan writeResult[R], 1)}
+	go g.encode()
+	return g
 }
 
-// newGroupWriter returns a writer of t's row groups to w.
+// divider divides times that are exact multiples of a unit by that unit
+// with a shift and a multiplication by the inverse of the unit's odd part
+// modulo 2^64, several times cheaper than a 64-bit division. The writer
+// checks that every time is a multiple of the unit.
+type divider struct {
+	shift uint
+	inv   uint64
+}
+
+func newDivider(unit int64) divider {
+	u := uint64(unit)
+	shift := uint(bits.TrailingZeros64(u))
+	m := u >> shift
+	x := m // Newton's iteration doubles the number of correct low bits each step.
+	for i := 0; i < 6; i++ {
+		x *= 2 - m*x
+	}
+	return divider{shift: shift, inv: x}
+}
+
+// div returns t / unit for t a multiple of unit.
+func (d divider) div(t int64) int64 { return int64(uint64(t>>d.shift) * d.inv) }
+
+// newGroupWriter returns a writer of t's row groups to w. Spill files use
+// the fastest zstd level; tables use the default level, which is smaller.
 func newGroupWriter(t table, w io.Writer, unit int64, fast bool) groupWriter {
 	level := zstd.SpeedDefault
 	if fast {
@@ -227,32 +357,32 @@ func newGroupWriter(t table, w io.Writer, unit int64, fast bool) groupWriter {
 	}
 	switch t {
 	case tStates:
-		return newGeneric(w, func(d *stateRow, r *trace.Record, u int64) {
-			*d = stateRow{r.Run, r.Proc, r.T / u, r.ID}
+		return newGeneric(w, t, unit, func(d *stateRow, r *trace.Record, u divider) {
+			*d = stateRow{r.Run, r.Proc, u.div(r.T), r.ID}
 		}, opts)
 	case tRegions:
-		return newGeneric(w, func(d *regionRow, r *trace.Record, u int64) {
-			*d = regionRow{r.Run, r.Proc, r.T / u, int32(r.Kind), r.ID}
+		return newGeneric(w, t, unit, func(d *regionRow, r *trace.Record, u divider) {
+			*d = regionRow{r.Run, r.Proc, u.div(r.T), int32(r.Kind), r.ID}
 		}, opts)
 	case tMessages:
-		return newGeneric(w, func(d *messageRow, r *trace.Record, u int64) {
-			*d = messageRow{r.Run, r.Proc, r.T / u, r.End / u, int32(r.Kind), r.Peer, r.Value, r.Tag, r.Comm, r.Seq, int32(r.Flags)}
+		return newGeneric(w, t, unit, func(d *messageRow, r *trace.Record, u divider) {
+			*d = messageRow{r.Run, r.Proc, u.div(r.T), u.div(r.End), int32(r.Kind), r.Peer, r.Value, r.Tag, r.Comm, r.Seq, int32(r.Flags)}
 		}, opts)
 	case tCollectives:
-		return newGeneric(w, func(d *collectiveRow, r *trace.Record, u int64) {
-			*d = collectiveRow{r.Run, r.Proc, r.T / u, r.End / u, r.ID, r.Peer, r.Value, r.Comm}
+		return newGeneric(w, t, unit, func(d *collectiveRow, r *trace.Record, u divider) {
+			*d = collectiveRow{r.Run, r.Proc, u.div(r.T), u.div(r.End), r.ID, r.Peer, r.Value, r.Comm}
 		}, opts)
 	case tEvents:
-		return newGeneric(w, func(d *eventRow, r *trace.Record, u int64) {
-			*d = eventRow{r.Run, r.Proc, r.T / u, r.ID, r.Value}
+		return newGeneric(w, t, unit, func(d *eventRow, r *trace.Record, u divider) {
+			*d = eventRow{r.Run, r.Proc, u.div(r.T), r.ID, r.Value}
 		}, opts)
 	case tCounters:
-		return newGeneric(w, func(d *counterRow, r *trace.Record, u int64) {
-			*d = counterRow{r.Run, r.Proc, r.T / u, r.ID, r.Float()}
+		return newGeneric(w, t, unit, func(d *counterRow, r *trace.Record, u divider) {
+			*d = counterRow{r.Run, r.Proc, u.div(r.T), r.ID, r.Float()}
 		}, opts)
 	case tBBV:
-		return newGeneric(w, func(d *bbvRow, r *trace.Record, u int64) {
-			*d = bbvRow{r.Run, r.Proc, r.Seq, r.T / u, r.ID, r.Value}
+		return newGeneric(w, t, unit, func(d *bbvRow, r *trace.Record, u divider) {
+			*d = bbvRow{r.Run, r.Proc, r.Seq, u.div(r.T), r.ID, r.Value}
 		}, opts)
 	}
 	panic("store: unknown table")

@@ -104,7 +104,6 @@ func (w *Writer) Add(r trace.Record) error {
 		w.err = fmt.Errorf("record %v: time is not a multiple of the trace's clock resolution %d ns", r, w.unit)
 		return w.err
 	}
-	r = r.Canonical()
 	t := tableOf(r.Kind)
 	s := w.sinks[t]
 	if s == nil {
@@ -452,23 +451,20 @@ func (s *tableSink) abort() {
 }
 
 // builder writes one table file: it cuts the key-ordered input into row
-// groups (time windows that never span runs nor split one timestamp), sorts
-// each group by process, and records where each process's rows are.
+// groups (time windows that never span runs nor split one timestamp),
+// sorted by process inside, and records where each process's rows are.
 type builder struct {
-	t       table
-	path    string
-	f       *os.File
-	bw      *bufio.Writer
-	gw      groupWriter
-	unit    int64
-	target  func() int
-	pending []trace.Record
-	scratch []trace.Record
-	counts  []int
-	group   int32
-	rows    int64
-	index   []indexRow
-	done    bool
+	t      table
+	path   string
+	f      *os.File
+	bw     *bufio.Writer
+	gw     groupWriter
+	target func() int
+	last   trace.Record
+	group  int32
+	rows   int64
+	index  []indexRow
+	done   bool
 }
 
 func newBuilder(t table, path string, unit int64, target func() int, fast bool) (*builder, error) {
@@ -477,16 +473,14 @@ func newBuilder(t table, path string, unit int64, target func() int, fast bool) 
 		return nil, err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	return &builder{t: t, path: path, f: f, bw: bw, gw: newGroupWriter(t, bw, unit, fast), unit: unit, target: target}, nil
+	return &builder{t: t, path: path, f: f, bw: bw, gw: newGroupWriter(t, bw, unit, fast), target: target}, nil
 }
 
-func (b *builder) targetRows() int { return b.target() }
-
 func (b *builder) add(r *trace.Record) error {
-	if n := len(b.pending); n > 0 {
-		last := &b.pending[n-1]
+	if n := b.gw.pendingRows(); n > 0 {
+		last := &b.last
 		cut := r.Run != last.Run
-		if !cut && n >= b.targetRows() {
+		if !cut && n >= b.target() {
 			if b.t.timed() {
 				cut = r.T != last.T
 			} else {
@@ -499,78 +493,25 @@ func (b *builder) add(r *trace.Record) error {
 			}
 		}
 	}
-	b.pending = append(b.pending, *r)
+	b.last = *r
+	b.gw.add(&b.last) // the builder's copy: r itself must not escape
 	return nil
 }
 
-// flush writes the pending records as one row group.
+// flush writes the buffered rows as one row group.
 func (b *builder) flush() error {
-	recs := b.pending
-	if len(recs) == 0 {
+	n := b.gw.pendingRows()
+	if n == 0 {
 		return nil
 	}
-	if b.t.timed() {
-		recs = b.sortByProc(recs)
-	}
-	if err := b.gw.writeGroup(recs, b.unit); err != nil {
+	idx, err := b.gw.flush(b.group)
+	if err != nil {
 		return err
 	}
-	// Index: one entry per process segment.
-	start := 0
-	for i := 1; i <= len(recs); i++ {
-		if i == len(recs) || recs[i].Proc != recs[start].Proc {
-			lo, hi := recs[start].T, recs[i-1].T
-			if !b.t.timed() {
-				lo, hi = int64(recs[start].Seq), int64(recs[i-1].Seq)
-			}
-			b.index = append(b.index, indexRow{Group: b.group, Run: recs[start].Run, Proc: recs[start].Proc,
-				First: int64(start), Rows: int64(i - start), TMin: lo, TMax: hi})
-			start = i
-		}
-	}
-	b.rows += int64(len(recs))
+	b.index = append(b.index, idx...)
+	b.rows += int64(n)
 	b.group++
-	b.pending = b.pending[:0]
 	return nil
-}
-
-// sortByProc is a stable counting sort of a group by process; the input
-// is in time order, so each process's segment stays in time order.
-func (b *builder) sortByProc(recs []trace.Record) []trace.Record {
-	maxProc := int32(0)
-	inOrder := true
-	for i := range recs {
-		if recs[i].Proc > maxProc {
-			maxProc = recs[i].Proc
-		}
-		if i > 0 && recs[i].Proc < recs[i-1].Proc {
-			inOrder = false
-		}
-	}
-	if inOrder {
-		return recs
-	}
-	if cap(b.counts) < int(maxProc)+2 {
-		b.counts = make([]int, int(maxProc)+2)
-	}
-	counts := b.counts[:int(maxProc)+2]
-	clear(counts)
-	for i := range recs {
-		counts[recs[i].Proc+1]++
-	}
-	for p := 1; p < len(counts); p++ {
-		counts[p] += counts[p-1]
-	}
-	if cap(b.scratch) < len(recs) {
-		b.scratch = make([]trace.Record, len(recs))
-	}
-	out := b.scratch[:len(recs)]
-	for i := range recs {
-		p := recs[i].Proc
-		out[counts[p]] = recs[i]
-		counts[p]++
-	}
-	return out
 }
 
 func (b *builder) finish() error {
@@ -578,25 +519,23 @@ func (b *builder) finish() error {
 		return nil
 	}
 	b.done = true
-	if err := b.flush(); err != nil {
-		b.f.Close()
-		return err
+	err := b.flush()
+	if cerr := b.gw.close(); err == nil {
+		err = cerr
 	}
-	b.pending, b.scratch = nil, nil
-	if err := b.gw.close(); err != nil {
-		b.f.Close()
-		return err
+	if err == nil {
+		err = b.bw.Flush()
 	}
-	if err := b.bw.Flush(); err != nil {
-		b.f.Close()
-		return err
+	if cerr := b.f.Close(); err == nil {
+		err = cerr
 	}
-	return b.f.Close()
+	return err
 }
 
 func (b *builder) abort() {
 	if !b.done {
 		b.done = true
+		b.gw.close()
 		b.f.Close()
 	}
 	os.Remove(b.path)
