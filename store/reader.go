@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -177,16 +178,6 @@ func (f *readFilter) wantsTable(t table) bool {
 	return false
 }
 
-func (f *readFilter) keep(t table, r *trace.Record) bool {
-	if f.kinds != nil && !f.kinds[r.Kind] {
-		return false
-	}
-	if t.timed() && (r.T < f.from || r.T >= f.to) {
-		return false
-	}
-	return true
-}
-
 // groupMeta describes one row group: its run and its process segments.
 type groupMeta struct {
 	run        int32
@@ -262,23 +253,32 @@ func (tf *tableFile) reader(f readFilter) trace.Reader {
 }
 
 type tableReader struct {
-	tf    *tableFile
-	f     readFilter
-	g     int
-	recs  []trace.Record // decoded group (or selected segments)
-	order []int32        // indices into recs in key order, filtered
+	tf   *tableFile
+	f    readFilter
+	g    int
+	cols [][]int64 // decoded columns of the current group (or its selected segments)
+	n    int       // rows decoded
+	// order lists the decoded rows to return, in key order, filtered.
+	order []int32
 	pos   int
 	segs  []segment
-	// radix sort buffers
-	keys, keys2 []uint64
-	idx, idx2   []int32
-	i32         []int32
-	i64         []int64
-	f64         []float64
-	err         error
+	// scratch for the two decoding goroutines and the radix sort
+	scratch [2]pageScratch
+	keys    []uint64
+	keys2   []uint64
+	idx     []int32
+	idx2    []int32
+	err     error
 }
 
 type segment struct{ pos, end int }
+
+// pageScratch holds the typed buffers one goroutine decodes pages into.
+type pageScratch struct {
+	i32 []int32
+	i64 []int64
+	f64 []float64
+}
 
 func (r *tableReader) Read(buf []trace.Record) (int, error) {
 	if r.err != nil {
@@ -296,14 +296,16 @@ func (r *tableReader) Read(buf []trace.Record) (int, error) {
 		}
 	}
 	n := min(len(buf), len(r.order)-r.pos)
+	build := builders[r.tf.t]
+	unit := r.tf.unit
 	for i, j := range r.order[r.pos : r.pos+n] {
-		buf[i] = r.recs[j]
+		build(&buf[i], r.cols, int(j), unit)
 	}
 	r.pos += n
 	return n, nil
 }
 
-// load decodes group g's selected segments into r.out in key order.
+// load decodes group g's selected segments and puts them in key order.
 func (r *tableReader) load(g int) error {
 	r.order, r.pos = r.order[:0], 0
 	gm := &r.tf.groups[g]
@@ -313,7 +315,6 @@ func (r *tableReader) load(g int) error {
 	if r.tf.t.timed() && (gm.tmax < r.f.from || gm.tmin >= r.f.to) {
 		return nil
 	}
-	rg := r.tf.pf.RowGroups()[g]
 	var sel []indexRow
 	var selRows int64
 	for _, s := range gm.segs {
@@ -325,53 +326,85 @@ func (r *tableReader) load(g int) error {
 	if len(sel) == 0 {
 		return nil
 	}
+	// The ranges of rows to decode: the whole group, or each selected
+	// segment (seeking past the others) when they are a small part of it.
+	type span struct{ first, rows int64 }
+	var spans []span
 	r.segs = r.segs[:0]
 	if selRows*2 >= gm.rows {
-		// Decode the whole group, then keep the selected segments.
-		if err := r.decode(rg, 0, gm.rows, 0); err != nil {
-			return err
-		}
+		spans = []span{{0, gm.rows}}
 		for _, s := range sel {
 			r.segs = append(r.segs, segment{int(s.First), int(s.First + s.Rows)})
 		}
 	} else {
-		// Seek to each selected segment.
 		off := 0
 		for _, s := range sel {
-			if err := r.decode(rg, s.First, s.Rows, off); err != nil {
-				return err
-			}
+			spans = append(spans, span{s.First, s.Rows})
 			r.segs = append(r.segs, segment{off, off + int(s.Rows)})
 			off += int(s.Rows)
 		}
 	}
-	r.merge()
-	return nil
-}
-
-// decode reads rows [first, first+n) of every column of rg into r.recs[off:].
-func (r *tableReader) decode(rg parquet.RowGroup, first, n int64, off int) error {
-	need := off + int(n)
-	if cap(r.recs) < need {
-		grown := make([]trace.Record, need)
-		copy(grown, r.recs[:off])
-		r.recs = grown
+	n := 0
+	for _, sp := range spans {
+		n += int(sp.rows)
 	}
-	r.recs = r.recs[:need]
-	recs := r.recs[off:need]
-	def := trace.Record{Kind: defaultKind[r.tf.t], Peer: trace.NoPeer, Seq: trace.NoRequest}
-	for i := range recs {
-		recs[i] = def
+	cols := columns[r.tf.t]
+	if len(r.cols) != len(cols) {
+		r.cols = make([][]int64, len(cols))
 	}
-	for ci, col := range columns[r.tf.t] {
-		if err := r.decodeColumn(rg.ColumnChunks()[ci], col, first, recs); err != nil {
-			return fmt.Errorf("column %s: %w", col.name, err)
+	for c := range r.cols {
+		if cap(r.cols[c]) < n {
+			r.cols[c] = make([]int64, n)
+		}
+		r.cols[c] = r.cols[c][:n]
+	}
+	r.n = n
+	rg := r.tf.pf.RowGroups()[g]
+	decodeCol := func(c int, sc *pageScratch) error {
+		off := 0
+		for _, sp := range spans {
+			if err := decodeColumn(rg.ColumnChunks()[c], cols[c].typ, sp.first, r.cols[c][off:off+int(sp.rows)], sc); err != nil {
+				return fmt.Errorf("column %s: %w", cols[c].name, err)
+			}
+			off += int(sp.rows)
+		}
+		return nil
+	}
+	// The time column and the sort on it run beside the other columns.
+	tc := timeColumn[r.tf.t]
+	var wg sync.WaitGroup
+	var terr error
+	wg.Go(func() {
+		if terr = decodeCol(tc, &r.scratch[1]); terr == nil && r.tf.t.timed() {
+			r.sortByTime()
+		}
+	})
+	var err error
+	for c := range cols {
+		if c != tc && err == nil {
+			err = decodeCol(c, &r.scratch[0])
 		}
 	}
+	wg.Wait()
+	if err == nil {
+		err = terr
+	}
+	if err != nil {
+		return err
+	}
+	if !r.tf.t.timed() {
+		for _, s := range r.segs {
+			for i := s.pos; i < s.end; i++ {
+				r.order = append(r.order, int32(i))
+			}
+		}
+	}
+	r.filter()
 	return nil
 }
 
-func (r *tableReader) decodeColumn(cc parquet.ColumnChunk, col column, first int64, recs []trace.Record) error {
+// decodeColumn reads rows [first, first+len(dst)) of a column chunk into dst.
+func decodeColumn(cc parquet.ColumnChunk, typ colType, first int64, dst []int64, sc *pageScratch) error {
 	pages := cc.Pages()
 	defer pages.Close()
 	if first > 0 {
@@ -380,15 +413,15 @@ func (r *tableReader) decodeColumn(cc parquet.ColumnChunk, col column, first int
 		}
 	}
 	k := 0
-	for k < len(recs) {
+	for k < len(dst) {
 		p, err := pages.ReadPage()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return fmt.Errorf("%d values missing", len(recs)-k)
+				return fmt.Errorf("%d values missing", len(dst)-k)
 			}
 			return err
 		}
-		k, err = r.decodePage(p, col, recs, k)
+		k, err = decodePage(p, typ, dst, k, sc)
 		parquet.Release(p)
 		if err != nil {
 			return err
@@ -397,56 +430,45 @@ func (r *tableReader) decodeColumn(cc parquet.ColumnChunk, col column, first int
 	return nil
 }
 
-// decodePage copies a page's values into recs starting at k and returns
-// the new position.
-func (r *tableReader) decodePage(p parquet.Page, col column, recs []trace.Record, k int) (int, error) {
+// decodePage copies a page's values into dst starting at k and returns the
+// new position. Doubles are stored as their bits.
+func decodePage(p parquet.Page, typ colType, dst []int64, k int, sc *pageScratch) (int, error) {
 	vals := p.Values()
-	unit := int64(1)
-	if col.time {
-		unit = r.tf.unit
-	}
-	for k < len(recs) {
+	for k < len(dst) {
 		var n int
 		var err error
-		switch col.typ {
+		switch typ {
 		case colI32:
 			rd, ok := vals.(parquet.Int32Reader)
 			if !ok {
 				return k, fmt.Errorf("page of type %s cannot be read as int32", p.Type())
 			}
-			if r.i32 == nil {
-				r.i32 = make([]int32, 4096)
+			if sc.i32 == nil {
+				sc.i32 = make([]int32, 8192)
 			}
-			m := min(len(r.i32), len(recs)-k)
-			n, err = rd.ReadInt32s(r.i32[:m])
-			for i, v := range r.i32[:n] {
-				col.set(&recs[k+i], int64(v))
+			n, err = rd.ReadInt32s(sc.i32[:min(len(sc.i32), len(dst)-k)])
+			out := dst[k : k+n]
+			for i, v := range sc.i32[:n] {
+				out[i] = int64(v)
 			}
 		case colI64:
 			rd, ok := vals.(parquet.Int64Reader)
 			if !ok {
 				return k, fmt.Errorf("page of type %s cannot be read as int64", p.Type())
 			}
-			if r.i64 == nil {
-				r.i64 = make([]int64, 4096)
-			}
-			m := min(len(r.i64), len(recs)-k)
-			n, err = rd.ReadInt64s(r.i64[:m])
-			for i, v := range r.i64[:n] {
-				col.set(&recs[k+i], v*unit)
-			}
+			n, err = rd.ReadInt64s(dst[k:])
 		case colF64:
 			rd, ok := vals.(parquet.DoubleReader)
 			if !ok {
 				return k, fmt.Errorf("page of type %s cannot be read as double", p.Type())
 			}
-			if r.f64 == nil {
-				r.f64 = make([]float64, 4096)
+			if sc.f64 == nil {
+				sc.f64 = make([]float64, 8192)
 			}
-			m := min(len(r.f64), len(recs)-k)
-			n, err = rd.ReadDoubles(r.f64[:m])
-			for i, v := range r.f64[:n] {
-				col.set(&recs[k+i], int64(math.Float64bits(v)))
+			n, err = rd.ReadDoubles(sc.f64[:min(len(sc.f64), len(dst)-k)])
+			out := dst[k : k+n]
+			for i, v := range sc.f64[:n] {
+				out[i] = int64(math.Float64bits(v))
 			}
 		}
 		k += n
@@ -463,19 +485,15 @@ func (r *tableReader) decodePage(p parquet.Page, col column, recs []trace.Record
 	return k, nil
 }
 
-// merge puts the decoded segments into r.out in key order: for timed
-// tables a stable LSD radix sort of the rows by time (segments are in
-// process order and each is in time order, so the result is ordered by
-// time, then process, then stream order); for BBVs the concatenation.
-func (r *tableReader) merge() {
-	recs := r.recs
-	if !r.tf.t.timed() || len(r.segs) == 1 {
-		for _, s := range r.segs {
-			for i := s.pos; i < s.end; i++ {
-				if r.f.keep(r.tf.t, &recs[i]) {
-					r.order = append(r.order, int32(i))
-				}
-			}
+// sortByTime puts the decoded segments in time order into r.order with a
+// stable LSD radix sort on the time column. Segments are stored in process
+// order and each is in time order, so the result is ordered by time, then
+// process, then stream order.
+func (r *tableReader) sortByTime() {
+	tcol := r.cols[timeColumn[r.tf.t]]
+	if len(r.segs) == 1 {
+		for i := r.segs[0].pos; i < r.segs[0].end; i++ {
+			r.order = append(r.order, int32(i))
 		}
 		return
 	}
@@ -483,26 +501,36 @@ func (r *tableReader) merge() {
 	tmin := int64(math.MaxInt64)
 	for _, s := range r.segs {
 		n += s.end - s.pos
-		tmin = min(tmin, recs[s.pos].T)
+		tmin = min(tmin, tcol[s.pos])
 	}
 	keys, idx := growU64(r.keys, n), growI32(r.idx, n)
+	// One pass extracts the keys and counts the digits of the first three
+	// passes (33 bits of time range, enough for almost every row group).
+	const digit, mask, ahead = 11, 1<<11 - 1, 3
+	var counts [ahead][1 << digit]int
 	var maxKey uint64
 	k := 0
 	for _, s := range r.segs {
 		for i := s.pos; i < s.end; i++ {
-			key := uint64(recs[i].T-tmin) / uint64(r.tf.unit)
+			key := uint64(tcol[i] - tmin)
 			keys[k], idx[k] = key, int32(i)
 			maxKey |= key
+			counts[0][key&mask]++
+			counts[1][(key>>digit)&mask]++
+			counts[2][(key>>(2*digit))&mask]++
 			k++
 		}
 	}
 	keys2, idx2 := growU64(r.keys2, n), growI32(r.idx2, n)
-	const digit = 11
 	var count [1 << digit]int
-	for shift := 0; shift < bits.Len64(maxKey); shift += digit {
-		clear(count[:])
-		for _, key := range keys {
-			count[(key>>shift)&(1<<digit-1)]++
+	for pass, shift := 0, 0; shift < bits.Len64(maxKey); pass, shift = pass+1, shift+digit {
+		if pass < ahead {
+			count = counts[pass]
+		} else {
+			clear(count[:])
+			for _, key := range keys {
+				count[(key>>shift)&mask]++
+			}
 		}
 		sum := 0
 		for d := range count {
@@ -511,23 +539,46 @@ func (r *tableReader) merge() {
 			sum += c
 		}
 		for j, key := range keys {
-			d := (key >> shift) & (1<<digit - 1)
+			d := (key >> shift) & mask
 			keys2[count[d]], idx2[count[d]] = key, idx[j]
 			count[d]++
 		}
 		keys, keys2 = keys2, keys
 		idx, idx2 = idx2, idx
 	}
-	if r.f.kinds == nil && r.f.from == 0 && r.f.to == math.MaxInt64 {
-		r.order = append(r.order, idx...)
-	} else {
-		for _, i := range idx {
-			if r.f.keep(r.tf.t, &recs[i]) {
-				r.order = append(r.order, i)
+	r.order = append(r.order, idx...)
+	r.keys, r.keys2, r.idx, r.idx2 = keys, keys2, idx, idx2
+}
+
+// filter drops from r.order the rows outside the requested kinds and times.
+func (r *tableReader) filter() {
+	f := &r.f
+	timeBound := f.from != 0 || f.to != math.MaxInt64
+	kc := kindColumn[r.tf.t]
+	if !timeBound && (f.kinds == nil || kc < 0 && f.kinds[defaultKind[r.tf.t]]) {
+		return
+	}
+	tcol := r.cols[timeColumn[r.tf.t]]
+	unit := r.tf.unit
+	out := r.order[:0]
+	for _, i := range r.order {
+		if r.tf.t.timed() && timeBound {
+			if t := tcol[i] * unit; t < f.from || t >= f.to {
+				continue
 			}
 		}
+		if f.kinds != nil {
+			k := defaultKind[r.tf.t]
+			if kc >= 0 {
+				k = trace.Kind(r.cols[kc][i])
+			}
+			if !f.kinds[k] {
+				continue
+			}
+		}
+		out = append(out, i)
 	}
-	r.keys, r.keys2, r.idx, r.idx2 = keys, keys2, idx, idx2
+	r.order = out
 }
 
 func growU64(b []uint64, n int) []uint64 {

@@ -135,49 +135,62 @@ const (
 	colF64
 )
 
-// column describes how one Parquet column maps to Record fields on read.
+// column names a Parquet column and gives its physical type as read back.
 type column struct {
 	name string
 	typ  colType
-	time bool // scaled by the time unit
-	set  func(r *trace.Record, v int64)
 }
-
-func setRun(r *trace.Record, v int64)   { r.Run = int32(v) }
-func setProc(r *trace.Record, v int64)  { r.Proc = int32(v) }
-func setT(r *trace.Record, v int64)     { r.T = v }
-func setEnd(r *trace.Record, v int64)   { r.End = v }
-func setID(r *trace.Record, v int64)    { r.ID = int32(v) }
-func setPeer(r *trace.Record, v int64)  { r.Peer = int32(v) }
-func setValue(r *trace.Record, v int64) { r.Value = v }
-func setTag(r *trace.Record, v int64)   { r.Tag = int32(v) }
-func setComm(r *trace.Record, v int64)  { r.Comm = int32(v) }
-func setSeq(r *trace.Record, v int64)   { r.Seq = int32(v) }
-func setKind(r *trace.Record, v int64)  { r.Kind = trace.Kind(v) }
-func setFlags(r *trace.Record, v int64) { r.Flags = uint8(v) }
-
-var (
-	colRun  = column{"run", colI32, false, setRun}
-	colProc = column{"proc", colI32, false, setProc}
-	colT    = column{"t", colI64, true, setT}
-	colEnd  = column{"end", colI64, true, setEnd}
-)
 
 // columns lists, per table, its columns in schema order.
 var columns = [numTables][]column{
-	tStates:      {colRun, colProc, colT, {"state", colI32, false, setID}},
-	tRegions:     {colRun, colProc, colT, {"kind", colI32, false, setKind}, {"region", colI32, false, setID}},
-	tMessages:    {colRun, colProc, colT, colEnd, {"kind", colI32, false, setKind}, {"peer", colI32, false, setPeer}, {"bytes", colI64, false, setValue}, {"tag", colI32, false, setTag}, {"comm", colI32, false, setComm}, {"request", colI32, false, setSeq}, {"flags", colI32, false, setFlags}},
-	tCollectives: {colRun, colProc, colT, colEnd, {"op", colI32, false, setID}, {"root", colI32, false, setPeer}, {"bytes", colI64, false, setValue}, {"comm", colI32, false, setComm}},
-	tEvents:      {colRun, colProc, colT, {"event", colI32, false, setID}, {"value", colI64, false, setValue}},
-	tCounters:    {colRun, colProc, colT, {"counter", colI32, false, setID}, {"value", colF64, false, setValue}},
-	tBBV:         {colRun, colProc, {"interval", colI32, false, setSeq}, colT, {"block", colI32, false, setID}, {"count", colI64, false, setValue}},
+	tStates:      {{"run", colI32}, {"proc", colI32}, {"t", colI64}, {"state", colI32}},
+	tRegions:     {{"run", colI32}, {"proc", colI32}, {"t", colI64}, {"kind", colI32}, {"region", colI32}},
+	tMessages:    {{"run", colI32}, {"proc", colI32}, {"t", colI64}, {"end", colI64}, {"kind", colI32}, {"peer", colI32}, {"bytes", colI64}, {"tag", colI32}, {"comm", colI32}, {"request", colI32}, {"flags", colI32}},
+	tCollectives: {{"run", colI32}, {"proc", colI32}, {"t", colI64}, {"end", colI64}, {"op", colI32}, {"root", colI32}, {"bytes", colI64}, {"comm", colI32}},
+	tEvents:      {{"run", colI32}, {"proc", colI32}, {"t", colI64}, {"event", colI32}, {"value", colI64}},
+	tCounters:    {{"run", colI32}, {"proc", colI32}, {"t", colI64}, {"counter", colI32}, {"value", colF64}},
+	tBBV:         {{"run", colI32}, {"proc", colI32}, {"interval", colI32}, {"t", colI64}, {"block", colI32}, {"count", colI64}},
 }
+
+// timeColumn is the position of each table's t column; kindColumn that of
+// its kind column, or -1 for tables of a single kind.
+var (
+	timeColumn = [numTables]int{2, 2, 2, 2, 2, 2, 3}
+	kindColumn = [numTables]int{-1, 3, 4, -1, -1, -1, -1}
+)
 
 // defaultKind is the kind of records of tables that hold a single kind.
 var defaultKind = [numTables]trace.Kind{
 	tStates: trace.KindState, tCollectives: trace.KindCollective, tEvents: trace.KindEvent,
 	tCounters: trace.KindCounter, tBBV: trace.KindBBV,
+}
+
+// builders assemble row i of a table's decoded columns into a Record; the
+// fields a kind does not use get their defaults (Record.Canonical).
+var builders = [numTables]func(dst *trace.Record, c [][]int64, i int, unit int64){
+	tStates: func(d *trace.Record, c [][]int64, i int, u int64) {
+		*d = trace.Record{Kind: trace.KindState, Run: int32(c[0][i]), Proc: int32(c[1][i]), T: c[2][i] * u, ID: int32(c[3][i]), Peer: trace.NoPeer, Seq: trace.NoRequest}
+	},
+	tRegions: func(d *trace.Record, c [][]int64, i int, u int64) {
+		*d = trace.Record{Kind: trace.Kind(c[3][i]), Run: int32(c[0][i]), Proc: int32(c[1][i]), T: c[2][i] * u, ID: int32(c[4][i]), Peer: trace.NoPeer, Seq: trace.NoRequest}
+	},
+	tMessages: func(d *trace.Record, c [][]int64, i int, u int64) {
+		*d = trace.Record{Kind: trace.Kind(c[4][i]), Run: int32(c[0][i]), Proc: int32(c[1][i]), T: c[2][i] * u, End: c[3][i] * u,
+			Peer: int32(c[5][i]), Value: c[6][i], Tag: int32(c[7][i]), Comm: int32(c[8][i]), Seq: int32(c[9][i]), Flags: uint8(c[10][i])}
+	},
+	tCollectives: func(d *trace.Record, c [][]int64, i int, u int64) {
+		*d = trace.Record{Kind: trace.KindCollective, Run: int32(c[0][i]), Proc: int32(c[1][i]), T: c[2][i] * u, End: c[3][i] * u,
+			ID: int32(c[4][i]), Peer: int32(c[5][i]), Value: c[6][i], Comm: int32(c[7][i]), Seq: trace.NoRequest}
+	},
+	tEvents: func(d *trace.Record, c [][]int64, i int, u int64) {
+		*d = trace.Record{Kind: trace.KindEvent, Run: int32(c[0][i]), Proc: int32(c[1][i]), T: c[2][i] * u, ID: int32(c[3][i]), Value: c[4][i], Peer: trace.NoPeer, Seq: trace.NoRequest}
+	},
+	tCounters: func(d *trace.Record, c [][]int64, i int, u int64) {
+		*d = trace.Record{Kind: trace.KindCounter, Run: int32(c[0][i]), Proc: int32(c[1][i]), T: c[2][i] * u, ID: int32(c[3][i]), Value: c[4][i], Peer: trace.NoPeer, Seq: trace.NoRequest}
+	},
+	tBBV: func(d *trace.Record, c [][]int64, i int, u int64) {
+		*d = trace.Record{Kind: trace.KindBBV, Run: int32(c[0][i]), Proc: int32(c[1][i]), Seq: int32(c[2][i]), T: c[3][i] * u, ID: int32(c[4][i]), Value: c[5][i], Peer: trace.NoPeer}
+	},
 }
 
 // groupWriter buffers one table's records as typed Parquet rows and writes
