@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/parscope/parscope/trace"
 )
 
@@ -201,4 +203,35 @@ func dirSize(dir string) (int64, error) {
 		n += fi.Size()
 	}
 	return n, nil
+}
+
+// BenchmarkReadGenericRows is the peer for BenchmarkReadMerged: the same
+// states table read with parquet-go's generic row reader into structs, in
+// storage order (no time merge). Typed page reads plus the merge should beat it.
+func BenchmarkReadGenericRows(b *testing.B) {
+	const n, procs = 4_000_000, 16
+	path := benchStore(b, n, procs)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f, err := os.Open(filepath.Join(path, tStates.file()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := parquet.NewGenericReader[stateRow](f)
+		rows := make([]stateRow, 4096)
+		total := 0
+		for {
+			k, err := r.Read(rows)
+			total += k
+			if err != nil {
+				break
+			}
+		}
+		r.Close()
+		f.Close()
+		if total != n {
+			b.Fatalf("read %d rows, want %d", total, n)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }

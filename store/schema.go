@@ -7,6 +7,8 @@ import (
 	"math/bits"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/parscope/parscope/trace"
@@ -353,15 +355,17 @@ func newDivider(unit int64) divider {
 // div returns t / unit for t a multiple of unit.
 func (d divider) div(t int64) int64 { return int64(uint64(t>>d.shift) * d.inv) }
 
-// newGroupWriter returns a writer of t's row groups to w. Spill files use
-// the fastest zstd level; tables use the default level, which is smaller.
+// newGroupWriter returns a writer of t's row groups to w: zstd for tables,
+// Snappy for temporary spill runs (fast is set).
 func newGroupWriter(t table, w io.Writer, unit int64, fast bool) groupWriter {
-	level := zstd.SpeedDefault
+	var codec compress.Codec = &zstd.Codec{Level: zstd.SpeedDefault}
 	if fast {
-		level = zstd.SpeedFastest
+		// Spill runs are read back all at once by the final merge: Snappy
+		// needs no large decoder window per open run, unlike zstd.
+		codec = &snappy.Codec{}
 	}
 	opts := []parquet.WriterOption{
-		parquet.Compression(&zstd.Codec{Level: level}),
+		parquet.Compression(codec),
 		parquet.MaxRowsPerRowGroup(math.MaxInt64),
 		parquet.PageBufferSize(256 << 10),
 		parquet.CreatedBy("parscope", "", ""),

@@ -23,14 +23,14 @@ type Options struct {
 	GroupRows int
 	// ChunkRows is how many records of one table are sorted in memory
 	// before a sorted run is spilled to disk, once input arrives out of time
-	// order; 0 means 1<<20.
+	// order; 0 means 1<<19.
 	ChunkRows int
 }
 
 const (
 	defaultGroupRows = 1 << 18
 	spillGroupRows   = 1 << 14
-	defaultChunkRows = 1 << 20
+	defaultChunkRows = 1 << 19
 )
 
 // Writer writes a trace into a new .pst directory. It implements
@@ -258,6 +258,7 @@ type tableSink struct {
 	spills   []*builder
 	spilling bool
 	merged   []trace.Record // scratch for sortChunk
+	nspill   int            // spill files created, for unique names
 }
 
 func (s *tableSink) add(r trace.Record) error {
@@ -297,7 +298,8 @@ func (s *tableSink) startSpilling() error {
 	if err := s.final.finish(); err != nil {
 		return err
 	}
-	p := s.spillPath(0)
+	p := s.spillPath(s.nspill)
+	s.nspill++
 	if err := os.Rename(s.final.path, p); err != nil {
 		return err
 	}
@@ -313,10 +315,11 @@ func (s *tableSink) spillChunk() error {
 		return nil
 	}
 	sorted := s.sortChunk()
-	b, err := newBuilder(s.t, s.spillPath(len(s.spills)), s.w.unit, func() int { return spillGroupRows }, true)
+	b, err := newBuilder(s.t, s.spillPath(s.nspill), s.w.unit, func() int { return spillGroupRows }, true)
 	if err != nil {
 		return err
 	}
+	s.nspill++
 	s.spills = append(s.spills, b)
 	for i := range sorted {
 		if err := b.add(&sorted[i]); err != nil {
@@ -388,7 +391,9 @@ func (s *tableSink) groupRows() int {
 func (s *tableSink) finish() (int64, []indexRow, error) {
 	if s.spilling {
 		// Merge the spilled runs with the last chunk, sorted in memory.
-		if err := s.mergeSpills(trace.NewSliceReader(s.sortChunk())); err != nil {
+		last := s.sortChunk()
+		s.chunk = nil // sortChunk made a sorted copy or returned the chunk itself
+		if err := s.mergeSpills(trace.NewSliceReader(last)); err != nil {
 			return 0, nil, err
 		}
 		s.chunk, s.merged = nil, nil
@@ -406,15 +411,49 @@ func (s *tableSink) finish() (int64, []indexRow, error) {
 	return s.final.rows, s.final.index, nil
 }
 
+// maxFanIn bounds how many sorted runs are merged at once, and so the
+// memory of the merge (a few MB per open run).
+const maxFanIn = 16
+
+// mergeSpills merges the spilled runs and last (the final chunk, sorted,
+// in memory) into the table. With more than maxFanIn runs, runs are first
+// merged maxFanIn at a time into longer runs.
 func (s *tableSink) mergeSpills(last trace.Reader) error {
-	inputs := []trace.Reader{}
+	for len(s.spills) > maxFanIn {
+		b, err := newBuilder(s.t, s.spillPath(s.nspill), s.w.unit, func() int { return spillGroupRows }, true)
+		if err != nil {
+			return err
+		}
+		s.nspill++
+		if err := s.merge(s.spills[:maxFanIn], nil, b); err != nil {
+			b.abort()
+			return err
+		}
+		s.spills = append(s.spills[maxFanIn:], b)
+	}
+	b, err := newBuilder(s.t, s.finalPath(), s.w.unit, s.groupRows, false)
+	if err != nil {
+		return err
+	}
+	s.final = b
+	if err := s.merge(s.spills, last, b); err != nil {
+		return err
+	}
+	s.spills = nil
+	return nil
+}
+
+// merge merges the runs (and extra, when not nil) into b, finishes b's
+// input and removes the runs' files.
+func (s *tableSink) merge(runs []*builder, extra trace.Reader, b *builder) error {
+	var inputs []trace.Reader
 	var files []*tableFile
 	defer func() {
 		for _, f := range files {
 			f.close()
 		}
 	}()
-	for _, sp := range s.spills {
+	for _, sp := range runs {
 		f, err := openTable(sp.path, s.t, s.w.unit, sp.index)
 		if err != nil {
 			return err
@@ -422,22 +461,23 @@ func (s *tableSink) mergeSpills(last trace.Reader) error {
 		files = append(files, f)
 		inputs = append(inputs, f.reader(newFilter(ReadOptions{})))
 	}
-	inputs = append(inputs, last)
-	b, err := newBuilder(s.t, s.finalPath(), s.w.unit, s.groupRows, false)
-	if err != nil {
-		return err
+	if extra != nil {
+		inputs = append(inputs, extra)
 	}
-	s.final = b
 	merged := trace.MergeFunc(func(a, c *trace.Record) bool { return keyLess(s.t, a, c) }, inputs...)
 	if err := trace.Each(merged, b.add); err != nil {
 		return err
 	}
-	for _, sp := range s.spills {
+	if b != s.final {
+		if err := b.finish(); err != nil {
+			return err
+		}
+	}
+	for _, sp := range runs {
 		if err := os.Remove(sp.path); err != nil {
 			return err
 		}
 	}
-	s.spills = nil
 	return nil
 }
 
@@ -529,6 +569,8 @@ func (b *builder) finish() error {
 	if cerr := b.f.Close(); err == nil {
 		err = cerr
 	}
+	// A finished run waiting to be merged keeps only its path and index.
+	b.bw, b.gw = nil, nil
 	return err
 }
 
@@ -537,6 +579,7 @@ func (b *builder) abort() {
 		b.done = true
 		b.gw.close()
 		b.f.Close()
+		b.bw, b.gw = nil, nil
 	}
 	os.Remove(b.path)
 }

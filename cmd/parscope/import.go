@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -10,6 +12,10 @@ import (
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/store"
 )
+
+// importMemoryLimit is the soft memory limit of an import (GOMEMLIMIT
+// overrides it): comfortably above what the store's bounded buffers need.
+const importMemoryLimit = 200 << 20
 
 func init() {
 	var (
@@ -54,6 +60,11 @@ replaced only with --force.`,
 					return usagef("import: --param %q is not key=value", p)
 				}
 				opts.Params[k] = v
+			}
+			if os.Getenv("GOMEMLIMIT") == "" {
+				// Imports stream in bounded memory; a soft limit keeps the
+				// garbage collector from letting the heap double past it.
+				debug.SetMemoryLimit(importMemoryLimit)
 			}
 			w, err := store.Create(out, store.Options{Force: force})
 			if err != nil {
