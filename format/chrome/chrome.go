@@ -94,6 +94,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -322,22 +323,22 @@ func (e *exporter) processMeta(run, proc int32, pid int64) {
 	}
 	b := e.ev()
 	b = append(b, `{"name":"process_name","ph":"M","pid":`...)
-	b = appendInt(b, pid)
+	b = format.AppendInt(b, pid)
 	b = append(b, `,"ts":0,"args":{"name":`...)
 	b = appendString(b, name)
 	b = append(b, "}}"...)
 	e.put(b)
 	b = e.ev()
 	b = append(b, `{"name":"process_sort_index","ph":"M","pid":`...)
-	b = appendInt(b, pid)
+	b = format.AppendInt(b, pid)
 	b = append(b, `,"ts":0,"args":{"sort_index":`...)
-	b = appendInt(b, pid)
+	b = format.AppendInt(b, pid)
 	b = append(b, "}}"...)
 	e.put(b)
 	if int(run) < len(e.h.Runs) && e.h.Runs[run].Name != "" {
 		b = e.ev()
 		b = append(b, `{"name":"process_labels","ph":"M","pid":`...)
-		b = appendInt(b, pid)
+		b = format.AppendInt(b, pid)
 		b = append(b, `,"ts":0,"args":{"labels":`...)
 		b = appendString(b, e.h.Runs[run].Name)
 		b = append(b, "}}"...)
@@ -351,20 +352,20 @@ func (e *exporter) processMeta(run, proc int32, pid int64) {
 func (e *exporter) threadMeta(pid int64, tid int, name string, sort int) {
 	b := e.ev()
 	b = append(b, `{"name":"thread_name","ph":"M","pid":`...)
-	b = appendInt(b, pid)
+	b = format.AppendInt(b, pid)
 	b = append(b, `,"tid":`...)
-	b = appendInt(b, int64(tid))
+	b = format.AppendInt(b, int64(tid))
 	b = append(b, `,"ts":0,"args":{"name":`...)
 	b = appendString(b, name)
 	b = append(b, "}}"...)
 	e.put(b)
 	b = e.ev()
 	b = append(b, `{"name":"thread_sort_index","ph":"M","pid":`...)
-	b = appendInt(b, pid)
+	b = format.AppendInt(b, pid)
 	b = append(b, `,"tid":`...)
-	b = appendInt(b, int64(tid))
+	b = format.AppendInt(b, int64(tid))
 	b = append(b, `,"ts":0,"args":{"sort_index":`...)
-	b = appendInt(b, int64(sort))
+	b = format.AppendInt(b, int64(sort))
 	b = append(b, "}}"...)
 	e.put(b)
 }
@@ -522,7 +523,7 @@ func (e *exporter) stateFrag(id int32) *frag {
 	f.pre = append(f.pre, f.name...)
 	f.pre = append(f.pre, `,"cat":"state","ph":"X","pid":`...)
 	f.args = append(f.args, `,"args":{"state":`...)
-	f.args = appendInt(f.args, int64(id))
+	f.args = format.AppendInt(f.args, int64(id))
 	if d := e.ix.State(id); d != nil {
 		if d.Description != "" {
 			f.args = append(f.args, `,"description":`...)
@@ -549,7 +550,7 @@ func (e *exporter) stateSlice(p *procState, t, end int64) {
 	f := e.stateFrag(p.state)
 	b := e.ev()
 	b = append(b, f.pre...)
-	b = appendInt(b, p.pid)
+	b = format.AppendInt(b, p.pid)
 	b = append(b, `,"tid":1,"ts":`...)
 	b = appendNS(b, t)
 	b = append(b, `,"dur":`...)
@@ -569,7 +570,7 @@ func (e *exporter) regionFrag(id int32) *frag {
 	f.pre = append(f.pre, f.name...)
 	f.pre = append(f.pre, `,"cat":"region","ph":"B","pid":`...)
 	f.args = append(f.args, `,"args":{"region":`...)
-	f.args = appendInt(f.args, int64(id))
+	f.args = format.AppendInt(f.args, int64(id))
 	if d := e.ix.Region(id); d != nil {
 		f.args = append(f.args, `,"kind":`...)
 		f.args = appendString(f.args, d.Kind.String())
@@ -591,7 +592,7 @@ func (e *exporter) enter(p *procState, r *trace.Record) {
 	f := e.regionFrag(r.ID)
 	b := e.ev()
 	b = append(b, f.pre...)
-	b = appendInt(b, p.pid)
+	b = format.AppendInt(b, p.pid)
 	b = append(b, `,"tid":2,"ts":`...)
 	b = appendNS(b, r.T)
 	b = append(b, f.args...)
@@ -623,7 +624,7 @@ func (e *exporter) regionEnd(p *procState, id int32, t int64) {
 	b = append(b, `{"name":`...)
 	b = append(b, f.name...)
 	b = append(b, `,"cat":"region","ph":"E","pid":`...)
-	b = appendInt(b, p.pid)
+	b = format.AppendInt(b, p.pid)
 	b = append(b, `,"tid":2,"ts":`...)
 	b = appendNS(b, t)
 	b = append(b, '}')
@@ -658,22 +659,22 @@ func (e *exporter) mpi(p *procState, r *trace.Record) int64 {
 	switch r.Kind {
 	case trace.KindSend:
 		b = append(b, `{"name":"send → `...)
-		b = appendInt(b, int64(r.Peer))
+		b = format.AppendInt(b, int64(r.Peer))
 	case trace.KindRecv:
 		b = append(b, `{"name":"recv ← `...)
 		if r.Peer == trace.NoPeer {
 			b = append(b, "any"...)
 		} else {
-			b = appendInt(b, int64(r.Peer))
+			b = format.AppendInt(b, int64(r.Peer))
 		}
 	default:
 		b = append(b, `{"name":"`...)
 		b = append(b, trace.CollectiveOp(r.ID).String()...) // lower-case letters, digits, '_' and '(' ')'
 	}
 	b = append(b, `","cat":"mpi","ph":"X","pid":`...)
-	b = appendInt(b, p.pid)
+	b = format.AppendInt(b, p.pid)
 	b = append(b, `,"tid":`...)
-	b = appendInt(b, int64(tid))
+	b = format.AppendInt(b, int64(tid))
 	b = append(b, `,"ts":`...)
 	b = appendNS(b, r.T)
 	b = append(b, `,"dur":`...)
@@ -682,32 +683,32 @@ func (e *exporter) mpi(p *procState, r *trace.Record) int64 {
 	if r.Kind == trace.KindCollective {
 		if r.Peer >= 0 {
 			b = append(b, `"root":`...)
-			b = appendInt(b, int64(r.Peer))
+			b = format.AppendInt(b, int64(r.Peer))
 			b = append(b, ',')
 		}
 	} else {
 		b = append(b, `"peer":`...)
-		b = appendInt(b, int64(r.Peer))
+		b = format.AppendInt(b, int64(r.Peer))
 		b = append(b, ',')
 	}
 	b = append(b, `"bytes":`...)
-	b = appendInt(b, r.Value)
+	b = format.AppendInt(b, r.Value)
 	if r.Kind != trace.KindCollective {
 		b = append(b, `,"tag":`...)
-		b = appendInt(b, int64(r.Tag))
+		b = format.AppendInt(b, int64(r.Tag))
 	}
 	b = append(b, `,"comm":`...)
-	b = appendInt(b, int64(r.Comm))
+	b = format.AppendInt(b, int64(r.Comm))
 	if r.Kind != trace.KindCollective && r.Seq != trace.NoRequest {
 		b = append(b, `,"request":`...)
-		b = appendInt(b, int64(r.Seq))
+		b = format.AppendInt(b, int64(r.Seq))
 	}
 	if r.End < r.T {
 		b = append(b, `,"end_unknown":true`...)
 	}
 	if r.Flags != 0 {
 		b = append(b, `,"flags":`...)
-		b = appendInt(b, int64(r.Flags))
+		b = format.AppendInt(b, int64(r.Flags))
 	}
 	b = append(b, "}}"...)
 	e.put(b)
@@ -737,22 +738,22 @@ func (e *exporter) flow(s, r *trace.Record) {
 	}
 	b := e.ev()
 	b = append(b, `{"name":"msg","cat":"msg","ph":"s","id":`...)
-	b = appendInt(b, e.flowID)
+	b = format.AppendInt(b, e.flowID)
 	b = append(b, `,"pid":`...)
-	b = appendInt(b, sp.pid)
+	b = format.AppendInt(b, sp.pid)
 	b = append(b, `,"tid":`...)
-	b = appendInt(b, int64(laneTid(int(s.ID))))
+	b = format.AppendInt(b, int64(laneTid(int(s.ID))))
 	b = append(b, `,"ts":`...)
 	b = appendNS(b, ts)
 	b = append(b, '}')
 	e.put(b)
 	b = e.ev()
 	b = append(b, `{"name":"msg","cat":"msg","ph":"f","bp":"e","id":`...)
-	b = appendInt(b, e.flowID)
+	b = format.AppendInt(b, e.flowID)
 	b = append(b, `,"pid":`...)
-	b = appendInt(b, rp.pid)
+	b = format.AppendInt(b, rp.pid)
 	b = append(b, `,"tid":`...)
-	b = appendInt(b, int64(laneTid(int(r.ID))))
+	b = format.AppendInt(b, int64(laneTid(int(r.ID))))
 	b = append(b, `,"ts":`...)
 	b = appendNS(b, tf)
 	b = append(b, '}')
@@ -774,13 +775,13 @@ func (e *exporter) instant(p *procState, r *trace.Record) {
 	b = append(b, `{"name":`...)
 	b = append(b, name...)
 	b = append(b, `,"cat":"event","ph":"i","s":"t","pid":`...)
-	b = appendInt(b, p.pid)
+	b = format.AppendInt(b, p.pid)
 	b = append(b, `,"tid":4,"ts":`...)
 	b = appendNS(b, r.T)
 	b = append(b, `,"args":{"event":`...)
-	b = appendInt(b, int64(r.ID))
+	b = format.AppendInt(b, int64(r.ID))
 	b = append(b, `,"value":`...)
-	b = appendInt(b, r.Value)
+	b = format.AppendInt(b, r.Value)
 	b = append(b, "}}"...)
 	e.put(b)
 	e.st.Instants++
@@ -810,7 +811,7 @@ func (e *exporter) counter(p *procState, r *trace.Record) {
 	}
 	b := e.ev()
 	b = append(b, f.pre...)
-	b = appendInt(b, p.pid)
+	b = format.AppendInt(b, p.pid)
 	b = append(b, `,"ts":`...)
 	b = appendNS(b, r.T)
 	b = append(b, f.args...)

@@ -1,6 +1,10 @@
 package chrome
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/parscope/parscope/format"
+)
 
 // appendNS appends a time or duration given in nanoseconds as microseconds
 // with exactly three decimals ("1793078.235"), computed on integers so that
@@ -11,47 +15,9 @@ func appendNS(b []byte, ns int64) []byte {
 		b = append(b, '-')
 		u = -u // also right for math.MinInt64
 	}
-	b = appendUint(b, u/1000)
+	b = format.AppendUint(b, u/1000)
 	f := u % 1000
 	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
-}
-
-// digitPairs holds "00" to "99", for formatting two digits at a time.
-const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
-	"8081828384858687888990919293949596979899"
-
-// appendInt appends v in decimal, as strconv.AppendInt(b, v, 10) does, with
-// a shorter path for the small and medium numbers that fill most fields.
-func appendInt(b []byte, v int64) []byte {
-	if v < 0 {
-		return appendUint(append(b, '-'), -uint64(v))
-	}
-	return appendUint(b, uint64(v))
-}
-
-// appendUint appends u in decimal.
-func appendUint(b []byte, u uint64) []byte {
-	if u < 10 {
-		return append(b, byte('0'+u))
-	}
-	var a [20]byte
-	i := len(a)
-	for u >= 100 {
-		q := u / 100
-		r := (u - q*100) * 2
-		i -= 2
-		a[i], a[i+1] = digitPairs[r], digitPairs[r+1]
-		u = q
-	}
-	if u >= 10 {
-		i -= 2
-		a[i], a[i+1] = digitPairs[u*2], digitPairs[u*2+1]
-	} else {
-		i--
-		a[i] = byte('0' + u)
-	}
-	return append(b, a[i:]...)
 }
 
 const hexDigits = "0123456789abcdef"

@@ -55,6 +55,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -407,54 +408,19 @@ func needsQuotes(s string) bool {
 	return unicode.IsSpace(r)
 }
 
-// digitPairs holds "00" to "99", for formatting two digits at a time.
-const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
-	"8081828384858687888990919293949596979899"
-
-// appendInt appends v in decimal, as strconv.AppendInt(b, v, 10) does, with
-// a shorter path for the small and medium numbers that fill most columns.
-func appendInt(b []byte, v int64) []byte {
-	if uint64(v) < 10 {
-		return append(b, byte('0'+v))
-	}
-	u := uint64(v)
-	if v < 0 {
-		b = append(b, '-')
-		u = -u
-	}
-	var a [20]byte
-	i := len(a)
-	for u >= 100 {
-		q := u / 100
-		r := (u - q*100) * 2
-		i -= 2
-		a[i], a[i+1] = digitPairs[r], digitPairs[r+1]
-		u = q
-	}
-	if u >= 10 {
-		i -= 2
-		a[i], a[i+1] = digitPairs[u*2], digitPairs[u*2+1]
-	} else {
-		i--
-		a[i] = byte('0' + u)
-	}
-	return append(b, a[i:]...)
-}
-
 // head appends the run,proc,t columns that start most record rows.
 func head(b []byte, r *trace.Record) []byte {
-	b = appendInt(b, int64(r.Run))
+	b = format.AppendInt(b, int64(r.Run))
 	b = append(b, ',')
-	b = appendInt(b, int64(r.Proc))
+	b = format.AppendInt(b, int64(r.Proc))
 	b = append(b, ',')
-	b = appendInt(b, r.T)
+	b = format.AppendInt(b, r.T)
 	return append(b, ',')
 }
 
 func stateRow(b []byte, r *trace.Record) []byte {
 	b = head(b, r)
-	b = appendInt(b, int64(r.ID))
+	b = format.AppendInt(b, int64(r.ID))
 	return append(b, '\n')
 }
 
@@ -465,74 +431,74 @@ func regionRow(b []byte, r *trace.Record) []byte {
 	} else {
 		b = append(b, "exit,"...)
 	}
-	b = appendInt(b, int64(r.ID))
+	b = format.AppendInt(b, int64(r.ID))
 	return append(b, '\n')
 }
 
 func messageRow(b []byte, r *trace.Record) []byte {
 	b = head(b, r)
-	b = appendInt(b, r.End)
+	b = format.AppendInt(b, r.End)
 	if r.Kind == trace.KindSend {
 		b = append(b, ",send,"...)
 	} else {
 		b = append(b, ",recv,"...)
 	}
-	b = appendInt(b, int64(r.Peer))
+	b = format.AppendInt(b, int64(r.Peer))
 	b = append(b, ',')
-	b = appendInt(b, r.Value)
+	b = format.AppendInt(b, r.Value)
 	b = append(b, ',')
-	b = appendInt(b, int64(r.Tag))
+	b = format.AppendInt(b, int64(r.Tag))
 	b = append(b, ',')
-	b = appendInt(b, int64(r.Comm))
+	b = format.AppendInt(b, int64(r.Comm))
 	b = append(b, ',')
-	b = appendInt(b, int64(r.Seq))
+	b = format.AppendInt(b, int64(r.Seq))
 	b = append(b, ',')
-	b = appendInt(b, int64(r.Flags))
+	b = format.AppendInt(b, int64(r.Flags))
 	return append(b, '\n')
 }
 
 func collectiveRow(b []byte, r *trace.Record) []byte {
 	b = head(b, r)
-	b = appendInt(b, r.End)
+	b = format.AppendInt(b, r.End)
 	b = append(b, ',')
 	b = appendField(b, trace.CollectiveOp(r.ID).String())
 	b = append(b, ',')
-	b = appendInt(b, int64(r.Peer))
+	b = format.AppendInt(b, int64(r.Peer))
 	b = append(b, ',')
-	b = appendInt(b, r.Value)
+	b = format.AppendInt(b, r.Value)
 	b = append(b, ',')
-	b = appendInt(b, int64(r.Comm))
+	b = format.AppendInt(b, int64(r.Comm))
 	return append(b, '\n')
 }
 
 func eventRow(b []byte, r *trace.Record) []byte {
 	b = head(b, r)
-	b = appendInt(b, int64(r.ID))
+	b = format.AppendInt(b, int64(r.ID))
 	b = append(b, ',')
-	b = appendInt(b, r.Value)
+	b = format.AppendInt(b, r.Value)
 	return append(b, '\n')
 }
 
 func counterRow(b []byte, r *trace.Record) []byte {
 	b = head(b, r)
-	b = appendInt(b, int64(r.ID))
+	b = format.AppendInt(b, int64(r.ID))
 	b = append(b, ',')
 	b = strconv.AppendFloat(b, r.Float(), 'g', -1, 64)
 	return append(b, '\n')
 }
 
 func bbvRow(b []byte, r *trace.Record) []byte {
-	b = appendInt(b, int64(r.Run))
+	b = format.AppendInt(b, int64(r.Run))
 	b = append(b, ',')
-	b = appendInt(b, int64(r.Proc))
+	b = format.AppendInt(b, int64(r.Proc))
 	b = append(b, ',')
-	b = appendInt(b, int64(r.Seq))
+	b = format.AppendInt(b, int64(r.Seq))
 	b = append(b, ',')
-	b = appendInt(b, r.T)
+	b = format.AppendInt(b, r.T)
 	b = append(b, ',')
-	b = appendInt(b, int64(r.ID))
+	b = format.AppendInt(b, int64(r.ID))
 	b = append(b, ',')
-	b = appendInt(b, r.Value)
+	b = format.AppendInt(b, r.Value)
 	return append(b, '\n')
 }
 
@@ -546,11 +512,11 @@ func sortedByID[T any](s []T, id func(*T) int32) []T {
 
 func runsDict(w *rowWriter, h *trace.Header) {
 	for _, r := range h.Runs {
-		b := appendInt(w.buf(), int64(r.ID))
+		b := format.AppendInt(w.buf(), int64(r.ID))
 		b = append(b, ',')
 		b = appendField(b, r.Name)
 		b = append(b, ',')
-		b = appendInt(b, int64(r.Procs))
+		b = format.AppendInt(b, int64(r.Procs))
 		w.put(append(b, '\n'))
 	}
 }
@@ -564,9 +530,9 @@ func procsDict(w *rowWriter, h *trace.Header) {
 		return int(a.Proc) - int(b.Proc)
 	})
 	for _, p := range ps {
-		b := appendInt(w.buf(), int64(p.Run))
+		b := format.AppendInt(w.buf(), int64(p.Run))
 		b = append(b, ',')
-		b = appendInt(b, int64(p.Proc))
+		b = format.AppendInt(b, int64(p.Proc))
 		b = append(b, ',')
 		b = appendField(b, p.Name)
 		w.put(append(b, '\n'))
@@ -575,7 +541,7 @@ func procsDict(w *rowWriter, h *trace.Header) {
 
 func statesDict(w *rowWriter, h *trace.Header) {
 	for _, d := range sortedByID(h.States, func(d *trace.StateDef) int32 { return d.ID }) {
-		b := appendInt(w.buf(), int64(d.ID))
+		b := format.AppendInt(w.buf(), int64(d.ID))
 		b = append(b, ',')
 		b = appendField(b, d.Name)
 		b = append(b, ',')
@@ -583,14 +549,14 @@ func statesDict(w *rowWriter, h *trace.Header) {
 		b = append(b, ',')
 		b = appendField(b, d.File)
 		b = append(b, ',')
-		b = appendInt(b, int64(d.Line))
+		b = format.AppendInt(b, int64(d.Line))
 		w.put(append(b, '\n'))
 	}
 }
 
 func regionsDict(w *rowWriter, h *trace.Header) {
 	for _, d := range sortedByID(h.Regions, func(d *trace.RegionDef) int32 { return d.ID }) {
-		b := appendInt(w.buf(), int64(d.ID))
+		b := format.AppendInt(w.buf(), int64(d.ID))
 		b = append(b, ',')
 		b = appendField(b, d.Kind.String())
 		b = append(b, ',')
@@ -600,18 +566,18 @@ func regionsDict(w *rowWriter, h *trace.Header) {
 		b = append(b, ',')
 		b = appendField(b, d.File)
 		b = append(b, ',')
-		b = appendInt(b, int64(d.Line))
+		b = format.AppendInt(b, int64(d.Line))
 		b = append(b, ',')
-		b = appendInt(b, int64(d.EndLine))
+		b = format.AppendInt(b, int64(d.EndLine))
 		b = append(b, ',')
-		b = appendInt(b, int64(d.Parent))
+		b = format.AppendInt(b, int64(d.Parent))
 		w.put(append(b, '\n'))
 	}
 }
 
 func eventsDict(w *rowWriter, h *trace.Header) {
 	for _, d := range sortedByID(h.Events, func(d *trace.EventDef) int32 { return d.ID }) {
-		b := appendInt(w.buf(), int64(d.ID))
+		b := format.AppendInt(w.buf(), int64(d.ID))
 		b = append(b, ',')
 		b = appendField(b, d.Name)
 		w.put(append(b, '\n'))
@@ -620,7 +586,7 @@ func eventsDict(w *rowWriter, h *trace.Header) {
 
 func countersDict(w *rowWriter, h *trace.Header) {
 	for _, d := range sortedByID(h.Counters, func(d *trace.CounterDef) int32 { return d.ID }) {
-		b := appendInt(w.buf(), int64(d.ID))
+		b := format.AppendInt(w.buf(), int64(d.ID))
 		b = append(b, ',')
 		b = appendField(b, d.Name)
 		b = append(b, ',')
@@ -631,7 +597,7 @@ func countersDict(w *rowWriter, h *trace.Header) {
 
 func commsDict(w *rowWriter, h *trace.Header) {
 	for _, d := range sortedByID(h.Comms, func(d *trace.CommDef) int32 { return d.ID }) {
-		b := appendInt(w.buf(), int64(d.ID))
+		b := format.AppendInt(w.buf(), int64(d.ID))
 		b = append(b, ',')
 		b = appendField(b, d.Name)
 		b = append(b, ',')
@@ -639,7 +605,7 @@ func commsDict(w *rowWriter, h *trace.Header) {
 			if i > 0 {
 				b = append(b, ';')
 			}
-			b = appendInt(b, int64(m))
+			b = format.AppendInt(b, int64(m))
 		}
 		w.put(append(b, '\n'))
 	}

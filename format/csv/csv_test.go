@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -502,8 +503,8 @@ func TestAppendInt(t *testing.T) {
 		vals = append(vals, v)
 	}
 	for _, v := range vals {
-		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
-			t.Errorf("appendInt(%d) = %s, want %s", v, got, want)
+		if got, want := string(format.AppendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Errorf("format.AppendInt(%d) = %s, want %s", v, got, want)
 		}
 	}
 }

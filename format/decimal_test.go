@@ -1,0 +1,28 @@
+package format
+
+import (
+	"math"
+	"strconv"
+	"testing"
+)
+
+func TestAppendInt(t *testing.T) {
+	for _, v := range []int64{0, 1, 9, 10, 99, 100, 101, 999, 1000, 12345, -1, -10, -123456789, math.MaxInt64, math.MinInt64} {
+		if got, want := string(AppendInt(nil, v)), strconv.FormatInt(v, 10); got != want {
+			t.Errorf("AppendInt(%d) = %q, want %q", v, got, want)
+		}
+	}
+	if got := string(AppendUint([]byte("x"), math.MaxUint64)); got != "x"+strconv.FormatUint(math.MaxUint64, 10) {
+		t.Errorf("AppendUint(max) = %q", got)
+	}
+}
+
+func FuzzAppendInt(f *testing.F) {
+	f.Add(int64(0))
+	f.Add(int64(-987654321))
+	f.Fuzz(func(t *testing.T, v int64) {
+		if got, want := string(AppendInt(nil, v)), strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("AppendInt(%d) = %q, want %q", v, got, want)
+		}
+	})
+}
