@@ -34,16 +34,17 @@ func stderrIsTerminal() bool { return term.IsTerminal(int(os.Stderr.Fd())) }
 type progressWriter struct {
 	trace.Writer
 	bar     *progressbar.ProgressBar
+	what    string
+	total   int64
 	pending int
 }
 
 func withProgress(w trace.Writer, what string) *progressWriter {
-	p := &progressWriter{Writer: w}
+	p := &progressWriter{Writer: w, what: what}
 	if stderrIsTerminal() {
 		p.bar = progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(os.Stderr),
 			progressbar.OptionSetDescription(what),
-			progressbar.OptionShowCount(),
 			progressbar.OptionShowIts(),
 			progressbar.OptionSetItsString("records"),
 			progressbar.OptionThrottle(200*time.Millisecond),
@@ -57,6 +58,8 @@ func (p *progressWriter) Add(r trace.Record) error {
 	if p.bar != nil {
 		p.pending++
 		if p.pending == 1<<16 {
+			p.total += int64(p.pending)
+			p.bar.Describe(fmt.Sprintf("%s: %s records", p.what, humanCount(p.total)))
 			_ = p.bar.Add(p.pending)
 			p.pending = 0
 		}
