@@ -1,0 +1,357 @@
+// Package state reconstructs total parallel states from per-process block
+// traces, as section 5.5 of Gomez, Cai and Schubert describes: the first
+// state of a run has every process in the start block at time 0; each
+// record sets its process's column; a new state (row) begins whenever the
+// time changes, carrying the other columns over.
+//
+// Reconstruction streams over the time-merged records of a trace and keeps,
+// besides the state vector, the quantities the entropy and PCA analyses
+// need, updated in O(1) per record because consecutive states differ in one
+// column: the number of processes in each block, the log-multiplicity of
+// the state's class and a hash of the class (the multiset of blocks, which
+// is what the paper treats as equivalent states).
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/parscope/parscope/trace"
+)
+
+// Options select what Reconstruct builds.
+type Options struct {
+	// Procs restricts the state to these processes, in this order (a
+	// partial state, e.g. philosophers 4,5,6). nil means every process.
+	Procs []int32
+	// Start is the block every process is in at time 0. When StartSet is
+	// false it is the smallest state id of the header's dictionary, or 0.
+	Start    int32
+	StartSet bool
+	// PerRecord makes a row of every record instead of one per distinct
+	// time (the variant that keeps a row per record); the initial state
+	// is a row of its own in both variants.
+	PerRecord bool
+	// ValueEvent, when not nil, builds the state from the values of this
+	// event instead of from block ids: the "representative variable" of
+	// section 3.1, recorded as events whose Value is the variable.
+	ValueEvent *int32
+}
+
+// Row is one parallel state of one run. X, Counts and Blocks are owned by
+// the reconstruction and valid only during the callback.
+type Row struct {
+	Run int32
+	// T is the time at which the state was entered (ns); Dur is how long
+	// it lasted: the time to the next row of the run, 0 for the last row.
+	T, Dur int64
+	// Index counts the rows of the run from 0.
+	Index int64
+	// X holds the block (or value) of each selected process.
+	X []int32
+	// Tracker gives the block counts and class quantities of X.
+	*Tracker
+}
+
+// Reconstruct streams the records of r (in time-merged order, as
+// store.Records returns them) and calls fn once per reconstructed state.
+// Records that are not state entries (or not the ValueEvent) are skipped.
+// Rows are delivered one record late so that each carries its duration.
+func Reconstruct(ctx context.Context, h *trace.Header, r trace.Reader, opts Options, fn func(*Row) error) error {
+	start := opts.Start
+	if !opts.StartSet {
+		start = DefaultStart(h)
+	}
+	rc := &reconstructor{h: h, opts: opts, start: start, fn: fn, blocks: NewBlockIndex(h)}
+	buf := make([]trace.Record, 4096)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := r.Read(buf)
+		for i := 0; i < n; i++ {
+			if e := rc.add(&buf[i]); e != nil {
+				return e
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return rc.finish()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// DefaultStart is the start block of a trace: the smallest state id in its
+// dictionary, or 0 when it has none.
+func DefaultStart(h *trace.Header) int32 {
+	if len(h.States) == 0 {
+		return 0
+	}
+	m := h.States[0].ID
+	for _, s := range h.States {
+		m = min(m, s.ID)
+	}
+	return m
+}
+
+type reconstructor struct {
+	h      *trace.Header
+	opts   Options
+	start  int32
+	fn     func(*Row) error
+	blocks *BlockIndex
+
+	run     int32
+	started bool
+	col     map[int32]int // process -> column, for a subset
+	cols    []int         // process -> column (dense), -1 when not selected
+	tr      *Tracker
+	row     Row
+	pending bool // row holds a state not yet delivered
+}
+
+func (rc *reconstructor) beginRun(run int32) {
+	rc.run, rc.started = run, true
+	var procs []int32
+	if rc.opts.Procs != nil {
+		procs = rc.opts.Procs
+	} else {
+		n := int32(0)
+		if int(run) < len(rc.h.Runs) {
+			n = rc.h.Runs[run].Procs
+		}
+		for p := int32(0); p < n; p++ {
+			procs = append(procs, p)
+		}
+	}
+	rc.cols = rc.cols[:0]
+	for i, p := range procs {
+		for int(p) >= len(rc.cols) {
+			rc.cols = append(rc.cols, -1)
+		}
+		rc.cols[p] = i
+	}
+	rc.tr = NewTracker(len(procs), rc.blocks, rc.start)
+	rc.row = Row{Run: run, T: 0, X: rc.tr.X, Tracker: rc.tr}
+	rc.pending = true
+}
+
+func (rc *reconstructor) add(r *trace.Record) error {
+	var v int32
+	switch {
+	case rc.opts.ValueEvent != nil:
+		if r.Kind != trace.KindEvent || r.ID != *rc.opts.ValueEvent {
+			return nil
+		}
+		v = int32(r.Value)
+	case r.Kind == trace.KindState:
+		v = r.ID
+	default:
+		return nil
+	}
+	if !rc.started || r.Run != rc.run {
+		if rc.started {
+			if err := rc.emit(0); err != nil {
+				return err
+			}
+		}
+		rc.beginRun(r.Run)
+	}
+	c := -1
+	if int(r.Proc) < len(rc.cols) {
+		c = rc.cols[r.Proc]
+	}
+	if c < 0 {
+		if rc.opts.Procs == nil {
+			return fmt.Errorf("state: process %d of run %d is not among the run's %d processes", r.Proc, r.Run, len(rc.tr.X))
+		}
+		return nil
+	}
+	// A new row begins when the time changes, or at every record in the
+	// per-record variant; the row before it is delivered first, with its
+	// duration, before the record changes the state.
+	if r.T != rc.row.T || rc.opts.PerRecord {
+		if err := rc.emit(r.T - rc.row.T); err != nil {
+			return err
+		}
+		rc.row.T = r.T
+		rc.row.Index++
+		rc.pending = true
+	}
+	rc.tr.Set(c, v)
+	return nil
+}
+
+// emit delivers the pending row with duration dur.
+func (rc *reconstructor) emit(dur int64) error {
+	if !rc.pending {
+		return nil
+	}
+	rc.row.Dur = dur
+	rc.pending = false
+	return rc.fn(&rc.row)
+}
+
+func (rc *reconstructor) finish() error {
+	if rc.started {
+		return rc.emit(0)
+	}
+	return nil
+}
+
+// BlockIndex maps block (state) ids to dense indices 0..N-1, in id order
+// for the ids of the header's dictionary and in order of appearance for
+// others.
+type BlockIndex struct {
+	dense map[int32]int
+	ids   []int32
+}
+
+// NewBlockIndex indexes the state ids of h's dictionary.
+func NewBlockIndex(h *trace.Header) *BlockIndex {
+	b := &BlockIndex{dense: map[int32]int{}}
+	if h != nil {
+		ids := make([]int32, 0, len(h.States))
+		for _, s := range h.States {
+			ids = append(ids, s.ID)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			b.Index(id)
+		}
+	}
+	return b
+}
+
+// Index returns the dense index of id, assigning the next one if new.
+func (b *BlockIndex) Index(id int32) int {
+	if i, ok := b.dense[id]; ok {
+		return i
+	}
+	i := len(b.ids)
+	b.dense[id] = i
+	b.ids = append(b.ids, id)
+	return i
+}
+
+// Len returns the number of blocks indexed.
+func (b *BlockIndex) Len() int { return len(b.ids) }
+
+// ID returns the block id of dense index i.
+func (b *BlockIndex) ID(i int) int32 { return b.ids[i] }
+
+// Tracker holds a parallel state and, updated in O(1) per change, the
+// number of processes in each block, Σ_k lnΓ(b_k+1) (for the class
+// multiplicity), Σ_k b_k ln b_k (for the histogram entropy) and an
+// order-independent hash of the class.
+type Tracker struct {
+	// X is the current state: the block of each process (column).
+	X []int32
+	// Counts[k] is the number of processes in block k (dense index).
+	Counts []int
+	blocks *BlockIndex
+	dense  []int // dense block index of each column
+
+	lnFactSum  float64 // Σ_k lnΓ(b_k+1)
+	bLnBSum    float64 // Σ_k b_k ln b_k
+	classHash  uint64  // Σ over columns of h(block), a multiset hash
+	blockHash  []uint64
+	hashSource *rand.PCG
+}
+
+// NewTracker returns a tracker of p processes, all in block start.
+func NewTracker(p int, blocks *BlockIndex, start int32) *Tracker {
+	t := &Tracker{X: make([]int32, p), dense: make([]int, p), blocks: blocks, hashSource: rand.NewPCG(0x5eed, 0xc1a55)}
+	k := blocks.Index(start)
+	t.grow(k)
+	for i := range t.X {
+		t.X[i] = start
+		t.dense[i] = k
+	}
+	t.Counts[k] = p
+	t.lnFactSum = lgamma(float64(p) + 1)
+	t.bLnBSum = xlnx(p)
+	t.classHash = uint64(p) * t.blockHash[k]
+	return t
+}
+
+func (t *Tracker) grow(k int) {
+	for len(t.Counts) <= k {
+		t.Counts = append(t.Counts, 0)
+		t.blockHash = append(t.blockHash, t.hashSource.Uint64()|1)
+	}
+}
+
+// Set moves process column c to block v.
+func (t *Tracker) Set(c int, v int32) {
+	if t.X[c] == v {
+		return
+	}
+	from := t.dense[c]
+	to := t.blocks.Index(v)
+	t.grow(to)
+	bf, bt := t.Counts[from], t.Counts[to]
+	// lnΓ(b+1) changes by -ln b when b decreases by one, +ln(b+1) when it grows.
+	t.lnFactSum += math.Log(float64(bt+1)) - math.Log(float64(bf))
+	t.bLnBSum += xlnx(bf-1) - xlnx(bf) + xlnx(bt+1) - xlnx(bt)
+	t.classHash += t.blockHash[to] - t.blockHash[from]
+	t.Counts[from], t.Counts[to] = bf-1, bt+1
+	t.X[c], t.dense[c] = v, to
+}
+
+// P returns the number of processes.
+func (t *Tracker) P() int { return len(t.X) }
+
+// LnMultiplicity returns ln W = lnΓ(P+1) − Σ_k lnΓ(b_k+1): the log of the
+// number of ordered states in the current state's class.
+func (t *Tracker) LnMultiplicity() float64 {
+	return lgamma(float64(len(t.X))+1) - t.lnFactSum
+}
+
+// LnProb returns ln p = ln W − P ln N, the combinatorial probability of
+// the current state's class among N blocks (seed 000, section 4).
+func (t *Tracker) LnProb(n int) float64 {
+	return t.LnMultiplicity() - float64(len(t.X))*math.Log(float64(n))
+}
+
+// HistogramEntropy returns −Σ_k (b_k/P) log2(b_k/P) of the current state,
+// in bits.
+func (t *Tracker) HistogramEntropy() float64 {
+	p := float64(len(t.X))
+	if p == 0 {
+		return 0
+	}
+	// −Σ (b/P) ln(b/P) = ln P − (1/P) Σ b ln b
+	h := math.Log(p) - t.bLnBSum/p
+	if h < 0 { // rounding at a single block
+		h = 0
+	}
+	return h / math.Ln2
+}
+
+// ClassHash returns a hash of the current state's class (its multiset of
+// blocks): equal for states that are permutations of each other.
+func (t *Tracker) ClassHash() uint64 { return t.classHash }
+
+// BlockID returns the block id of dense index k.
+func (t *Tracker) BlockID(k int) int32 { return t.blocks.ID(k) }
+
+func lgamma(x float64) float64 {
+	v, _ := math.Lgamma(x)
+	return v
+}
+
+func xlnx(b int) float64 {
+	if b <= 1 {
+		return 0
+	}
+	f := float64(b)
+	return f * math.Log(f)
+}
