@@ -14,6 +14,7 @@
 package entropy
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -200,14 +201,17 @@ func (a *Accumulator) Result() Result {
 	}
 	// Every row measure is a sum over classes (the rows of a class share
 	// its p); classes are visited in key order so that sums are reproducible.
-	keys := make([]uint64, 0, len(a.classes))
-	for k := range a.classes {
-		keys = append(keys, k)
+	type entry struct {
+		key uint64
+		classStat
 	}
-	slices.Sort(keys)
+	entries := make([]entry, 0, len(a.classes))
+	for k, c := range a.classes {
+		entries = append(entries, entry{k, c})
+	}
+	slices.SortFunc(entries, func(x, y entry) int { return cmp.Compare(x.key, y.key) })
 	lnN := float64(a.p) * math.Log(float64(n))
-	for _, k := range keys {
-		c := a.classes[k]
+	for _, c := range entries {
 		lp := (c.lnW - lnN) / math.Ln2
 		pl := math.Exp2(lp) * lp
 		r.CombEntropy -= c.weight * pl

@@ -47,6 +47,9 @@ type Result struct {
 	// Distances holds each interval's Euclidean distance to its cluster's
 	// centre (in the clustered space).
 	Distances []float64 `json:"distances"`
+	// Hints describe the label sequence: end of initialisation, period of
+	// the cyclic part, and the runs of each phase.
+	Hints Hints `json:"hints"`
 }
 
 // Evaluation is the clustering of one k: each k-means trial, and the one

@@ -69,22 +69,23 @@ func (ev *evaluation) bic() float64 { return ev.trials[ev.best].bic }
 func (e *engine) search(ctx context.Context) error {
 	if len(e.opts.K) > 0 {
 		e.maxRuns = len(e.opts.K)
-		for r, k := range e.opts.K {
-			if err := e.evaluate(ctx, r, k); err != nil {
-				return err
-			}
-		}
-		return nil
+		return e.evaluate(ctx, e.opts.K)
 	}
 	maxK := e.opts.MaxK
 	e.maxRuns = bits.Len(uint(maxK)) - 1 + 3
 	ks := []int{1, maxK, (maxK + 1) / 2}
 	kmin, kmax := 1, maxK
 	maxIdx, minIdx := 0, 0
+	// The first three k do not depend on any result: cluster them together.
+	if err := e.evaluate(ctx, ks[:min(3, maxK)]); err != nil {
+		return err
+	}
 	for r := 0; r < len(ks); r++ {
 		k := ks[r]
-		if err := e.evaluate(ctx, r, k); err != nil {
-			return err
+		if r >= len(e.runs) {
+			if err := e.evaluate(ctx, ks[r:r+1]); err != nil {
+				return err
+			}
 		}
 		b := e.runs[r].bic()
 		if b > e.runs[maxIdx].bic() {
@@ -133,27 +134,44 @@ func (e *engine) trialSeed(r, t int) (int64, error) {
 	return s, nil
 }
 
-// evaluate clusters the data with k centres NumInitSeeds times, in
-// parallel, and keeps the trial with the best BIC (the earliest on ties).
-func (e *engine) evaluate(ctx context.Context, r, k int) error {
+// evaluate clusters the data for each k of ks, the next evaluations of
+// the search, NumInitSeeds times each; all the trials run in parallel on
+// the workers, the largest k first. For each k it keeps the trial with
+// the best BIC (the earliest on ties).
+func (e *engine) evaluate(ctx context.Context, ks []int) error {
 	nt := e.opts.NumInitSeeds
-	ev := &evaluation{k: k, trials: make([]*clustering, nt), seeds: make([]int64, nt)}
-	for t := range ev.seeds {
-		s, err := e.trialSeed(r, t)
-		if err != nil {
-			return err
+	first := len(e.runs)
+	evs := make([]*evaluation, len(ks))
+	type task struct{ ev, t int }
+	var tasks []task
+	for i, k := range ks {
+		ev := &evaluation{k: k, trials: make([]*clustering, nt), seeds: make([]int64, nt)}
+		for t := range ev.seeds {
+			s, err := e.trialSeed(first+i, t)
+			if err != nil {
+				return err
+			}
+			ev.seeds[t] = s
+			tasks = append(tasks, task{i, t})
 		}
-		ev.seeds[t] = s
+		evs[i] = ev
 	}
-	errs := make([]error, nt)
-	sem := make(chan struct{}, e.workers)
+	slices.SortStableFunc(tasks, func(a, b task) int { return ks[b.ev] - ks[a.ev] })
+	errs := make([]error, len(tasks))
+	next := make(chan int, len(tasks))
+	for i := range tasks {
+		next <- i
+	}
+	close(next)
 	var wg sync.WaitGroup
-	for t := 0; t < nt; t++ {
-		sem <- struct{}{}
+	for w := 0; w < min(e.workers, len(tasks)); w++ {
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			ev.trials[t], errs[t] = e.trial(ctx, k, ev.seeds[t])
+			defer wg.Done()
+			for i := range next {
+				ev, t := evs[tasks[i].ev], tasks[i].t
+				ev.trials[t], errs[i] = e.trial(ctx, ev.k, ev.seeds[t])
+			}
 		}()
 	}
 	wg.Wait()
@@ -162,12 +180,14 @@ func (e *engine) evaluate(ctx context.Context, r, k int) error {
 			return err
 		}
 	}
-	for t := 1; t < nt; t++ {
-		if ev.trials[t].bic > ev.trials[ev.best].bic {
-			ev.best = t
+	for _, ev := range evs {
+		for t := 1; t < nt; t++ {
+			if ev.trials[t].bic > ev.trials[ev.best].bic {
+				ev.best = t
+			}
 		}
+		e.runs = append(e.runs, ev)
 	}
-	e.runs = append(e.runs, ev)
 	return nil
 }
 
@@ -276,6 +296,7 @@ func (e *engine) result() *Result {
 		return p
 	}
 	res.Phases = selectPhases(cl.weights, 1, phase)
+	res.Hints = FindHints(res.Labels)
 	if e.opts.CoveragePct < 1 {
 		res.Coverage = &Coverage{Pct: e.opts.CoveragePct, Phases: selectPhases(cl.weights, e.opts.CoveragePct, phase)}
 	}

@@ -210,9 +210,13 @@ func (rc *reconstructor) finish() error {
 // for the ids of the header's dictionary and in order of appearance for
 // others.
 type BlockIndex struct {
+	small []int32 // id -> index+1 for ids in [0, smallIDs); 0 = not yet indexed
 	dense map[int32]int
 	ids   []int32
 }
+
+// smallIDs bounds the ids looked up in a slice rather than a map.
+const smallIDs = 1 << 16
 
 // NewBlockIndex indexes the state ids of h's dictionary.
 func NewBlockIndex(h *trace.Header) *BlockIndex {
@@ -232,12 +236,23 @@ func NewBlockIndex(h *trace.Header) *BlockIndex {
 
 // Index returns the dense index of id, assigning the next one if new.
 func (b *BlockIndex) Index(id int32) int {
-	if i, ok := b.dense[id]; ok {
+	if uint32(id) < smallIDs {
+		if int(id) < len(b.small) && b.small[id] != 0 {
+			return int(b.small[id]) - 1
+		}
+	} else if i, ok := b.dense[id]; ok {
 		return i
 	}
 	i := len(b.ids)
-	b.dense[id] = i
 	b.ids = append(b.ids, id)
+	if uint32(id) < smallIDs {
+		if int(id) >= len(b.small) {
+			b.small = append(b.small, make([]int32, max(int(id)+1, 2*len(b.small))-len(b.small))...)
+		}
+		b.small[id] = int32(i) + 1
+	} else {
+		b.dense[id] = i
+	}
 	return i
 }
 
@@ -259,9 +274,11 @@ type Tracker struct {
 	blocks *BlockIndex
 	dense  []int // dense block index of each column
 
-	lnFactSum  float64 // Σ_k lnΓ(b_k+1)
-	bLnBSum    float64 // Σ_k b_k ln b_k
-	classHash  uint64  // Σ over columns of h(block), a multiset hash
+	lnFactSum  float64   // Σ_k lnΓ(b_k+1)
+	bLnBSum    float64   // Σ_k b_k ln b_k
+	ln         []float64 // ln b for b = 0..P (ln 0 unused)
+	xlnx       []float64 // b ln b for b = 0..P
+	classHash  uint64    // Σ over columns of h(block), a multiset hash
 	blockHash  []uint64
 	hashSource *rand.PCG
 }
@@ -269,6 +286,11 @@ type Tracker struct {
 // NewTracker returns a tracker of p processes, all in block start.
 func NewTracker(p int, blocks *BlockIndex, start int32) *Tracker {
 	t := &Tracker{X: make([]int32, p), dense: make([]int, p), blocks: blocks, hashSource: rand.NewPCG(0x5eed, 0xc1a55)}
+	t.ln, t.xlnx = make([]float64, p+2), make([]float64, p+2)
+	for b := 1; b <= p+1; b++ {
+		t.ln[b] = math.Log(float64(b))
+		t.xlnx[b] = float64(b) * t.ln[b]
+	}
 	k := blocks.Index(start)
 	t.grow(k)
 	for i := range t.X {
@@ -277,7 +299,7 @@ func NewTracker(p int, blocks *BlockIndex, start int32) *Tracker {
 	}
 	t.Counts[k] = p
 	t.lnFactSum = lgamma(float64(p) + 1)
-	t.bLnBSum = xlnx(p)
+	t.bLnBSum = t.xlnx[p]
 	t.classHash = uint64(p) * t.blockHash[k]
 	return t
 }
@@ -299,8 +321,8 @@ func (t *Tracker) Set(c int, v int32) {
 	t.grow(to)
 	bf, bt := t.Counts[from], t.Counts[to]
 	// lnΓ(b+1) changes by -ln b when b decreases by one, +ln(b+1) when it grows.
-	t.lnFactSum += math.Log(float64(bt+1)) - math.Log(float64(bf))
-	t.bLnBSum += xlnx(bf-1) - xlnx(bf) + xlnx(bt+1) - xlnx(bt)
+	t.lnFactSum += t.ln[bt+1] - t.ln[bf]
+	t.bLnBSum += t.xlnx[bf-1] - t.xlnx[bf] + t.xlnx[bt+1] - t.xlnx[bt]
 	t.classHash += t.blockHash[to] - t.blockHash[from]
 	t.Counts[from], t.Counts[to] = bf-1, bt+1
 	t.X[c], t.dense[c] = v, to
@@ -329,7 +351,7 @@ func (t *Tracker) HistogramEntropy() float64 {
 		return 0
 	}
 	// −Σ (b/P) ln(b/P) = ln P − (1/P) Σ b ln b
-	h := math.Log(p) - t.bLnBSum/p
+	h := t.ln[len(t.X)] - t.bLnBSum/p
 	if h < 0 { // rounding at a single block
 		h = 0
 	}
@@ -346,12 +368,4 @@ func (t *Tracker) BlockID(k int) int32 { return t.blocks.ID(k) }
 func lgamma(x float64) float64 {
 	v, _ := math.Lgamma(x)
 	return v
-}
-
-func xlnx(b int) float64 {
-	if b <= 1 {
-		return 0
-	}
-	f := float64(b)
-	return f * math.Log(f)
 }

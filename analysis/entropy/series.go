@@ -1,0 +1,234 @@
+package entropy
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/trace"
+)
+
+// WindowPoint is the histogram entropy of one time window of a run: the
+// time-weighted histogram of processes over blocks in [Start, End),
+// normalised, and its Shannon entropy (section 4, last paragraph).
+type WindowPoint struct {
+	Run     int32   `json:"run"`
+	Start   int64   `json:"start_ns"`
+	End     int64   `json:"end_ns"`
+	Entropy float64 `json:"entropy_bits"`
+	// Covered is the part of the window the run's states cover (the last
+	// window of a run may be partial).
+	Covered int64 `json:"covered_ns"`
+}
+
+// Windows accumulates the histogram-entropy series of states in windows of
+// a fixed duration. Add the rows of state.Reconstruct in order.
+type Windows struct {
+	width  int64
+	points []WindowPoint
+	run    int32
+	start  int64
+	acc    []float64 // per dense block: process-ns in the current window
+	cover  int64
+	open   bool
+}
+
+// NewWindows returns a series accumulator for windows of width ns.
+func NewWindows(width int64) (*Windows, error) {
+	if width <= 0 {
+		return nil, fmt.Errorf("entropy: window width must be positive, got %d ns", width)
+	}
+	return &Windows{width: width}, nil
+}
+
+// Add adds a state row (with its duration).
+func (w *Windows) Add(r *state.Row) error {
+	if !w.open || r.Run != w.run {
+		w.close()
+		w.run, w.start, w.open = r.Run, 0, true
+	}
+	t, end := r.T, r.T+r.Dur
+	for t < end {
+		for t >= w.start+w.width {
+			w.close()
+			w.start += w.width
+			w.open = true
+		}
+		seg := min(end, w.start+w.width) - t
+		for len(w.acc) < len(r.Counts) {
+			w.acc = append(w.acc, 0)
+		}
+		for k, c := range r.Counts {
+			if c > 0 {
+				w.acc[k] += float64(c) * float64(seg)
+			}
+		}
+		w.cover += seg
+		t += seg
+	}
+	return nil
+}
+
+// close finishes the current window, if it has any coverage.
+func (w *Windows) close() {
+	if !w.open {
+		return
+	}
+	w.open = false
+	if w.cover == 0 {
+		return
+	}
+	total := 0.0
+	for _, a := range w.acc {
+		total += a
+	}
+	h := 0.0
+	for k, a := range w.acc {
+		if a > 0 {
+			f := a / total
+			h -= f * math.Log2(f)
+		}
+		w.acc[k] = 0
+	}
+	w.points = append(w.points, WindowPoint{Run: w.run, Start: w.start, End: w.start + w.width, Entropy: max(h, 0), Covered: w.cover})
+	w.cover = 0
+}
+
+// Result returns the series, in run and time order.
+func (w *Windows) Result() []WindowPoint {
+	w.close()
+	return w.points
+}
+
+// Measure names a field of Result, for ranking subsets and for the CLI.
+type Measure string
+
+// The measures that can be selected by name.
+const (
+	MeasureComb          Measure = "comb_entropy"
+	MeasureCombDistinct  Measure = "comb_entropy_distinct"
+	MeasureSurprisalMean Measure = "surprisal_mean"
+	MeasureHistogram     Measure = "histogram_entropy_mean"
+	MeasureEmpirical     Measure = "empirical_entropy"
+)
+
+// Measures lists the selectable measures.
+var Measures = []Measure{MeasureComb, MeasureCombDistinct, MeasureSurprisalMean, MeasureHistogram, MeasureEmpirical}
+
+// Value returns the measure m of r.
+func (r Result) Value(m Measure) (float64, error) {
+	switch m {
+	case MeasureComb:
+		return r.CombEntropy, nil
+	case MeasureCombDistinct:
+		return r.CombEntropyDistinct, nil
+	case MeasureSurprisalMean:
+		return r.SurprisalMean, nil
+	case MeasureHistogram:
+		return r.HistogramEntropyMean, nil
+	case MeasureEmpirical:
+		return r.EmpiricalEntropy, nil
+	}
+	return 0, fmt.Errorf("unknown entropy measure %q (known: %v)", m, Measures)
+}
+
+// SubsetResult is the entropy of the partial state over one subset of
+// processes, and how far it stands from the other subsets.
+type SubsetResult struct {
+	Procs  []int32 `json:"procs"`
+	Result Result  `json:"result"`
+	Value  float64 `json:"value"`
+	// Score is the robust z-score (value − median) / (1.4826 · MAD) among
+	// all subsets searched; 0 when the subsets do not vary.
+	Score float64 `json:"score"`
+}
+
+// Subsets computes the entropy of the partial state of every contiguous
+// window of k processes (0..k-1, 1..k, ...; with cyclic also the windows
+// that wrap around) of run 0 of the trace, and ranks them by how far the
+// chosen measure lies from the others, most anomalous first: the search
+// that points at a starving process (seed 000, Table 5). open returns a
+// fresh time-merged reader of the trace for each window.
+func Subsets(ctx context.Context, h *trace.Header, open func() trace.Reader, k int, cyclic bool, opts Options, m Measure) ([]SubsetResult, error) {
+	if len(h.Runs) == 0 {
+		return nil, fmt.Errorf("entropy: the trace has no runs")
+	}
+	p := int(h.Runs[0].Procs)
+	if k < 1 || k > p {
+		return nil, fmt.Errorf("entropy: subset size %d must be between 1 and the %d processes", k, p)
+	}
+	if _, err := (Result{}).Value(m); err != nil {
+		return nil, err
+	}
+	last := p - k
+	if cyclic && k < p {
+		last = p - 1
+	}
+	var out []SubsetResult
+	for s := 0; s <= last; s++ {
+		procs := make([]int32, k)
+		for i := range procs {
+			procs[i] = int32((s + i) % p)
+		}
+		acc := NewAccumulator(opts)
+		r := trace.Filter(open(), func(r *trace.Record) bool { return r.Run == 0 })
+		if err := state.Reconstruct(ctx, h, r, state.Options{Procs: procs}, acc.Add); err != nil {
+			return nil, err
+		}
+		res := acc.Result()
+		v, _ := res.Value(m)
+		out = append(out, SubsetResult{Procs: procs, Result: res, Value: v})
+	}
+	vals := make([]float64, len(out))
+	for i, o := range out {
+		vals[i] = o.Value
+	}
+	med := median(vals)
+	dev := make([]float64, len(vals))
+	for i, v := range vals {
+		dev[i] = math.Abs(v - med)
+	}
+	mad := 1.4826 * median(dev)
+	for i := range out {
+		if mad > 0 {
+			out[i].Score = (out[i].Value - med) / mad
+		} else if sd := stddev(vals); sd > 0 {
+			out[i].Score = (out[i].Value - med) / sd
+		}
+	}
+	slices.SortStableFunc(out, func(a, b SubsetResult) int {
+		return cmp.Compare(math.Abs(b.Score), math.Abs(a.Score))
+	})
+	return out, nil
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func stddev(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	m := 0.0
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	s := 0.0
+	for _, x := range v {
+		s += (x - m) * (x - m)
+	}
+	return math.Sqrt(s / float64(len(v)-1))
+}

@@ -1,0 +1,95 @@
+package phase
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// labelsOf turns "aaabbb" into []int{0,0,0,1,1,1} (letter - 'a').
+func labelsOf(s string) []int {
+	out := make([]int, len(s))
+	for i, c := range s {
+		out[i] = int(c - 'a')
+	}
+	return out
+}
+
+func TestFindHints(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		labels  string
+		init    int
+		period  int
+		cycle   []int
+		runs    int
+		matchGE float64
+	}{
+		{"empty", "", 0, 0, nil, 0, 0},
+		{"constant", "aaaaaa", 0, 1, []int{0}, 1, 1},
+		{"init then constant", "xxbbbbbbbb", 2, 1, []int{1}, 2, 1},
+		{"init then cycle", "xx" + strings.Repeat("bbbccd", 6), 2, 6, []int{1, 2, 3}, 1 + 18, 1},
+		{"cycle from the start", strings.Repeat("aab", 5), 0, 3, []int{0, 1}, 10, 1},
+		{"init, cycle, end", "yx" + strings.Repeat("bbbcc", 6) + "z", 2, 5, []int{1, 2}, 2 + 12 + 1, 0.95},
+		{"noisy cycle", "x" + strings.Repeat("bbbbcccc", 3) + "bbbbcdcc" + strings.Repeat("bbbbcccc", 3), 1, 8, []int{1, 2}, 1 + 2*7 + 2, 0.9},
+		{"sequence without recurrence", "aaabbbcccddd", 9, 1, []int{3}, 4, 1},
+		{"long runs, no cycle", strings.Repeat("b", 50) + strings.Repeat("c", 50), 50, 1, []int{2}, 2, 1},
+		{"two runs that recur once", strings.Repeat("b", 40) + strings.Repeat("c", 40) + strings.Repeat("b", 40), 0, 0, nil, 3, 0},
+		{"init phase recurs at the end", "a" + strings.Repeat("bc", 10) + "a", 0, 2, []int{0, 1}, 22, 0.9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := FindHints(labelsOf(tc.labels))
+			if h.InitEnd != tc.init || h.Period != tc.period || !reflect.DeepEqual(h.Cycle, tc.cycle) || len(h.Runs) != tc.runs {
+				t.Fatalf("init %d period %d cycle %v runs %d; want %d %d %v %d", h.InitEnd, h.Period, h.Cycle, len(h.Runs), tc.init, tc.period, tc.cycle, tc.runs)
+			}
+			if h.PeriodMatch < tc.matchGE || h.PeriodMatch > 1 {
+				t.Errorf("period match %v, want ≥ %v", h.PeriodMatch, tc.matchGE)
+			}
+			// Runs cover the labels exactly and PhaseRuns indexes them.
+			n := 0
+			for r, run := range h.Runs {
+				if run.Start != n || run.End <= run.Start || (r > 0 && h.Runs[r-1].Phase == run.Phase) {
+					t.Fatalf("run %d %+v", r, run)
+				}
+				for i := run.Start; i < run.End; i++ {
+					if int(tc.labels[i]-'a') != run.Phase {
+						t.Fatalf("run %d %+v covers label %c", r, run, tc.labels[i])
+					}
+				}
+				n = run.End
+			}
+			if n != len(tc.labels) {
+				t.Fatalf("runs cover %d of %d", n, len(tc.labels))
+			}
+			total := 0
+			for p, rs := range h.PhaseRuns {
+				for _, r := range rs {
+					if h.Runs[r].Phase != p {
+						t.Fatalf("PhaseRuns[%d] lists run %d of phase %d", p, r, h.Runs[r].Phase)
+					}
+					total++
+				}
+			}
+			if total != len(h.Runs) {
+				t.Fatalf("PhaseRuns lists %d runs of %d", total, len(h.Runs))
+			}
+		})
+	}
+}
+
+// TestRunHints checks that Run fills in the hints of its labels, on a
+// synthetic program: four phases in runs of 7 intervals, cycling.
+func TestRunHints(t *testing.T) {
+	f, _ := synthetic([]int{28, 28, 28, 28}, 7, 0.05, 3)
+	opts := DefaultOptions()
+	opts.Mode, opts.MaxK = Default, 8
+	res, err := Run(context.Background(), f, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := FindHints(res.Labels)
+	if !reflect.DeepEqual(res.Hints, want) || res.Hints.Period != 28 || res.Hints.InitEnd != 0 || len(res.Hints.Cycle) != 4 || len(res.Hints.Runs) != 16 {
+		t.Fatalf("hints %+v", res.Hints)
+	}
+}
