@@ -141,3 +141,6 @@ func createOutput(path string, write func(io.Writer) error) (err error) {
 	}
 	return os.Rename(f.Name(), path)
 }
+
+// fmtNS formats a time in ns as a duration ("1.2ms").
+func fmtNS(ns int64) string { return time.Duration(ns).String() }

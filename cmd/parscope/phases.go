@@ -1,0 +1,432 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/format/bbv"
+	"github.com/parscope/parscope/store"
+)
+
+// phasesFlags are the options of the phases command.
+type phasesFlags struct {
+	compat                      bool
+	maxK, dim, iters, initSeeds int
+	kList, initKM, dimS         string
+	seed, seedProj              int64
+	bicThreshold, coverage      float64
+	vli                         bool
+	saveSimpoints, saveWeights  string
+	saveLabels, plotPath        string
+	jsonOut                     bool
+	runs, procs                 string
+}
+
+// phasesReport is the --json output: one analysis per BBV stream.
+type phasesReport struct {
+	Input    string           `json:"input"`
+	Analyses []phasesAnalysis `json:"analyses"`
+}
+
+type phasesAnalysis struct {
+	Name    string        `json:"name"`
+	Run     int32         `json:"run"`
+	Proc    int32         `json:"proc"`
+	Seconds float64       `json:"seconds"`
+	Result  *phase.Result `json:"result"`
+}
+
+func init() {
+	var fl phasesFlags
+	cmd := &cobra.Command{
+		Use:   "phases INPUT [--simpoint-compat] [--maxk 30] [--k LIST] [--dim 15] [--seed N] ...",
+		Short: "Find program phases and simulation points from basic block vectors",
+		Long: `phases clusters the basic block vectors of INPUT, a .bb/.bb.gz file (valgrind
+exp-bbv, SimPoint) or a .pst trace with BBV records (one analysis per
+process; select with --runs/--procs), and reports the chosen number of
+phases k, its BIC, and per phase its weight, representative interval
+(simulation point), distance, size and within-phase variance, with hints
+on the execution: the end of the initialisation, the period of the cyclic
+part and the intervals of each phase.
+
+By default it uses parscope's engine (k-means++ restarts in parallel). With
+--simpoint-compat it reproduces SimPoint 3.2 exactly, and the --save-*
+files are byte-identical to SimPoint's -saveSimpoints, -saveSimpointWeights
+and -saveLabels (plus the .lpt files of --coverage below 1).
+
+--plot writes a PNG or SVG (by extension): the phase of every interval as
+a colour strip along the execution, and the phase weights as bars.`,
+		Example: `  parscope phases --simpoint-compat --save-simpoints x.simpoints --save-weights x.weights run.bb.gz
+  parscope phases --plot phases.png --json gzip.pst`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runPhases(cmd, args[0], &fl) },
+	}
+	f := cmd.Flags()
+	f.BoolVar(&fl.compat, "simpoint-compat", false, "reproduce SimPoint 3.2 exactly (its k-means, seeds and quirks)")
+	f.IntVar(&fl.maxK, "maxk", phase.DefaultMaxK, "largest k of the binary search (SimPoint -maxK)")
+	f.StringVar(&fl.kList, "k", "", `k values to evaluate instead of searching: "5", "1:10", "2:2:20", "4,8,16" (SimPoint -k)`)
+	f.StringVar(&fl.dimS, "dim", strconv.Itoa(phase.DefaultDim), `random projection dimensions, or "noProject" (SimPoint -dim)`)
+	f.Int64Var(&fl.seed, "seed", phase.DefaultSeedKMeans, "k-means seed (SimPoint -seedkm)")
+	f.Int64Var(&fl.seedProj, "seedproj", phase.DefaultSeedProj, "projection seed (SimPoint -seedproj)")
+	f.IntVar(&fl.initSeeds, "init-seeds", phase.DefaultNumInitSeeds, "k-means restarts per k (SimPoint -numInitSeeds)")
+	f.StringVar(&fl.initKM, "init", "samp", "compat initialisation: samp or ff (SimPoint -initkm)")
+	f.IntVar(&fl.iters, "iters", phase.DefaultIters, "k-means iteration limit, -1 for none (SimPoint -iters)")
+	f.Float64Var(&fl.bicThreshold, "bic-threshold", phase.DefaultBICThreshold, "BIC threshold to choose k (SimPoint -bicThreshold)")
+	f.Float64Var(&fl.coverage, "coverage", 1, "also select the largest phases covering this fraction (SimPoint -coveragePct)")
+	f.BoolVar(&fl.vli, "vli", false, "weigh intervals by their instruction count (SimPoint -fixedLength off)")
+	f.StringVar(&fl.saveSimpoints, "save-simpoints", "", "write the simulation points (SimPoint .simpoints)")
+	f.StringVar(&fl.saveWeights, "save-weights", "", "write the phase weights (SimPoint .weights)")
+	f.StringVar(&fl.saveLabels, "save-labels", "", "write each interval's phase and distance (SimPoint .labels)")
+	f.StringVar(&fl.plotPath, "plot", "", "write a plot of the phases (.png or .svg)")
+	f.BoolVar(&fl.jsonOut, "json", false, "print the full results as JSON")
+	f.StringVar(&fl.runs, "runs", "", "with a .pst: only these runs (e.g. 0 or 0-3)")
+	f.StringVar(&fl.procs, "procs", "", "with a .pst: only these processes (e.g. 4,5 or 0-15)")
+	root.AddCommand(cmd)
+}
+
+// options turns the flags into phase.Options, checking them.
+func (fl *phasesFlags) options() (phase.Options, error) {
+	o := phase.DefaultOptions()
+	o.Mode = phase.Default
+	if fl.compat {
+		o.Mode = phase.Compat
+	}
+	o.MaxK, o.SeedKMeans, o.SeedProj, o.NumInitSeeds = fl.maxK, fl.seed, fl.seedProj, fl.initSeeds
+	o.Iters, o.BICThreshold, o.CoveragePct, o.VariableLength = fl.iters, fl.bicThreshold, fl.coverage, fl.vli
+	if fl.kList != "" {
+		ks, err := phase.ParseKList(fl.kList)
+		if err != nil {
+			return o, usagef("--k: %v", err)
+		}
+		o.K = ks
+	}
+	if fl.dimS == "noProject" {
+		o.Dim = phase.NoProject
+	} else {
+		d, err := strconv.Atoi(fl.dimS)
+		if err != nil || d < 1 {
+			return o, usagef("--dim %q: want a positive number of dimensions or noProject", fl.dimS)
+		}
+		o.Dim = d
+	}
+	init, err := phase.ParseInitMethod(fl.initKM)
+	if err != nil {
+		return o, usagef("--init: %v", err)
+	}
+	o.Init = init
+	if fl.iters < -1 {
+		return o, usagef("--iters %d: want ≥ 0, or -1 for no limit", fl.iters)
+	}
+	if !(fl.coverage > 0 && fl.coverage <= 1) {
+		return o, usagef("--coverage %v: want a fraction in (0, 1]", fl.coverage)
+	}
+	if fl.maxK < 1 || fl.initSeeds < 1 {
+		return o, usagef("--maxk and --init-seeds must be at least 1")
+	}
+	return o, nil
+}
+
+// loadStreams reads INPUT: a .pst directory (one stream per process) or a
+// .bb file (one stream). Compat mode parses .bb files as SimPoint does.
+func loadStreams(ctx context.Context, input string, fl *phasesFlags) ([]bbv.Stream, error) {
+	st, err := os.Stat(input)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		if fl.runs != "" || fl.procs != "" {
+			return nil, usagef("phases: --runs and --procs apply to a .pst input")
+		}
+		f, err := bbv.ReadFile(input, bbv.ParseOptions{SimPointQuirks: fl.compat})
+		if err != nil {
+			return nil, err
+		}
+		return []bbv.Stream{{File: f}}, nil
+	}
+	sel, err := readSelection(fl.runs, fl.procs)
+	if err != nil {
+		return nil, err
+	}
+	s, err := store.Open(input)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	streams, err := bbv.FromRecords(ctx, input, s.BBV(sel), 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(streams) == 0 {
+		return nil, fmt.Errorf("phases: %s has no basic block vectors for the selection (record them with parscope bbv, or import .bb files)", input)
+	}
+	return streams, nil
+}
+
+func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
+	opts, err := fl.options()
+	if err != nil {
+		return err
+	}
+	streams, err := loadStreams(cmd.Context(), input, fl)
+	if err != nil {
+		return err
+	}
+	saving := fl.saveSimpoints != "" || fl.saveWeights != "" || fl.saveLabels != "" || fl.plotPath != ""
+	if saving && len(streams) > 1 {
+		return usagef("phases: %s has %d BBV streams; --save-* and --plot need one (select it with --runs/--procs)", input, len(streams))
+	}
+	if fl.plotPath != "" {
+		if ext := strings.ToLower(filepath.Ext(fl.plotPath)); ext != ".png" && ext != ".svg" {
+			return usagef("phases: --plot %s: the file name must end in .png or .svg", fl.plotPath)
+		}
+	}
+	rep := phasesReport{Input: input}
+	for _, s := range streams {
+		start := time.Now()
+		res, err := phase.Run(cmd.Context(), s.File, opts)
+		if err != nil {
+			return err
+		}
+		rep.Analyses = append(rep.Analyses, phasesAnalysis{Name: s.File.Name, Run: s.Run, Proc: s.Proc,
+			Seconds: time.Since(start).Seconds(), Result: res})
+	}
+	if saving {
+		res := rep.Analyses[0].Result
+		if err := savePhaseFiles(res, fl); err != nil {
+			return err
+		}
+		if fl.plotPath != "" {
+			if err := plotPhases(fl.plotPath, filepath.Base(input), res); err != nil {
+				return fmt.Errorf("phases: --plot: %w", err)
+			}
+		}
+	}
+	if fl.jsonOut {
+		return writeJSON(cmd.OutOrStdout(), rep)
+	}
+	for i, a := range rep.Analyses {
+		if i > 0 {
+			fmt.Fprintln(cmd.OutOrStdout())
+		}
+		printPhases(cmd.OutOrStdout(), a)
+	}
+	return nil
+}
+
+// savePhaseFiles writes the SimPoint-format files asked for; with a
+// coverage below 1 also the selection's ".lpt" files, as SimPoint does.
+func savePhaseFiles(res *phase.Result, fl *phasesFlags) error {
+	type file struct {
+		path  string
+		write func(io.Writer) error
+	}
+	var files []file
+	if fl.saveSimpoints != "" {
+		files = append(files, file{fl.saveSimpoints, res.WriteSimpoints})
+		if res.Coverage != nil {
+			files = append(files, file{fl.saveSimpoints + res.Coverage.Suffix(), res.Coverage.WriteSimpoints})
+		}
+	}
+	if fl.saveWeights != "" {
+		files = append(files, file{fl.saveWeights, res.WriteWeights})
+		if res.Coverage != nil {
+			files = append(files, file{fl.saveWeights + res.Coverage.Suffix(), res.Coverage.WriteWeights})
+		}
+	}
+	if fl.saveLabels != "" {
+		files = append(files, file{fl.saveLabels, res.WriteLabels})
+	}
+	for _, f := range files {
+		if err := createOutput(f.path, f.write); err != nil {
+			return fmt.Errorf("phases: %w", err)
+		}
+	}
+	return nil
+}
+
+// printPhases prints one analysis as text.
+func printPhases(w io.Writer, a phasesAnalysis) {
+	res := a.Result
+	ev := res.Evaluated[res.Chosen]
+	fmt.Fprintf(w, "%s: %d intervals, %d blocks, %s mode, %d dimensions (%.3fs)\n",
+		a.Name, res.Intervals, res.InputDim, res.Mode, res.Dim, a.Seconds)
+	var ks []string
+	for _, e := range res.Evaluated {
+		ks = append(ks, fmt.Sprintf("%d:%s", e.K, phase.FormatG(float64(e.BIC))))
+	}
+	fmt.Fprintf(w, "k evaluated (k:BIC): %s\n", strings.Join(ks, " "))
+	fmt.Fprintf(w, "chosen k = %d, BIC %s (threshold %g), %d non-empty phases\n\n",
+		res.K, phase.FormatG(float64(ev.BIC)), res.Threshold, len(res.Phases))
+	t := newTable(w)
+	fmt.Fprintln(t, "phase\tweight\trepresentative\tdistance\tsize\tvariance\tfirst\truns")
+	for _, p := range res.Phases {
+		runs := res.Hints.PhaseRuns[p.ID]
+		first := -1
+		if len(runs) > 0 {
+			first = res.Hints.Runs[runs[0]].Start
+		}
+		fmt.Fprintf(t, "%d\t%.4f\t%d\t%s\t%d\t%s\t%d\t%d\n", p.ID, p.Weight, p.Representative,
+			phase.FormatG(p.Distance), p.Size, phase.FormatG(p.Variance), first, len(runs))
+	}
+	t.Flush()
+	h := res.Hints
+	if h.InitEnd > 0 {
+		fmt.Fprintf(w, "\ninitialisation: intervals 0-%d (%d intervals)\n", h.InitEnd-1, h.InitEnd)
+	} else {
+		fmt.Fprintln(w, "\ninitialisation: none told apart")
+	}
+	if h.Period > 0 {
+		var cyc []string
+		for _, c := range h.Cycle {
+			cyc = append(cyc, strconv.Itoa(c))
+		}
+		fmt.Fprintf(w, "cyclic part: period %d intervals from interval %d (labels match %.0f%%), phases %s\n",
+			h.Period, h.InitEnd, 100*h.PeriodMatch, strings.Join(cyc, " → "))
+	} else {
+		fmt.Fprintln(w, "cyclic part: no period found")
+	}
+	fmt.Fprintln(w, "intervals per phase:")
+	for _, p := range res.Phases {
+		var parts []string
+		for i, r := range h.PhaseRuns[p.ID] {
+			if i == 8 {
+				parts = append(parts, fmt.Sprintf("… (%d runs)", len(h.PhaseRuns[p.ID])))
+				break
+			}
+			run := h.Runs[r]
+			if run.End-run.Start == 1 {
+				parts = append(parts, strconv.Itoa(run.Start))
+			} else {
+				parts = append(parts, fmt.Sprintf("%d-%d", run.Start, run.End-1))
+			}
+		}
+		fmt.Fprintf(w, "  %d: %s\n", p.ID, strings.Join(parts, ", "))
+	}
+}
+
+// phaseColor returns a distinct colour for phase id c.
+func phaseColor(c int) color.Color {
+	base := []color.RGBA{
+		{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+		{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255},
+		{188, 189, 34, 255}, {23, 190, 207, 255},
+	}
+	if c < len(base) {
+		return base[c]
+	}
+	// Beyond ten: hues around the circle by the golden angle, darker.
+	h := math.Mod(float64(c)*137.508, 360) / 60
+	x := uint8(200 * (1 - math.Abs(math.Mod(h, 2)-1)))
+	switch int(h) {
+	case 0:
+		return color.RGBA{200, x, 40, 255}
+	case 1:
+		return color.RGBA{x, 200, 40, 255}
+	case 2:
+		return color.RGBA{40, 200, x, 255}
+	case 3:
+		return color.RGBA{40, x, 200, 255}
+	case 4:
+		return color.RGBA{x, 40, 200, 255}
+	}
+	return color.RGBA{200, 40, x, 255}
+}
+
+// labelStrip is a plotter that draws each run of intervals as a rectangle
+// in its phase's colour, from y = 0 to 1.
+type labelStrip struct{ runs []phase.Stretch }
+
+func (s labelStrip) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	for _, r := range s.runs {
+		x0, x1 := trX(float64(r.Start)), trX(float64(r.End))
+		y0, y1 := trY(0), trY(1)
+		c.FillPolygon(phaseColor(r.Phase), []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
+	}
+}
+
+func (s labelStrip) DataRange() (xmin, xmax, ymin, ymax float64) {
+	if len(s.runs) == 0 {
+		return 0, 1, 0, 1
+	}
+	return 0, float64(s.runs[len(s.runs)-1].End), 0, 1
+}
+
+// plotPhases writes the phase plot of res to path (PNG or SVG by
+// extension), atomically.
+func plotPhases(path, name string, res *phase.Result) error {
+	h := res.Hints
+	strip := plot.New()
+	strip.Title.Text = fmt.Sprintf("%s: %d phases over %d intervals", name, len(res.Phases), res.Intervals)
+	if h.Period > 0 && h.Period < res.Intervals {
+		strip.Title.Text += fmt.Sprintf(" (initialisation 0-%d, period %d)", h.InitEnd, h.Period)
+	}
+	strip.X.Label.Text = "interval"
+	strip.HideY()
+	strip.Add(labelStrip{runs: h.Runs})
+	if h.InitEnd > 0 {
+		l, err := plotter.NewLine(plotter.XYs{{X: float64(h.InitEnd), Y: -0.1}, {X: float64(h.InitEnd), Y: 1.1}})
+		if err != nil {
+			return err
+		}
+		l.Color = color.Black
+		l.Width = vg.Points(1.5)
+		l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+		strip.Add(l)
+	}
+
+	bars := plot.New()
+	bars.Title.Text = "phase weights"
+	bars.Y.Label.Text = "weight"
+	bars.X.Label.Text = "phase"
+	bars.Y.Min = 0
+	var names []string
+	for i, p := range res.Phases {
+		b, err := plotter.NewBarChart(plotter.Values{p.Weight}, vg.Points(max(4, 300/float64(len(res.Phases)+1))))
+		if err != nil {
+			return err
+		}
+		b.XMin = float64(i)
+		b.Color = phaseColor(p.ID)
+		b.LineStyle.Width = 0
+		bars.Add(b)
+		names = append(names, strconv.Itoa(p.ID))
+	}
+	bars.NominalX(names...)
+
+	const width, height = 8 * vg.Inch, 4.5 * vg.Inch
+	var canvas vg.CanvasWriterTo
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".svg":
+		canvas = vgsvg.New(width, height)
+	default:
+		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(96))}
+	}
+	dc := draw.New(canvas)
+	// White background, then the strip on the top 40% and the bars below.
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	strip.Draw(draw.Crop(dc, 0, 0, height*0.58, 0))
+	bars.Draw(draw.Crop(dc, 0, 0, 0, -height*0.44))
+	return createOutput(path, func(w io.Writer) error {
+		_, err := canvas.WriteTo(w)
+		return err
+	})
+}
