@@ -10,6 +10,7 @@ package format
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -131,10 +132,16 @@ func namesLocked() []string {
 
 // Detect returns the importer that recognises path from its content. It
 // reads the first few kilobytes (through gzip when the file is gzipped).
+// A directory (an OTF2 archive, say) is offered to each importer with an
+// empty head.
 func Detect(path string) (Importer, error) {
-	head, err := Head(path, 8192)
-	if err != nil {
+	var head []byte
+	if fi, err := os.Stat(path); err != nil {
 		return nil, err
+	} else if !fi.IsDir() {
+		if head, err = Head(path, 8192); err != nil {
+			return nil, err
+		}
 	}
 	mu.RLock()
 	defer mu.RUnlock()

@@ -288,3 +288,22 @@ func TestParseIDList(t *testing.T) {
 		}
 	}
 }
+
+// TestImportOTF2Directory imports a Score-P archive by its directory, with
+// the format detected, and checks the summary against otf2-print's counts.
+func TestImportOTF2Directory(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "data", "traces", "otf2", "ping-pong-otf2")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("shared trace data not present:", err)
+	}
+	pst := filepath.Join(t.TempDir(), "pp.pst")
+	mustRun(t, "import", "-o", pst, dir)
+	var info infoReport
+	if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", pst)), &info); err != nil {
+		t.Fatal(err)
+	}
+	// 120 events: 2 program begin/end (events), 42 enter, 42 leave, 16 sends, 16 receives.
+	if info.Source != "otf2" || info.TotalRecords != 120 || info.Sends != 16 || info.Recvs != 16 || info.Records["enter"] != 42 || info.Host != "quartz10" {
+		t.Fatalf("info %+v", info)
+	}
+}

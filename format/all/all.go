@@ -6,4 +6,5 @@ import (
 	_ "github.com/parscope/parscope/format/annotated"
 	_ "github.com/parscope/parscope/format/bbv"
 	_ "github.com/parscope/parscope/format/gomez"
+	_ "github.com/parscope/parscope/format/otf2"
 )
