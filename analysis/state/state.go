@@ -50,7 +50,9 @@ type Row struct {
 	// T is the time at which the state was entered (ns); Dur is how long
 	// it lasted: the time to the next row of the run, 0 for the last row.
 	T, Dur int64
-	// Index counts the rows of the run from 0.
+	// Index counts the rows of the run from 0. Row 0 is the run's
+	// initial state; later rows differ from the previous one in the
+	// columns listed in Tracker.Changed.
 	Index int64
 	// X holds the block (or value) of each selected process.
 	X []int32
@@ -196,7 +198,9 @@ func (rc *reconstructor) emit(dur int64) error {
 	}
 	rc.row.Dur = dur
 	rc.pending = false
-	return rc.fn(&rc.row)
+	err := rc.fn(&rc.row)
+	rc.tr.resetChanged()
+	return err
 }
 
 func (rc *reconstructor) finish() error {
@@ -269,6 +273,10 @@ func (b *BlockIndex) ID(i int) int32 { return b.ids[i] }
 type Tracker struct {
 	// X is the current state: the block of each process (column).
 	X []int32
+	// Changed lists the columns set to a new block since the previous row
+	// was delivered (in the order of their first change).
+	Changed []int
+	marked  []bool
 	// Counts[k] is the number of processes in block k (dense index).
 	Counts []int
 	blocks *BlockIndex
@@ -285,7 +293,7 @@ type Tracker struct {
 
 // NewTracker returns a tracker of p processes, all in block start.
 func NewTracker(p int, blocks *BlockIndex, start int32) *Tracker {
-	t := &Tracker{X: make([]int32, p), dense: make([]int, p), blocks: blocks, hashSource: rand.NewPCG(0x5eed, 0xc1a55)}
+	t := &Tracker{X: make([]int32, p), dense: make([]int, p), marked: make([]bool, p), blocks: blocks, hashSource: rand.NewPCG(0x5eed, 0xc1a55)}
 	t.ln, t.xlnx = make([]float64, p+2), make([]float64, p+2)
 	for b := 1; b <= p+1; b++ {
 		t.ln[b] = math.Log(float64(b))
@@ -326,6 +334,18 @@ func (t *Tracker) Set(c int, v int32) {
 	t.classHash += t.blockHash[to] - t.blockHash[from]
 	t.Counts[from], t.Counts[to] = bf-1, bt+1
 	t.X[c], t.dense[c] = v, to
+	if !t.marked[c] {
+		t.marked[c] = true
+		t.Changed = append(t.Changed, c)
+	}
+}
+
+// resetChanged empties Changed once a row has been delivered.
+func (t *Tracker) resetChanged() {
+	for _, c := range t.Changed {
+		t.marked[c] = false
+	}
+	t.Changed = t.Changed[:0]
 }
 
 // P returns the number of processes.
