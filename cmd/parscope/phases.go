@@ -257,6 +257,11 @@ func savePhaseFiles(res *phase.Result, fl *phasesFlags) error {
 		if err := createOutput(f.path, f.write); err != nil {
 			return fmt.Errorf("phases: %w", err)
 		}
+		if f.path != "-" {
+			if err := os.Chmod(f.path, 0o644); err != nil {
+				return fmt.Errorf("phases: %w", err)
+			}
+		}
 	}
 	return nil
 }
@@ -376,7 +381,7 @@ func plotPhases(path, name string, res *phase.Result) error {
 	strip := plot.New()
 	strip.Title.Text = fmt.Sprintf("%s: %d phases over %d intervals", name, len(res.Phases), res.Intervals)
 	if h.Period > 0 && h.Period < res.Intervals {
-		strip.Title.Text += fmt.Sprintf(" (initialisation 0-%d, period %d)", h.InitEnd, h.Period)
+		strip.Title.Text += fmt.Sprintf(" (initialisation 0-%d, period %d)", h.InitEnd-1, h.Period)
 	}
 	strip.X.Label.Text = "interval"
 	strip.HideY()
@@ -425,8 +430,11 @@ func plotPhases(path, name string, res *phase.Result) error {
 	dc.Fill(dc.Rectangle.Path())
 	strip.Draw(draw.Crop(dc, 0, 0, height*0.58, 0))
 	bars.Draw(draw.Crop(dc, 0, 0, 0, -height*0.44))
-	return createOutput(path, func(w io.Writer) error {
+	if err := createOutput(path, func(w io.Writer) error {
 		_, err := canvas.WriteTo(w)
 		return err
-	})
+	}); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o644)
 }
