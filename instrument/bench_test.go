@@ -1,0 +1,116 @@
+package instrument
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	rtrace "runtime/trace"
+	"testing"
+
+	"github.com/parscope/parscope/trace"
+)
+
+var sinkBool bool
+
+// BenchmarkRecordBlock compares, in one run, the cost of recording one
+// block entry (timestamp included) with parscope, with a dropping filter,
+// with runtime/trace (trace.Log of a constant message into io.Discard, the
+// closest equivalent of one timestamped event with an id) and with the
+// seeds' method (a formatted "time block pid" line per event into a
+// bufio.Writer on a file).
+func BenchmarkRecordBlock(b *testing.B) {
+	report := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
+	}
+	record := func(b *testing.B, opts Options) {
+		opts.Path = filepath.Join(b.TempDir(), "bench.pst")
+		rec, err := Start(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := rec.Process(0)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			p.Block(int32(i & 7))
+		}
+		b.StopTimer()
+		report(b)
+		rec.Abort()
+	}
+	b.Run("parscope", func(b *testing.B) { record(b, Options{}) })
+	b.Run("parscope-monotonic", func(b *testing.B) {
+		defer setTSC(false)()
+		record(b, Options{})
+	})
+	b.Run("parscope-nil", func(b *testing.B) {
+		var p *Process
+		for i := 0; i < b.N; i++ {
+			p.Block(int32(i & 7))
+		}
+		report(b)
+	})
+	var drop Filter = dropBlock{}
+	b.Run("filter-alone", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			sinkBool = drop.Keep(0, trace.KindState, 2, int64(i))
+		}
+		report(b)
+	})
+	b.Run("filter-with-timestamp", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			sinkBool = drop.Keep(0, trace.KindState, 2, ticks())
+		}
+		report(b)
+	})
+	b.Run("parscope-filter-drop", func(b *testing.B) {
+		opts := Options{Filter: drop, Path: filepath.Join(b.TempDir(), "bench.pst")}
+		rec, err := Start(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := rec.Process(0)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			p.Block(2)
+		}
+		b.StopTimer()
+		report(b)
+		rec.Abort()
+	})
+	b.Run("parscope-occupancy-bbv", func(b *testing.B) {
+		record(b, Options{Occupancy: true, BBVInterval: 1 << 20})
+	})
+	names := []string{"0", "1", "2", "3", "4", "5", "6", "7"}
+	b.Run("runtime-trace-log", func(b *testing.B) {
+		if err := rtrace.Start(io.Discard); err != nil {
+			b.Skip(err)
+		}
+		ctx := context.Background()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			rtrace.Log(ctx, "block", names[i&7])
+		}
+		b.StopTimer()
+		rtrace.Stop()
+		report(b)
+	})
+	b.Run("seeds-fprintf", func(b *testing.B) {
+		f, err := os.Create(filepath.Join(b.TempDir(), "trace.txt"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		w := bufio.NewWriter(f)
+		start := nanotime()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			fmt.Fprintf(w, "%d %d %d\n", (nanotime()-start)/1000, i&7, 0)
+		}
+		w.Flush()
+		b.StopTimer()
+		report(b)
+	})
+}

@@ -1,0 +1,130 @@
+package instrument
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+// mergeLimit is the number of processes up to which build merges the
+// processes' streams in time itself (one small buffer each); above it the
+// processes are written one after another and the store sorts them.
+const mergeLimit = 512
+
+// build writes the .pst at path from a spill file and its header.
+func build(path string, force bool, h *spillHeader, spillPath string, chunks map[int32][]*chunk) error {
+	f, err := os.Open(spillPath)
+	if err != nil {
+		return fmt.Errorf("instrument: %w", err)
+	}
+	defer f.Close()
+	w, err := store.Create(path, store.Options{Force: force})
+	if err != nil {
+		return fmt.Errorf("instrument: %w", err)
+	}
+	*w.Header() = h.Header
+	w.Header().Meta.ClockResolution = h.Resolution
+	scale := 1.0
+	if h.Header.Meta.Extra["clock"] == "tsc" {
+		scale = nsPerTick(h.Start, h.Calibrated)
+	}
+	conv := timeConv{t0: h.Start.Ticks, scale: scale, res: h.Resolution}
+	procs := make([]int32, 0, len(chunks))
+	for p := range chunks {
+		procs = append(procs, p)
+	}
+	slices.Sort(procs)
+	readers := make([]*procReader, len(procs))
+	for i, p := range procs {
+		readers[i] = &procReader{f: f, proc: p, chunks: chunks[p], conv: conv}
+		w.Header().EnsureRun(0, p+1)
+	}
+	add := func(r *trace.Record) error {
+		if r.Kind == trace.KindCounter && r.Tag == 1 {
+			// An occupancy counter: ticks to nanoseconds.
+			ns := float64(r.Value) * scale
+			r.Tag = 0
+			r.Value = int64(math.Float64bits(ns))
+		}
+		return w.Add(*r)
+	}
+	if len(readers) <= mergeLimit {
+		in := make([]trace.Reader, len(readers))
+		for i, r := range readers {
+			in[i] = r
+		}
+		err = trace.Each(trace.Merge(in...), add)
+	} else {
+		for _, r := range readers {
+			if err = trace.Each(r, add); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		w.Abort()
+		return fmt.Errorf("instrument: building %s: %w", path, err)
+	}
+	var clamped int64
+	for _, r := range readers {
+		clamped += r.clamped
+	}
+	if clamped > 0 {
+		w.Header().Repair("clock-backwards", clamped)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("instrument: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// Recover builds the .pst at path from the spill directory that a program
+// recording to path left behind when it ended without Close (os.Exit, an
+// unrecovered panic in a goroutine, a kill). It holds every record written
+// up to each process's last flush point (Process.Flush, Process.Done,
+// Recorder.Flush) and every full buffer the spill writer had written;
+// records still in memory at the exit are lost. On success the spill
+// directory is removed.
+func Recover(path string, force bool) error {
+	path = filepath.Clean(path)
+	dir := SpillDir(path)
+	data, err := os.ReadFile(filepath.Join(dir, headerFile))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("instrument: no spill directory to recover at %s", dir)
+		}
+		return fmt.Errorf("instrument: %w", err)
+	}
+	var h spillHeader
+	if err := json.Unmarshal(data, &h); err != nil {
+		return fmt.Errorf("instrument: %s: %w", filepath.Join(dir, headerFile), err)
+	}
+	if h.Resolution <= 0 {
+		h.Resolution = 1
+	}
+	spillPath := filepath.Join(dir, spillFile)
+	f, err := os.Open(spillPath)
+	if err != nil {
+		return fmt.Errorf("instrument: %w", err)
+	}
+	chunks, _, err := scanChunks(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("instrument: %s: %w", spillPath, err)
+	}
+	if h.Header.Meta.Extra == nil {
+		h.Header.Meta.Extra = map[string]string{}
+	}
+	h.Header.Meta.Extra["recovered"] = "true"
+	if err := build(path, force, &h, spillPath, chunks); err != nil {
+		return err
+	}
+	return os.RemoveAll(dir)
+}

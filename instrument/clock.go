@@ -1,0 +1,84 @@
+package instrument
+
+import (
+	"os"
+	"strings"
+	"time"
+	_ "unsafe" // for go:linkname
+)
+
+// nanotime is the runtime's monotonic clock (the one behind time.Since),
+// without the wall-clock read that time.Now adds.
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
+
+// useTSC selects the CPU's time-stamp counter as the hot-path clock. It is
+// set once, before any recorder starts, and only read afterwards.
+var useTSC = tscUsable()
+
+// ticks reads the hot-path clock: TSC ticks where the TSC is invariant,
+// otherwise runtime nanoseconds.
+func ticks() int64 {
+	if useTSC {
+		return rdtsc()
+	}
+	return nanotime()
+}
+
+// tscUsable reports whether this CPU has an invariant TSC (constant rate,
+// running in every power state) that the kernel also trusts as its clock
+// source, so that ticks are comparable across cores.
+func tscUsable() bool {
+	if !haveRDTSC || os.Getenv("PARSCOPE_CLOCK") == "monotonic" {
+		return false
+	}
+	src, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+	if err != nil || strings.TrimSpace(string(src)) != "tsc" {
+		return false
+	}
+	info, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return false
+	}
+	s := string(info)
+	return strings.Contains(s, " constant_tsc") && strings.Contains(s, " nonstop_tsc")
+}
+
+// clockPair is one simultaneous reading of the hot-path clock and the
+// runtime's monotonic nanoseconds; two pairs calibrate ticks to nanoseconds.
+type clockPair struct {
+	Ticks int64 `json:"ticks"`
+	Nanos int64 `json:"nanos"`
+}
+
+// readPair reads both clocks as close together as it can: the tick count is
+// taken between two nanosecond readings and paired with their midpoint; of
+// a few attempts the tightest is kept.
+func readPair() clockPair {
+	best, width := clockPair{}, int64(-1)
+	for i := 0; i < 5; i++ {
+		a := nanotime()
+		t := ticks()
+		b := nanotime()
+		if width < 0 || b-a < width {
+			best, width = clockPair{Ticks: t, Nanos: a + (b-a)/2}, b-a
+		}
+	}
+	return best
+}
+
+// calibrate returns a start pair and a pair at least d later.
+func calibrate(d time.Duration) (clockPair, clockPair) {
+	p0 := readPair()
+	time.Sleep(d)
+	return p0, readPair()
+}
+
+// nsPerTick is the slope between two pairs (1 for the nanosecond clock).
+func nsPerTick(a, b clockPair) float64 {
+	if b.Ticks == a.Ticks {
+		return 1
+	}
+	return float64(b.Nanos-a.Nanos) / float64(b.Ticks-a.Ticks)
+}

@@ -1,0 +1,68 @@
+// Package instrument is the library a Go program links to record itself
+// into a parscope trace (.pst).
+//
+//	rec, err := instrument.Start(instrument.Options{Path: "out.pst", States: states})
+//	if err != nil { ... }
+//	defer rec.Close()
+//	p := rec.Process(rank)   // once per process, from any goroutine
+//	p.Block(3)               // hot path: no lock, no allocation
+//	p.Send(dst, 8, tag)
+//
+// A process is whatever the program says it is: a rank, a worker goroutine,
+// a node. Each Process buffers its records (32 bytes each) in memory with no
+// lock; a full buffer is handed to one background goroutine that appends it
+// to a spill file in Path+".spill", and the process continues in a second
+// buffer, so memory stays at two buffers per process (Options.BufferRecords).
+// Close merges the processes' streams and writes the .pst through the store.
+//
+// Timestamps come from the CPU's time-stamp counter where it is invariant
+// (constant rate, synchronised, trusted by the kernel; about 12 ns a read
+// against 30 ns for the runtime's monotonic clock on the machine we
+// measured), otherwise from the runtime's monotonic clock (set
+// PARSCOPE_CLOCK=monotonic to force it). Ticks are converted to nanoseconds
+// since Start when the trace is built, calibrated against the monotonic
+// clock between Start and Close; a tick that goes backwards on a process
+// (a migration between cores whose counters differ) is raised to the
+// previous time and counted as the "clock-backwards" repair.
+//
+// # What survives a crash
+//
+// Records reach disk at flush points: when a process's buffer fills, and
+// when Process.Flush, Process.Done or Recorder.Flush returns; at that point
+// every record the process made before the call is in the spill file (in
+// the kernel's page cache: it survives os.Exit, an unrecovered panic and
+// SIGKILL, but not a power failure). Precisely:
+//
+//   - Close (normally deferred in main) writes everything. A panic in the
+//     main goroutine that unwinds through the deferred Close loses nothing,
+//     provided no other goroutine is still recording (Close, like
+//     Recorder.Flush, must not run concurrently with recording).
+//   - os.Exit, or a panic in another goroutine (which kills the program
+//     without running main's deferred calls), loses the records made after
+//     each process's last flush point; a goroutine can protect its own
+//     records with `defer p.Flush()` (deferred calls run while a panic
+//     unwinds its goroutine). Occupancy counters and the last partial BBV
+//     interval are written only by Done or Close. Full buffers handed to the
+//     spill writer but not yet written when the program died are lost too:
+//     at most one buffer per process beyond the last flush point.
+//   - After such an exit, Recover(path, force) turns the spill directory
+//     into the .pst.
+//
+// # Plug-in points
+//
+// All are off by default. Options.Filter decides per event whether to keep
+// it (dropped events are counted, see Filter). Options.Occupancy keeps per
+// process the time spent in each state (seed 003's local occupancy
+// counters o_i) and writes them at the process's end as counter records
+// named "occupancy <state>" in nanoseconds, at the process's end time; with
+// DropKinds(trace.KindState) as the filter, only the occupancies are kept.
+// Options.BBVInterval counts per process the executions of each block in
+// intervals of that many block entries (seed 004 Figure 4.2) and writes one
+// BBV record per block executed in the interval when it ends (interval
+// number in Seq, its end time in T); the last, partial interval is written
+// at the process's end.
+//
+// A nil *Recorder and a nil *Process record nothing (Options.Disabled makes
+// Start return nil), so a program can run uninstrumented at the cost of a
+// nil check per call.
+package instrument

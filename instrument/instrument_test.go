@@ -1,0 +1,516 @@
+package instrument
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+// readBack opens the .pst at path and returns its header and records per
+// process (in the store's time-merged order, which keeps each process's
+// stream order).
+func readBack(t *testing.T, path string) (*trace.Header, map[int32][]trace.Record) {
+	t.Helper()
+	s, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	recs, err := trace.ReadAll(s.Records(store.ReadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bbv, err := trace.ReadAll(s.BBV(store.ReadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[int32][]trace.Record{}
+	for _, r := range append(recs, bbv...) {
+		by[r.Proc] = append(by[r.Proc], r)
+	}
+	h := *s.Header()
+	return &h, by
+}
+
+// workload records a deterministic sequence on process p: n steps, each a
+// block, with a region, a message pair and an event every few steps.
+func workload(p *Process, n int, ev int32) {
+	procs := 4
+	for i := 0; i < n; i++ {
+		p.Block(int32(i % 7))
+		switch i % 10 {
+		case 3:
+			p.Enter(1)
+		case 4:
+			p.Exit(1)
+		case 5:
+			p.Send((p.ID()+1)%procs, int64(8*i), int32(i))
+		case 6:
+			p.Recv((p.ID()+procs-1)%procs, int64(8*i), int32(i))
+		case 7:
+			p.Event(ev)
+		}
+	}
+}
+
+// expected is workload's sequence as (kind, id) pairs.
+func expected(n int, ev int32) []string {
+	var out []string
+	for i := 0; i < n; i++ {
+		out = append(out, fmt.Sprintf("state %d", i%7))
+		switch i % 10 {
+		case 3:
+			out = append(out, "enter 1")
+		case 4:
+			out = append(out, "exit 1")
+		case 5:
+			out = append(out, fmt.Sprintf("send %d", 8*i))
+		case 6:
+			out = append(out, fmt.Sprintf("recv %d", 8*i))
+		case 7:
+			out = append(out, fmt.Sprintf("event %d", ev))
+		}
+	}
+	return out
+}
+
+func describe(r trace.Record) string {
+	switch r.Kind {
+	case trace.KindSend, trace.KindRecv:
+		return fmt.Sprintf("%s %d", r.Kind, r.Value)
+	}
+	return fmt.Sprintf("%s %d", r.Kind, r.ID)
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		procs  int
+		steps  int
+		buffer int
+		res    int64
+		tsc    bool
+		mem    int64
+	}{
+		{"one buffer", 4, 100, 0, 1, true, 0},
+		{"in memory", 4, 5000, 64, 1, true, 0},
+		{"spilled to disk", 4, 5000, 64, 1, true, 1},
+		{"microseconds", 3, 2000, 128, 1000, true, 10000},
+		{"monotonic clock", 4, 3000, 100, 1, false, 1},
+		{"many goroutines", 64, 500, 32, 1, true, 5000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer setTSC(tc.tsc && useTSC)()
+			path := filepath.Join(t.TempDir(), "out.pst")
+			states := []trace.StateDef{{ID: 0, Name: "zero"}, {ID: 6, Name: "six"}}
+			rec, err := Start(Options{Path: path, Program: "test", States: states, BufferRecords: tc.buffer, MemoryLimit: tc.mem, ClockResolution: tc.res, Extra: map[string]string{"seed": "7"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := rec.EventID("tick")
+			if again := rec.EventID("tick"); again != ev {
+				t.Fatalf("EventID gave %d then %d", ev, again)
+			}
+			var wg sync.WaitGroup
+			for i := 0; i < tc.procs; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					workload(rec.Process(i), tc.steps, ev)
+				}()
+			}
+			wg.Wait()
+			if err := rec.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(SpillDir(path)); !os.IsNotExist(err) {
+				t.Errorf("spill directory still there after Close: %v", err)
+			}
+			h, by := readBack(t, path)
+			if len(h.Runs) != 1 || h.Runs[0].Procs != int32(tc.procs) {
+				t.Errorf("runs = %+v, want one run of %d processes", h.Runs, tc.procs)
+			}
+			if h.Meta.Program != "test" || h.Meta.Extra["seed"] != "7" || h.Meta.ClockResolution != tc.res {
+				t.Errorf("meta = %+v", h.Meta)
+			}
+			if ix := trace.NewIndex(h); ix.StateName(6) != "six" || ix.EventName(ev) != "tick" {
+				t.Errorf("dictionaries: state 6 = %q, event %d = %q", ix.StateName(6), ev, ix.EventName(ev))
+			}
+			want := expected(tc.steps, ev)
+			for p := int32(0); p < int32(tc.procs); p++ {
+				got := by[p]
+				if len(got) != len(want) {
+					t.Fatalf("process %d: %d records, want %d", p, len(got), len(want))
+				}
+				// Records at the same time may come back in any kind order
+				// (the store merges its per-kind tables by time), so the
+				// sequence is compared kind by kind, and as a whole where
+				// times are distinct.
+				if g, w := byKind(got, describe), byKind(want, func(s string) string { return s }); fmt.Sprint(g) != fmt.Sprint(w) {
+					t.Fatalf("process %d: per-kind sequences differ\n got %v\nwant %v", p, g, w)
+				}
+				for i, r := range got {
+					distinct := (i == 0 || got[i-1].T != r.T) && (i+1 == len(got) || got[i+1].T != r.T)
+					if d := describe(r); distinct && d != want[i] {
+						t.Fatalf("process %d record %d: %s, want %s", p, i, d, want[i])
+					}
+					if i > 0 && r.T < got[i-1].T {
+						t.Fatalf("process %d record %d goes back in time: %d after %d", p, i, r.T, got[i-1].T)
+					}
+					if r.T%tc.res != 0 {
+						t.Fatalf("time %d is not a multiple of %d", r.T, tc.res)
+					}
+					if r.Kind == trace.KindSend && r.Peer != (p+1)%4 {
+						t.Fatalf("send to %d, want %d", r.Peer, (p+1)%4)
+					}
+				}
+			}
+		})
+	}
+}
+
+// byKind splits a sequence of descriptions by their first word (the kind).
+func byKind[T any](xs []T, desc func(T) string) map[string][]string {
+	out := map[string][]string{}
+	for _, x := range xs {
+		d := desc(x)
+		k, _, _ := strings.Cut(d, " ")
+		out[k] = append(out[k], d)
+	}
+	return out
+}
+
+// setTSC selects the clock for a test and returns the function restoring it.
+func setTSC(on bool) func() {
+	old := useTSC
+	useTSC = on
+	return func() { useTSC = old }
+}
+
+func TestProcessHandleIsShared(t *testing.T) {
+	rec, err := Start(Options{Path: filepath.Join(t.TempDir(), "x.pst")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Abort()
+	const n = 32
+	got := make([]*Process, n)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = rec.Process(i % 4)
+		}()
+	}
+	wg.Wait()
+	for i, p := range got {
+		if p != got[i%4] || p.ID() != i%4 {
+			t.Fatalf("Process(%d) returned handle of %d / a different handle", i%4, p.ID())
+		}
+	}
+}
+
+func TestOccupancy(t *testing.T) {
+	for _, tsc := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tsc=%v", tsc), func(t *testing.T) {
+			defer setTSC(tsc && useTSC)()
+			path := filepath.Join(t.TempDir(), "occ.pst")
+			rec, err := Start(Options{Path: path, Occupancy: true, BufferRecords: 50, MemoryLimit: 1, States: []trace.StateDef{{ID: 2, Name: "busy"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for i := 0; i < 3; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					p := rec.Process(i)
+					for k := 0; k < 1000; k++ {
+						p.Block(int32(k % (3 + i)))
+					}
+					if i == 0 {
+						p.Done()
+					}
+				}()
+			}
+			wg.Wait()
+			if err := rec.Close(); err != nil {
+				t.Fatal(err)
+			}
+			h, by := readBack(t, path)
+			ix := trace.NewIndex(h)
+			if ix.Counter(2) == nil || ix.Counter(2).Name != "occupancy busy" || ix.Counter(2).Unit != "ns" {
+				t.Errorf("counter 2 = %+v", ix.Counter(2))
+			}
+			for p := int32(0); p < 3; p++ {
+				sum := map[int32]float64{}
+				var states []trace.Record
+				counters := map[int32]trace.Record{}
+				for _, r := range by[p] {
+					switch r.Kind {
+					case trace.KindState:
+						states = append(states, r)
+					case trace.KindCounter:
+						counters[r.ID] = r
+					}
+				}
+				if len(states) != 1000 || len(counters) != int(3+p) {
+					t.Fatalf("process %d: %d states and %d counters, want 1000 and %d", p, len(states), len(counters), 3+p)
+				}
+				end := counters[0].T
+				for i, s := range states {
+					next := end
+					if i+1 < len(states) {
+						next = states[i+1].T
+					}
+					sum[s.ID] += float64(next - s.T)
+				}
+				var total float64
+				for id, c := range counters {
+					if c.T != end {
+						t.Errorf("process %d: counters at %d and %d", p, c.T, end)
+					}
+					total += c.Float()
+					// Each state entry's time is rounded once: the sums agree
+					// exactly on the nanosecond clock, within a nanosecond per
+					// entry on the TSC.
+					tol := 0.0
+					if tsc {
+						tol = 1000
+					}
+					if math.Abs(c.Float()-sum[id]) > tol {
+						t.Errorf("process %d state %d: occupancy %.0f ns, durations sum to %.0f", p, id, c.Float(), sum[id])
+					}
+				}
+				if span := float64(end - states[0].T); math.Abs(total-span) > 1000 {
+					t.Errorf("process %d: occupancies sum to %.0f, span is %.0f", p, total, span)
+				}
+			}
+		})
+	}
+}
+
+func TestBBV(t *testing.T) {
+	for _, tc := range []struct {
+		every, blocks int64
+	}{{10, 95}, {7, 70}, {1000, 50}} {
+		t.Run(fmt.Sprint(tc.every), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "bbv.pst")
+			rec, err := Start(Options{Path: path, BBVInterval: tc.every, Filter: DropKinds(trace.KindState)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := rec.Process(0)
+			want := map[[2]int32]int64{}
+			for i := int64(0); i < tc.blocks; i++ {
+				id := int32(i*i%5) + 100*int32(i%2)
+				p.Block(id)
+				want[[2]int32{int32(i / tc.every), id}]++
+			}
+			if err := rec.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, by := readBack(t, path)
+			got := map[[2]int32]int64{}
+			sums := map[int32]int64{}
+			for _, r := range by[0] {
+				switch r.Kind {
+				case trace.KindState:
+					t.Fatalf("state record kept despite the filter: %v", r)
+				case trace.KindBBV:
+					got[[2]int32{r.Seq, r.ID}] += r.Value
+					sums[r.Seq] += r.Value
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("vectors\n got %v\nwant %v", got, want)
+			}
+			intervals := int32((tc.blocks + tc.every - 1) / tc.every)
+			if int32(len(sums)) != intervals {
+				t.Fatalf("%d intervals, want %d", len(sums), intervals)
+			}
+			for seq, s := range sums {
+				w := tc.every
+				if seq == intervals-1 && tc.blocks%tc.every != 0 {
+					w = tc.blocks % tc.every
+				}
+				if s != w {
+					t.Errorf("interval %d sums to %d, want %d", seq, s, w)
+				}
+			}
+		})
+	}
+}
+
+// dropBlock drops state id 2 and every region record.
+type dropBlock struct{}
+
+func (dropBlock) Keep(_ int, k trace.Kind, id int32, _ int64) bool {
+	return !(k == trace.KindState && id == 2) && k != trace.KindEnter && k != trace.KindExit
+}
+
+func TestFilterCountsDrops(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.pst")
+	rec, err := Start(Options{Path: path, Filter: dropBlock{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rec.Process(0)
+	seq := []int32{1, 2, 2, 2, 3, 2, 1, 2, 2}
+	for _, id := range seq {
+		p.Block(id)
+	}
+	p.Enter(4)
+	p.Exit(4)
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, by := readBack(t, path)
+	ix := trace.NewIndex(h)
+	var got []string
+	for _, r := range by[0] {
+		if r.Kind == trace.KindEvent {
+			got = append(got, fmt.Sprintf("%s=%d", ix.EventName(r.ID), r.Value))
+		} else {
+			got = append(got, describe(r))
+		}
+	}
+	want := fmt.Sprint([]string{"state 1", DroppedEvent + "=3", "state 3", DroppedEvent + "=1", "state 1", DroppedEvent + "=4"})
+	if fmt.Sprint(got) != want {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+}
+
+func TestDisabled(t *testing.T) {
+	rec, err := Start(Options{Path: filepath.Join(t.TempDir(), "d.pst"), Disabled: true})
+	if err != nil || rec != nil {
+		t.Fatalf("Start(Disabled) = %v, %v; want nil, nil", rec, err)
+	}
+	p := rec.Process(3)
+	p.Block(1)
+	p.Enter(1)
+	p.Exit(1)
+	p.Send(1, 2, 3)
+	p.Recv(1, 2, 3)
+	p.Event(rec.EventID("x"))
+	if p != nil || p.Flush() != nil || p.Done() != nil || rec.Flush() != nil || rec.Close() != nil {
+		t.Fatal("a disabled recorder did something")
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "old.pst")
+	os.Mkdir(existing, 0o755)
+	leftover := filepath.Join(dir, "crashed.pst")
+	os.Mkdir(SpillDir(leftover), 0o755)
+	for _, tc := range []struct {
+		name string
+		opts Options
+		ok   bool
+	}{
+		{"no path", Options{}, false},
+		{"exists", Options{Path: existing}, false},
+		{"exists force", Options{Path: existing, Force: true}, true},
+		{"leftover spill", Options{Path: leftover}, false},
+		{"leftover spill force", Options{Path: leftover, Force: true}, true},
+		{"negative bbv", Options{Path: filepath.Join(dir, "n.pst"), BBVInterval: -1}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, err := Start(tc.opts)
+			if (err == nil) != tc.ok {
+				t.Fatalf("err = %v, want ok=%v", err, tc.ok)
+			}
+			rec.Abort()
+		})
+	}
+}
+
+// The helper process of TestFlushSurvivesExit: it records on two processes,
+// flushes at known points, records more and leaves with os.Exit.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("INSTRUMENT_EXIT_HELPER"); path != "" {
+		rec, err := Start(Options{Path: path, Program: "crasher"})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		ev := rec.EventID("late")
+		a, b := rec.Process(0), rec.Process(1)
+		for i := 0; i < 10; i++ {
+			a.Block(int32(i))
+			b.Block(int32(100 + i))
+		}
+		a.Flush() // a: 10 records on disk
+		for i := 0; i < 5; i++ {
+			a.Block(50) // after the flush point: lost
+		}
+		b.Event(ev)
+		if err := rec.Flush(); err != nil { // b: 11 records on disk, a: 15
+			os.Exit(2)
+		}
+		a.Block(60)
+		b.Block(60) // lost
+		os.Exit(3)
+	}
+	os.Exit(m.Run())
+}
+
+func TestFlushSurvivesExit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crash.pst")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "INSTRUMENT_EXIT_HELPER="+path)
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+		t.Fatalf("helper: %v", err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("a trace exists before Recover: %v", err)
+	}
+	if err := Recover(path, false); err != nil {
+		t.Fatal(err)
+	}
+	h, by := readBack(t, path)
+	if h.Meta.Program != "crasher" || h.Meta.Extra["recovered"] != "true" {
+		t.Errorf("meta = %+v", h.Meta)
+	}
+	ix := trace.NewIndex(h)
+	var a, b []string
+	for _, r := range by[0] {
+		a = append(a, describe(r))
+	}
+	for _, r := range by[1] {
+		if r.Kind == trace.KindEvent {
+			b = append(b, ix.EventName(r.ID))
+		} else {
+			b = append(b, describe(r))
+		}
+	}
+	var wantA, wantB []string
+	for i := 0; i < 10; i++ {
+		wantA = append(wantA, fmt.Sprintf("state %d", i))
+		wantB = append(wantB, fmt.Sprintf("state %d", 100+i))
+	}
+	for i := 0; i < 5; i++ {
+		wantA = append(wantA, "state 50")
+	}
+	wantB = append(wantB, "late")
+	if fmt.Sprint(a) != fmt.Sprint(wantA) || fmt.Sprint(b) != fmt.Sprint(wantB) {
+		t.Errorf("recovered\n a %v\n b %v\nwant\n a %v\n b %v", a, b, wantA, wantB)
+	}
+	if _, err := os.Stat(SpillDir(path)); !os.IsNotExist(err) {
+		t.Errorf("spill directory kept after Recover")
+	}
+	if err := Recover(path, false); err == nil {
+		t.Error("a second Recover succeeded")
+	}
+}

@@ -1,0 +1,218 @@
+package instrument
+
+import (
+	"errors"
+	"math"
+	"slices"
+
+	"github.com/parscope/parscope/trace"
+)
+
+// Process records one process of the run (a rank, a worker goroutine, a
+// node). Its recording methods must be called by one goroutine at a time;
+// they take no lock and do not allocate, except when a full buffer is handed
+// to the spill writer. A nil *Process records nothing, so code can be run
+// uninstrumented by passing nil handles.
+type Process struct {
+	buf  []entry
+	n    int
+	slow bool // a filter, occupancy or BBV counting is on
+	id   int32
+
+	filter   Filter
+	drops    int64 // events dropped since the last kept record
+	lastDrop int64 // ticks of the last dropped event
+	dropEv   int32
+	t0       int64
+	scale    float64
+
+	occ *occupancy
+	bbv *bbvCounter
+
+	rec  *Recorder
+	done bool
+}
+
+// ID returns the process id.
+func (p *Process) ID() int {
+	if p == nil {
+		return -1
+	}
+	return int(p.id)
+}
+
+// Block records entry into state (basic block) id.
+func (p *Process) Block(id int32) {
+	if p == nil {
+		return
+	}
+	t := ticks()
+	if p.slow && !p.blockHooks(id, t) {
+		return
+	}
+	p.add(t, 0, id, trace.NoPeer, 0, trace.KindState)
+}
+
+// Enter records entry into region id.
+func (p *Process) Enter(region int32) { p.record(trace.KindEnter, region, trace.NoPeer, 0, 0) }
+
+// Exit records exit from region id.
+func (p *Process) Exit(region int32) { p.record(trace.KindExit, region, trace.NoPeer, 0, 0) }
+
+// Send records the send of a message of the given size and tag to process dst.
+func (p *Process) Send(dst int, bytes int64, tag int32) {
+	p.record(trace.KindSend, 0, int32(dst), bytes, tag)
+}
+
+// Recv records the receipt of a message of the given size and tag from
+// process src (-1 if unknown).
+func (p *Process) Recv(src int, bytes int64, tag int32) {
+	p.record(trace.KindRecv, 0, int32(src), bytes, tag)
+}
+
+// Event records the named event id (see Recorder.EventID).
+func (p *Process) Event(id int32) { p.record(trace.KindEvent, id, trace.NoPeer, 0, 0) }
+
+// EventValue records the named event id with a value.
+func (p *Process) EventValue(id int32, value int64) {
+	p.record(trace.KindEvent, id, trace.NoPeer, value, 0)
+}
+
+func (p *Process) record(k trace.Kind, id, peer int32, v int64, tag int32) {
+	if p == nil {
+		return
+	}
+	t := ticks()
+	if p.filter != nil && !p.keep(k, id, t) {
+		return
+	}
+	p.add(t, v, id, peer, tag, k)
+}
+
+// add appends one entry, handing a full buffer to the spill writer first.
+func (p *Process) add(t, v int64, id, peer, tag int32, k trace.Kind) {
+	if p.n == len(p.buf) {
+		p.queue()
+	}
+	p.buf[p.n] = entry{T: t, V: v, ID: id, Peer: peer, Tag: tag, Kind: k}
+	p.n++
+}
+
+// blockHooks feeds a block entry to the occupancy and BBV counters (which
+// see every block, kept or not) and reports whether the filter keeps it.
+func (p *Process) blockHooks(id int32, t int64) bool {
+	if p.occ != nil {
+		p.occ.enter(id, t)
+	}
+	if p.bbv != nil && p.bbv.count(id) {
+		p.bbvFlush(t)
+	}
+	return p.filter == nil || p.keep(trace.KindState, id, t)
+}
+
+// keep asks the filter; a dropped event is counted, and the count is
+// written as a DroppedEvent just before the next kept record.
+func (p *Process) keep(k trace.Kind, id int32, t int64) bool {
+	if !p.filter.Keep(int(p.id), k, id, int64(float64(t-p.t0)*p.scale)) {
+		p.drops++
+		p.lastDrop = t
+		return false
+	}
+	if p.drops != 0 {
+		p.flushDrops()
+	}
+	return true
+}
+
+func (p *Process) flushDrops() {
+	p.add(p.lastDrop, p.drops, p.dropEv, trace.NoPeer, 0, trace.KindEvent)
+	p.drops = 0
+}
+
+// bbvFlush writes the finished interval's vector, blocks in id order.
+func (p *Process) bbvFlush(t int64) {
+	b := p.bbv
+	slices.Sort(b.touched)
+	for _, id := range b.touched {
+		p.add(t, b.take(id), id, trace.NoPeer, b.interval, trace.KindBBV)
+	}
+	b.touched = b.touched[:0]
+	b.interval++
+	b.n = 0
+}
+
+// queue hands the buffered entries to the spill writer and continues in a
+// recycled buffer, or a new one.
+func (p *Process) queue() {
+	if p.n == 0 {
+		return
+	}
+	sp := p.rec.sp
+	sp.reqs <- spillReq{proc: p.id, buf: p.buf[:p.n]}
+	select {
+	case b := <-sp.free:
+		p.buf = b[:cap(b)]
+	default:
+		p.buf = make([]entry, p.rec.opts.BufferRecords)
+	}
+	p.n = 0
+}
+
+// finish closes the process's counters at end (ticks): occupancy counters,
+// the last partial BBV interval and a pending count of dropped events.
+func (p *Process) finish(end int64) {
+	if p.done {
+		return
+	}
+	p.done = true
+	if p.drops != 0 {
+		p.flushDrops()
+	}
+	if p.bbv != nil && p.bbv.n > 0 {
+		p.bbvFlush(end)
+	}
+	if p.occ != nil {
+		p.occ.enter(math.MinInt32, end)
+		ids := p.occ.states()
+		for _, id := range ids {
+			// Tag 1: the value is a duration in ticks, converted when the
+			// trace is built.
+			p.add(end, p.occ.total(id), id, trace.NoPeer, 1, trace.KindCounter)
+		}
+		p.rec.addOccupancyStates(ids)
+	}
+}
+
+// Done ends the process: it closes the occupancy and BBV counters at this
+// time and flushes the process's records to the spill file (see Flush).
+// Call it from the process's goroutine when it has finished; the process
+// must not record afterwards.
+func (p *Process) Done() error {
+	if p == nil {
+		return nil
+	}
+	p.finish(ticks())
+	return p.Flush()
+}
+
+// Flush writes this process's buffered records to the spill file and
+// returns once they are there: they then survive os.Exit, a panic or a
+// kill of the program (not a power failure), and Recover turns them into a
+// trace. Call it from the goroutine that records the process.
+func (p *Process) Flush() error {
+	if p == nil {
+		return nil
+	}
+	r := p.rec
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return errors.New("instrument: Flush after Close")
+	}
+	p.queue()
+	if err := r.sp.sync(); err != nil {
+		return err
+	}
+	return r.writeHeaderIfChanged()
+}

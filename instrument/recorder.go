@@ -1,0 +1,403 @@
+package instrument
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/parscope/parscope/trace"
+)
+
+// Options configure a Recorder. Only Path is required.
+type Options struct {
+	// Path is the .pst to write at Close.
+	Path string
+	// Force replaces an existing trace at Path (and removes a leftover
+	// spill directory of an earlier run that was never recovered).
+	Force bool
+	// Program names the recorded program in the trace's metadata.
+	Program string
+	// States, Regions and Events are the dictionaries of the ids the
+	// program records (Events may also be registered with EventID).
+	States  []trace.StateDef
+	Regions []trace.RegionDef
+	Events  []trace.EventDef
+	// Extra is free metadata stored in the trace (seed, variant, ...).
+	Extra map[string]string
+	// Filter, when not nil, decides per event whether to keep it. Dropped
+	// events are counted (see Filter).
+	Filter Filter
+	// Occupancy keeps, per process, the time spent in each state, written
+	// at the process's end as counter records (see Process.Done).
+	Occupancy bool
+	// BBVInterval, when positive, counts per process how often each block
+	// runs in every interval of BBVInterval block executions and writes
+	// the counts as BBV records at the end of each interval.
+	BBVInterval int64
+	// ClockResolution is the resolution of the recorded times in ns; times
+	// are rounded down to a multiple of it. 0 means 1.
+	ClockResolution int64
+	// BufferRecords is the size of a buffer (32 bytes a record); 0 means
+	// 4096. Each process fills one buffer at a time.
+	BufferRecords int
+	// MemoryLimit bounds the bytes of full buffers kept in memory; beyond
+	// it the oldest are written to the spill file (by a background
+	// goroutine) and their memory is reused. 0 means 1 MiB: reusing warm
+	// buffers costs the recording goroutines less than filling fresh
+	// memory, whose page faults they would pay. Memory in use is about
+	// MemoryLimit plus two buffers per process.
+	MemoryLimit int64
+	// Disabled makes Start return a nil *Recorder: every method is then a
+	// no-op, for measuring a program without recording.
+	Disabled bool
+}
+
+// Recorder records the processes of one run of a program. Its methods are
+// safe for concurrent use, except that Flush, Close and Abort must not run
+// while any process is recording (see the package documentation).
+type Recorder struct {
+	opts   Options
+	spill  string // spill directory
+	sp     *spiller
+	start  clockPair
+	scale0 float64 // ns per tick from the start-up calibration
+	wall   time.Time
+
+	hdrMu    sync.Mutex // serialises writes of the spill header
+	hdrDirty bool       // guarded by mu: dictionaries changed since the last write
+
+	mu     sync.Mutex
+	procs  map[int]*Process
+	events map[string]int32
+	evDefs []trace.EventDef
+	nextEv int32
+	occIDs []int32 // states with an occupancy counter written
+	occSet map[int32]bool
+	dropEv int32
+	closed bool
+}
+
+// DroppedEvent is the name of the event that stands for events a Filter
+// dropped: its value is how many were dropped since the previous kept
+// record of the process, and it is written just before the next kept record
+// (or at the process's end).
+const DroppedEvent = "parscope.dropped"
+
+// Start begins recording. It creates a spill directory Path+".spill" that
+// Close turns into the .pst at Path (and Recover does after a crash).
+func Start(opts Options) (*Recorder, error) {
+	if opts.Disabled {
+		return nil, nil
+	}
+	if opts.Path == "" {
+		return nil, errors.New("instrument: Options.Path is empty")
+	}
+	if opts.ClockResolution <= 0 {
+		opts.ClockResolution = 1
+	}
+	if opts.BufferRecords <= 0 {
+		opts.BufferRecords = 4096
+	}
+	if opts.BBVInterval < 0 {
+		return nil, fmt.Errorf("instrument: negative BBVInterval %d", opts.BBVInterval)
+	}
+	path := filepath.Clean(opts.Path)
+	opts.Path = path
+	if _, err := os.Lstat(path); err == nil && !opts.Force {
+		return nil, fmt.Errorf("instrument: %s already exists (set Force to replace it)", path)
+	}
+	spill := SpillDir(path)
+	if _, err := os.Lstat(spill); err == nil {
+		if !opts.Force {
+			return nil, fmt.Errorf("instrument: %s is left over from an earlier run: recover it with instrument.Recover, or remove it", spill)
+		}
+		if err := os.RemoveAll(spill); err != nil {
+			return nil, fmt.Errorf("instrument: %w", err)
+		}
+	}
+	if err := os.MkdirAll(spill, 0o755); err != nil {
+		return nil, fmt.Errorf("instrument: %w", err)
+	}
+	if opts.MemoryLimit <= 0 {
+		opts.MemoryLimit = 1 << 20
+	}
+	limit := max(1, int(opts.MemoryLimit/int64(opts.BufferRecords*entrySize)))
+	sp, err := newSpiller(filepath.Join(spill, spillFile), limit)
+	if err != nil {
+		os.RemoveAll(spill)
+		return nil, fmt.Errorf("instrument: %w", err)
+	}
+	r := &Recorder{opts: opts, spill: spill, sp: sp, procs: map[int]*Process{}, wall: time.Now(), dropEv: -1}
+	var cal clockPair
+	r.start, cal = calibrate(2 * time.Millisecond)
+	r.scale0 = nsPerTick(r.start, cal)
+	r.events, r.occSet = map[string]int32{}, map[int32]bool{}
+	for _, e := range opts.Events {
+		r.events[e.Name] = e.ID
+		r.nextEv = max(r.nextEv, e.ID+1)
+	}
+	r.evDefs = append(r.evDefs, opts.Events...)
+	if opts.Filter != nil {
+		r.dropEv = r.EventID(DroppedEvent)
+	}
+	if err := r.writeHeader(cal); err != nil {
+		sp.stop()
+		os.RemoveAll(spill)
+		return nil, err
+	}
+	return r, nil
+}
+
+// SpillDir returns the spill directory of a recording to path.
+func SpillDir(path string) string { return filepath.Clean(path) + ".spill" }
+
+// EventID returns the id of a named event, registering the name the first
+// time. Call it once per name, outside the hot path.
+func (r *Recorder) EventID(name string) int32 {
+	if r == nil {
+		return -1
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id, ok := r.events[name]; ok {
+		return id
+	}
+	id := r.nextEv
+	r.nextEv++
+	r.events[name] = id
+	r.evDefs = append(r.evDefs, trace.EventDef{ID: id, Name: name})
+	r.hdrDirty = true
+	return id
+}
+
+// Process returns the recording handle of process id, creating it the
+// first time. It is safe to call from any goroutine and returns the same
+// *Process for the same id; the handle itself must be used by one goroutine
+// at a time. On a nil Recorder it returns nil, whose methods do nothing.
+func (r *Recorder) Process(id int) *Process {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p := r.procs[id]; p != nil {
+		return p
+	}
+	if id < 0 || id > math.MaxInt32 {
+		panic(fmt.Sprintf("instrument: process id %d out of range", id)) // a programming error, like an index out of range
+	}
+	p := &Process{
+		id:     int32(id),
+		rec:    r,
+		buf:    make([]entry, r.opts.BufferRecords),
+		filter: r.opts.Filter,
+		dropEv: r.dropEv,
+		t0:     r.start.Ticks,
+		scale:  r.scale0,
+	}
+	if r.opts.Occupancy {
+		p.occ = &occupancy{}
+	}
+	if r.opts.BBVInterval > 0 {
+		p.bbv = &bbvCounter{every: r.opts.BBVInterval}
+	}
+	p.slow = p.filter != nil || p.occ != nil || p.bbv != nil
+	r.procs[id] = p
+	return p
+}
+
+// sortedProcs returns the processes in id order.
+func (r *Recorder) sortedProcs() []*Process {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ps := make([]*Process, 0, len(r.procs))
+	for _, p := range r.procs {
+		ps = append(ps, p)
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].id < ps[j].id })
+	return ps
+}
+
+// Flush writes every process's buffered records to the spill file and
+// returns once they are there (in the kernel: they survive os.Exit, a
+// panic or a kill of the program, though not a power failure). It must not
+// run while any process is recording; a goroutine can flush its own
+// process at any time with Process.Flush.
+func (r *Recorder) Flush() error {
+	if r == nil {
+		return nil
+	}
+	for _, p := range r.sortedProcs() {
+		p.queue()
+	}
+	if err := r.sp.sync(); err != nil {
+		return err
+	}
+	return r.writeHeader(readPair())
+}
+
+// Close ends every process that has not called Done, writes the .pst at
+// Path and removes the spill directory. It must not run while any process
+// is recording. On error nothing is written at Path, and the spill
+// directory is kept with what reached it (for Recover).
+func (r *Recorder) Close() error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return errors.New("instrument: Close called twice")
+	}
+	r.closed = true
+	r.mu.Unlock()
+	end := ticks()
+	for _, p := range r.sortedProcs() {
+		p.finish(end)
+		p.queue()
+	}
+	cal := readPair()
+	if cal.Nanos-r.start.Nanos < int64(10*time.Millisecond) {
+		// A short run: wait so that the tick rate is measured over 10 ms.
+		time.Sleep(time.Duration(r.start.Nanos + int64(10*time.Millisecond) - cal.Nanos))
+		cal = readPair()
+	}
+	if err := r.sp.stop(); err != nil {
+		return err
+	}
+	hdr := r.header(cal)
+	if err := writeJSON(filepath.Join(r.spill, headerFile), hdr); err != nil {
+		return err
+	}
+	if err := build(r.opts.Path, r.opts.Force, hdr, filepath.Join(r.spill, spillFile), r.sp.chunks); err != nil {
+		return err
+	}
+	return os.RemoveAll(r.spill)
+}
+
+// Abort stops recording and removes the spill directory without writing a
+// trace.
+func (r *Recorder) Abort() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.sp.stop()
+	os.RemoveAll(r.spill)
+}
+
+// spillHeader is what the spill directory keeps besides the records:
+// enough to build the trace's header and convert ticks to nanoseconds.
+type spillHeader struct {
+	Header     trace.Header `json:"header"`
+	Start      clockPair    `json:"start"`
+	Calibrated clockPair    `json:"calibrated"`
+	Resolution int64        `json:"resolution_ns"`
+}
+
+func (r *Recorder) header(cal clockPair) *spillHeader {
+	h := trace.Header{
+		Meta: trace.Meta{
+			ClockResolution: r.opts.ClockResolution,
+			Source:          "instrument",
+			Program:         r.opts.Program,
+			CommandLine:     os.Args,
+			Extra:           map[string]string{"start": r.wall.Format(time.RFC3339Nano)},
+		},
+		States:  append([]trace.StateDef(nil), r.opts.States...),
+		Regions: append([]trace.RegionDef(nil), r.opts.Regions...),
+	}
+	if host, err := os.Hostname(); err == nil {
+		h.Meta.Host = host
+	}
+	for k, v := range r.opts.Extra {
+		h.Meta.Extra[k] = v
+	}
+	if useTSC {
+		h.Meta.Extra["clock"] = "tsc"
+	} else {
+		h.Meta.Extra["clock"] = "monotonic"
+	}
+	r.mu.Lock()
+	h.Events = append(h.Events, r.evDefs...)
+	sort.Slice(r.occIDs, func(i, j int) bool { return r.occIDs[i] < r.occIDs[j] })
+	procs := int32(0)
+	for id := range r.procs {
+		procs = max(procs, int32(id)+1)
+	}
+	r.mu.Unlock()
+	h.Runs = []trace.RunInfo{{ID: 0, Name: r.opts.Program, Procs: procs}}
+	for _, id := range r.occIDs {
+		h.Counters = append(h.Counters, trace.CounterDef{ID: id, Name: "occupancy " + stateName(r.opts.States, id), Unit: "ns"})
+	}
+	return &spillHeader{Header: h, Start: r.start, Calibrated: cal, Resolution: r.opts.ClockResolution}
+}
+
+// writeHeaderIfChanged rewrites the spill header when a dictionary changed
+// since it was last written (the calibration it holds is refreshed then).
+func (r *Recorder) writeHeaderIfChanged() error {
+	r.mu.Lock()
+	dirty := r.hdrDirty
+	r.mu.Unlock()
+	if !dirty {
+		return nil
+	}
+	return r.writeHeader(readPair())
+}
+
+func (r *Recorder) writeHeader(cal clockPair) error {
+	r.hdrMu.Lock()
+	defer r.hdrMu.Unlock()
+	r.mu.Lock()
+	r.hdrDirty = false
+	r.mu.Unlock()
+	return writeJSON(filepath.Join(r.spill, headerFile), r.header(cal))
+}
+
+// writeJSON writes v to path atomically (temporary file, then rename).
+func writeJSON(path string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("instrument: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("instrument: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("instrument: %w", err)
+	}
+	return nil
+}
+
+// addOccupancyStates notes the states for which occupancy counters were
+// written, so that the header defines their counters.
+func (r *Recorder) addOccupancyStates(ids []int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range ids {
+		if !r.occSet[id] {
+			r.occSet[id] = true
+			r.occIDs = append(r.occIDs, id)
+			r.hdrDirty = true
+		}
+	}
+}
+
+// stateName returns the name of state id in defs, or its number.
+func stateName(defs []trace.StateDef, id int32) string {
+	for _, d := range defs {
+		if d.ID == id && d.Name != "" {
+			return d.Name
+		}
+	}
+	return fmt.Sprint(id)
+}

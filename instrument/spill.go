@@ -1,0 +1,327 @@
+package instrument
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"unsafe"
+
+	"github.com/parscope/parscope/trace"
+)
+
+// entry is one buffered record: 32 bytes, written on the hot path without
+// allocation. T is in clock ticks (see clock.go); the meaning of the other
+// fields follows trace.Record for the kind (BBV entries keep their interval
+// in Tag).
+type entry struct {
+	T    int64
+	V    int64
+	ID   int32
+	Peer int32
+	Tag  int32
+	Kind trace.Kind
+	_    [3]byte
+}
+
+const entrySize = 32
+
+// The spill file is a sequence of chunks, each a 16-byte header
+// (magic "PSC1", process id, entry count, CRC-32C of the payload, all
+// little-endian) followed by count 32-byte entries. Chunks of one process
+// appear in that process's time order. A chunk cut short by a crash, or
+// whose CRC does not match, ends the readable part of the file.
+const (
+	chunkMagic  = 0x31435350 // "PSC1"
+	chunkHeader = 16
+	spillFile   = "records.bin"
+	headerFile  = "header.json"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// nativeLayout is true where an entry in memory is already its encoding
+// (little-endian, the field offsets above, zero padding), so that a buffer
+// is copied as it is.
+var nativeLayout = binary.NativeEndian.Uint16([]byte{1, 0}) == 1 &&
+	unsafe.Sizeof(entry{}) == entrySize && unsafe.Offsetof(entry{}.V) == 8 &&
+	unsafe.Offsetof(entry{}.ID) == 16 && unsafe.Offsetof(entry{}.Peer) == 20 &&
+	unsafe.Offsetof(entry{}.Tag) == 24 && unsafe.Offsetof(entry{}.Kind) == 28
+
+// chunk is one buffer of a process's entries: in memory (mem) until the
+// spill writer writes it, then at off in the spill file.
+type chunk struct {
+	mem  []entry
+	off  int64
+	n    int
+	proc int32
+}
+
+// spillReq hands a process's full buffer to the spill writer, or (with
+// ack set) asks it to write every buffer held in memory and to report.
+type spillReq struct {
+	proc int32
+	buf  []entry
+	ack  chan error
+}
+
+// spiller owns the buffers handed over by the processes. It keeps up to
+// limit of them in memory and writes the oldest to the spill file beyond
+// that, or all of them at a flush point; one goroutine does the writing, in
+// hand-over order, so each process's chunks stay in time order and the ones
+// still in memory are always the tail of its stream.
+type spiller struct {
+	f       *os.File
+	reqs    chan spillReq
+	free    chan []entry // written buffers, for reuse
+	done    chan struct{}
+	limit   int
+	pending []*chunk // in memory, oldest first
+	chunks  map[int32][]*chunk
+	off     int64
+	err     error
+	enc     []byte
+}
+
+func newSpiller(path string, limit int) (*spiller, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	s := &spiller{f: f, reqs: make(chan spillReq, 64), free: make(chan []entry, 64), done: make(chan struct{}),
+		limit: limit, chunks: map[int32][]*chunk{}}
+	go s.run()
+	return s, nil
+}
+
+func (s *spiller) run() {
+	defer close(s.done)
+	for r := range s.reqs {
+		if r.buf != nil {
+			c := &chunk{mem: r.buf, n: len(r.buf), proc: r.proc}
+			s.chunks[r.proc] = append(s.chunks[r.proc], c)
+			s.pending = append(s.pending, c)
+			for len(s.pending) > s.limit {
+				s.writeOldest()
+			}
+		}
+		if r.ack != nil {
+			for len(s.pending) > 0 {
+				s.writeOldest()
+			}
+			r.ack <- s.err
+		}
+	}
+}
+
+// writeOldest writes the oldest buffer held in memory with a single write
+// call, so that it is in the kernel (and survives the program's exit) once
+// write returns, and recycles the buffer. After a write error the records
+// stay in memory (Close still has them) and nothing more is written.
+func (s *spiller) writeOldest() {
+	c := s.pending[0]
+	s.pending = s.pending[1:]
+	if s.err != nil {
+		return
+	}
+	buf := c.mem
+	need := chunkHeader + len(buf)*entrySize
+	if cap(s.enc) < need {
+		s.enc = make([]byte, need)
+	}
+	b := s.enc[:need]
+	p := b[chunkHeader:]
+	if nativeLayout {
+		copy(p, unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(buf)*entrySize))
+	} else {
+		for i := range buf {
+			e := &buf[i]
+			o := p[i*entrySize:]
+			binary.LittleEndian.PutUint64(o[0:], uint64(e.T))
+			binary.LittleEndian.PutUint64(o[8:], uint64(e.V))
+			binary.LittleEndian.PutUint32(o[16:], uint32(e.ID))
+			binary.LittleEndian.PutUint32(o[20:], uint32(e.Peer))
+			binary.LittleEndian.PutUint32(o[24:], uint32(e.Tag))
+			o[28], o[29], o[30], o[31] = byte(e.Kind), 0, 0, 0
+		}
+	}
+	binary.LittleEndian.PutUint32(b[0:], chunkMagic)
+	binary.LittleEndian.PutUint32(b[4:], uint32(c.proc))
+	binary.LittleEndian.PutUint32(b[8:], uint32(len(buf)))
+	binary.LittleEndian.PutUint32(b[12:], crc32.Checksum(p, castagnoli))
+	if _, err := s.f.Write(b); err != nil {
+		s.err = fmt.Errorf("instrument: writing spill file: %w", err)
+		return
+	}
+	c.off, c.mem = s.off+chunkHeader, nil
+	s.off += int64(need)
+	select {
+	case s.free <- buf[:0]:
+	default:
+	}
+}
+
+// sync waits until every buffer handed over so far is written.
+func (s *spiller) sync() error {
+	ack := make(chan error, 1)
+	s.reqs <- spillReq{ack: ack}
+	return <-ack
+}
+
+// stop stops the goroutine (keeping in memory what it holds) and closes
+// the file.
+func (s *spiller) stop() error {
+	close(s.reqs)
+	<-s.done
+	return s.f.Close()
+}
+
+// scanChunks rebuilds the chunk index of a spill file, stopping quietly at
+// a chunk that a crash cut short (or that fails its checksum), which is the
+// end of what was written.
+func scanChunks(f *os.File) (map[int32][]*chunk, int64, error) {
+	chunks := map[int32][]*chunk{}
+	var off int64
+	hdr := make([]byte, chunkHeader)
+	var payload []byte
+	for {
+		if _, err := f.ReadAt(hdr, off); err != nil {
+			if errors.Is(err, io.EOF) {
+				return chunks, off, nil
+			}
+			return nil, off, err
+		}
+		if binary.LittleEndian.Uint32(hdr[0:]) != chunkMagic {
+			return chunks, off, nil
+		}
+		proc := int32(binary.LittleEndian.Uint32(hdr[4:]))
+		n := int(binary.LittleEndian.Uint32(hdr[8:]))
+		sum := binary.LittleEndian.Uint32(hdr[12:])
+		if proc < 0 || n <= 0 || n > 1<<26 {
+			return chunks, off, nil
+		}
+		if cap(payload) < n*entrySize {
+			payload = make([]byte, n*entrySize)
+		}
+		p := payload[:n*entrySize]
+		if _, err := f.ReadAt(p, off+chunkHeader); err != nil {
+			if errors.Is(err, io.EOF) {
+				return chunks, off, nil
+			}
+			return nil, off, err
+		}
+		if crc32.Checksum(p, castagnoli) != sum {
+			return chunks, off, nil
+		}
+		chunks[proc] = append(chunks[proc], &chunk{off: off + chunkHeader, n: n, proc: proc})
+		off += int64(chunkHeader + n*entrySize)
+	}
+}
+
+// procReader streams one process's entries back from the spill file as
+// trace records, converting ticks to nanoseconds, rounding down to the
+// clock resolution and keeping the stream monotone (a tick that goes back
+// across cores is raised to the previous time and counted).
+type procReader struct {
+	f       io.ReaderAt
+	proc    int32
+	chunks  []*chunk
+	pos     int // entries read from chunks[0]
+	raw     []byte
+	conv    timeConv
+	last    int64
+	clamped int64
+}
+
+// timeConv converts ticks to nanoseconds since the recorder's start,
+// rounded down to a multiple of res.
+type timeConv struct {
+	t0    int64
+	scale float64
+	res   int64
+}
+
+func (c timeConv) ns(t int64) int64 {
+	v := int64(float64(t-c.t0) * c.scale)
+	if v < 0 {
+		v = 0
+	}
+	if c.res > 1 {
+		v -= v % c.res
+	}
+	return v
+}
+
+func (r *procReader) Read(buf []trace.Record) (int, error) {
+	const batch = 512
+	k := 0
+	for k < len(buf) && len(r.chunks) > 0 {
+		c := r.chunks[0]
+		m := min(c.n-r.pos, len(buf)-k, batch)
+		if cap(r.raw) < m*entrySize {
+			r.raw = make([]byte, batch*entrySize)
+		}
+		if c.mem != nil {
+			for _, e := range c.mem[r.pos : r.pos+m] {
+				buf[k] = r.record(e.T, e.V, e.ID, e.Peer, e.Tag, e.Kind)
+				k++
+			}
+		} else {
+			raw := r.raw[:m*entrySize]
+			if _, err := r.f.ReadAt(raw, c.off+int64(r.pos)*entrySize); err != nil {
+				return k, fmt.Errorf("instrument: reading spill file: %w", err)
+			}
+			for i := 0; i < m; i++ {
+				o := raw[i*entrySize:]
+				buf[k] = r.record(
+					int64(binary.LittleEndian.Uint64(o[0:])),
+					int64(binary.LittleEndian.Uint64(o[8:])),
+					int32(binary.LittleEndian.Uint32(o[16:])),
+					int32(binary.LittleEndian.Uint32(o[20:])),
+					int32(binary.LittleEndian.Uint32(o[24:])),
+					trace.Kind(o[28]))
+				k++
+			}
+		}
+		r.pos += m
+		if r.pos == c.n {
+			r.chunks, r.pos = r.chunks[1:], 0
+		}
+	}
+	if k == 0 {
+		return 0, io.EOF
+	}
+	return k, nil
+}
+
+func (r *procReader) record(tk, v int64, id, peer, tag int32, kind trace.Kind) trace.Record {
+	t := r.conv.ns(tk)
+	if t < r.last {
+		t = r.last
+		r.clamped++
+	}
+	r.last = t
+	switch kind {
+	case trace.KindState:
+		return trace.State(0, r.proc, t, id)
+	case trace.KindEnter:
+		return trace.Enter(0, r.proc, t, id)
+	case trace.KindExit:
+		return trace.Exit(0, r.proc, t, id)
+	case trace.KindSend:
+		return trace.Send(0, r.proc, t, 0, peer, v, tag, 0)
+	case trace.KindRecv:
+		return trace.Recv(0, r.proc, t, 0, peer, v, tag, 0)
+	case trace.KindEvent:
+		return trace.Event(0, r.proc, t, id, v)
+	case trace.KindCounter:
+		rec := trace.Counter(0, r.proc, t, id, 0)
+		rec.Value, rec.Tag = v, tag // tag 1: a duration in ticks (see build)
+		return rec
+	case trace.KindBBV:
+		return trace.BBV(0, r.proc, tag, t, id, v)
+	}
+	return trace.Record{Kind: kind, Proc: r.proc, T: t, ID: id, Peer: peer, Tag: tag, Value: v, Seq: trace.NoRequest}
+}
