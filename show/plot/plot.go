@@ -1,0 +1,197 @@
+// Package plot draws parscope's static figures (PNG or SVG, chosen by the
+// file extension) with gonum/plot: line plots of series, scatter plots
+// with marker sizes, and a shared categorical palette. It only draws what
+// the analyses computed.
+package plot
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Size is the default figure size.
+const (
+	Width  = 8 * vg.Inch
+	Height = 5 * vg.Inch
+)
+
+// Save draws a figure of the given size with fn and writes it to path as
+// SVG (.svg) or PNG (anything else), under a temporary name renamed into
+// place, so a failure leaves no partial file.
+func Save(path string, w, h vg.Length, fn func(dc draw.Canvas) error) error {
+	var canvas vg.CanvasWriterTo
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".svg":
+		canvas = vgsvg.New(w, h)
+	case ".png", "":
+		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))}
+	default:
+		return fmt.Errorf("plot %s: unknown image type %q (want .png or .svg)", path, filepath.Ext(path))
+	}
+	dc := draw.New(canvas)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	if err := fn(dc); err != nil {
+		return err
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := canvas.WriteTo(f); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// Category returns the i-th colour of a categorical palette (the ten
+// "tab10" colours, then hues spread by the golden angle).
+func Category(i int) color.RGBA {
+	base := []color.RGBA{
+		{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+		{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255},
+		{188, 189, 34, 255}, {23, 190, 207, 255},
+	}
+	if i >= 0 && i < len(base) {
+		return base[i]
+	}
+	h := math.Mod(float64(i)*137.508, 360) / 60
+	x := uint8(200 * (1 - math.Abs(math.Mod(h, 2)-1)))
+	switch int(h) {
+	case 0:
+		return color.RGBA{200, x, 40, 255}
+	case 1:
+		return color.RGBA{x, 200, 40, 255}
+	case 2:
+		return color.RGBA{40, 200, x, 255}
+	case 3:
+		return color.RGBA{40, x, 200, 255}
+	case 4:
+		return color.RGBA{x, 40, 200, 255}
+	}
+	return color.RGBA{200, 40, x, 255}
+}
+
+// Shade mixes c with white: f = 0 gives a pale tint, f = 1 the colour
+// itself. Plots use it for time (early pale, late full).
+func Shade(c color.RGBA, f float64) color.RGBA {
+	f = 0.25 + 0.75*math.Max(0, math.Min(1, f))
+	mix := func(v uint8) uint8 { return uint8(255 - f*(255-float64(v))) }
+	return color.RGBA{mix(c.R), mix(c.G), mix(c.B), 255}
+}
+
+// Series is one named set of points. Size (optional) gives each point's
+// relative marker size in [0, 1]; Shade (optional) its time in [0, 1].
+type Series struct {
+	Name        string
+	X, Y        []float64
+	Size, Shade []float64
+}
+
+// Lines draws each series as a line in its category colour.
+func Lines(path, title, xlabel, ylabel string, series []Series) error {
+	p := newPlot(title, xlabel, ylabel)
+	for i, s := range series {
+		l, err := plotter.NewLine(xys(s))
+		if err != nil {
+			return err
+		}
+		l.Color = Category(i)
+		l.Width = vg.Points(1)
+		p.Add(l)
+		if s.Name != "" {
+			p.Legend.Add(s.Name, l)
+		}
+	}
+	return Save(path, Width, Height, func(dc draw.Canvas) error { p.Draw(dc); return nil })
+}
+
+// Scatter draws each series as points in its category colour, sized by
+// Size and shaded by Shade when given.
+func Scatter(path, title, xlabel, ylabel string, series []Series) error {
+	p := newPlot(title, xlabel, ylabel)
+	for i, s := range series {
+		sc, err := plotter.NewScatter(xys(s))
+		if err != nil {
+			return err
+		}
+		c := Category(i)
+		ss := s
+		sc.GlyphStyleFunc = func(j int) draw.GlyphStyle {
+			g := draw.GlyphStyle{Color: c, Radius: vg.Points(2), Shape: draw.CircleGlyph{}}
+			if ss.Size != nil {
+				g.Radius = vg.Points(1 + 5*ss.Size[j])
+				g.Shape = draw.RingGlyph{}
+			}
+			if ss.Shade != nil {
+				g.Color = Shade(c, ss.Shade[j])
+			}
+			return g
+		}
+		p.Add(sc)
+		if s.Name != "" {
+			p.Legend.Add(s.Name, sc)
+		}
+	}
+	return Save(path, Width, Height, func(dc draw.Canvas) error { p.Draw(dc); return nil })
+}
+
+func newPlot(title, xlabel, ylabel string) *gplot.Plot {
+	p := gplot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	return p
+}
+
+func xys(s Series) plotter.XYs {
+	pts := make(plotter.XYs, len(s.X))
+	for i := range s.X {
+		pts[i] = plotter.XY{X: s.X[i], Y: s.Y[i]}
+	}
+	return pts
+}
+
+// Thin returns at most max evenly spaced indices of n items (all when n ≤ max),
+// so that plots of millions of states stay drawable.
+func Thin(n, max int) []int {
+	if n <= max || max <= 0 {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx
+	}
+	idx := make([]int, max)
+	for i := range idx {
+		idx[i] = int(int64(i) * int64(n-1) / int64(max-1))
+	}
+	return idx
+}
