@@ -1,0 +1,186 @@
+// Package dumpi imports SST DUMPI binary MPI traces: a .meta file naming
+// the ranks (numprocs, fileprefix) and one .bin file per rank, decoded in
+// pure Go (the layout is described in decode.go).
+//
+// Each rank becomes a process of run 0. Every MPI call becomes a region
+// (the region id is DUMPI's function label, its label the MPI name) from
+// the call's wall-clock enter time to its exit time. Point-to-point calls
+// also become messages: Send/Bsend/Ssend/Rsend and Recv last from enter to
+// exit; Isend/Ibsend/Issend/Irsend/Irecv are posted at the call's enter and
+// complete at the exit of the Wait/Test call that completes their request
+// (Seq holds the request). Sizes are count × the datatype size from the
+// file's own size table. A receive from MPI_ANY_SOURCE takes its source
+// (and an MPI_ANY_TAG receive its tag) from the completing status only when
+// that status names a valid rank; statuses are not trusted otherwise.
+// Wait, Test, Waitany/Testany, Waitall/Testall and Waitsome/Testsome
+// complete requests. Collectives (Barrier, Bcast, Gather(v), Scatter(v),
+// Allgather(v), Alltoall(v), Reduce, Allreduce, Reduce_scatter, Scan,
+// Exscan) become trace.Coll records. Times are ns since the .meta's start time.
+//
+// A call the decoder does not know the arguments of stops the import with
+// an error naming the file, the byte offset and the function, since DUMPI
+// records carry no length.
+package dumpi
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/trace"
+)
+
+// Name is the format's name as given to --format.
+const Name = "dumpi"
+
+// RepairUnwaitedRequest counts non-blocking messages whose request no
+// Wait or Test completed; their End is 0 (unknown).
+const RepairUnwaitedRequest = "dumpi-unwaited-request"
+
+// DUMPI's communicator ids for MPI_COMM_WORLD and its special ranks.
+const (
+	commWorld = 2
+	anySource = -1
+	anyTag    = -1
+)
+
+func init() { format.Register(Importer{}) }
+
+// Importer imports DUMPI traces; it is registered under Name.
+type Importer struct{}
+
+// Name returns "dumpi".
+func (Importer) Name() string { return Name }
+
+// Describe is a one-line description for help texts.
+func (Importer) Describe() string { return "SST DUMPI binary MPI traces: .meta plus one .bin per rank" }
+
+// Detect recognises a .meta file with numprocs and fileprefix, or a .bin
+// file starting with DUMPI's magic.
+func (Importer) Detect(name string, head []byte) bool {
+	if len(head) >= 8 && string(head[:8]) == "\xff\xaa\xdd\x44DUMPI" {
+		return true
+	}
+	s := string(head)
+	return strings.Contains(s, "numprocs=") && strings.Contains(s, "fileprefix=")
+}
+
+// meta is the content of a .meta file.
+type meta struct {
+	kv    map[string]string
+	procs int
+	bins  []string
+}
+
+func readMeta(path string) (*meta, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &format.Error{File: path, Offset: -1, Msg: "cannot open", Err: err}
+	}
+	defer f.Close()
+	m := &meta{kv: map[string]string{}}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, format.LineError(path, n, "expected key=value, got %q", line)
+		}
+		m.kv[k] = v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &format.Error{File: path, Offset: -1, Msg: "read error", Err: err}
+	}
+	np, err := strconv.Atoi(m.kv["numprocs"])
+	if err != nil || np <= 0 || np > 1<<20 {
+		return nil, format.LineError(path, 0, "expected numprocs=N (1..%d), got %q", 1<<20, m.kv["numprocs"])
+	}
+	prefix := m.kv["fileprefix"]
+	if prefix == "" {
+		return nil, format.LineError(path, 0, "expected fileprefix=NAME")
+	}
+	m.procs = np
+	for r := 0; r < np; r++ {
+		m.bins = append(m.bins, filepath.Join(filepath.Dir(path), fmt.Sprintf("%s-%04d.bin", filepath.Base(prefix), r)))
+	}
+	return m, nil
+}
+
+// Import reads the .meta file given as the one input and the .bin file of
+// every rank next to it.
+func (Importer) Import(ctx context.Context, inputs []string, opts format.Options, w trace.Writer) error {
+	if len(inputs) != 1 || !strings.HasSuffix(inputs[0], ".meta") {
+		return errors.New("dumpi: give the trace's .meta file as the one input")
+	}
+	m, err := readMeta(inputs[0])
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Meta.Source = Name
+	h.Meta.ClockResolution = 1
+	h.Meta.Inputs = append(h.Meta.Inputs, inputs[0])
+	h.Meta.Host = m.kv["hostname"]
+	if h.Meta.Extra == nil {
+		h.Meta.Extra = map[string]string{}
+	}
+	for _, k := range []string{"username", "startime", "version", "subversion", "subsubversion"} {
+		if v, ok := m.kv[k]; ok {
+			h.Meta.Extra["dumpi."+k] = v
+		}
+	}
+	origin, _ := strconv.ParseInt(m.kv["startime"], 10, 64)
+	h.EnsureRun(0, int32(m.procs))
+	h.Runs[0].Name = m.kv["fileprefix"]
+	comms := map[int32]bool{}
+	seen := map[int]bool{}
+	for r, bin := range m.bins {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(bin)
+		if err != nil {
+			return &format.Error{File: bin, Offset: -1, Msg: "cannot read the rank's trace", Err: err}
+		}
+		recs, err := decodeRank(b, int32(r), int32(m.procs), origin, h, comms, seen)
+		if err != nil {
+			var oe *offsetErr
+			if errors.As(err, &oe) {
+				return format.OffsetError(bin, oe.off, "%s", oe.msg)
+			}
+			return &format.Error{File: bin, Offset: -1, Msg: "decode", Err: err}
+		}
+		for _, rec := range recs {
+			if err := w.Add(rec); err != nil {
+				return &format.Error{File: bin, Offset: -1, Msg: "add record", Err: err}
+			}
+		}
+		h.Procs = append(h.Procs, trace.ProcInfo{Run: 0, Proc: int32(r), Name: fmt.Sprintf("rank %d", r),
+			Extra: map[string]string{"file": bin}})
+	}
+	for _, l := range slices.Sorted(maps.Keys(seen)) {
+		h.Regions = append(h.Regions, trace.RegionDef{ID: int32(l), Kind: trace.RegionFunction, Label: functionNames[l], Parent: -1})
+	}
+	for _, c := range slices.Sorted(maps.Keys(comms)) {
+		def := trace.CommDef{ID: c}
+		if c == commWorld {
+			def.Name = "MPI_COMM_WORLD"
+			for p := int32(0); p < int32(m.procs); p++ {
+				def.Members = append(def.Members, p)
+			}
+		}
+		h.Comms = append(h.Comms, def)
+	}
+	return nil
+}
