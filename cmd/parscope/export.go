@@ -10,6 +10,7 @@ import (
 
 	"github.com/parscope/parscope/format/chrome"
 	"github.com/parscope/parscope/format/csv"
+	"github.com/parscope/parscope/format/prv"
 	"github.com/parscope/parscope/store"
 )
 
@@ -23,8 +24,8 @@ func init() {
 		procs      string
 	)
 	cmd := &cobra.Command{
-		Use:   "export --format chrome|csv -o OUT TRACE.pst",
-		Short: "Export a trace to Perfetto/Chrome JSON or to CSV tables",
+		Use:   "export --format chrome|csv|prv -o OUT TRACE.pst",
+		Short: "Export a trace to Perfetto/Chrome JSON, CSV tables or Paraver",
 		Long: `Export writes a .pst trace in another format.
 
   chrome  Chrome trace-event JSON that opens in ui.perfetto.dev and
@@ -36,6 +37,8 @@ func init() {
           dictionaries, into the directory OUT. With --table NAME, only
           that table, into the file OUT (or - for standard output).
           Tables: ` + strings.Join(csv.TableNames(), ", ") + `.
+  prv     Paraver: OUT.prv, OUT.pcf and OUT.row (one run, --runs picks it;
+          default 0), for wxparaver.
 
 Outputs are written under a temporary name and renamed into place, so a
 failed export never leaves a partial file.`,
@@ -85,14 +88,32 @@ failed export never leaves a partial file.`,
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote CSV tables into %s\n", out)
 				return nil
+			case "prv", "paraver":
+				if out == "-" {
+					return usagef("export: Paraver output is three files; give -o BASE")
+				}
+				var po prv.ExportOptions
+				if len(opts.Runs) > 1 {
+					return usagef("export: a Paraver trace holds one run; give --runs N")
+				} else if len(opts.Runs) == 1 {
+					po.Run = opts.Runs[0]
+				}
+				st, err := prv.Export(cmd.Context(), out, s.Header(), s.Records(opts), po)
+				if err != nil {
+					return err
+				}
+				p, _, _ := prv.Paths(out)
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (+ .pcf, .row): %s records, %s skipped, %s unmatched message sides\n",
+					p, humanCount(st.Records), humanCount(st.Skipped), humanCount(st.Unmatched))
+				return nil
 			case "":
-				return usagef("export: --format is required (chrome or csv)")
+				return usagef("export: --format is required (chrome, csv or prv)")
 			}
-			return usagef("export: unknown format %q (want chrome or csv)", formatName)
+			return usagef("export: unknown format %q (want chrome, csv or prv)", formatName)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&formatName, "format", "", "output format: chrome or csv")
+	f.StringVar(&formatName, "format", "", "output format: chrome, csv or prv")
 	f.StringVarP(&out, "output", "o", "", "output file (chrome, csv --table) or directory (csv)")
 	f.StringVar(&tableName, "table", "", "csv: write only this table")
 	f.BoolVar(&noFlows, "no-flows", false, "chrome: leave out message flow arrows")

@@ -5,6 +5,9 @@ package all
 import (
 	_ "github.com/parscope/parscope/format/annotated"
 	_ "github.com/parscope/parscope/format/bbv"
+	_ "github.com/parscope/parscope/format/dumpi"
 	_ "github.com/parscope/parscope/format/gomez"
+	_ "github.com/parscope/parscope/format/gotrace"
 	_ "github.com/parscope/parscope/format/otf2"
+	_ "github.com/parscope/parscope/format/prv"
 )

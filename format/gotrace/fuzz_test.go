@@ -1,0 +1,95 @@
+package gotrace
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/trace"
+)
+
+// collectWriter keeps records without checking them, so that the fuzz
+// target checks the importer's promises itself.
+type collectWriter struct {
+	h    trace.Header
+	recs []trace.Record
+}
+
+func (c *collectWriter) Header() *trace.Header { return &c.h }
+func (c *collectWriter) Add(r trace.Record) error {
+	c.recs = append(c.recs, r)
+	return nil
+}
+
+// FuzzImport feeds arbitrary bytes to the importer through a file, by
+// goroutine or by P. It must not panic (a panic of the x/exp/trace reader
+// is recovered into an error); when it succeeds, the header is valid,
+// every process's records are in time order, every process is below its
+// run's Procs and every id has its dictionary entry.
+func FuzzImport(f *testing.F) {
+	data, err := os.ReadFile(filepath.Join("testdata", "annotations.go1.26.trace"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data, false)
+	f.Add(data, true)
+	f.Add(data[:16], false)
+	f.Add(data[:200], false)
+	f.Add(append([]byte("go 1.25 trace\x00\x00\x00"), data[16:]...), false)
+	f.Add(append([]byte("go 1.21 trace\x00\x00\x00"), data[16:300]...), true)
+	f.Add([]byte("go 1.99 trace\x00\x00\x00\x01\x02"), false)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, byP bool) {
+		path := filepath.Join(dir, "fuzz.trace")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		params := map[string]string{ParamPartial: "true"}
+		if byP {
+			params[ParamBy] = "p"
+		}
+		w := &collectWriter{}
+		err := Import(context.Background(), []string{path}, format.Options{Params: params}, w)
+		(Importer{}).Detect(path, data)
+		if err != nil {
+			return
+		}
+		if len(w.recs) == 0 {
+			t.Fatal("no error and no records")
+		}
+		if err := w.h.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		ix := trace.NewIndex(&w.h)
+		var check trace.OrderCheck
+		for _, r := range w.recs {
+			if err := check.Check(&r); err != nil {
+				t.Fatalf("record %v: %v", r, err)
+			}
+			if r.Run != 0 || r.Proc >= w.h.Runs[0].Procs || r.T < 0 {
+				t.Fatalf("record %v outside the run %+v", r, w.h.Runs)
+			}
+			switch r.Kind {
+			case trace.KindState:
+				if ix.State(r.ID) == nil {
+					t.Fatalf("state %d has no StateDef", r.ID)
+				}
+			case trace.KindEvent:
+				if ix.Event(r.ID) == nil {
+					t.Fatalf("event %d has no EventDef", r.ID)
+				}
+			case trace.KindEnter, trace.KindExit:
+				if ix.Region(r.ID) == nil {
+					t.Fatalf("region %d has no RegionDef", r.ID)
+				}
+			default:
+				t.Fatalf("unexpected record %v", r)
+			}
+		}
+		if len(w.h.Procs) != int(w.h.Runs[0].Procs) {
+			t.Fatalf("%d ProcInfos for %d processes", len(w.h.Procs), w.h.Runs[0].Procs)
+		}
+	})
+}
