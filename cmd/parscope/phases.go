@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,11 +16,10 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/parscope/parscope/analysis/phase"
 	"github.com/parscope/parscope/format/bbv"
+	figure "github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/store"
 )
 
@@ -326,34 +324,6 @@ func printPhases(w io.Writer, a phasesAnalysis) {
 	}
 }
 
-// phaseColor returns a distinct colour for phase id c.
-func phaseColor(c int) color.Color {
-	base := []color.RGBA{
-		{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
-		{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255},
-		{188, 189, 34, 255}, {23, 190, 207, 255},
-	}
-	if c < len(base) {
-		return base[c]
-	}
-	// Beyond ten: hues around the circle by the golden angle, darker.
-	h := math.Mod(float64(c)*137.508, 360) / 60
-	x := uint8(200 * (1 - math.Abs(math.Mod(h, 2)-1)))
-	switch int(h) {
-	case 0:
-		return color.RGBA{200, x, 40, 255}
-	case 1:
-		return color.RGBA{x, 200, 40, 255}
-	case 2:
-		return color.RGBA{40, 200, x, 255}
-	case 3:
-		return color.RGBA{40, x, 200, 255}
-	case 4:
-		return color.RGBA{x, 40, 200, 255}
-	}
-	return color.RGBA{200, 40, x, 255}
-}
-
 // labelStrip is a plotter that draws each run of intervals as a rectangle
 // in its phase's colour, from y = 0 to 1.
 type labelStrip struct{ runs []phase.Stretch }
@@ -363,7 +333,7 @@ func (s labelStrip) Plot(c draw.Canvas, plt *plot.Plot) {
 	for _, r := range s.runs {
 		x0, x1 := trX(float64(r.Start)), trX(float64(r.End))
 		y0, y1 := trY(0), trY(1)
-		c.FillPolygon(phaseColor(r.Phase), []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
+		c.FillPolygon(figure.Category(r.Phase), []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
 	}
 }
 
@@ -409,7 +379,7 @@ func plotPhases(path, name string, res *phase.Result) error {
 			return err
 		}
 		b.XMin = float64(i)
-		b.Color = phaseColor(p.ID)
+		b.Color = figure.Category(p.ID)
 		b.LineStyle.Width = 0
 		bars.Add(b)
 		names = append(names, strconv.Itoa(p.ID))
@@ -417,24 +387,10 @@ func plotPhases(path, name string, res *phase.Result) error {
 	bars.NominalX(names...)
 
 	const width, height = 8 * vg.Inch, 4.5 * vg.Inch
-	var canvas vg.CanvasWriterTo
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".svg":
-		canvas = vgsvg.New(width, height)
-	default:
-		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(96))}
-	}
-	dc := draw.New(canvas)
-	// White background, then the strip on the top 40% and the bars below.
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
-	strip.Draw(draw.Crop(dc, 0, 0, height*0.58, 0))
-	bars.Draw(draw.Crop(dc, 0, 0, 0, -height*0.44))
-	if err := createOutput(path, func(w io.Writer) error {
-		_, err := canvas.WriteTo(w)
-		return err
-	}); err != nil {
-		return err
-	}
-	return os.Chmod(path, 0o644)
+	// The strip on the top 58%, the bars below.
+	return figure.Save(path, width, height, func(dc draw.Canvas) error {
+		strip.Draw(draw.Crop(dc, 0, 0, height*0.58, 0))
+		bars.Draw(draw.Crop(dc, 0, 0, 0, -height*0.44))
+		return nil
+	})
 }
