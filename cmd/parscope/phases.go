@@ -351,7 +351,11 @@ func plotPhases(path, name string, res *phase.Result) error {
 	strip := plot.New()
 	strip.Title.Text = fmt.Sprintf("%s: %d phases over %d intervals", name, len(res.Phases), res.Intervals)
 	if h.Period > 0 && h.Period < res.Intervals {
-		strip.Title.Text += fmt.Sprintf(" (initialisation 0-%d, period %d)", h.InitEnd-1, h.Period)
+		init := "no initialisation told apart"
+		if h.InitEnd > 0 {
+			init = fmt.Sprintf("initialisation 0-%d", h.InitEnd-1)
+		}
+		strip.Title.Text += fmt.Sprintf(" (%s, period %d)", init, h.Period)
 	}
 	strip.X.Label.Text = "interval"
 	strip.HideY()
