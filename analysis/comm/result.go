@@ -1,0 +1,388 @@
+package comm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/parscope/parscope/trace"
+)
+
+// Result is the code-structure tree with the communication of every
+// structure.
+type Result struct {
+	Run int32 `json:"run"`
+	// Procs is n, the size of the matrices.
+	Procs int `json:"procs"`
+	// Decomposition is the algorithm collectives were decomposed with
+	// ("" when collectives were left out).
+	Decomposition string `json:"decomposition,omitempty"`
+	// Nodes is the tree in creation order: Nodes[0] is the root (the whole
+	// program) and every node comes after its parent.
+	Nodes []Node `json:"nodes"`
+	// Matched counts the point-to-point messages whose two sides matched.
+	Matched  int64    `json:"matched"`
+	Problems Problems `json:"problems"`
+}
+
+// Node is one code structure: a region as entered inside its parent. The
+// same region entered from two different parents is two nodes.
+type Node struct {
+	ID     int    `json:"id"`
+	Parent int    `json:"parent"`
+	Region int32  `json:"region"`
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+	// Path is the names from the root's child down to this node, joined by "/".
+	Path     string `json:"path"`
+	Depth    int    `json:"depth"`
+	Children []int  `json:"children,omitempty"`
+	// Entries counts the entries into this structure over all processes.
+	Entries int64 `json:"entries"`
+	// Own is the communication in this structure alone (not in nested
+	// ones); Aggregate includes every nested structure.
+	Own       Stats `json:"own"`
+	Aggregate Stats `json:"aggregate"`
+	// WorkingSets are the pairs used per entry (aggregated over nested
+	// structures), when Options.WorkingSets was set.
+	WorkingSets *WorkingSets `json:"working_sets,omitempty"`
+
+	own, agg *Matrix
+}
+
+// Stats summarises one matrix.
+type Stats struct {
+	Bytes    int64 `json:"bytes"`
+	Messages int64 `json:"messages"`
+	// Pairs is the number of (src, dst) pairs used.
+	Pairs int `json:"pairs"`
+	// Degree is the largest communication degree of a process (distinct
+	// partners, sent to or received from); Degrees gives it per process.
+	Degree     int     `json:"degree"`
+	MeanDegree float64 `json:"mean_degree"`
+	Degrees    []int   `json:"degrees"`
+}
+
+// WorkingSets describes the sets of pairs used per window of a
+// structure's execution. Window k is the k-th entry of the structure by
+// every process (the k-th iteration of the enclosing loop's body, for an
+// SPMD code); its set is the union of the pairs each process used during
+// its k-th entry, nested structures included.
+type WorkingSets struct {
+	Windows   int     `json:"windows"`
+	MinPairs  int     `json:"min_pairs"`
+	MaxPairs  int     `json:"max_pairs"`
+	MeanPairs float64 `json:"mean_pairs"`
+	// Distinct is the number of different sets; Changes the number of
+	// windows whose set differs from the previous window's.
+	Distinct int `json:"distinct"`
+	Changes  int `json:"changes"`
+	// Sets are the distinct sets, most frequent first (at most 8).
+	Sets []PairSet `json:"sets"`
+}
+
+// PairSet is one working set and the windows that used exactly it.
+type PairSet struct {
+	Windows int `json:"windows"`
+	// First is the first window that used it.
+	First int        `json:"first"`
+	Pairs [][2]int32 `json:"pairs"`
+}
+
+// maxSets bounds WorkingSets.Sets.
+const maxSets = 8
+
+// OwnMatrix returns the matrix of the structure alone. Matrices of a
+// Result are shared between structures without traffic: do not modify them.
+func (n *Node) OwnMatrix() *Matrix { return n.own }
+
+// AggregateMatrix returns the matrix of the structure and everything nested in it.
+func (n *Node) AggregateMatrix() *Matrix { return n.agg }
+
+// Matrix returns the node's aggregate matrix, or its own when aggregate is false.
+func (n *Node) Matrix(aggregate bool) *Matrix {
+	if aggregate {
+		return n.agg
+	}
+	return n.own
+}
+
+// Result computes the tree, matrices, degrees and working sets of what the
+// accumulator has seen so far. Regions still open count as closed at the
+// end (Problems.Unclosed). It does not change the accumulator.
+func (a *Accumulator) Result() *Result {
+	res := &Result{Run: a.opts.Run, Procs: a.n, Matched: a.matched, Problems: a.problems}
+	if !a.opts.NoCollectives {
+		res.Decomposition = a.opts.Decompose.String()
+	}
+	if !a.opts.NoMatch {
+		sends, recvs := a.match.Unmatched()
+		res.Problems.UnmatchedSends, res.Problems.UnmatchedRecvs = int64(len(sends)), int64(len(recvs))
+		all := append(sends, recvs...)
+		slices.SortStableFunc(all, trace.Compare)
+		for _, r := range all[:min(len(all), maxExamples)] {
+			res.Problems.Unmatched = append(res.Problems.Unmatched, r.String())
+		}
+	}
+	// Windows, with the open frames closed on copies.
+	var windows [][][]uint64
+	if a.opts.WorkingSets {
+		windows = make([][][]uint64, len(a.nodes))
+		for id, nd := range a.nodes {
+			windows[id] = make([][]uint64, len(nd.windows))
+			for k, w := range nd.windows {
+				windows[id][k] = slices.Clone(w)
+			}
+		}
+	}
+	for p, st := range a.stacks {
+		res.Problems.Unclosed += int64(len(st) - 1)
+		if !a.opts.WorkingSets {
+			continue
+		}
+		var carry []int32
+		for i := len(st) - 1; i >= 0; i-- {
+			f := st[i]
+			set := map[int32]bool{}
+			for _, d := range f.dsts {
+				set[d] = true
+			}
+			for _, d := range carry {
+				set[d] = true
+			}
+			carry = carry[:0:0]
+			for d := range set {
+				carry = append(carry, d)
+				windows[f.node][f.k] = append(windows[f.node][f.k], uint64(p)<<32|uint64(d))
+			}
+		}
+	}
+	// Structures without traffic in their subtree share one empty matrix,
+	// so a deep call tree over many processes stays small.
+	traffic := make([]bool, len(a.nodes))
+	for id := len(a.nodes) - 1; id >= 0; id-- {
+		nd := a.nodes[id]
+		traffic[id] = traffic[id] || nd.bytes != nil
+		if id > 0 && traffic[id] {
+			traffic[nd.parent] = true
+		}
+	}
+	empty := NewMatrix(a.n)
+	emptyStats := stats(empty)
+	res.Nodes = make([]Node, len(a.nodes))
+	for id, nd := range a.nodes {
+		n := &res.Nodes[id]
+		n.ID, n.Parent, n.Region, n.Depth = id, nd.parent, nd.region, nd.depth
+		n.own, n.agg = empty, empty
+		if nd.bytes != nil {
+			n.own = &Matrix{N: a.n, Bytes: slices.Clone(nd.bytes), Count: slices.Clone(nd.count)}
+		}
+		if traffic[id] {
+			n.agg = NewMatrix(a.n)
+			n.agg.AddMatrix(n.own)
+		}
+		for _, e := range nd.entries {
+			n.Entries += int64(e)
+		}
+		if id == 0 {
+			n.Name, n.Kind, n.Entries = RootName, "program", 1
+			continue
+		}
+		n.Name, n.Kind = fmt.Sprintf("region %d", nd.region), "region"
+		if def := a.idx.Region(nd.region); def != nil {
+			n.Name, n.Kind = def.Label, def.Kind.String()
+		}
+		if nd.parent == 0 {
+			n.Path = n.Name
+		} else {
+			n.Path = res.Nodes[nd.parent].Path + "/" + n.Name
+		}
+		res.Nodes[nd.parent].Children = append(res.Nodes[nd.parent].Children, id)
+	}
+	for id := len(res.Nodes) - 1; id > 0; id-- {
+		if traffic[id] {
+			res.Nodes[res.Nodes[id].Parent].agg.AddMatrix(res.Nodes[id].agg)
+		}
+	}
+	for id := range res.Nodes {
+		n := &res.Nodes[id]
+		n.Own, n.Aggregate = emptyStats, emptyStats
+		if n.own != empty {
+			n.Own = stats(n.own)
+		}
+		if n.agg != empty {
+			n.Aggregate = stats(n.agg)
+		}
+		if a.opts.WorkingSets {
+			n.WorkingSets = workingSets(windows[id])
+		}
+	}
+	return res
+}
+
+func stats(m *Matrix) Stats {
+	s := Stats{Degrees: m.Degrees(), Pairs: m.Pairs()}
+	s.Bytes, s.Messages = m.Totals()
+	sum := 0
+	for _, d := range s.Degrees {
+		s.Degree = max(s.Degree, d)
+		sum += d
+	}
+	if len(s.Degrees) > 0 {
+		s.MeanDegree = float64(sum) / float64(len(s.Degrees))
+	}
+	return s
+}
+
+func workingSets(windows [][]uint64) *WorkingSets {
+	ws := &WorkingSets{Windows: len(windows)}
+	if len(windows) == 0 {
+		return ws
+	}
+	type group struct {
+		n, first int
+		pairs    []uint64
+	}
+	groups := map[string]*group{}
+	var order []*group
+	prev := ""
+	ws.MinPairs = -1
+	total := 0
+	buf := make([]byte, 0, 64)
+	for k, w := range windows {
+		slices.Sort(w)
+		w = slices.Compact(w)
+		if ws.MinPairs < 0 || len(w) < ws.MinPairs {
+			ws.MinPairs = len(w)
+		}
+		ws.MaxPairs = max(ws.MaxPairs, len(w))
+		total += len(w)
+		buf = buf[:0]
+		for _, x := range w {
+			buf = binary.LittleEndian.AppendUint64(buf, x)
+		}
+		key := string(buf)
+		if k > 0 && key != prev {
+			ws.Changes++
+		}
+		prev = key
+		g := groups[key]
+		if g == nil {
+			g = &group{first: k, pairs: w}
+			groups[key] = g
+			order = append(order, g)
+		}
+		g.n++
+	}
+	ws.MeanPairs = float64(total) / float64(len(windows))
+	ws.Distinct = len(order)
+	slices.SortStableFunc(order, func(x, y *group) int { return y.n - x.n })
+	for _, g := range order[:min(len(order), maxSets)] {
+		ps := PairSet{Windows: g.n, First: g.first, Pairs: make([][2]int32, len(g.pairs))}
+		for i, x := range g.pairs {
+			ps.Pairs[i] = [2]int32{int32(x >> 32), int32(uint32(x))}
+		}
+		ws.Sets = append(ws.Sets, ps)
+	}
+	return ws
+}
+
+// Find returns the nodes named name: by region label, by path
+// ("LOOP_100/IF_101"), by node id ("#3"), or "program" for the root.
+func (r *Result) Find(name string) []int {
+	if s, ok := strings.CutPrefix(name, "#"); ok {
+		if id, err := strconv.Atoi(s); err == nil && id >= 0 && id < len(r.Nodes) {
+			return []int{id}
+		}
+		return nil
+	}
+	var out []int
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if n.Name == name || (i > 0 && n.Path == name) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Select returns the matrix of a selection of structures. With aggregate,
+// each selected structure counts with everything nested in it, and a
+// structure nested in another selected one is counted once; without, each
+// selected structure counts alone.
+func (r *Result) Select(ids []int, aggregate bool) (*Matrix, error) {
+	in := make([]bool, len(r.Nodes))
+	for _, id := range ids {
+		if id < 0 || id >= len(r.Nodes) {
+			return nil, fmt.Errorf("comm: no structure #%d (the tree has %d)", id, len(r.Nodes))
+		}
+		in[id] = true
+	}
+	if aggregate {
+		for id := 1; id < len(r.Nodes); id++ { // parents come first
+			if in[r.Nodes[id].Parent] {
+				in[id] = true
+			}
+		}
+	}
+	m := NewMatrix(r.Procs)
+	for id, ok := range in {
+		if ok {
+			m.AddMatrix(r.Nodes[id].own)
+		}
+	}
+	return m, nil
+}
+
+// Ranking orders the structures (the root excluded) by volume (bytes,
+// then messages) and by degree (largest degree, then mean degree), largest
+// first, ties by id.
+type Ranking struct {
+	ByVolume []int `json:"by_volume"`
+	ByDegree []int `json:"by_degree"`
+}
+
+// Rank ranks the structures by their aggregate or own communication.
+func (r *Result) Rank(aggregate bool) Ranking {
+	st := func(id int) *Stats {
+		if aggregate {
+			return &r.Nodes[id].Aggregate
+		}
+		return &r.Nodes[id].Own
+	}
+	var rk Ranking
+	for id := 1; id < len(r.Nodes); id++ {
+		rk.ByVolume = append(rk.ByVolume, id)
+		rk.ByDegree = append(rk.ByDegree, id)
+	}
+	cmp3 := func(a, b int64) int {
+		if a > b {
+			return -1
+		}
+		if a < b {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(rk.ByVolume, func(x, y int) int {
+		if c := cmp3(st(x).Bytes, st(y).Bytes); c != 0 {
+			return c
+		}
+		return cmp3(st(x).Messages, st(y).Messages)
+	})
+	slices.SortStableFunc(rk.ByDegree, func(x, y int) int {
+		if c := cmp3(int64(st(x).Degree), int64(st(y).Degree)); c != 0 {
+			return c
+		}
+		switch {
+		case st(x).MeanDegree > st(y).MeanDegree:
+			return -1
+		case st(x).MeanDegree < st(y).MeanDegree:
+			return 1
+		}
+		return 0
+	})
+	return rk
+}

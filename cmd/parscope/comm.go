@@ -1,0 +1,271 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parscope/parscope/analysis/comm"
+	"github.com/parscope/parscope/show/plot"
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+// commReport is what `parscope comm --json` prints.
+type commReport struct {
+	Trace string `json:"trace"`
+	*comm.Result
+	Aggregate bool         `json:"aggregate"`
+	Ranking   comm.Ranking `json:"ranking"`
+	// Selection is the matrix of the selected structures (the whole
+	// program when none is selected).
+	Selection commSelection `json:"selection"`
+}
+
+type commSelection struct {
+	Structures []string     `json:"structures"`
+	Nodes      []int        `json:"nodes"`
+	Matrix     *comm.Matrix `json:"matrix"`
+}
+
+// maxTableProcs is the largest n whose matrix is printed as a table.
+const maxTableProcs = 16
+
+// maxRanked is the number of structures the ranking prints.
+const maxRanked = 10
+
+// maxSubPlots is the number of structures drawn beside the whole program.
+const maxSubPlots = 3
+
+func init() {
+	var (
+		structures []string
+		treeOnly   bool
+		aggregate  bool
+		decompose  string
+		noColl     bool
+		noWS       bool
+		run        int32
+		plotPath   string
+		scale      string
+		counts     bool
+		asJSON     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "comm TRACE.pst",
+		Short: "Communication per code structure: tree, matrices, degrees, working sets (seed 002)",
+		Long: `comm ties communication to code structure. It builds the code-structure tree
+(regions nested as they were entered; a trace without regions is a single
+root, "program") and for every structure the bytes and messages sent inside
+it, the communication degree (distinct partners per process, the largest
+shown) and the working sets (the pairs used per entry of the structure).
+
+A message belongs to the innermost region open on its sender when it is
+posted. Matrices come from the sends; receives are matched against them and
+unmatched sides are reported. Collectives are decomposed into point-to-point
+messages by --decompose (linear, binomial or ring) over their communicator's
+members (all processes when the trace does not list them).
+
+Without --aggregate a structure counts alone; with it, with everything nested
+in it. --structure (repeatable; a label, a path like LOOP_100/IF_101, or #id)
+selects structures whose summed matrix is printed (as a table for up to 16
+processes) and plotted; without it the whole program's matrix is shown and
+--plot draws it beside the matrices of its largest loops (Figures 9–11).`,
+		Example: `  parscope comm ring.pst
+  parscope comm --tree ring.pst
+  parscope comm --structure IF_101 --plot if101.png ring.pst
+  parscope comm --aggregate --decompose binomial --plot side.svg --json ring.pst`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			alg, err := trace.ParseDecomposition(decompose)
+			if err != nil {
+				return usagef("--decompose: %v", err)
+			}
+			if scale != "log" && scale != "linear" {
+				return usagef("--scale %q: want log or linear", scale)
+			}
+			if treeOnly && len(structures) > 0 {
+				return usagef("--tree and --structure exclude each other")
+			}
+			s, err := store.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			opts := comm.Options{Run: run, Decompose: alg, NoCollectives: noColl, WorkingSets: !noWS}
+			rd := s.Records(store.ReadOptions{Runs: []int32{run},
+				Kinds: []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindSend, trace.KindRecv, trace.KindCollective}})
+			res, err := comm.Analyze(cmd.Context(), s.Header(), rd, opts)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			sel := commSelection{Structures: structures}
+			if len(structures) == 0 {
+				sel.Structures, sel.Nodes = []string{comm.RootName}, []int{0}
+			}
+			for _, name := range structures {
+				ids := res.Find(name)
+				if len(ids) == 0 {
+					return usagef("--structure %q: no such structure in %s (see --tree)", name, args[0])
+				}
+				sel.Nodes = append(sel.Nodes, ids...)
+			}
+			selAggregate := aggregate || len(structures) == 0
+			if sel.Matrix, err = res.Select(sel.Nodes, selAggregate); err != nil {
+				return err
+			}
+			if plotPath != "" {
+				if err := plotComm(plotPath, res, sel, aggregate, counts, scale == "log"); err != nil {
+					return err
+				}
+			}
+			rep := commReport{Trace: args[0], Result: res, Aggregate: aggregate, Ranking: res.Rank(aggregate), Selection: sel}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), rep)
+			}
+			return printComm(cmd.OutOrStdout(), rep, treeOnly)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&structures, "structure", nil, "select a structure by label, path or #id (repeatable)")
+	fl.BoolVar(&treeOnly, "tree", false, "print only the code-structure tree")
+	fl.BoolVar(&aggregate, "aggregate", false, "count each structure with everything nested in it")
+	fl.StringVar(&decompose, "decompose", "linear", "how collectives become messages: linear, binomial or ring")
+	fl.BoolVar(&noColl, "no-collectives", false, "leave collectives out")
+	fl.BoolVar(&noWS, "no-working-sets", false, "skip the working sets (less memory on long traces)")
+	fl.Int32Var(&run, "run", 0, "the run to analyse")
+	fl.StringVar(&plotPath, "plot", "", "draw the heat map(s) to this .png or .svg")
+	fl.StringVar(&scale, "scale", "log", "heat-map scale: log or linear")
+	fl.BoolVar(&counts, "counts", false, "plot message counts instead of bytes")
+	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	root.AddCommand(cmd)
+}
+
+// plotComm draws the selection, or the whole program beside its largest
+// loops (then its largest other structures, up to maxSubPlots in all).
+func plotComm(path string, res *comm.Result, sel commSelection, aggregate, counts, log bool) error {
+	unit := "bytes"
+	if counts {
+		unit = "messages"
+	}
+	opts := plot.HeatOptions{Unit: unit, Log: log}
+	mode := "alone"
+	if aggregate {
+		mode = "with nested structures"
+	}
+	if len(sel.Structures) == 1 && sel.Structures[0] == comm.RootName && len(sel.Nodes) == 1 && sel.Nodes[0] == 0 {
+		maps := []plot.Heat{{Title: "whole program", Values: sel.Matrix.Values(counts)}}
+		rk := res.Rank(aggregate).ByVolume
+		var pick []int
+		for _, loopsOnly := range []bool{true, false} {
+			for _, id := range rk {
+				n := &res.Nodes[id]
+				if len(pick) < maxSubPlots && (n.Kind == "loop") == loopsOnly && n.Matrix(aggregate).Pairs() > 0 {
+					pick = append(pick, id)
+				}
+			}
+		}
+		for _, id := range pick {
+			n := &res.Nodes[id]
+			maps = append(maps, plot.Heat{Title: n.Path, Values: n.Matrix(aggregate).Values(counts)})
+		}
+		opts.Title = fmt.Sprintf("Communication matrices (%s; structures %s)", unit, mode)
+		return plot.HeatMaps(path, maps, opts)
+	}
+	title := strings.Join(sel.Structures, " + ")
+	if aggregate {
+		title += " (with nested)"
+	}
+	return plot.HeatMap(path, plot.Heat{Title: title, Values: sel.Matrix.Values(counts)}, opts)
+}
+
+func printComm(w io.Writer, rep commReport, treeOnly bool) error {
+	res := rep.Result
+	t := newTable(w)
+	coll := "collectives left out"
+	if res.Decomposition != "" {
+		coll = "collectives decomposed " + res.Decomposition
+	}
+	fmt.Fprintf(t, "trace %s, run %d: %d processes, %s\n\n", rep.Trace, res.Run, res.Procs, coll)
+	fmt.Fprintln(t, "structure\tkind\tentries\tbytes\tmsgs\tdegree\tagg bytes\tagg msgs\tagg degree\tworking sets")
+	var walk func(id int)
+	walk = func(id int) {
+		n := &res.Nodes[id]
+		ws := "-"
+		if n.WorkingSets != nil && n.WorkingSets.MaxPairs > 0 {
+			w := n.WorkingSets
+			ws = fmt.Sprintf("%d windows, %d distinct, %d-%d pairs", w.Windows, w.Distinct, w.MinPairs, w.MaxPairs)
+		}
+		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n", strings.Repeat("  ", n.Depth), n.Name, n.Kind,
+			humanCount(n.Entries), humanBytes(n.Own.Bytes), humanCount(n.Own.Messages), n.Own.Degree,
+			humanBytes(n.Aggregate.Bytes), humanCount(n.Aggregate.Messages), n.Aggregate.Degree, ws)
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(0)
+	if treeOnly {
+		return t.Flush()
+	}
+	mode := "alone"
+	if rep.Aggregate {
+		mode = "aggregate"
+	}
+	name := func(id int) string { return res.Nodes[id].Path }
+	fmt.Fprintf(t, "\nranking (%s)\tby volume\t\tby degree\n", mode)
+	for i := range rep.Ranking.ByVolume {
+		v, d := rep.Ranking.ByVolume[i], rep.Ranking.ByDegree[i]
+		sv, sd := res.Nodes[v].Own, res.Nodes[d].Own
+		if rep.Aggregate {
+			sv, sd = res.Nodes[v].Aggregate, res.Nodes[d].Aggregate
+		}
+		if i == maxRanked || (sv.Messages == 0 && sd.Messages == 0) {
+			fmt.Fprintf(t, "\t(%d more structures)\n", len(rep.Ranking.ByVolume)-i)
+			break
+		}
+		fmt.Fprintf(t, "%d\t%s\t%s\t%s\t%d (mean %.2f)\n", i+1, name(v), humanBytes(sv.Bytes), name(d), sd.Degree, sd.MeanDegree)
+	}
+	m := rep.Selection.Matrix
+	b, c := m.Totals()
+	fmt.Fprintf(t, "\nmatrix of %s: %s in %s messages, %d pairs\n", strings.Join(rep.Selection.Structures, " + "), humanBytes(b), humanCount(c), m.Pairs())
+	if m.N <= maxTableProcs {
+		for _, what := range []string{"bytes", "messages"} {
+			fmt.Fprintf(t, "%s sent (row: sender, column: receiver)\n", what)
+			hdr := "\t"
+			for j := 0; j < m.N; j++ {
+				hdr += fmt.Sprintf("%d\t", j)
+			}
+			fmt.Fprintln(t, hdr)
+			for i := 0; i < m.N; i++ {
+				row := fmt.Sprintf("%d\t", i)
+				for j := 0; j < m.N; j++ {
+					bb, cc := m.At(i, j)
+					v := bb
+					if what == "messages" {
+						v = cc
+					}
+					row += humanCount(v) + "\t"
+				}
+				fmt.Fprintln(t, row)
+			}
+		}
+	}
+	p := res.Problems
+	fmt.Fprintf(t, "\nmatched messages\t%s\n", humanCount(res.Matched))
+	fmt.Fprintf(t, "unmatched\t%s sends, %s receives\n", humanCount(p.UnmatchedSends), humanCount(p.UnmatchedRecvs))
+	for _, u := range p.Unmatched {
+		fmt.Fprintf(t, "  \t%s\n", u)
+	}
+	for _, x := range []struct {
+		what string
+		n    int64
+	}{{"sends to a process outside the run", p.BadPeer}, {"collectives outside their communicator", p.OutsideComm},
+		{"collectives not decomposed", p.Undecomposed}, {"unbalanced region exits", p.UnbalancedExits}, {"regions never closed", p.Unclosed}} {
+		if x.n > 0 {
+			fmt.Fprintf(t, "%s\t%s\n", x.what, humanCount(x.n))
+		}
+	}
+	return t.Flush()
+}

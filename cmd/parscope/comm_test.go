@@ -1,0 +1,250 @@
+package main
+
+import (
+	"encoding/json"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parscope/parscope/show/plot"
+)
+
+// commJSON is the part of `comm --json` the tests read.
+type commJSON struct {
+	Procs         int    `json:"procs"`
+	Decomposition string `json:"decomposition"`
+	Matched       int64  `json:"matched"`
+	Nodes         []struct {
+		Path, Name, Kind string
+		Entries          int64
+		Own, Aggregate   struct {
+			Bytes, Messages int64
+			Degree          int
+			Degrees         []int
+		}
+		WorkingSets *struct {
+			Windows, Distinct int
+			Sets              []struct{ Pairs [][2]int32 }
+		} `json:"working_sets"`
+	}
+	Problems struct {
+		UnmatchedSends int64 `json:"unmatched_sends"`
+		UnmatchedRecvs int64 `json:"unmatched_recvs"`
+	}
+	Ranking struct {
+		ByVolume []int `json:"by_volume"`
+		ByDegree []int `json:"by_degree"`
+	}
+	Selection struct {
+		Nodes  []int
+		Matrix struct {
+			N            int
+			Bytes, Count []int64
+		}
+	}
+}
+
+func commRun(t *testing.T, args ...string) commJSON {
+	t.Helper()
+	var r commJSON
+	out := mustRun(t, append([]string{"comm", "--json"}, args...)...)
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return r
+}
+
+func importRing(t *testing.T) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(examples, "ring", "ring.*.trace"))
+	pst := filepath.Join(t.TempDir(), "ring.pst")
+	mustRun(t, append([]string{"import", "-o", pst}, files...)...)
+	return pst
+}
+
+func TestCommRing(t *testing.T) {
+	pst := importRing(t)
+	r := commRun(t, pst)
+	var paths []string
+	for _, n := range r.Nodes {
+		paths = append(paths, n.Path)
+	}
+	if r.Procs != 4 || r.Decomposition != "linear" || r.Matched != 256 || !slices.Equal(paths, []string{"", "LOOP_100", "LOOP_100/IF_101"}) {
+		t.Fatalf("ring: procs %d, %q, matched %d, tree %v", r.Procs, r.Decomposition, r.Matched, paths)
+	}
+	in := r.Nodes[2]
+	if in.Kind != "if" || in.Entries != 256 || in.Own.Messages != 256 || in.Own.Degree != 2 || in.WorkingSets.Windows != 64 || in.WorkingSets.Distinct != 1 ||
+		!slices.Equal(in.WorkingSets.Sets[0].Pairs, [][2]int32{{0, 1}, {1, 2}, {2, 3}, {3, 0}}) {
+		t.Errorf("IF_101: %+v", in)
+	}
+	// LOOP_100 alone holds the 8 allreduces: 6 messages each, linear.
+	if lp := r.Nodes[1]; lp.Own.Messages != 48 || lp.Own.Bytes != 384 || lp.Aggregate.Degree != 3 || !slices.Equal(lp.Aggregate.Degrees, []int{3, 2, 3, 2}) {
+		t.Errorf("LOOP_100: %+v", lp)
+	}
+	if !slices.Equal(r.Ranking.ByVolume, []int{2, 1}) || !slices.Equal(r.Ranking.ByDegree, []int{1, 2}) {
+		t.Errorf("ranking %+v", r.Ranking)
+	}
+	// The selection: IF_101 alone is the ring, rank → rank+1.
+	s := commRun(t, "--structure", "IF_101", pst).Selection
+	for i := 0; i < 4; i++ {
+		for j := 0; j < 4; j++ {
+			c := s.Matrix.Count[i*4+j]
+			if (j == (i+1)%4) != (c == 64) || (j != (i+1)%4 && c != 0) {
+				t.Errorf("IF_101 matrix %d>%d: %d messages", i, j, c)
+			}
+		}
+	}
+	// Ring decomposition: allreduce in 3→0, 2→3, 1→2, out 0→1, 1→2, 2→3.
+	rr := commRun(t, "--decompose", "ring", "--structure", "#1", pst).Selection.Matrix
+	if !slices.Equal(rr.Count, []int64{0, 8, 0, 0, 0, 0, 16, 0, 0, 0, 0, 16, 8, 0, 0, 0}) {
+		t.Errorf("ring-decomposed LOOP_100: %v", rr.Count)
+	}
+	// Aggregate selection of LOOP_100 covers IF_101 too.
+	if a := commRun(t, "--aggregate", "--structure", "LOOP_100", pst).Selection.Matrix; a.Count[1] != 72 || a.Count[4+2] != 64 {
+		t.Errorf("aggregate LOOP_100: %v", a.Count)
+	}
+	// Text: the tree, the ranking and the matrix table.
+	out := mustRun(t, "comm", pst)
+	for _, want := range []string{"  LOOP_100  loop", "    IF_101  if", "64 windows, 1 distinct, 4-4 pairs", "1                LOOP_100/IF_101", "messages sent (row: sender, column: receiver)", "unmatched         0 sends, 0 receives"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if tree := mustRun(t, "comm", "--tree", pst); strings.Contains(tree, "ranking") || !strings.Contains(tree, "IF_101") {
+		t.Errorf("--tree output:\n%s", tree)
+	}
+}
+
+func TestCommPlot(t *testing.T) {
+	pst := importRing(t)
+	dir := t.TempDir()
+	side := filepath.Join(dir, "side.png")
+	mustRun(t, "comm", "--plot", side, pst)
+	f, err := os.Open(side)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three panels (program, LOOP_100, IF_101) and a colour bar: wider
+	// than three squares, and the heat colours black, red (the 64-byte
+	// allreduce cells: log10(65)/log10(528193) of the scale) and white occur.
+	b := img.Bounds()
+	if b.Dx() < 3*b.Dy() {
+		t.Errorf("side-by-side image %v", b)
+	}
+	seen := map[color.RGBA]bool{}
+	red := false
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			seen[c] = true
+			red = red || (c.R > 230 && c.G == 0 && c.B == 0)
+		}
+	}
+	if !red {
+		t.Error("no red cells in the heat map")
+	}
+	for _, c := range []color.RGBA{{0, 0, 0, 255}, {255, 255, 255, 255}} {
+		if !seen[c] {
+			t.Errorf("colour %v missing from the heat map", c)
+		}
+	}
+	svg := filepath.Join(dir, "if.svg")
+	mustRun(t, "comm", "--structure", "IF_101", "--scale", "linear", "--counts", "--plot", svg, pst)
+	if data, err := os.ReadFile(svg); err != nil || !strings.Contains(string(data), "<svg") || !strings.Contains(string(data), "messages") {
+		t.Errorf("svg: %v %.200s", err, data)
+	}
+	_, _, code := run(t, "comm", "--plot", filepath.Join(dir, "x.gif"), pst)
+	if _, err := os.Stat(filepath.Join(dir, "x.gif")); code == 0 || err == nil {
+		t.Errorf("--plot x.gif: exit %d, file %v", code, err)
+	}
+}
+
+func TestHeatColor(t *testing.T) {
+	for _, tc := range []struct {
+		f    float64
+		want color.RGBA
+	}{
+		{-1, color.RGBA{0, 0, 0, 255}}, {0, color.RGBA{0, 0, 0, 255}}, {1.0 / 6, color.RGBA{128, 0, 0, 255}},
+		{1.0 / 3, color.RGBA{255, 0, 0, 255}}, {0.5, color.RGBA{255, 128, 0, 255}}, {2.0 / 3, color.RGBA{255, 255, 0, 255}},
+		{1, color.RGBA{255, 255, 255, 255}}, {2, color.RGBA{255, 255, 255, 255}},
+	} {
+		if got := plot.HeatColor(tc.f); got != tc.want {
+			t.Errorf("HeatColor(%g) = %v, want %v", tc.f, got, tc.want)
+		}
+	}
+}
+
+func TestCommErrors(t *testing.T) {
+	pst := importRing(t)
+	for _, args := range [][]string{
+		{"--decompose", "star", pst},
+		{"--structure", "LOOP_999", pst},
+		{"--tree", "--structure", "IF_101", pst},
+		{"--scale", "cubic", pst},
+	} {
+		_, stderr, code := run(t, append([]string{"comm"}, args...)...)
+		if code != 2 || stderr == "" {
+			t.Errorf("comm %v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+	if _, stderr, code := run(t, "comm", "--run", "3", pst); code != 1 || !strings.Contains(stderr, "no run 3") {
+		t.Errorf("--run 3: exit %d, %q", code, stderr)
+	}
+}
+
+func sharedTrace(t *testing.T, rel string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "..", "shared", "data", "traces", rel)
+	if _, err := os.Stat(p); err != nil {
+		t.Skip("shared trace data not present:", err)
+	}
+	return p
+}
+
+// TestCommPingPong: 2 ranks, sizes doubling from 16 KiB, 8 sends each way
+// (16 in all), each inside an MPI_Send region inside main.
+func TestCommPingPong(t *testing.T) {
+	dir := sharedTrace(t, "otf2/ping-pong-otf2")
+	pst := filepath.Join(t.TempDir(), "pp.pst")
+	mustRun(t, "import", "-o", pst, dir)
+	r := commRun(t, "--structure", "MPI_Send", pst)
+	const each = 16384 * (1<<8 - 1) // 16 KiB + 32 KiB + ... + 2 MiB
+	if m := r.Selection.Matrix; !slices.Equal(m.Count, []int64{0, 8, 8, 0}) || !slices.Equal(m.Bytes, []int64{0, each, each, 0}) {
+		t.Errorf("ping-pong MPI_Send matrix %+v", m)
+	}
+	if r.Matched != 16 || r.Problems.UnmatchedSends != 0 || r.Problems.UnmatchedRecvs != 0 || r.Nodes[0].Aggregate.Degree != 1 {
+		t.Errorf("ping-pong: matched %d, problems %+v, program %+v", r.Matched, r.Problems, r.Nodes[0].Aggregate)
+	}
+}
+
+// TestCommDumpi: 4 ranks pass 4 bytes around a ring (isend to rank+1),
+// then a barrier and an allreduce of 4 bytes.
+func TestCommDumpi(t *testing.T) {
+	meta := sharedTrace(t, "dumpi/testtrace.meta")
+	pst := filepath.Join(t.TempDir(), "d.pst")
+	mustRun(t, "import", "-o", pst, meta)
+	p2p := commRun(t, "--no-collectives", pst)
+	want := []int64{0, 4, 0, 0, 0, 0, 4, 0, 0, 0, 0, 4, 4, 0, 0, 0}
+	if m := p2p.Selection.Matrix; !slices.Equal(m.Bytes, want) || p2p.Matched != 4 {
+		t.Errorf("dumpi point-to-point %v, matched %d", m.Bytes, p2p.Matched)
+	}
+	all := commRun(t, "--structure", "MPI_Allreduce", pst)
+	// Linear allreduce: 1,2,3 → 0 and 0 → 1,2,3, 4 bytes each.
+	if m := all.Selection.Matrix; !slices.Equal(m.Bytes, []int64{0, 4, 4, 4, 4, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0}) {
+		t.Errorf("dumpi allreduce %v", m.Bytes)
+	}
+	bin := commRun(t, "--decompose", "binomial", "--structure", "MPI_Barrier", pst)
+	// Binomial tree over 4 from 0: edges 0-1, 0-2, 1-3, in and out; no bytes.
+	if m := bin.Selection.Matrix; !slices.Equal(m.Count, []int64{0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0}) || !slices.Equal(m.Bytes, make([]int64, 16)) {
+		t.Errorf("dumpi binomial barrier %v", m.Count)
+	}
+}
