@@ -1,0 +1,151 @@
+package occupancy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/trace"
+)
+
+// Modes maps state ids to modes (the A_j of Lyon's tables): either every
+// state of a trace's dictionary is a mode of its own, or a mapping file
+// groups states into modes (e.g. the iPSC node states I, S, R, U).
+type Modes struct {
+	// Names are the mode names, in mode-index order.
+	Names []string
+	of    map[int32]int
+	other int // mode of unlisted states ("*" line), -1 when none
+}
+
+// StateModes makes every state of h's dictionary a mode of its own, in
+// state-id order, named by the state's name (or "state ID" when unnamed).
+func StateModes(h *trace.Header) *Modes {
+	defs := slices.Clone(h.States)
+	slices.SortFunc(defs, func(a, b trace.StateDef) int { return int(a.ID) - int(b.ID) })
+	m := &Modes{of: map[int32]int{}, other: -1}
+	for _, d := range defs {
+		if _, dup := m.of[d.ID]; dup {
+			continue
+		}
+		m.of[d.ID] = len(m.Names)
+		m.Names = append(m.Names, stateName(d))
+	}
+	return m
+}
+
+func stateName(d trace.StateDef) string {
+	if d.Name != "" {
+		return d.Name
+	}
+	return "state " + strconv.Itoa(int(d.ID))
+}
+
+// ParseModes reads a mapping file from r (name is used in errors). Each
+// non-blank line not starting with '#' is "STATE MODE": STATE is a state id
+// or a state name of h's dictionary, or "*" for every state not listed;
+// MODE is a mode name. Modes are numbered in order of first appearance.
+// Every state of h's dictionary must be mapped (directly or by "*"); the
+// error names the states that are not.
+func ParseModes(r io.Reader, name string, h *trace.Header) (*Modes, error) {
+	lr, err := format.NewLineReader(name, r)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]int32{}
+	for _, d := range h.States {
+		if d.Name != "" {
+			byName[d.Name] = d.ID
+		}
+	}
+	m := &Modes{of: map[int32]int{}, other: -1}
+	index := map[string]int{}
+	modeOf := func(s string) int {
+		k, ok := index[s]
+		if !ok {
+			k = len(m.Names)
+			index[s] = k
+			m.Names = append(m.Names, s)
+		}
+		return k
+	}
+	for {
+		line, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		f := strings.Fields(string(line))
+		if len(f) != 2 {
+			return nil, lr.Errorf("expected \"STATE MODE\" (a state id or name, then a mode name), got %d fields", len(f))
+		}
+		if f[0] == "*" {
+			if m.other >= 0 {
+				return nil, lr.Errorf("a second \"*\" line")
+			}
+			m.other = modeOf(f[1])
+			continue
+		}
+		id, ok := byName[f[0]]
+		if !ok {
+			v, err := strconv.ParseInt(f[0], 10, 32)
+			if err != nil {
+				return nil, lr.Errorf("state %q is neither a state id nor a state name of the trace", f[0])
+			}
+			id = int32(v)
+		}
+		if prev, dup := m.of[id]; dup {
+			return nil, lr.Errorf("state %s is mapped twice (to %s and %s)", f[0], m.Names[prev], f[1])
+		}
+		m.of[id] = modeOf(f[1])
+	}
+	if len(m.Names) == 0 {
+		return nil, &format.Error{File: name, Offset: -1, Msg: "the mapping has no modes"}
+	}
+	if err := m.Check(h); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return m, nil
+}
+
+// Check reports the states of h's dictionary that m maps to no mode.
+func (m *Modes) Check(h *trace.Header) error {
+	if m.other >= 0 {
+		return nil
+	}
+	var missing []string
+	for _, d := range h.States {
+		if _, ok := m.of[d.ID]; !ok {
+			missing = append(missing, fmt.Sprintf("%d (%s)", d.ID, stateName(d)))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the mapping misses %d state(s): %s", len(missing), strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// Mode returns the mode index of state id, and false when it has none.
+func (m *Modes) Mode(id int32) (int, bool) {
+	if k, ok := m.of[id]; ok {
+		return k, true
+	}
+	if m.other >= 0 {
+		return m.other, true
+	}
+	return 0, false
+}
+
+// Index returns the index of the mode named name, or -1.
+func (m *Modes) Index(name string) int { return slices.Index(m.Names, name) }

@@ -1,0 +1,435 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/show/plot"
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+// occupancyRun is what `parscope occupancy --json` prints for one run.
+type occupancyRun struct {
+	Run         int32    `json:"run"`
+	Procs       int      `json:"procs"`
+	Modes       []string `json:"modes"`
+	Begin       int64    `json:"begin_ns"`
+	End         int64    `json:"end_ns"`
+	Records     int64    `json:"records"`
+	Microstates int64    `json:"microstates"`
+	MacroRows   int64    `json:"macrostate_rows"`
+	Possible    string   `json:"possible_macrostates"`
+	Observed    int      `json:"observed_macrostates"`
+	// Compression is records in : occupancy table rows out.
+	Compression float64           `json:"compression"`
+	Table       []occupancyMacro  `json:"table"`
+	Projection  *occupancyProject `json:"projection,omitempty"`
+	Mean        []occupancyMean   `json:"mean,omitempty"`
+}
+
+type occupancyMacro struct {
+	Counts    []int32 `json:"counts"`
+	Occupancy int64   `json:"occupancy_ns"`
+}
+
+type occupancyProject struct {
+	Modes []string         `json:"modes"`
+	Index []int            `json:"mode_indices"`
+	Table []occupancyMacro `json:"table"`
+}
+
+type occupancyMean struct {
+	Mode   string  `json:"mode"`
+	Global float64 `json:"global_ns"`
+	Local  float64 `json:"local_ns"`
+	// Counters is the mean of the instrument library's occupancy counters
+	// (with --counters).
+	Counters *float64 `json:"counters_ns,omitempty"`
+	Share    float64  `json:"share"`
+}
+
+func init() {
+	var (
+		runs, modesFile, project, start string
+		mean, asJSON, counters          bool
+		top                             int
+		plotPath, barsPath              string
+	)
+	cmd := &cobra.Command{
+		Use:   "occupancy TRACE.pst",
+		Short: "State occupancies: macrostates, occupancy tables, mean node occupancy (seed 003)",
+		Long: `Occupancy puts every process of a run, at any time, in one of m modes (its
+states, or groups of states given by --modes) and reports, per run, Lyon's
+tables: the occupancy table (T3: the time spent with each combination of
+counts of processes per mode, in order of first appearance), with --project
+its projection on some modes (T4), and with --mean the mean node occupancy of
+each mode (T5), computed from the table and from per-process counters (they
+agree). It also reports the number of possible macrostates C(p+m-1, p), how
+many were observed, and the compression from records to table rows.
+
+The --modes file has lines "STATE MODE" (a state id or name, then a mode
+name; "*" for every other state); every state of the trace must be mapped.
+A process has no mode before its first state record: --start names the mode
+it is in then, otherwise that is an error. --counters also averages the
+occupancy counters an instrumented program wrote (instrument
+Options.Occupancy: counters "occupancy <state>"), the local collection that
+needs no global state.
+
+--plot draws the processes per mode over time as stacked areas (the
+"mountain range") and --bars the occupancy histogram of each mode (fraction
+of the time with k processes in it), for the first selected run.`,
+		Example: `  parscope occupancy --mean amoeba.pst
+  parscope occupancy --modes ipsc.modes --project U,R --json ring.pst
+  parscope occupancy --start undetermined --plot mountains.png --bars bars.svg go.pst`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sel, err := readSelection(runs, "")
+			if err != nil {
+				return err
+			}
+			s, err := store.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			h := s.Header()
+			modes := occupancy.StateModes(h)
+			if modesFile != "" {
+				f, err := os.Open(modesFile)
+				if err != nil {
+					return err
+				}
+				modes, err = occupancy.ParseModes(f, modesFile, h)
+				f.Close()
+				if err != nil {
+					return err
+				}
+			}
+			if len(modes.Names) == 0 {
+				return fmt.Errorf("%s: the trace defines no states (give --modes)", args[0])
+			}
+			var keep []int
+			if project != "" {
+				for _, name := range strings.Split(project, ",") {
+					k := modeIndex(modes.Names, strings.TrimSpace(name))
+					if k < 0 {
+						return usagef("--project: %q is neither a mode nor A1..A%d (modes: %s)", name, len(modes.Names), strings.Join(modes.Names, ", "))
+					}
+					keep = append(keep, k)
+				}
+			}
+			opts := occupancy.Options{Start: start, Trace: plotPath != ""}
+			results, err := occupancy.Compute(cmd.Context(), h, s.Records(sel), modes, opts)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			if len(results) == 0 {
+				return fmt.Errorf("%s: no records to analyse", args[0])
+			}
+			var reps []occupancyRun
+			for _, res := range results {
+				rep, err := occupancyReport(res.Run, res, keep, mean || counters)
+				if err != nil {
+					return err
+				}
+				reps = append(reps, rep)
+			}
+			if counters {
+				cs, err := occupancy.ReadCounters(cmd.Context(), h, s.Records(store.ReadOptions{Runs: sel.Runs, Kinds: []trace.Kind{trace.KindCounter}}), modes)
+				if err != nil {
+					return fmt.Errorf("%s: %w", args[0], err)
+				}
+				for _, c := range cs {
+					for i := range reps {
+						if reps[i].Run != c.Run {
+							continue
+						}
+						for j, v := range c.Mean() {
+							reps[i].Mean[j].Counters = &v
+						}
+					}
+				}
+			}
+			if plotPath != "" {
+				if err := plotMountains(plotPath, reps[0].Run, results[0]); err != nil {
+					return err
+				}
+			}
+			if barsPath != "" {
+				if err := plotOccupancyBars(barsPath, reps[0].Run, results[0]); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), reps)
+			}
+			return printOccupancy(cmd.OutOrStdout(), reps, top)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
+	fl.StringVar(&modesFile, "modes", "", "a file mapping states to modes (lines \"STATE MODE\")")
+	fl.StringVar(&project, "project", "", "also project the table on these modes (e.g. U,R)")
+	fl.StringVar(&start, "start", "", "the mode processes are in before their first state")
+	fl.BoolVar(&mean, "mean", false, "also print the mean node occupancy of each mode")
+	fl.BoolVar(&counters, "counters", false, "also average the instrument library's occupancy counters (implies --mean)")
+	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	fl.IntVar(&top, "top", 20, "print at most this many table rows per run (0: all)")
+	fl.StringVar(&plotPath, "plot", "", "draw the processes per mode over time (stacked) to this .png or .svg")
+	fl.StringVar(&barsPath, "bars", "", "draw the occupancy histogram of each mode to this .png or .svg")
+	root.AddCommand(cmd)
+}
+
+func macros(in []occupancy.Macro) []occupancyMacro {
+	out := make([]occupancyMacro, len(in))
+	for i, m := range in {
+		out[i] = occupancyMacro{Counts: m.Counts, Occupancy: m.Occupancy}
+	}
+	return out
+}
+
+// occupancyReport summarises one run's result.
+func occupancyReport(run int32, res *occupancy.Result, keep []int, mean bool) (occupancyRun, error) {
+	rep := occupancyRun{Run: run, Procs: res.Procs, Modes: res.Modes, Begin: res.Begin, End: res.End,
+		Records: res.Records, Microstates: res.Microstates, MacroRows: res.Rows,
+		Possible: res.Possible().String(), Observed: len(res.Table), Table: macros(res.Table)}
+	if len(res.Table) > 0 {
+		rep.Compression = float64(res.Records) / float64(len(res.Table))
+	}
+	if keep != nil {
+		p, err := res.Project(keep)
+		if err != nil {
+			return rep, err
+		}
+		pr := &occupancyProject{Table: macros(p), Index: keep}
+		for _, k := range keep {
+			pr.Modes = append(pr.Modes, res.Modes[k])
+		}
+		rep.Projection = pr
+	}
+	if mean {
+		g, l := res.Mean(), res.LocalMean()
+		total := float64(res.End - res.Begin)
+		for j, name := range res.Modes {
+			m := occupancyMean{Mode: name, Global: g[j], Local: l[j]}
+			if total > 0 {
+				m.Share = g[j] / total
+			}
+			rep.Mean = append(rep.Mean, m)
+		}
+	}
+	return rep, nil
+}
+
+func printOccupancy(w io.Writer, reps []occupancyRun, top int) error {
+	for i, r := range reps {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "run %d: %d processes, %d modes (%s), %s\n", r.Run, r.Procs, len(r.Modes), strings.Join(r.Modes, ", "), fmtNS(r.End-r.Begin))
+		fmt.Fprintf(w, "records %s -> microstates %s -> macrostate rows %s -> occupancy table %d rows (compression %.1f:1)\n",
+			humanCount(r.Records), humanCount(r.Microstates), humanCount(r.MacroRows), r.Observed, r.Compression)
+		fmt.Fprintf(w, "macrostates: %d observed of %s possible (C(p+m-1, p))\n\n", r.Observed, r.Possible)
+		cols := columnNames(r.Modes)
+		if !slices.Equal(cols, r.Modes) {
+			for j, name := range r.Modes {
+				fmt.Fprintf(w, "%s = %s\n", cols[j], name)
+			}
+		}
+		fmt.Fprintln(w, "occupancy table (T3)")
+		if err := printMacros(w, cols, r.Table, r.End-r.Begin, top); err != nil {
+			return err
+		}
+		if r.Projection != nil {
+			fmt.Fprintf(w, "\nprojection on %s (T4)\n", strings.Join(r.Projection.Modes, ", "))
+			var pcols []string
+			for _, k := range r.Projection.Index {
+				pcols = append(pcols, cols[k])
+			}
+			if err := printMacros(w, pcols, r.Projection.Table, r.End-r.Begin, top); err != nil {
+				return err
+			}
+		}
+		if r.Mean != nil {
+			fmt.Fprintln(w, "\nmean node occupancy (T5)")
+			tw := newTable(w)
+			withCounters := r.Mean[0].Counters != nil
+			fmt.Fprint(tw, "mode\tfrom table\tfrom local counters\t")
+			if withCounters {
+				fmt.Fprint(tw, "from instrument counters\t")
+			}
+			fmt.Fprintln(tw, "share")
+			for _, m := range r.Mean {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t", m.Mode, fmtMeanNS(m.Global), fmtMeanNS(m.Local))
+				if m.Counters != nil {
+					fmt.Fprintf(tw, "%s\t", fmtMeanNS(*m.Counters))
+				} else if withCounters {
+					fmt.Fprint(tw, "-\t")
+				}
+				fmt.Fprintf(tw, "%.1f%%\n", 100*m.Share)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// fmtMeanNS formats a mean time in ns with four significant digits.
+func fmtMeanNS(v float64) string {
+	for _, u := range []struct {
+		name  string
+		scale float64
+	}{{"s", 1e9}, {"ms", 1e6}, {"µs", 1e3}} {
+		if math.Abs(v) >= u.scale {
+			return strconv.FormatFloat(v/u.scale, 'g', 4, 64) + u.name
+		}
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64) + "ns"
+}
+
+// modeIndex finds a mode by name, or by its column name A1..Am.
+func modeIndex(modes []string, name string) int {
+	if k := slices.Index(modes, name); k >= 0 {
+		return k
+	}
+	if rest, ok := strings.CutPrefix(name, "A"); ok {
+		if k, err := strconv.Atoi(rest); err == nil && k >= 1 && k <= len(modes) {
+			return k - 1
+		}
+	}
+	return -1
+}
+
+// columnNames returns the mode names as table columns, or A1..Am when a
+// name is too long for a column.
+func columnNames(modes []string) []string {
+	for _, name := range modes {
+		if len(name) > 12 || strings.ContainsAny(name, " \t") {
+			out := make([]string, len(modes))
+			for j := range out {
+				out[j] = "A" + strconv.Itoa(j+1)
+			}
+			return out
+		}
+	}
+	return modes
+}
+
+func printMacros(w io.Writer, modes []string, rows []occupancyMacro, total int64, top int) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, strings.Join(modes, "\t")+"\toccupancy\tshare")
+	for i, m := range rows {
+		if top > 0 && i == top {
+			fmt.Fprintf(tw, "... %d more rows (--top 0 prints all)\n", len(rows)-top)
+			break
+		}
+		for _, c := range m.Counts {
+			fmt.Fprintf(tw, "%d\t", c)
+		}
+		share := 0.0
+		if total > 0 {
+			share = 100 * float64(m.Occupancy) / float64(total)
+		}
+		fmt.Fprintf(tw, "%s\t%.2f%%\n", fmtNS(m.Occupancy), share)
+	}
+	return tw.Flush()
+}
+
+// maxPlotRows bounds the macrostate rows drawn in the mountain range.
+const maxPlotRows = 4000
+
+// plotMountains draws the number of processes in each mode over time as
+// stacked areas: mode 0 at the bottom.
+func plotMountains(path string, run int32, res *occupancy.Result) error {
+	p := gplot.New()
+	p.Title.Text = fmt.Sprintf("processes per mode over time, run %d", run)
+	p.X.Label.Text = "time (s)"
+	p.Y.Label.Text = "processes"
+	p.Y.Min, p.Y.Max = 0, float64(res.Procs)
+	p.Legend.Top = true
+	idx := plot.Thin(len(res.Trace), maxPlotRows)
+	m := len(res.Modes)
+	// Draw the cumulative counts from the top mode down, each filled to the
+	// axis, so the lower modes cover the upper ones.
+	for j := m - 1; j >= 0; j-- {
+		var xy plotter.XYs
+		for n, i := range idx {
+			row := res.Trace[i]
+			var y float64
+			for k := 0; k <= j; k++ {
+				y += float64(row.Counts[k])
+			}
+			// A thinned row lasts until the next row drawn, so the steps
+			// stay contiguous.
+			end := row.T + row.Dur
+			if n+1 < len(idx) {
+				end = res.Trace[idx[n+1]].T
+			}
+			t0, t1 := float64(row.T)/1e9, float64(end)/1e9
+			xy = append(xy, plotter.XY{X: t0, Y: y}, plotter.XY{X: t1, Y: y})
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
+		}
+		l.Color = plot.Category(j)
+		l.FillColor = plot.Category(j)
+		l.Width = 0
+		p.Add(l)
+		p.Legend.Add(res.Modes[j], l)
+	}
+	return plot.Save(path, plot.Width, plot.Height, func(dc draw.Canvas) error { p.Draw(dc); return nil })
+}
+
+// plotOccupancyBars draws, for each mode, the fraction of the run's time
+// spent with k processes in it (the projection of the table on the mode).
+func plotOccupancyBars(path string, run int32, res *occupancy.Result) error {
+	p := gplot.New()
+	p.Title.Text = fmt.Sprintf("occupancy histograms, run %d", run)
+	p.X.Label.Text = "processes in the mode"
+	p.Y.Label.Text = "fraction of time"
+	p.Legend.Top = true
+	total := float64(res.End - res.Begin)
+	m := len(res.Modes)
+	width := vg.Points(math.Max(1, 300/float64((res.Procs+1)*m)))
+	for j := range m {
+		proj, err := res.Project([]int{j})
+		if err != nil {
+			return err
+		}
+		vals := make(plotter.Values, res.Procs+1)
+		for _, e := range proj {
+			if total > 0 {
+				vals[e.Counts[0]] = float64(e.Occupancy) / total
+			}
+		}
+		b, err := plotter.NewBarChart(vals, width)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
+		}
+		b.Color = plot.Category(j)
+		b.LineStyle.Width = 0
+		b.Offset = vg.Length(float64(j)-float64(m-1)/2) * width
+		p.Add(b)
+		p.Legend.Add(res.Modes[j], b)
+	}
+	return plot.Save(path, plot.Width, plot.Height, func(dc draw.Canvas) error { p.Draw(dc); return nil })
+}
