@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -328,14 +329,17 @@ func (r *Recorder) header(cal clockPair) *spillHeader {
 	}
 	r.mu.Lock()
 	h.Events = append(h.Events, r.evDefs...)
-	sort.Slice(r.occIDs, func(i, j int) bool { return r.occIDs[i] < r.occIDs[j] })
+	// A copy, taken under the lock: processes finishing concurrently
+	// append to occIDs (addOccupancyStates).
+	occIDs := slices.Clone(r.occIDs)
 	procs := int32(0)
 	for id := range r.procs {
 		procs = max(procs, int32(id)+1)
 	}
 	r.mu.Unlock()
+	slices.Sort(occIDs)
 	h.Runs = []trace.RunInfo{{ID: 0, Name: r.opts.Program, Procs: procs}}
-	for _, id := range r.occIDs {
+	for _, id := range occIDs {
 		h.Counters = append(h.Counters, trace.CounterDef{ID: id, Name: "occupancy " + stateName(r.opts.States, id), Unit: "ns"})
 	}
 	return &spillHeader{Header: h, Start: r.start, Calibrated: cal, Resolution: r.opts.ClockResolution}

@@ -1,0 +1,48 @@
+package instrument
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/parscope/parscope/store"
+)
+
+// TestConcurrentDoneWithOccupancy finishes many processes at once with
+// occupancy counters on; the recorder's header building must not race with
+// the processes registering their counters (run under -race).
+func TestConcurrentDoneWithOccupancy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "occ.pst")
+	rec, err := Start(Options{Path: path, Occupancy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const procs = 16
+	var wg sync.WaitGroup
+	for id := 0; id < procs; id++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := rec.Process(id)
+			for i := 0; i < 200; i++ {
+				p.Block(int32(id*10 + i%5)) // states of its own: every Done registers new counters
+			}
+			p.Done()
+		}()
+	}
+	wg.Wait()
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Manifest().Stats.Records["state"]; got != procs*200 {
+		t.Fatalf("%d state records, want %d", got, procs*200)
+	}
+	if n := len(s.Header().Counters); n != procs*5 {
+		t.Fatalf("%d occupancy counters defined, want %d (one per state)", n, procs*5)
+	}
+}
