@@ -13,6 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/parscope/parscope/instrument"
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -305,5 +309,38 @@ func TestImportOTF2Directory(t *testing.T) {
 	// 120 events: 2 program begin/end (events), 42 enter, 42 leave, 16 sends, 16 receives.
 	if info.Source != "otf2" || info.TotalRecords != 120 || info.Sends != 16 || info.Recvs != 16 || info.Records["enter"] != 42 || info.Host != "quartz10" {
 		t.Fatalf("info %+v", info)
+	}
+}
+
+// TestInfoDroppedByFilter: info sums the recorder's dropped-count events.
+func TestInfoDroppedByFilter(t *testing.T) {
+	pst := filepath.Join(t.TempDir(), "f.pst")
+	w, err := store.Create(pst, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := w.Header()
+	h.Meta.ClockResolution = 1
+	h.Events = []trace.EventDef{{ID: 0, Name: "task"}, {ID: 1, Name: instrument.DroppedEvent}}
+	for _, r := range []trace.Record{
+		trace.State(0, 0, 1, 2), trace.Event(0, 0, 5, 1, 40), trace.Event(0, 0, 6, 0, 7),
+		trace.Event(0, 1, 9, 1, 2), trace.State(0, 1, 10, 3),
+	} {
+		if err := w.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var info infoReport
+	if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", pst)), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.DroppedByFilter != 42 {
+		t.Fatalf("dropped by filter = %d, want 42", info.DroppedByFilter)
+	}
+	if out := mustRun(t, "info", pst); !strings.Contains(out, "42 events by a recording filter") {
+		t.Fatalf("info text lacks the dropped count:\n%s", out)
 	}
 }

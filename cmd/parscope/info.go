@@ -8,35 +8,39 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
 // infoReport is what `parscope info` shows; --json prints it as is.
 type infoReport struct {
-	Trace             string                     `json:"trace"`
-	FormatVersion     int                        `json:"format_version"`
-	Source            string                     `json:"source,omitempty"`
-	Inputs            []string                   `json:"inputs,omitempty"`
-	Program           string                     `json:"program,omitempty"`
-	Host              string                     `json:"host,omitempty"`
-	ClockResolutionNS int64                      `json:"clock_resolution_ns"`
-	Runs              []store.RunStats           `json:"runs"`
-	Records           map[string]int64           `json:"records"`
-	TotalRecords      int64                      `json:"total_records"`
-	StatesUsed        int                        `json:"states_used"`
-	StatesNamed       int                        `json:"states_named"`
-	Regions           int                        `json:"regions"`
-	EventNames        int                        `json:"event_names"`
-	Sends             int64                      `json:"sends"`
-	Recvs             int64                      `json:"recvs"`
-	MessageBytes      int64                      `json:"message_bytes"`
-	Collectives       int64                      `json:"collectives"`
-	CollectiveBytes   int64                      `json:"collective_bytes"`
-	BBVIntervals      int64                      `json:"bbv_intervals"`
-	Repairs           map[string]int64           `json:"repairs,omitempty"`
-	Tables            map[string]store.TableInfo `json:"tables"`
-	Extra             map[string]string          `json:"extra,omitempty"`
+	Trace             string           `json:"trace"`
+	FormatVersion     int              `json:"format_version"`
+	Source            string           `json:"source,omitempty"`
+	Inputs            []string         `json:"inputs,omitempty"`
+	Program           string           `json:"program,omitempty"`
+	Host              string           `json:"host,omitempty"`
+	ClockResolutionNS int64            `json:"clock_resolution_ns"`
+	Runs              []store.RunStats `json:"runs"`
+	Records           map[string]int64 `json:"records"`
+	TotalRecords      int64            `json:"total_records"`
+	StatesUsed        int              `json:"states_used"`
+	StatesNamed       int              `json:"states_named"`
+	Regions           int              `json:"regions"`
+	EventNames        int              `json:"event_names"`
+	Sends             int64            `json:"sends"`
+	Recvs             int64            `json:"recvs"`
+	MessageBytes      int64            `json:"message_bytes"`
+	Collectives       int64            `json:"collectives"`
+	CollectiveBytes   int64            `json:"collective_bytes"`
+	BBVIntervals      int64            `json:"bbv_intervals"`
+	// DroppedByFilter is the number of events a recording filter dropped
+	// (the sum of the instrument library's dropped-count events).
+	DroppedByFilter int64                      `json:"dropped_by_filter,omitempty"`
+	Repairs         map[string]int64           `json:"repairs,omitempty"`
+	Tables          map[string]store.TableInfo `json:"tables"`
+	Extra           map[string]string          `json:"extra,omitempty"`
 }
 
 func newInfoReport(path string, m *store.Manifest) infoReport {
@@ -73,6 +77,11 @@ func init() {
 				return err
 			}
 			rep := newInfoReport(args[0], m)
+			if n, err := droppedByFilter(args[0], &m.Header); err != nil {
+				return err
+			} else {
+				rep.DroppedByFilter = n
+			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), rep)
 			}
@@ -125,6 +134,9 @@ func printInfo(cmd *cobra.Command, r infoReport) error {
 	if r.BBVIntervals > 0 {
 		fmt.Fprintf(w, "bbv\t%s intervals\n", humanCount(r.BBVIntervals))
 	}
+	if r.DroppedByFilter > 0 {
+		fmt.Fprintf(w, "dropped\t%s events by a recording filter (their run lengths are kept)\n", humanCount(r.DroppedByFilter))
+	}
 	if len(r.Repairs) > 0 {
 		var rs []string
 		for k, n := range r.Repairs {
@@ -169,4 +181,32 @@ func printInfo(cmd *cobra.Command, r infoReport) error {
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", t.File, humanCount(t.Rows), t.RowGroups, humanBytes(t.Bytes))
 	}
 	return w.Flush()
+}
+
+// droppedByFilter sums the counts of the instrument library's
+// dropped-event records, reading only the events table, and only when the
+// trace defines that event.
+func droppedByFilter(path string, h *trace.Header) (int64, error) {
+	id := int32(-1)
+	for _, e := range h.Events {
+		if e.Name == instrument.DroppedEvent {
+			id = e.ID
+		}
+	}
+	if id < 0 {
+		return 0, nil
+	}
+	s, err := store.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
+	var n int64
+	err = trace.Each(s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindEvent}}), func(r *trace.Record) error {
+		if r.ID == id {
+			n += r.Value
+		}
+		return nil
+	})
+	return n, err
 }
