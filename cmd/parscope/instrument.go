@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parscope/parscope/collect/rewrite"
+)
+
+func init() {
+	var (
+		out, tracePath, processVar string
+		force                      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "instrument [-o OUTDIR] PACKAGE_DIR",
+		Short: "Rewrite a Go package so that it records itself into a .pst",
+		Long: `instrument rewrites the Go package in PACKAGE_DIR into OUTDIR (default
+PACKAGE_DIR.instrumented) so that, when run, it records itself with the
+instrument library: basic blocks numbered in textual order (0 is a
+process's start, the highest its end), loop and if regions, and channel
+sends and receives as messages of the element's size (each channel is a
+process of its own). Lines keep their numbers. OUTDIR also receives
+parscope_rt.go (the recorder and helpers) and parscope-blocks.json (the
+block dictionary: id, kind, file:line, description).
+
+The recording process is, by default, one per goroutine; a function whose
+doc comment holds "//parscope:process EXPR" (or that has an integer
+parameter named by --process) records as process EXPR.
+
+The rewritten code imports github.com/parscope/parscope/instrument: its
+module must require github.com/parscope/parscope. The program writes the
+trace at the end of main (PARSCOPE_OUT names it, "off" disables it).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			if out == "" {
+				out = filepath.Clean(dir) + ".instrumented"
+			}
+			if _, err := os.Lstat(out); err == nil && !force {
+				return usagef("%s exists (use --force to replace it)", out)
+			}
+			res, err := rewrite.Package(cmd.Context(), dir, rewrite.Options{TracePath: tracePath, ProcessVar: processVar})
+			if err != nil {
+				return err
+			}
+			if err := writeDirAtomic(out, res.Write); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "instrumented %s into %s: %d blocks, %d regions\n",
+				dir, out, len(res.Dict.Blocks), len(res.Dict.Regions))
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output directory (default PACKAGE_DIR.instrumented)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace OUTDIR if it exists")
+	cmd.Flags().StringVar(&tracePath, "trace", "", "trace the program writes by default (default <package dir name>.pst)")
+	cmd.Flags().StringVar(&processVar, "process", "", "integer parameter or package variable naming the recording process")
+	root.AddCommand(cmd)
+}
+
+// writeDirAtomic fills a temporary directory beside dir with write and
+// renames it to dir (replacing an existing dir), so a failure leaves
+// nothing half-written.
+func writeDirAtomic(dir string, write func(string) error) (err error) {
+	dir = filepath.Clean(dir)
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err = os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err = write(tmp); err != nil {
+		return err
+	}
+	if _, serr := os.Lstat(dir); serr == nil {
+		old := tmp + ".old"
+		if err = os.Rename(dir, old); err != nil {
+			return err
+		}
+		if err = os.Rename(tmp, dir); err != nil {
+			os.Rename(old, dir)
+			return err
+		}
+		return os.RemoveAll(old)
+	}
+	return os.Rename(tmp, dir)
+}

@@ -1,0 +1,54 @@
+// Package rewrite is the source-to-source pass behind `parscope
+// instrument` (the analogue of seed 002's SUIF pass): it type-checks a Go
+// package and rewrites it to record itself with the instrument library.
+//
+// # Blocks
+//
+// Basic blocks are numbered across the package in textual order (files by
+// name, then position), as in seed 000 section 3.1: block 0 is a process's
+// start and the highest block its end; in between, each function has an
+// entry block (its lowest), its exit block (its highest, recorded by a
+// defer when it returns or panics) and a block at the start of every then
+// and else branch, loop body and case clause, at the statement after a
+// compound statement, and at the statement after one that communicates: a
+// channel send or receive, a sync.WaitGroup.Wait, Mutex.Lock,
+// RWMutex.Lock/RLock or Cond.Wait, or a call into the instrument library.
+// Inserted code never contains a newline, so every line keeps its number
+// and panics point at the original source.
+//
+// # Regions and messages
+//
+// Every for, range and if statement (an else-if chain is one region) is a
+// region entered before it and exited after it; return, break and continue
+// exit the regions they leave. goto and panics are not followed.
+//
+// Each channel is recorded as a process of its own (a mailbox, marked by
+// the event "parscope.channel"): a send is a message from the sender to
+// the channel's process, a receive one from the channel's process to the
+// receiver, both of the element's size (types.Sizes; measured at run time
+// when it depends on a type parameter) and tagged with the block of the
+// operation. Both halves of each message are recorded at once, so every
+// send has its receive. Not recorded as messages: select cases and range
+// loops whose channel expression is not a plain variable, field or index
+// (for example <-time.After(d)), and receives on a channel whose type is a
+// type parameter. A single-valued receive from a closed channel is
+// recorded as a message.
+//
+// # Processes
+//
+// A function whose doc comment holds "//parscope:process EXPR" (or, with
+// Options.ProcessVar, that has an integer parameter of that name) records
+// as process EXPR, and binds its goroutine to it. Otherwise each goroutine
+// is a process: the function literal of a go statement creates one (and
+// records the end block when it returns), and any other function looks its
+// goroutine's process up by goroutine id, creating one for a goroutine
+// seen for the first time. That look-up parses runtime.Stack and costs
+// about a microsecond per function call: small functions called in hot
+// loops slow the program down most.
+//
+// main writes the trace when it returns; a package's tests do, through a
+// generated TestMain, when the package has tests and no TestMain of its
+// own. A program ending with os.Exit, or with goroutines still recording
+// when main returns, loses what was not flushed (see the instrument
+// package; `parscope recover` builds what reached the spill).
+package rewrite
