@@ -344,3 +344,21 @@ func TestInfoDroppedByFilter(t *testing.T) {
 		t.Fatalf("info text lacks the dropped count:\n%s", out)
 	}
 }
+
+// TestParaverOccupancyLyonModes runs the occupancy analysis on an imported
+// Paraver trace with the mapping of docs/formats.md, and checks the mean
+// node occupancy that page reports.
+func TestParaverOccupancyLyonModes(t *testing.T) {
+	prv := filepath.Join("..", "..", "..", "shared", "data", "traces", "paraver", "qsort_beo3.prv")
+	if _, err := os.Stat(prv); err != nil {
+		t.Skip("shared trace data not present:", err)
+	}
+	pst := filepath.Join(t.TempDir(), "qsort.pst")
+	mustRun(t, "import", "-o", pst, prv)
+	out := mustRun(t, "occupancy", "--modes", filepath.Join(examples, "paraver-lyon-modes.txt"), "--mean", pst)
+	for _, want := range []string{"28 observed of 35 possible", "U     76.12ms     76.12ms", "S     74.14ms     74.14ms", "R     65.7ms      65.7ms", "I     44.23ms     44.23ms"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("occupancy output lacks %q:\n%s", want, out)
+		}
+	}
+}
