@@ -46,3 +46,52 @@ func TestConcurrentDoneWithOccupancy(t *testing.T) {
 		t.Fatalf("%d occupancy counters defined, want %d (one per state)", n, procs*5)
 	}
 }
+
+// TestDoneRacesClose: processes that have finished recording call Done
+// while the program closes the recorder (a goroutine's deferred Done as
+// main returns). Done and Close must not race; a Done that comes after
+// Close reports ErrClosed, and the trace holds every record.
+func TestDoneRacesClose(t *testing.T) {
+	for round := 0; round < 5; round++ {
+		path := filepath.Join(t.TempDir(), "race.pst")
+		rec, err := Start(Options{Path: path, Occupancy: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const procs = 12
+		var recorded, finished sync.WaitGroup
+		errs := make([]error, procs)
+		for id := 0; id < procs; id++ {
+			recorded.Add(1)
+			finished.Add(1)
+			go func() {
+				defer finished.Done()
+				p := rec.Process(id)
+				for i := 0; i < 100; i++ {
+					p.Block(int32(id*10 + i%3))
+				}
+				recorded.Done()
+				errs[id] = p.Done()
+			}()
+		}
+		recorded.Wait()
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		finished.Wait()
+		for id, err := range errs {
+			if err != nil && err != ErrClosed {
+				t.Fatalf("process %d: Done = %v", id, err)
+			}
+		}
+		s, err := store.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := s.Manifest().Stats.Records["state"]
+		s.Close()
+		if n != procs*100 {
+			t.Fatalf("round %d: %d state records, want %d", round, n, procs*100)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package instrument
 
 import (
-	"errors"
 	"math"
 	"slices"
 
@@ -191,8 +190,14 @@ func (p *Process) Done() error {
 	if p == nil {
 		return nil
 	}
+	r := p.rec
+	r.closing.RLock()
+	defer r.closing.RUnlock()
+	if r.isClosed() {
+		return ErrClosed
+	}
 	p.finish(ticks())
-	return p.Flush()
+	return p.flush()
 }
 
 // Flush writes this process's buffered records to the spill file and
@@ -204,12 +209,17 @@ func (p *Process) Flush() error {
 		return nil
 	}
 	r := p.rec
-	r.mu.Lock()
-	closed := r.closed
-	r.mu.Unlock()
-	if closed {
-		return errors.New("instrument: Flush after Close")
+	r.closing.RLock()
+	defer r.closing.RUnlock()
+	if r.isClosed() {
+		return ErrClosed
 	}
+	return p.flush()
+}
+
+// flush does Flush's work; the caller holds the recorder's closing lock.
+func (p *Process) flush() error {
+	r := p.rec
 	p.queue()
 	if err := r.sp.sync(); err != nil {
 		return err

@@ -73,15 +73,18 @@ type Recorder struct {
 	hdrMu    sync.Mutex // serialises writes of the spill header
 	hdrDirty bool       // guarded by mu: dictionaries changed since the last write
 
-	mu     sync.Mutex
-	procs  map[int]*Process
-	events map[string]int32
-	evDefs []trace.EventDef
-	nextEv int32
-	occIDs []int32 // states with an occupancy counter written
-	occSet map[int32]bool
-	dropEv int32
-	closed bool
+	mu sync.Mutex
+	// closing is held shared by Flush and Done, exclusively by Close and
+	// Abort, so a process finishing while the program closes cannot race.
+	closing sync.RWMutex
+	procs   map[int]*Process
+	events  map[string]int32
+	evDefs  []trace.EventDef
+	nextEv  int32
+	occIDs  []int32 // states with an occupancy counter written
+	occSet  map[int32]bool
+	dropEv  int32
+	closed  bool
 }
 
 // DroppedEvent is the name of the event that stands for events a Filter
@@ -153,6 +156,16 @@ func Start(opts Options) (*Recorder, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// ErrClosed is returned by Flush and Done once the recorder is closed.
+var ErrClosed = errors.New("instrument: the recorder is closed")
+
+// isClosed reports whether Close or Abort has run.
+func (r *Recorder) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
 }
 
 // SpillDir returns the spill directory of a recording to path.
@@ -234,6 +247,11 @@ func (r *Recorder) Flush() error {
 	if r == nil {
 		return nil
 	}
+	r.closing.RLock()
+	defer r.closing.RUnlock()
+	if r.isClosed() {
+		return ErrClosed
+	}
 	for _, p := range r.sortedProcs() {
 		p.queue()
 	}
@@ -251,6 +269,10 @@ func (r *Recorder) Close() error {
 	if r == nil {
 		return nil
 	}
+	// Wait for processes flushing or finishing (Done) right now; those that
+	// come later see the recorder closed.
+	r.closing.Lock()
+	defer r.closing.Unlock()
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -288,6 +310,8 @@ func (r *Recorder) Abort() {
 	if r == nil {
 		return
 	}
+	r.closing.Lock()
+	defer r.closing.Unlock()
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
