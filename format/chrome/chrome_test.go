@@ -17,6 +17,7 @@ import (
 
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/trace"
+	"github.com/parscope/parscope/trace/tracetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -442,13 +443,13 @@ func (f *failWriter) Write(p []byte) (int, error) {
 }
 
 func TestWriteError(t *testing.T) {
-	r := &genReader{procs: 4, limit: 200_000}
+	r := &tracetest.Stream{Procs: 4, Limit: 200_000}
 	err := Export(&failWriter{n: 1 << 20}, &trace.Header{}, r, Options{})
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("err = %v, want disk full", err)
 	}
-	if r.n >= r.limit {
-		t.Errorf("the exporter read all %d records after the writer failed", r.n)
+	if r.Produced() >= r.Limit {
+		t.Errorf("the exporter read all %d records after the writer failed", r.Produced())
 	}
 }
 
@@ -690,62 +691,6 @@ func check(data []byte) ([]event, []string) {
 	return evs, probs
 }
 
-// genReader synthesises a time-merged stream of a run of procs processes
-// without holding it: per step of 1 µs every process enters a state and a
-// region, even processes send to the next odd one, which receives, then
-// everybody leaves the region; every tenth step adds an event and a counter
-// sample.
-type genReader struct {
-	procs int32
-	limit int // records to produce
-	n     int
-	step  int64
-	pend  []trace.Record
-	back  []trace.Record // pend's storage, reused
-}
-
-func (g *genReader) Read(buf []trace.Record) (int, error) {
-	k := 0
-	for k < len(buf) && g.n < g.limit {
-		if len(g.pend) == 0 {
-			g.pend = g.back[:0]
-			g.fill()
-			g.back = g.pend
-		}
-		c := copy(buf[k:], g.pend)
-		c = min(c, g.limit-g.n)
-		g.pend = g.pend[c:]
-		k += c
-		g.n += c
-	}
-	if k == 0 {
-		return 0, io.EOF
-	}
-	return k, nil
-}
-
-func (g *genReader) fill() {
-	t := g.step * 1000
-	s := g.step
-	g.step++
-	for p := int32(0); p < g.procs; p++ {
-		g.pend = append(g.pend, trace.State(0, p, t, int32(s%5)), trace.Enter(0, p, t, int32(s%3)))
-	}
-	for p := int32(0); p < g.procs; p++ {
-		if p%2 == 0 {
-			g.pend = append(g.pend, trace.Send(0, p, t+100, t+300, p+1, 1024, 0, 0))
-		} else {
-			g.pend = append(g.pend, trace.Recv(0, p, t+100, t+400, p-1, 1024, 0, 0))
-		}
-	}
-	for p := int32(0); p < g.procs; p++ {
-		g.pend = append(g.pend, trace.Exit(0, p, t+500, int32(s%3)))
-		if s%10 == 0 {
-			g.pend = append(g.pend, trace.Event(0, p, t+500, 1, s), trace.Counter(0, p, t+500, 0, float64(s)/3))
-		}
-	}
-}
-
 func genHeader(procs int32) *trace.Header {
 	h := &trace.Header{}
 	h.EnsureRun(0, procs)
@@ -763,7 +708,7 @@ func genHeader(procs int32) *trace.Header {
 func TestGenerated(t *testing.T) {
 	var buf bytes.Buffer
 	var st Stats
-	if err := Export(&buf, genHeader(8), &genReader{procs: 8, limit: 20_000}, Options{Stats: &st}); err != nil {
+	if err := Export(&buf, genHeader(8), &tracetest.Stream{Procs: 8, Limit: 20_000}, Options{Stats: &st}); err != nil {
 		t.Fatal(err)
 	}
 	if _, probs := check(buf.Bytes()); len(probs) > 0 {
@@ -780,7 +725,7 @@ func BenchmarkExport(b *testing.B) {
 	var w countWriter
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Export(&w, h, &genReader{procs: 16, limit: n}, Options{}); err != nil {
+		if err := Export(&w, h, &tracetest.Stream{Procs: 16, Limit: n}, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/trace"
+	"github.com/parscope/parscope/trace/tracetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -387,63 +388,11 @@ func TestFailureLeavesNoPartialFiles(t *testing.T) {
 	})
 }
 
-// genReader synthesises a time-merged stream of a run of procs processes
-// without holding it (see the chrome package's test for the pattern).
-type genReader struct {
-	procs int32
-	limit int
-	n     int
-	step  int64
-	pend  []trace.Record
-	back  []trace.Record
-}
-
-func (g *genReader) Read(buf []trace.Record) (int, error) {
-	k := 0
-	for k < len(buf) && g.n < g.limit {
-		if len(g.pend) == 0 {
-			g.pend = g.back[:0]
-			g.fill()
-			g.back = g.pend
-		}
-		c := min(copy(buf[k:], g.pend), g.limit-g.n)
-		g.pend = g.pend[c:]
-		k += c
-		g.n += c
-	}
-	if k == 0 {
-		return 0, io.EOF
-	}
-	return k, nil
-}
-
-func (g *genReader) fill() {
-	t := g.step * 1000
-	s := g.step
-	g.step++
-	for p := int32(0); p < g.procs; p++ {
-		g.pend = append(g.pend, trace.State(0, p, t, int32(s%5)), trace.Enter(0, p, t, int32(s%3)))
-	}
-	for p := int32(0); p < g.procs; p++ {
-		if p%2 == 0 {
-			g.pend = append(g.pend, trace.Send(0, p, t+100, t+300, p+1, 1024, 0, 0))
-		} else {
-			g.pend = append(g.pend, trace.Recv(0, p, t+100, t+400, p-1, 1024, 0, 0))
-		}
-	}
-	for p := int32(0); p < g.procs; p++ {
-		g.pend = append(g.pend, trace.Exit(0, p, t+500, int32(s%3)))
-		if s%10 == 0 {
-			g.pend = append(g.pend, trace.Event(0, p, t+500, 1, s), trace.Counter(0, p, t+500, 0, float64(s)/3))
-		}
-	}
-}
-
 func TestGeneratedCounts(t *testing.T) {
 	dir := t.TempDir()
 	h := &trace.Header{}
 	h.EnsureRun(0, 4)
-	if err := Export(dir, h, &genReader{procs: 4, limit: 10_000}, nil, Options{}); err != nil {
+	if err := Export(dir, h, &tracetest.Stream{Procs: 4, Limit: 10_000}, nil, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	total := 0
@@ -468,7 +417,7 @@ func BenchmarkExportTable(b *testing.B) {
 	var w lineCounter
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := ExportTable(&w, "messages", h, &genReader{procs: 16, limit: benchRecords}); err != nil {
+		if err := ExportTable(&w, "messages", h, &tracetest.Stream{Procs: 16, Limit: benchRecords}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -489,7 +438,7 @@ func BenchmarkExport(b *testing.B) {
 	dir := b.TempDir()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Export(dir, h, &genReader{procs: 16, limit: benchRecords}, nil, Options{}); err != nil {
+		if err := Export(dir, h, &tracetest.Stream{Procs: 16, Limit: benchRecords}, nil, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

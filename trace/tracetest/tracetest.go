@@ -1,0 +1,70 @@
+// Package tracetest provides synthetic traces for tests and benchmarks of
+// packages that consume the trace model, as net/http/httptest does for HTTP.
+package tracetest
+
+import (
+	"io"
+
+	"github.com/parscope/parscope/trace"
+)
+
+// Stream is a trace.Reader that synthesises a time-merged stream of one
+// run of Procs processes, Limit records long, without holding it in
+// memory. Every 1 µs step, each process enters a state and a region; even
+// processes send 1 KiB to the next process, which receives it; every
+// process leaves the region; every tenth step adds an event and a counter
+// sample per process.
+type Stream struct {
+	Procs int32
+	Limit int // records to produce
+
+	n    int
+	step int64
+	pend []trace.Record
+	back []trace.Record // pend's storage, reused
+}
+
+// Produced returns the number of records read so far.
+func (g *Stream) Produced() int { return g.n }
+
+// Read implements trace.Reader.
+func (g *Stream) Read(buf []trace.Record) (int, error) {
+	k := 0
+	for k < len(buf) && g.n < g.Limit {
+		if len(g.pend) == 0 {
+			g.pend = g.back[:0]
+			g.fill()
+			g.back = g.pend
+		}
+		c := min(copy(buf[k:], g.pend), g.Limit-g.n)
+		g.pend = g.pend[c:]
+		k += c
+		g.n += c
+	}
+	if k == 0 {
+		return 0, io.EOF
+	}
+	return k, nil
+}
+
+func (g *Stream) fill() {
+	t := g.step * 1000
+	s := g.step
+	g.step++
+	for p := int32(0); p < g.Procs; p++ {
+		g.pend = append(g.pend, trace.State(0, p, t, int32(s%5)), trace.Enter(0, p, t, int32(s%3)))
+	}
+	for p := int32(0); p < g.Procs; p++ {
+		if p%2 == 0 {
+			g.pend = append(g.pend, trace.Send(0, p, t+100, t+300, p+1, 1024, 0, 0))
+		} else {
+			g.pend = append(g.pend, trace.Recv(0, p, t+100, t+400, p-1, 1024, 0, 0))
+		}
+	}
+	for p := int32(0); p < g.Procs; p++ {
+		g.pend = append(g.pend, trace.Exit(0, p, t+500, int32(s%3)))
+		if s%10 == 0 {
+			g.pend = append(g.pend, trace.Event(0, p, t+500, 1, s), trace.Counter(0, p, t+500, 0, float64(s)/3))
+		}
+	}
+}
