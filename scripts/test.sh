@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 # Debian packages the tests use. Missing ones are installed when running as
 # root (CI, the development machines); otherwise the script says what to install.
 packages=(valgrind otf2-tools)
+export PARSCOPE_REQUIRE_TOOLS=1
 missing=()
 for p in "${packages[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

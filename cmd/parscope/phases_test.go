@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/parscope/parscope/internal/needtool"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -200,9 +200,7 @@ func TestBBVCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs valgrind")
 	}
-	if _, err := exec.LookPath("valgrind"); err != nil {
-		t.Skip("valgrind not installed")
-	}
+	needtool.Path(t, "valgrind", "valgrind")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.txt")
 	os.WriteFile(in, bytes.Repeat([]byte("parscope phases from basic block vectors\n"), 20000), 0o644)

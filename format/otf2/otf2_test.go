@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/parscope/parscope/internal/needtool"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -271,10 +272,7 @@ func summary(m *trace.Memory, st *Stats) []byte {
 // TestOTF2Print compares every decoded event (location, type, clock-corrected
 // timestamp) with the live output of otf2-print, when it is installed.
 func TestOTF2Print(t *testing.T) {
-	bin, err := exec.LookPath("otf2-print")
-	if err != nil {
-		t.Skip("otf2-print not installed (Debian package otf2-tools)")
-	}
+	bin := needtool.Path(t, "otf2-tools", "otf2-print")
 	for _, name := range []string{"ping-pong-otf2", "ping-pong-otf2-papi", "simple-mi300-example-run"} {
 		t.Run(name, func(t *testing.T) {
 			dir := archivePath(t, name)
