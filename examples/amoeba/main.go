@@ -14,7 +14,8 @@
 //     process 0, which returns the winner to all) and a broadcast of the
 //     winner's simplex (blocks 10, 11);
 //   - sos: asynchronous sends of every candidate to every process; a
-//     process blocks only where it first uses the others' data (block 11);
+//     process blocks only where it first uses the others' data: at the top
+//     of the next iteration (block 2), or at block 13 after the last one;
 //   - none: no communication, each process keeps its own simplex;
 //   - guided: no communication, the winning simplex of each iteration is
 //     read from the file an mpi run wrote with -guide, so the run follows
@@ -162,8 +163,43 @@ func vertex(p *instrument.Process, me int, cfg Config, pb *problem, start []floa
 	c := make([]float64, n)
 	xr := make([]float64, n)
 	xe := make([]float64, n)
+	// In sos mode the candidates of iteration it-1 are received where they
+	// are first used: at the top of iteration it (block 2), or at block 13
+	// after the last iteration.
+	pending := -1
+	adopt := func() {
+		if pending < 0 {
+			return
+		}
+		tag := int32(pending)
+		pending = -1
+		// The lowest score wins, the lowest rank among equals.
+		bestScore, best := math.Inf(1), []float64(nil)
+		myScore := fval[0]
+		for _, v := range fval {
+			myScore = min(myScore, v)
+		}
+		for src := 0; src < procs; src++ {
+			sc, sim := myScore, []float64(nil)
+			if src != me {
+				m := <-ch[src][me]
+				p.Recv(src, simplexBytes+16, tag)
+				sc, sim = m.score, m.simplex
+			}
+			if sc < bestScore {
+				bestScore, best = sc, sim
+			}
+		}
+		if best != nil {
+			copy(s, best)
+		}
+		for j := range fval {
+			fval[j] = pb.f(s[j*n : (j+1)*n])
+		}
+	}
 	for it := 0; it < cfg.Iterations; it++ {
 		p.Block(2)
+		adopt()
 		lo := 0
 		for j := range fval {
 			if fval[j] < fval[lo] {
@@ -269,22 +305,7 @@ func vertex(p *instrument.Process, me int, cfg Config, pb *problem, start []floa
 				}
 			}
 			p.Block(11)
-			// The lowest score wins, the lowest rank among equals.
-			bestScore, best := math.Inf(1), []float64(nil)
-			for src := 0; src < procs; src++ {
-				sc, sim := score, []float64(nil)
-				if src != me {
-					m := <-ch[src][me]
-					p.Recv(src, simplexBytes+16, tag)
-					sc, sim = m.score, m.simplex
-				}
-				if sc < bestScore {
-					bestScore, best = sc, sim
-				}
-			}
-			if best != nil {
-				copy(s, best)
-			}
+			pending = it
 		case "guided":
 			p.Block(11)
 			copy(s, cfg.Guide[it])
@@ -292,11 +313,14 @@ func vertex(p *instrument.Process, me int, cfg Config, pb *problem, start []floa
 			p.Block(11)
 		}
 		p.Block(12)
-		for j := range fval {
-			fval[j] = pb.f(s[j*n : (j+1)*n])
+		if pending < 0 {
+			for j := range fval {
+				fval[j] = pb.f(s[j*n : (j+1)*n])
+			}
 		}
 	}
 	p.Block(13)
+	adopt()
 	best := fval[0]
 	for _, v := range fval {
 		best = min(best, v)
