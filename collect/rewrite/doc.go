@@ -39,12 +39,19 @@
 // A function whose doc comment holds "//parscope:process EXPR" (or, with
 // Options.ProcessVar, that has an integer parameter of that name) records
 // as process EXPR, and binds its goroutine to it. Otherwise each goroutine
-// is a process: the function literal of a go statement creates one (and
-// records the end block when it returns), and any other function looks its
-// goroutine's process up by goroutine id, creating one for a goroutine
-// seen for the first time. That look-up parses runtime.Stack and costs
-// about a microsecond per function call: small functions called in hot
-// loops slow the program down most.
+// is a process: a go statement creates one (and records the end block
+// when its function returns), whether it starts a function literal or a
+// named function ("go f(x)" becomes a literal calling f, with f and x
+// evaluated before the goroutine starts, as the go statement does).
+//
+// An unexported function or method that is only ever called directly from
+// function bodies receives the caller's process as an extra first
+// parameter (threading the handle). Any other function (exported ones,
+// function values, methods an interface of the package may call, functions
+// the package's test files name, callees of f(g()) with a multi-valued g,
+// function literals) looks its goroutine's process up by goroutine id,
+// creating one for a goroutine seen for the first time. That look-up
+// parses runtime.Stack and costs about a microsecond per call.
 //
 // main writes the trace when it returns; a package's tests do, through a
 // generated TestMain, when the package has tests and no TestMain of its

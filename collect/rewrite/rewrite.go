@@ -166,6 +166,11 @@ func Package(ctx context.Context, dir string, opts Options) (*Result, error) {
 		absDir: absDir,
 		nextID: 1,
 	}
+	testNames, err := identNames(fset, dir, bp.TestGoFiles)
+	if err != nil {
+		return nil, err
+	}
+	w.threaded = w.threadable(files, testNames)
 	w.dict.Package = pkg.Name()
 	w.dict.Blocks = append(w.dict.Blocks, Block{ID: 0, Kind: "start", Description: "process start"})
 	res := &Result{Dir: dir}
@@ -213,7 +218,8 @@ type rewriter struct {
 	tf   *token.File
 	file string
 
-	nextID     int32 // next block id
+	threaded   map[types.Object]bool // functions that receive the handle (see threadable)
+	nextID     int32                 // next block id
 	directives bool  // some function names its process
 	err        error
 }
@@ -264,6 +270,11 @@ func (w *rewriter) funcDecl(d *ast.FuncDecl) {
 	if d.Recv == nil && name == "main" && w.pkg.Name() == "main" {
 		pre = "defer parscopeClose(parscopeP); "
 	}
+	if w.threaded[w.info.Defs[d.Name]] {
+		w.threadParam(d)
+		handle = ""
+	}
+	w.threadCalls(d.Body, w.wrappedGoCalls(d.Body))
 	w.body(name, d.Body, handle, pre)
 }
 
@@ -306,7 +317,11 @@ func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string) {
 	f := &fn{name: name}
 	entry := w.newBlock(f, "entry", b.Lbrace, "entry of "+name)
 	at := w.off(b.Lbrace) + 1
-	w.ed.open(at, fmt.Sprintf(" parscopeP := %s; %sparscopeP.Block(%d);", handle, pre, entry))
+	if handle == "" { // the handle is a parameter (see threadable)
+		w.ed.open(at, fmt.Sprintf(" %sparscopeP.Block(%d);", pre, entry))
+	} else {
+		w.ed.open(at, fmt.Sprintf(" parscopeP := %s; %sparscopeP.Block(%d);", handle, pre, entry))
+	}
 	w.list(f, b.List)
 	exit := w.newBlock(f, "exit", b.Rbrace, "exit of "+name)
 	// The deferred exit block is registered right after the entry block,
@@ -365,6 +380,7 @@ func (w *rewriter) stmt(f *fn, s ast.Stmt, label *ast.Ident) bool {
 			w.funcLit(f, lit, true)
 			return w.exprs(f, exprList(s.Call.Args)...)
 		}
+		w.goStmt(s)
 		return w.exprs(f, s.Call)
 	case *ast.DeferStmt:
 		return w.exprs(f, s.Call)

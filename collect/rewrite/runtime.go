@@ -54,6 +54,10 @@ import (
 	parscopeunsafe "unsafe"
 )
 
+// parscopeProcess is the type of the handle threaded through the
+// package's functions.
+type parscopeProcess = parscopeinstrument.Process
+
 const (
 	parscopeDynBase = DYNBASE  // first id of a goroutine's or channel's process
 	parscopeEnd     = ENDBLOCK // the end block
