@@ -170,16 +170,8 @@ func TestEmpty(t *testing.T) {
 // BenchmarkPCA1024 measures the streaming covariance and the top-3 PCA of a
 // 1,000,000-state × 1024-process matrix (the target is under 30 s).
 func BenchmarkPCA1024(b *testing.B) {
-	const p, n = 1024, 1_000_000
-	h := &trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: p}}}
-	rng := rand.New(rand.NewPCG(1, 2))
-	recs := make([]trace.Record, n)
-	cur := make([]int32, p)
-	for i := range recs {
-		q := rng.IntN(p)
-		cur[q] = cur[q]%13 + 1
-		recs[i] = trace.State(0, int32(q), int64(i+1), cur[q])
-	}
+	const p = 1024
+	h, recs := walkTrace(p, 1_000_000)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		acc := NewAccumulator(p, false)
