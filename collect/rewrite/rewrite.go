@@ -220,7 +220,7 @@ type rewriter struct {
 
 	threaded   map[types.Object]bool // functions that receive the handle (see threadable)
 	nextID     int32                 // next block id
-	directives bool  // some function names its process
+	directives bool                  // some function names its process
 	err        error
 }
 
