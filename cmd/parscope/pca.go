@@ -20,6 +20,10 @@ type pcaReport struct {
 type pcaRun struct {
 	Run    int32 `json:"run"`
 	States int   `json:"states"`
+	// VShapes counts the upward swings of PC1 against state number (the V
+	// shapes of Figure 8: one per iteration of a loop the processes go
+	// through together); see pca.Swings.
+	VShapes int `json:"v_shapes"`
 }
 
 // maxPlotPoints bounds the points drawn per run.
@@ -96,6 +100,9 @@ Figure 8); --plot-pc12 draws PC1 against PC2 with markers growing with time
 			if err != nil {
 				return err
 			}
+			for i := range runs {
+				runs[i].VShapes = pca.Swings(pc1[i].Y, pca.SwingProminence(pc1[i].Y))
+			}
 			explained := func(k int) float64 {
 				e := 0.0
 				for _, c := range res.Components[:min(k, len(res.Components))] {
@@ -129,6 +136,10 @@ Figure 8); --plot-pc12 draws PC1 against PC2 with markers growing with time
 			for i, c := range res.Components {
 				cum += c.Explained
 				fmt.Fprintf(w, "PC%d\t%.6g\t%.2f%%\t%.2f%%\n", i+1, c.Variance, 100*c.Explained, 100*cum)
+			}
+			fmt.Fprintln(w, "\nrun\tstates\tPC1 V shapes")
+			for _, r := range runs {
+				fmt.Fprintf(w, "%d\t%d\t%d\n", r.Run, r.States, r.VShapes)
 			}
 			return w.Flush()
 		},

@@ -21,6 +21,13 @@ func TestPCACommand(t *testing.T) {
 	if rep.Procs != 17 || len(rep.Components) != 3 || len(rep.Runs) != 5 {
 		t.Fatalf("report: %d procs, %d components, %d runs", rep.Procs, len(rep.Components), len(rep.Runs))
 	}
+	// The bundled trace's loop runs 22 times in every run (process 0
+	// enters block 2 22 times): 22 V shapes, as Figure 8 has 20 for 20.
+	for _, r := range rep.Runs {
+		if r.VShapes != 22 {
+			t.Errorf("run %d: %d V shapes, want 22", r.Run, r.VShapes)
+		}
+	}
 	if !(rep.Components[0].Explained >= rep.Components[1].Explained && rep.Components[1].Explained >= rep.Components[2].Explained && rep.Components[0].Explained > 0) {
 		t.Fatalf("components not in decreasing order: %+v", rep.Components)
 	}
