@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -102,3 +103,25 @@ func ReadCounters(ctx context.Context, h *trace.Header, r trace.Reader, modes *M
 
 // Mean returns the mean node occupancy of each mode from the counters.
 func (c *Counters) Mean() []float64 { return LocalMean(c.Local) }
+
+// Span returns the elapsed time (ns) the counters cover: from the earliest
+// beginning of a process (its end minus the sum of its counters) to the
+// latest end. Processes without counters are left out.
+func (c *Counters) Span() float64 {
+	first, last := math.Inf(1), math.Inf(-1)
+	for i, row := range c.Local {
+		if c.End[i] < 0 {
+			continue
+		}
+		var s float64
+		for _, v := range row {
+			s += v
+		}
+		first = min(first, float64(c.End[i])-s)
+		last = max(last, float64(c.End[i]))
+	}
+	if last < first {
+		return 0
+	}
+	return last - first
+}

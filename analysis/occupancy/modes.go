@@ -74,41 +74,34 @@ func ParseModes(r io.Reader, name string, h *trace.Header) (*Modes, error) {
 		}
 		return k
 	}
-	for {
-		line, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 || line[0] == '#' {
-			continue
-		}
+	err = eachLine(lr, func(line []byte) error {
 		f := strings.Fields(string(line))
 		if len(f) != 2 {
-			return nil, lr.Errorf("expected \"STATE MODE\" (a state id or name, then a mode name), got %d fields", len(f))
+			return lr.Errorf("expected \"STATE MODE\" (a state id or name, then a mode name), got %d fields", len(f))
 		}
 		if f[0] == "*" {
 			if m.other >= 0 {
-				return nil, lr.Errorf("a second \"*\" line")
+				return lr.Errorf("a second \"*\" line")
 			}
 			m.other = modeOf(f[1])
-			continue
+			return nil
 		}
 		id, ok := byName[f[0]]
 		if !ok {
 			v, err := strconv.ParseInt(f[0], 10, 32)
 			if err != nil {
-				return nil, lr.Errorf("state %q is neither a state id nor a state name of the trace", f[0])
+				return lr.Errorf("state %q is neither a state id nor a state name of the trace", f[0])
 			}
 			id = int32(v)
 		}
 		if prev, dup := m.of[id]; dup {
-			return nil, lr.Errorf("state %s is mapped twice (to %s and %s)", f[0], m.Names[prev], f[1])
+			return lr.Errorf("state %s is mapped twice (to %s and %s)", f[0], m.Names[prev], f[1])
 		}
 		m.of[id] = modeOf(f[1])
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(m.Names) == 0 {
 		return nil, &format.Error{File: name, Offset: -1, Msg: "the mapping has no modes"}
@@ -149,3 +142,24 @@ func (m *Modes) Mode(id int32) (int, bool) {
 
 // Index returns the index of the mode named name, or -1.
 func (m *Modes) Index(name string) int { return slices.Index(m.Names, name) }
+
+// eachLine calls fn with every line of lr that is not blank and does not
+// begin with '#', trimmed of spaces.
+func eachLine(lr *format.LineReader, fn func(line []byte) error) error {
+	for {
+		line, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		if err := fn(line); err != nil {
+			return err
+		}
+	}
+}

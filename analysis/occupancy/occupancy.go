@@ -623,21 +623,35 @@ func LocalMean[T int64 | float64](local [][]T) []float64 {
 }
 
 // Rates is a rate table r(macrostate): the processing rate of each
-// macrostate, keyed by Key(counts).
+// macrostate, keyed by Key(counts); the key "*" (DefaultRate) gives the
+// rate of every macrostate not listed.
 type Rates map[string]float64
+
+// DefaultRate is the key of the rate of macrostates a Rates table does not
+// list.
+const DefaultRate = "*"
 
 // Work returns the total work Σ occupancy × rate over the occupancy
 // table (occupancy in seconds), or an error naming the observed
 // macrostates the table has no rate for.
-func (r *Result) Work(rates Rates) (float64, error) {
+func (r *Result) Work(rates Rates) (float64, error) { return WorkOf(r.Table, rates) }
+
+// WorkOf returns Σ occupancy × rate over rows (the occupancy table, or a
+// projection of it with rates r_j of the projected counts), occupancy in
+// seconds, or an error naming the rows the table has no rate for.
+func WorkOf(rows []Macro, rates Rates) (float64, error) {
 	var w float64
 	var missing []string
-	for _, e := range r.Table {
+	def, hasDef := rates[DefaultRate]
+	for _, e := range rows {
 		k := Key(e.Counts)
 		rate, ok := rates[k]
 		if !ok {
-			missing = append(missing, "("+k+")")
-			continue
+			if !hasDef {
+				missing = append(missing, "("+k+")")
+				continue
+			}
+			rate = def
 		}
 		w += rate * float64(e.Occupancy) / 1e9
 	}

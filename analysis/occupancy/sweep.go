@@ -1,0 +1,233 @@
+package occupancy
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/parscope/parscope/format"
+)
+
+// Sweep is a table of trials of one workload over a grid of parameters, as
+// Lyon records them: the independent variables (n, p, g, e, ...) and the
+// mean node occupancy of each mode (the dependent variables), in seconds.
+type Sweep struct {
+	// Params are the parameter names and Modes the mode names.
+	Params, Modes []string
+	// HasElapsed is true when the trials carry a measured elapsed time.
+	HasElapsed bool
+	// Trials are the rows of the table.
+	Trials []Trial
+}
+
+// Trial is one run of a sweep.
+type Trial struct {
+	// Values holds one value per parameter.
+	Values []float64
+	// Means holds the mean node occupancy of each mode (s).
+	Means []float64
+	// Elapsed is the measured elapsed time of the run (s), when known.
+	Elapsed float64
+}
+
+// Total returns the time the estimator T = Σ modes stands for: the
+// measured elapsed time when the sweep has it, else the sum of the means.
+func (t *Trial) Total(hasElapsed bool) float64 {
+	if hasElapsed {
+		return t.Elapsed
+	}
+	var s float64
+	for _, m := range t.Means {
+		s += m
+	}
+	return s
+}
+
+// ModeColumn prefixes the header of a mode's column in a sweep file, and
+// ElapsedColumn names the measured elapsed time's column.
+const (
+	ModeColumn    = "mode:"
+	ElapsedColumn = "elapsed"
+)
+
+// WriteSweep writes s as comma-separated values: a header of the parameter
+// names, "mode:NAME" per mode and "elapsed" (when known), then one line per
+// trial, times in seconds.
+func WriteSweep(w io.Writer, s *Sweep) error {
+	head := slices.Clone(s.Params)
+	for _, m := range s.Modes {
+		head = append(head, ModeColumn+m)
+	}
+	if s.HasElapsed {
+		head = append(head, ElapsedColumn)
+	}
+	var b bytes.Buffer
+	b.WriteString(strings.Join(head, ",") + "\n")
+	for _, t := range s.Trials {
+		vals := append(slices.Clone(t.Values), t.Means...)
+		if s.HasElapsed {
+			vals = append(vals, t.Elapsed)
+		}
+		for i, v := range vals {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		b.WriteByte('\n')
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// ReadSweep reads a sweep file as WriteSweep writes it (name is used in
+// errors). Blank lines and lines starting with '#' are skipped. Every
+// column must be named once, at least one must be a mode, and every value
+// must be a finite number; the error names the line and column.
+func ReadSweep(r io.Reader, name string) (*Sweep, error) {
+	lr, err := format.NewLineReader(name, r)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sweep{}
+	var kind []int // per column: 0 parameter, 1 mode, 2 elapsed
+	var head []string
+	err = eachLine(lr, func(line []byte) error {
+		fields := strings.Split(string(line), ",")
+		if head == nil {
+			seen := map[string]bool{}
+			for _, f := range fields {
+				f = strings.TrimSpace(f)
+				switch {
+				case f == "":
+					return lr.Errorf("an empty column name in the header")
+				case seen[f]:
+					return lr.Errorf("column %q named twice", f)
+				case f == ElapsedColumn:
+					s.HasElapsed = true
+					kind = append(kind, 2)
+				case strings.HasPrefix(f, ModeColumn):
+					m := strings.TrimPrefix(f, ModeColumn)
+					if m == "" {
+						return lr.Errorf("column %q names no mode", f)
+					}
+					s.Modes = append(s.Modes, m)
+					kind = append(kind, 1)
+				default:
+					if strings.ContainsAny(f, "*/() ") {
+						return lr.Errorf("parameter name %q: expected no '*', '/', '(', ')' or space", f)
+					}
+					s.Params = append(s.Params, f)
+					kind = append(kind, 0)
+				}
+				seen[f] = true
+			}
+			if len(s.Modes) == 0 {
+				return lr.Errorf("expected a header with at least one %q column", ModeColumn+"NAME")
+			}
+			head = fields
+			return nil
+		}
+		if len(fields) != len(head) {
+			return lr.Errorf("%d values, expected %d (one per header column)", len(fields), len(head))
+		}
+		t := Trial{Values: make([]float64, 0, len(s.Params)), Means: make([]float64, 0, len(s.Modes))}
+		for i, f := range fields {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+				return lr.Errorf("column %d (%s): expected a finite number, got %q", i+1, strings.TrimSpace(head[i]), f)
+			}
+			switch kind[i] {
+			case 0:
+				t.Values = append(t.Values, v)
+			case 1:
+				t.Means = append(t.Means, v)
+			default:
+				t.Elapsed = v
+			}
+		}
+		s.Trials = append(s.Trials, t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if head == nil {
+		return nil, &format.Error{File: name, Offset: -1, Msg: "expected a header line, found no lines"}
+	}
+	return s, nil
+}
+
+// Axis is one parameter of a sweep grid and its values.
+type Axis struct {
+	Name   string
+	Values []float64
+}
+
+// ParseAxis parses "NAME=V1,V2,..." or "NAME=FROM:TO:STEP" (TO included
+// when the steps reach it), or a mix: "g=20:100:20,200".
+func ParseAxis(s string) (Axis, error) {
+	name, list, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || list == "" {
+		return Axis{}, fmt.Errorf("parameter %q: expected NAME=V1,V2,... or NAME=FROM:TO:STEP", s)
+	}
+	if strings.ContainsAny(name, "*/(), ") {
+		return Axis{}, fmt.Errorf("parameter name %q: expected no '*', '/', '(', ')', ',' or space", name)
+	}
+	a := Axis{Name: name}
+	for _, part := range strings.Split(list, ",") {
+		part = strings.TrimSpace(part)
+		nums := strings.Split(part, ":")
+		var f [3]float64
+		for i, n := range nums {
+			if i > 2 {
+				return Axis{}, fmt.Errorf("parameter %s: %q: expected FROM:TO:STEP", name, part)
+			}
+			v, err := strconv.ParseFloat(n, 64)
+			if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+				return Axis{}, fmt.Errorf("parameter %s: %q is not a finite number", name, n)
+			}
+			f[i] = v
+		}
+		switch len(nums) {
+		case 1:
+			a.Values = append(a.Values, f[0])
+		case 3:
+			from, to, step := f[0], f[1], f[2]
+			if step <= 0 || to < from || (to-from)/step > 1e6 {
+				return Axis{}, fmt.Errorf("parameter %s: range %q: expected FROM ≤ TO and 0 < STEP (at most a million values)", name, part)
+			}
+			for k := 0; ; k++ {
+				v := from + float64(k)*step
+				if v > to+step*1e-9 {
+					break
+				}
+				a.Values = append(a.Values, v)
+			}
+		default:
+			return Axis{}, fmt.Errorf("parameter %s: %q: expected a value or FROM:TO:STEP", name, part)
+		}
+	}
+	return a, nil
+}
+
+// Grid returns every combination of the axes' values, the last axis
+// varying fastest.
+func Grid(axes []Axis) [][]float64 {
+	out := [][]float64{{}}
+	for _, a := range axes {
+		var next [][]float64
+		for _, p := range out {
+			for _, v := range a.Values {
+				next = append(next, append(slices.Clip(p), v))
+			}
+		}
+		out = next
+	}
+	return out
+}
