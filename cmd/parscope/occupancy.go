@@ -38,6 +38,10 @@ type occupancyRun struct {
 	Table       []occupancyMacro  `json:"table"`
 	Projection  *occupancyProject `json:"projection,omitempty"`
 	Mean        []occupancyMean   `json:"mean,omitempty"`
+	// Work is Σ occupancy (s) × rate over the table the --rates file
+	// applies to (WorkOf: "table" or "projection").
+	Work   *float64 `json:"work,omitempty"`
+	WorkOf string   `json:"work_of,omitempty"`
 }
 
 type occupancyMacro struct {
@@ -64,6 +68,7 @@ type occupancyMean struct {
 func init() {
 	var (
 		runs, modesFile, project, start string
+		ratesFile                       string
 		mean, asJSON, counters          bool
 		top                             int
 		plotPath, barsPath              string
@@ -79,6 +84,12 @@ its projection on some modes (T4), and with --mean the mean node occupancy of
 each mode (T5), computed from the table and from per-process counters (they
 agree). It also reports the number of possible macrostates C(p+m-1, p), how
 many were observed, and the compression from records to table rows.
+
+--rates reads a rate table r(.) (lines "C1,...,Ck RATE", the counts of a
+macrostate and its rate; "* RATE" for every macrostate not listed) and prints
+the total work Σ occupancy × rate, occupancy in seconds, as the r(.) columns
+of Lyon's tables: k is the number of modes for the occupancy table, or the
+number of projected modes (--project) for the projection (r_j of T4).
 
 The --modes file has lines "STATE MODE" (a state id or name, then a mode
 name; "*" for every other state); every state of the trace must be mapped.
@@ -131,6 +142,27 @@ of the time with k processes in it), for the first selected run.`,
 					keep = append(keep, k)
 				}
 			}
+			var rates occupancy.Rates
+			ratesOn := "table"
+			if ratesFile != "" {
+				f, err := os.Open(ratesFile)
+				if err != nil {
+					return err
+				}
+				var k int
+				rates, k, err = occupancy.ParseRates(f, ratesFile)
+				f.Close()
+				if err != nil {
+					return err
+				}
+				switch {
+				case k == 0 || k == len(modes.Names):
+				case keep != nil && k == len(keep):
+					ratesOn = "projection"
+				default:
+					return fmt.Errorf("%s: macrostates of %d counts, expected %d (the modes %s) or, with --project, the number of projected modes", ratesFile, k, len(modes.Names), strings.Join(modes.Names, ", "))
+				}
+			}
 			opts := occupancy.Options{Start: start, Trace: plotPath != ""}
 			results, err := occupancy.Compute(cmd.Context(), h, s.Records(sel), modes, opts)
 			if err != nil {
@@ -144,6 +176,17 @@ of the time with k processes in it), for the first selected run.`,
 				rep, err := occupancyReport(res.Run, res, keep, mean || counters)
 				if err != nil {
 					return err
+				}
+				if rates != nil {
+					rows := res.Table
+					if ratesOn == "projection" {
+						rows, _ = res.Project(keep)
+					}
+					w, err := occupancy.WorkOf(rows, rates)
+					if err != nil {
+						return fmt.Errorf("%s: run %d: %w", ratesFile, res.Run, err)
+					}
+					rep.Work, rep.WorkOf = &w, ratesOn
 				}
 				reps = append(reps, rep)
 			}
@@ -184,6 +227,7 @@ of the time with k processes in it), for the first selected run.`,
 	fl.StringVar(&modesFile, "modes", "", "a file mapping states to modes (lines \"STATE MODE\")")
 	fl.StringVar(&project, "project", "", "also project the table on these modes (e.g. U,R)")
 	fl.StringVar(&start, "start", "", "the mode processes are in before their first state")
+	fl.StringVar(&ratesFile, "rates", "", "a rate table r(macrostate) (lines \"C1,...,Ck RATE\", \"* RATE\"): print the work Σ occupancy × rate")
 	fl.BoolVar(&mean, "mean", false, "also print the mean node occupancy of each mode")
 	fl.BoolVar(&counters, "counters", false, "also average the instrument library's occupancy counters (implies --mean)")
 	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
@@ -262,6 +306,9 @@ func printOccupancy(w io.Writer, reps []occupancyRun, top int) error {
 			if err := printMacros(w, pcols, r.Projection.Table, r.End-r.Begin, top); err != nil {
 				return err
 			}
+		}
+		if r.Work != nil {
+			fmt.Fprintf(w, "\nwork Σ occupancy (s) × rate over the %s: %s\n", map[string]string{"table": "occupancy table", "projection": "projection"}[r.WorkOf], strconv.FormatFloat(*r.Work, 'g', 6, 64))
 		}
 		if r.Mean != nil {
 			fmt.Fprintln(w, "\nmean node occupancy (T5)")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/instrument"
+	"github.com/parscope/parscope/internal/needtool"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -296,5 +298,244 @@ func TestOccupancyCounters(t *testing.T) {
 	}
 	if _, errOut, code := run(t, "occupancy", "--counters", writeLyonStore(t)); code != 1 || !strings.Contains(errOut, "no occupancy counters") {
 		t.Errorf("no counters: exit %d, %q", code, errOut)
+	}
+}
+
+func TestOccupancyRates(t *testing.T) {
+	pst := writeLyonStore(t)
+	dir := t.TempDir()
+	rates := filepath.Join(dir, "r.txt")
+	// r(macrostate) = A1 count: the work is the A1 processor-time, 68 ns.
+	os.WriteFile(rates, []byte("# r = A1\n4,0,0 4\n3,1,0 3\n3,0,1 3\n2,2,0 2\n1,3,0 1\n* 0\n"), 0o644)
+	reps := decodeOccupancy(t, mustRun(t, "occupancy", "--json", "--rates", rates, pst))
+	if w := reps[0].Work; w == nil || math.Abs(*w-68e-9) > 1e-20 || reps[0].WorkOf != "table" {
+		t.Errorf("work %v of %q, want 68e-9 of the table", w, reps[0].WorkOf)
+	}
+	if out := mustRun(t, "occupancy", "--rates", rates, pst); !strings.Contains(out, "work Σ occupancy (s) × rate over the occupancy table: 6.8e-08") {
+		t.Errorf("text output without the work line:\n%s", out)
+	}
+	// r_1 of the projection on A1 (T4).
+	r1 := filepath.Join(dir, "r1.txt")
+	os.WriteFile(r1, []byte("4 1\n3 1\n2 1\n1 1\n0 0\n"), 0o644)
+	reps = decodeOccupancy(t, mustRun(t, "occupancy", "--json", "--project", "A1", "--rates", r1, pst))
+	if w := reps[0].Work; w == nil || math.Abs(*w-27e-9) > 1e-20 || reps[0].WorkOf != "projection" {
+		t.Errorf("work on the projection %v (%q), want 27e-9", w, reps[0].WorkOf)
+	}
+	for content, want := range map[string]string{
+		"4,0,0 4\n": "no rate for macrostate(s) (3,1,0)",
+		"4,0 4\n":   "macrostates of 2 counts, expected 3",
+		"4,0,0 x\n": "r.txt:1: rate \"x\": expected a finite number",
+	} {
+		os.WriteFile(rates, []byte(content), 0o644)
+		_, errOut, code := run(t, "occupancy", "--rates", rates, pst)
+		if code == 0 || !strings.Contains(errOut, want) {
+			t.Errorf("rates %q: exit %d, %s; want %q", content, code, errOut, want)
+		}
+	}
+}
+
+// fakeWorkload writes a script that imports a Gomez text trace of N
+// processes whose state 1 lasts 100·G/N + 20 µs and state 2 3·N·G + 7 µs,
+// then all end in state 3: exact mean node occupancies.
+func fakeWorkload(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "fake.sh")
+	body := "#!/bin/sh\nawk -v n=$1 -v g=$2 'BEGIN{a=100*g/n+20; b=3*n*g+7; for(p=0;p<n;p++) print 0, 1, p; for(p=0;p<n;p++) print a, 2, p; for(p=0;p<n;p++) print a+b, 3, p}' > $3.txt\nexec " + bin + " import -o $3 $3.txt\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	modes := filepath.Join(dir, "fake.modes")
+	os.WriteFile(modes, []byte("1 A\n2 B\n3 B\n"), 0o644)
+	return script
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (run with -update to accept):\n%s", path, got)
+	}
+}
+
+func TestSweepFitPredict(t *testing.T) {
+	needtool.Path(t, "gawk", "awk")
+	script := fakeWorkload(t)
+	modes := filepath.Join(filepath.Dir(script), "fake.modes")
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "fake.csv")
+	out := mustRun(t, "sweep", "--quiet", "--global", "--modes", modes, "--param", "n=1,2,4,5", "--param", "g=10:30:10", "-o", csv,
+		"--", script, "{n}", "{g}", "{out}")
+	golden(t, "occupancy_sweep.golden.txt", out)
+	sw, err := os.ReadFile(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "occupancy_sweep.golden.csv", string(sw))
+	// Replicates of a deterministic workload: the same table.
+	again := mustRun(t, "sweep", "--quiet", "--global", "--repeat", "2", "--modes", modes, "--param", "n=1,2,4,5", "--param", "g=10:30:10",
+		"--", script, "{n}", "{g}", "{out}")
+	if again != out {
+		t.Errorf("--repeat 2 gave\n%s\nwant\n%s", again, out)
+	}
+	// The means are exact: A = 1e-4 g/n + 2e-5 s, B = 3e-6 n g + 7e-6 s.
+	out = mustRun(t, "fit", "-o", filepath.Join(dir, "fake.json"), csv)
+	golden(t, "occupancy_fit.golden.txt", out)
+	var fits []struct {
+		Equations []struct {
+			Terms []struct {
+				Term string  `json:"term"`
+				Coef float64 `json:"coef"`
+			} `json:"terms"`
+		} `json:"equations"`
+		Acc95 float64 `json:"acc95"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "fit", "--json", csv)), &fits); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]float64{{"g/n": 1e-4, "1": 2e-5}, {"n*g": 3e-6, "1": 7e-6}}
+	for j, eq := range fits[0].Equations {
+		if len(eq.Terms) != len(want[j]) {
+			t.Errorf("mode %d: terms %+v, want %v", j, eq.Terms, want[j])
+		}
+		for _, term := range eq.Terms {
+			if w, ok := want[j][term.Term]; !ok || math.Abs(term.Coef-w) > 1e-9*w {
+				t.Errorf("mode %d: %s × %g, want %v", j, term.Term, term.Coef, want[j])
+			}
+		}
+	}
+	if fits[0].Acc95 > 1e-9 {
+		t.Errorf("±%g on exact data", fits[0].Acc95)
+	}
+	// What if g doubles, at n = 8 (outside the sweep)?
+	out = mustRun(t, "predict", filepath.Join(dir, "fake.json"), "--at", "n=8,g=20", "--at", "g=40,n=8")
+	golden(t, "occupancy_predict.golden.txt", out)
+	var pred struct {
+		Predictions []struct {
+			Means []float64 `json:"means_s"`
+			Total float64   `json:"total_s"`
+		} `json:"predictions"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "predict", filepath.Join(dir, "fake.json"), "--json", "--at", "n=8,g=20")), &pred); err != nil {
+		t.Fatal(err)
+	}
+	// A = 1e-4·20/8 + 2e-5, B = 3e-6·160 + 7e-6.
+	if p := pred.Predictions; len(p) != 1 || math.Abs(p[0].Means[0]-2.7e-4) > 1e-12 || math.Abs(p[0].Means[1]-4.87e-4) > 1e-12 || math.Abs(p[0].Total-7.57e-4) > 1e-12 {
+		t.Errorf("predict --json: %+v", p)
+	}
+	out = mustRun(t, "predict", filepath.Join(dir, "fake.json"), "--check", csv)
+	if !strings.Contains(out, "12 trials: T within ±0.0% of the measured elapsed time at 95% (largest error ±0.0%)") {
+		t.Errorf("predict --check:\n%s", out)
+	}
+	// Fixed terms: B with Lyon-style terms, one of them collinear.
+	out = mustRun(t, "fit", "--terms", "B=n*g+1", "--terms", "A=g/n+1+g/n", csv)
+	if !strings.Contains(out, "3e-06 n*g + 7e-06") || !strings.Contains(out, "A: terms collinear with the selected ones, left out: g/n") {
+		t.Errorf("fit --terms:\n%s", out)
+	}
+	// Bad input.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fit", "--max-terms", "12", csv}, "12 trials for up to 12 terms per equation: fewer trials than terms"},
+		{[]string{"fit", "--terms", "B=n*x", csv}, `"x" is not a parameter`},
+		{[]string{"fit", "--max-order", "4", csv}, "expected 1 to 3"},
+		{[]string{"predict", filepath.Join(dir, "fake.json"), "--at", "n=8"}, "no value for g"},
+		{[]string{"predict", filepath.Join(dir, "fake.json"), "--at", "n=8,g=1,p=2"}, `"p" is not a parameter`},
+		{[]string{"predict", filepath.Join(dir, "fake.json"), "--at", "n=0,g=1"}, "undefined at n=0,g=1"},
+		{[]string{"predict", filepath.Join(dir, "fake.json")}, "give --at"},
+		{[]string{"predict", csv, "--at", "n=1,g=1"}, "expected a fit file"},
+		{[]string{"fit", script}, "fake.sh:2: parameter name"},
+		{[]string{"sweep", "--param", "n=1", "--", script, "{n}", "1", "x.pst"}, "must write its trace to {out}"},
+		{[]string{"sweep", "--param", "n=1", "--", "false", "{out}"}, "trial 1 of 1 (n=1): false: exit status 1"},
+		{[]string{"sweep", "--param", "n=1", "--", "true", "{out}"}, "the command wrote no readable trace"},
+		{[]string{"sweep", "--param", "n=1", "--", script, "{n}", "1", "{out}"}, "no occupancy counters"},
+		{[]string{"sweep", "--param", "n=x", "--", "true", "{out}"}, "not a finite number"},
+		{[]string{"sweep", "--repeat", "0", "--param", "n=1", "--", "true", "{out}"}, "--repeat 0: expected at least 1"},
+		{[]string{"sweep", "--param", "n=1", "--param", "n=2", "--", "true", "{out}"}, "--param n given twice"},
+		{[]string{"sweep", "--param", "n=1", "true", "{out}"}, "give the command after --"},
+	} {
+		_, errOut, code := run(t, c.args...)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("parscope %s: exit %d, %s; want %q", strings.Join(c.args, " "), code, errOut, c.want)
+		}
+	}
+	// A failed sweep leaves an existing table alone.
+	run(t, "sweep", "--param", "n=1,2", "-o", csv, "--", "false", "{out}")
+	if after, _ := os.ReadFile(csv); string(after) != string(sw) {
+		t.Error("a failed sweep changed the table")
+	}
+}
+
+// TestSweepLyonWorkload sweeps the Ring workload of examples/lyon (tiny
+// costs) through its occupancy counters. Its times depend on the machine:
+// only what must hold is checked.
+func TestSweepLyonWorkload(t *testing.T) {
+	lyon := filepath.Join(t.TempDir(), "lyon")
+	if out, err := exec.Command("go", "build", "-o", lyon, "../../examples/lyon").CombinedOutput(); err != nil {
+		t.Fatalf("building examples/lyon: %v\n%s", err, out)
+	}
+	var sw struct {
+		Modes  []string `json:"modes"`
+		Trials []struct {
+			Params  map[string]float64 `json:"params"`
+			Means   map[string]float64 `json:"means_s"`
+			Elapsed float64            `json:"elapsed_s"`
+		} `json:"trials"`
+	}
+	out := mustRun(t, "sweep", "--quiet", "--json", "--param", "n=2,3", "--param", "p=1,2", "--",
+		lyon, "-bench", "ring", "-steps", "2", "-n", "{n}", "-p", "{p}", "-g", "5", "-unit", "1us", "-send", "2us", "-service", "1us", "-overhead", "5us", "-o", "{out}")
+	if err := json.Unmarshal([]byte(out), &sw); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sw.Modes, []string{"I", "S", "R", "U"}) || len(sw.Trials) != 4 {
+		t.Fatalf("modes %v, %d trials", sw.Modes, len(sw.Trials))
+	}
+	for _, tr := range sw.Trials {
+		n, p := tr.Params["n"], tr.Params["p"]
+		var sum float64
+		for _, m := range sw.Modes {
+			sum += tr.Means[m]
+		}
+		// Each node: 2 steps of n−1 messages of p packets each way, 2·n·p·5
+		// work units; a sleep never ends early.
+		msgs := 2 * (n - 1)
+		if tr.Means["U"] < 2*n*p*5*1e-6 || tr.Means["S"] < msgs*(5+2*p)*1e-6 || tr.Means["I"] < msgs*(5+p)*1e-6 {
+			t.Errorf("n=%g p=%g: means %v below the costs spent", n, p, tr.Means)
+		}
+		if sum > tr.Elapsed*(1+1e-9) || sum < 0.5*tr.Elapsed {
+			t.Errorf("n=%g p=%g: modes sum to %g s, elapsed %g s", n, p, sum, tr.Elapsed)
+		}
+	}
+}
+
+// TestFitLyonTableau prints the tableau of the sweeps of examples/lyon
+// recorded on machine A (docs/seed003.md) and Lyon's "what if grain g
+// changes" for Ring.
+func TestFitLyonTableau(t *testing.T) {
+	data := "../../analysis/occupancy/testdata/lyon"
+	fit := filepath.Join(t.TempDir(), "lyon.json")
+	out := mustRun(t, "fit", "--max-order", "3", "-o", fit, filepath.Join(data, "random.csv"), filepath.Join(data, "mesh.csv"), filepath.Join(data, "ring.csv"))
+	golden(t, "occupancy_fit_lyon.golden.txt", out)
+	for _, want := range []string{"±32.8% of measured elapsed time", "±37.3% of measured elapsed time", "±21.1% of measured elapsed time", "all: 840 measurements : 12 equations = 70:1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tableau without %q", want)
+		}
+	}
+	out = mustRun(t, "predict", fit, "--fit", "ring", "--at", "n=16,p=16,g=100", "--at", "n=16,p=16,g=50", "--at", "n=16,p=16,g=25")
+	golden(t, "occupancy_predict_lyon.golden.txt", out)
+	out = mustRun(t, "predict", fit, "--fit", "ring", "--check", filepath.Join(data, "ring_new.csv"))
+	if !strings.Contains(out, "48 trials: T within ±33.6% of the measured elapsed time at 95% (largest error ±41.8%)") {
+		t.Errorf("predict --check ring_new.csv:\n%s", out)
+	}
+	if _, errOut, code := run(t, "predict", fit, "--at", "n=1"); code == 0 || !strings.Contains(errOut, `--fit "": `) {
+		t.Errorf("predict without --fit on a file of 3 fits: exit %d, %s", code, errOut)
 	}
 }
