@@ -87,8 +87,16 @@ func first(rs []trace.Record) any {
 // dictionary and loads the trace it wrote.
 func Record(t testing.TB, states []trace.StateDef, run func(*instrument.Recorder) error) *Trace {
 	t.Helper()
+	return RecordOptions(t, instrument.Options{States: states}, run)
+}
+
+// RecordOptions is Record with every recording option (dictionaries of
+// regions, filters, ...); Path is set to a new .pst in a temporary directory.
+func RecordOptions(t testing.TB, opts instrument.Options, run func(*instrument.Recorder) error) *Trace {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "run.pst")
-	rec, err := instrument.Start(instrument.Options{Path: path, States: states})
+	opts.Path = path
+	rec, err := instrument.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
