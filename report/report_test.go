@@ -1,0 +1,293 @@
+package report
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/parscope/parscope/analysis/comm"
+	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/format"
+	_ "github.com/parscope/parscope/format/all"
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+const examples = "../testdata/examples"
+
+// importExample imports inputs into a .pst in a temporary directory.
+func importExample(t *testing.T, name, dict string, inputs ...string) string {
+	t.Helper()
+	imp, err := format.Detect(inputs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), name+".pst")
+	w, err := store.Create(out, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	if err := imp.Import(context.Background(), inputs, format.Options{Dict: dict, Params: map[string]string{}}, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func amoeba(t *testing.T) string {
+	return importExample(t, "amoeba", filepath.Join(examples, "amoeba_blocks.txt"), filepath.Join(examples, "amoeba.srt"))
+}
+
+func TestAmoebaBundle(t *testing.T) {
+	path := amoeba(t)
+	b, err := Build(context.Background(), path, Options{MaxPoints: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(b.Ran, ","); got != "overview,states,occupancy" {
+		t.Errorf("ran %s", got)
+	}
+	for _, k := range []string{AnalysisComm, AnalysisMEntropy, AnalysisPhases, AnalysisProbe} {
+		if b.Skipped[k] == "" {
+			t.Errorf("%s neither ran nor was skipped", k)
+		}
+	}
+	if len(b.Runs) != 5 || b.Runs[0].Procs != 17 || b.Runs[0].Records != 3400 {
+		t.Fatalf("runs %+v", b.Runs)
+	}
+	// Every level of the overview counts every record of its run once.
+	for i, r := range b.Overview.Runs {
+		want := []int{1024, 256, 64, 16, 4}
+		if len(r.Levels) != len(want) {
+			t.Fatalf("run %d: %d levels", r.Run, len(r.Levels))
+		}
+		for li, l := range r.Levels {
+			var n int64
+			for _, c := range l.Counts {
+				n += c
+			}
+			if l.Windows != want[li] || n != b.Runs[i].Records {
+				t.Errorf("run %d level %d: %d windows counting %d records, want %d and %d", r.Run, li, l.Windows, n, want[li], b.Runs[i].Records)
+			}
+		}
+	}
+	if _, ok := b.Overview.Query(7, 0, 0, 10); ok {
+		t.Error("Query answered for a run that does not exist")
+	}
+	// Entropy: per run and over all, the window series covers every run.
+	e := b.Entropy
+	if len(e.Runs) != 5 || e.All == nil || e.Blocks != 13 || e.Runs[0].P != 17 || e.Runs[0].Rows == 0 {
+		t.Fatalf("entropy: %d runs, all %v, blocks %d", len(e.Runs), e.All != nil, e.Blocks)
+	}
+	if e.Subsets == nil || len(e.Subsets.Results) != 17-SubsetK+1 {
+		t.Errorf("subsets: %+v", e.Subsets)
+	}
+	runs := map[int32]bool{}
+	for _, p := range e.Series {
+		runs[p.Run] = true
+		if p.Entropy < 0 || p.Entropy > math.Log2(13)+1e-9 {
+			t.Errorf("window entropy %v out of [0, log2 13]", p.Entropy)
+		}
+	}
+	if len(runs) != 5 {
+		t.Errorf("entropy series covers %d runs", len(runs))
+	}
+	// PCA and phase space: the same sampled states, at most MaxPoints a run.
+	if len(b.PCA.Components) != PCAComponents || len(b.PCA.Runs) != 5 || len(b.PhaseSpace.Runs) != 5 {
+		t.Fatalf("pca: %d components, %d runs", len(b.PCA.Components), len(b.PCA.Runs))
+	}
+	cum := 0.0
+	for _, c := range b.PCA.Components {
+		cum += c.Explained
+	}
+	if cum <= 0 || cum > 1+1e-9 {
+		t.Errorf("explained variance sums to %v", cum)
+	}
+	for i, r := range b.PCA.Runs {
+		ps := b.PhaseSpace.Runs[i]
+		if len(r.Index) == 0 || len(r.Index) > 500 || !slices.Equal(r.Index, ps.Index) || len(ps.Points) != len(r.Index) || len(r.Scores[2]) != len(r.Index) {
+			t.Errorf("run %d: %d PCA samples, %d phase-space samples", r.Run, len(r.Index), len(ps.Index))
+		}
+		if r.Index[0] != 0 || !sort.SliceIsSorted(r.Index, func(a, b int) bool { return r.Index[a] < r.Index[b] }) || r.Index[len(r.Index)-1] >= r.States {
+			t.Errorf("run %d: sample indices %d..%d of %d states", r.Run, r.Index[0], r.Index[len(r.Index)-1], r.States)
+		}
+	}
+	checkTimeline(t, path, b)
+	// Occupancy: the mean occupancies cover the run, the processes per mode
+	// add up to every process in each window.
+	if len(b.Occupancy) != 5 {
+		t.Fatalf("%d occupancy runs", len(b.Occupancy))
+	}
+	for _, o := range b.Occupancy {
+		share := 0.0
+		for _, m := range o.Mean {
+			share += m.Share
+			if math.Abs(m.Global-m.Local) > 1e-6*math.Max(1, m.Global) {
+				t.Errorf("run %d mode %s: mean from the table %v, from local counters %v", o.Run, m.Mode, m.Global, m.Local)
+			}
+		}
+		if math.Abs(share-1) > 1e-9 {
+			t.Errorf("run %d: shares add up to %v", o.Run, share)
+		}
+		for w, c := range o.Counts {
+			s := 0.0
+			for _, v := range c {
+				s += v
+			}
+			if math.Abs(s-float64(o.Procs)) > 1e-6 {
+				t.Errorf("run %d window %d: %v processes in the modes, want %d", o.Run, w, s, o.Procs)
+				break
+			}
+		}
+		for j, h := range o.Histogram {
+			s := 0.0
+			for _, v := range h {
+				s += v
+			}
+			if math.Abs(s-1) > 1e-9 {
+				t.Errorf("run %d mode %d: histogram sums to %v", o.Run, j, s)
+			}
+		}
+	}
+}
+
+// checkTimeline recomputes the sampled blocks from the raw records: the
+// block of a process at time t is its last state entered at or before t.
+func checkTimeline(t *testing.T, path string, b *Bundle) {
+	t.Helper()
+	s, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tl := b.PhaseSpace.Timeline[1]
+	recs, err := trace.ReadAll(s.Records(store.ReadOptions{Runs: []int32{tl.Run}, Kinds: []trace.Kind{trace.KindState}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := state.DefaultStart(s.Header())
+	for p := range tl.Blocks {
+		for w := 0; w < TimelineWindows; w += 17 {
+			at := tl.Begin + int64((float64(w)+0.5)*tl.Width)
+			want := start
+			for _, r := range recs {
+				if r.Proc == int32(p) && r.T <= at {
+					want = r.ID
+				}
+			}
+			if got := tl.Blocks[p][w]; got != want {
+				t.Errorf("run %d process %d at %d ns: block %d, want %d", tl.Run, p, at, got, want)
+			}
+		}
+	}
+}
+
+func TestRingBundle(t *testing.T) {
+	ring, _ := filepath.Glob(filepath.Join(examples, "ring", "ring.*.trace"))
+	path := importExample(t, "ring", "", ring...)
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "ring.f"), []byte(strings.Repeat("c\n", 120)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Build(context.Background(), path, Options{SourceDirs: []string{src}, Probe: []byte(`{"k": [1, 2]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(b.Ran, ","); got != "overview,mentropy,comm,probe" {
+		t.Errorf("ran %s", got)
+	}
+	c := b.Comm
+	if c.Procs != 4 || len(c.Nodes) != 3 || len(c.Matrices) != 3 || c.Group != 1 || len(c.Sources["ring.f"]) != 120 {
+		t.Fatalf("comm: %d procs, %d nodes, group %d, %d source lines", c.Procs, len(c.Nodes), c.Group, len(c.Sources["ring.f"]))
+	}
+	// The matrices are the analysis's: the root's aggregate is every byte sent.
+	tb, tc := c.Matrices[0].Aggregate.Totals()
+	if tb != c.Nodes[0].Aggregate.Bytes || tc != c.Nodes[0].Aggregate.Messages || tb == 0 {
+		t.Errorf("root matrix %d bytes in %d messages, node says %d in %d", tb, tc, c.Nodes[0].Aggregate.Bytes, c.Nodes[0].Aggregate.Messages)
+	}
+	if len(b.MEntropy.Procs) != 4 || b.MEntropy.Procs[0].Events == 0 {
+		t.Errorf("mentropy: %+v", b.MEntropy)
+	}
+	for _, p := range b.MEntropy.Procs {
+		if len(p.Index) != p.Events || len(p.Max) != p.Events {
+			t.Errorf("proc %d: %d points for %d events (no bucketing expected)", p.Proc, len(p.Index), p.Events)
+		}
+	}
+	if b.Probe == nil || string(*b.Probe) != `{"k": [1, 2]}` {
+		t.Errorf("probe %v", b.Probe)
+	}
+	if _, err := Build(context.Background(), path, Options{Probe: []byte(`{"k": `)}); err == nil {
+		t.Error("an invalid probe result was accepted")
+	}
+}
+
+func TestGzipPhases(t *testing.T) {
+	path := importExample(t, "gzip", "", filepath.Join(examples, "gzip.bb.gz"))
+	b, err := Build(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Phases) != 1 {
+		t.Fatalf("%d phase analyses", len(b.Phases))
+	}
+	p := b.Phases[0]
+	if p.Intervals != 383 || p.K < 1 || len(p.Phases) == 0 || !strings.HasPrefix(p.Name, "gzip.pst") {
+		t.Errorf("phases: %d intervals, k %d, %d phases, name %q", p.Intervals, p.K, len(p.Phases), p.Name)
+	}
+	w, size := 0.0, 0
+	for _, ph := range p.Phases {
+		w += ph.Weight
+		size += ph.Size
+	}
+	if math.Abs(w-1) > 1e-9 || size != 383 {
+		t.Errorf("weights add up to %v, sizes to %d", w, size)
+	}
+	end := 0
+	for _, s := range p.Stretches {
+		if s.Start != end || s.End <= s.Start {
+			t.Fatalf("stretch %+v after %d", s, end)
+		}
+		end = s.End
+	}
+	if end != 383 {
+		t.Errorf("stretches end at %d", end)
+	}
+}
+
+func TestCoarsen(t *testing.T) {
+	m := comm.NewMatrix(3)
+	for i := range m.Bytes {
+		m.Bytes[i] = int64(i + 1)
+		m.Count[i] = 1
+	}
+	c := coarsen(m, 2)
+	// [1 2 3; 4 5 6; 7 8 9] in 2×2 blocks.
+	if c.N != 2 || !slices.Equal(c.Bytes, []int64{12, 9, 15, 9}) || !slices.Equal(c.Count, []int64{4, 2, 2, 1}) {
+		t.Errorf("coarsen: %+v", c)
+	}
+	if coarsen(m, 1) != m {
+		t.Error("coarsen by 1 copied the matrix")
+	}
+}
+
+func TestReadProbe(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte("{\"a\": 1,\n}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadProbe(bad); err == nil || !strings.Contains(err.Error(), "bad.json") {
+		t.Errorf("ReadProbe of invalid JSON: %v", err)
+	}
+	if _, err := ReadProbe(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("ReadProbe of a missing file succeeded")
+	}
+}
