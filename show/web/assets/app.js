@@ -1,0 +1,574 @@
+// parscope's viewer: one page, plain JavaScript, ECharts and echarts-gl.
+// It only formats: every number it shows comes from a report bundle that
+// the Go package report computed. It works two ways: in a report written by
+// `parscope analyze` the bundles are inlined (window.PARSCOPE_DATA); under
+// `parscope serve` they come from the JSON endpoints api/traces/...
+'use strict';
+
+(function () {
+  const STATIC = window.PARSCOPE_DATA || null;
+  const HOT = ['#000000', '#8b0000', '#ff2000', '#ff9a00', '#ffff40', '#ffffff'];
+  const PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf',
+    '#393b79', '#ad494a', '#637939', '#8c6d31', '#843c39', '#7b4173', '#3182bd', '#e6550d', '#31a354', '#756bb1'];
+  let charts = [];
+
+  // ---------- data access ----------
+  const cache = new Map();
+  async function getJSON(url) {
+    if (cache.has(url)) return cache.get(url);
+    const r = await fetch(url);
+    if (!r.ok) throw new Error(url + ': ' + r.status + ' ' + (await r.text()).trim());
+    const v = await r.json();
+    cache.set(url, v);
+    return v;
+  }
+  const HEAVY = ['overview', 'entropy', 'pca', 'phasespace', 'occupancy', 'mentropy', 'comm', 'phases', 'probe'];
+  function summaryOf(b, i) {
+    const s = { index: i };
+    for (const k of Object.keys(b)) if (!HEAVY.includes(k)) s[k] = b[k];
+    return s;
+  }
+  const api = {
+    traces() {
+      return STATIC ? Promise.resolve(STATIC.traces.map(summaryOf)) : getJSON('api/traces');
+    },
+    part(i, name) {
+      if (STATIC) return Promise.resolve(STATIC.traces[i][name] === undefined ? null : STATIC.traces[i][name]);
+      return getJSON('api/traces/' + i + '/' + name);
+    },
+    overview(i, run, from, to, max) {
+      if (STATIC) return Promise.resolve(queryOverview(STATIC.traces[i].overview, run, from, to, max));
+      let q = 'api/traces/' + i + '/overview?run=' + run + '&max=' + max;
+      if (to > from) q += '&from=' + Math.floor(from) + '&to=' + Math.ceil(to);
+      return getJSON(q);
+    },
+  };
+  // queryOverview picks windows from the pre-aggregated levels as the
+  // server's report.Overview.Query does (for the offline report).
+  function queryOverview(ov, run, from, to, most) {
+    const r = ov.runs.find(x => x.run === run);
+    if (!r) return null;
+    const l0 = r.levels[0];
+    if (!(to > from)) { from = l0.begin_ns; to = l0.begin_ns + l0.windows * l0.width_ns + 1; }
+    const span = l => {
+      const a = Math.floor((from - l.begin_ns) / l.width_ns), b = Math.floor((to - l.begin_ns) / l.width_ns) + 1;
+      return [Math.min(Math.max(a, 0), l.windows), Math.min(Math.max(b, 0), l.windows)];
+    };
+    let li = r.levels.length - 1;
+    for (let i = 0; i < r.levels.length; i++) { const [a, b] = span(r.levels[i]); if (b - a <= most) { li = i; break; } }
+    const l = r.levels[li], [a, b] = span(l), nk = ov.kinds.length;
+    const starts = [];
+    for (let w = a; w < b; w++) starts.push(l.begin_ns + Math.floor(w * l.width_ns));
+    return { run, kinds: ov.kinds, level: li, width_ns: l.width_ns, starts_ns: starts, counts: l.counts.slice(a * nk, b * nk) };
+  }
+
+  // ---------- helpers ----------
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === 'class') e.className = v; else if (k.startsWith('on')) e.addEventListener(k.slice(2), v); else e.setAttribute(k, v);
+    }
+    for (const k of kids.flat()) if (k !== null && k !== undefined) e.append(k instanceof Node ? k : String(k));
+    return e;
+  }
+  function card(parent, title, ...kids) { const c = el('div', { class: 'card' }, title ? el('h3', {}, title) : null, ...kids); parent.append(c); return c; }
+  function chart(parent, cls, option) {
+    const d = el('div', { class: 'chart ' + (cls || '') });
+    parent.append(d);
+    const c = echarts.init(d, null, { renderer: 'canvas' });
+    c.setOption(Object.assign({ animation: false, color: PALETTE }, option));
+    charts.push(c);
+    return c;
+  }
+  function table(headers, rows) {
+    return el('table', {}, el('tr', {}, headers.map(h => el('th', {}, h))), rows.map(r => el('tr', {}, r.map(v => el('td', {}, v)))));
+  }
+  function fmt(v, d) {
+    if (v === null || v === undefined) return '-';
+    if (typeof v !== 'number') return String(v);
+    if (Number.isInteger(v) && Math.abs(v) < 1e15) return v.toLocaleString('en-US');
+    return Number(v.toPrecision(d || 4)).toString();
+  }
+  function ns(v) {
+    const a = Math.abs(v);
+    if (a >= 1e9) return fmt(v / 1e9) + ' s';
+    if (a >= 1e6) return fmt(v / 1e6) + ' ms';
+    if (a >= 1e3) return fmt(v / 1e3) + ' µs';
+    return fmt(v) + ' ns';
+  }
+  function bytes(v) {
+    const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB']; let i = 0;
+    while (Math.abs(v) >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+    return (i ? v.toFixed(1) : v) + ' ' + u[i];
+  }
+  function select(label, options, value, onchange) {
+    const s = el('select', { onchange: () => onchange(s.value) }, options.map(([v, t]) => { const o = el('option', { value: v }, t); if (String(v) === String(value)) o.selected = true; return o; }));
+    return el('label', {}, label + ' ', s);
+  }
+  function unavailable(parent, what, summary) {
+    const why = summary && summary.skipped && summary.skipped[what];
+    card(parent, null, el('p', { class: 'note' }, 'Not available for ' + summary.trace + (why ? ': ' + why + '.' : '.')));
+  }
+
+  // ---------- views ----------
+  // Each view renders the trace t (its summary s) into a container; the
+  // compare view renders two of them side by side.
+  const VIEWS = [
+    { key: 'overview', title: 'Overview', part: null, render: viewOverview },
+    { key: 'phasespace', title: 'Phase space', part: 'phasespace', skip: 'states', render: viewPhaseSpace },
+    { key: 'pca', title: 'PCA', part: 'pca', skip: 'states', render: viewPCA },
+    { key: 'entropy', title: 'Entropy', part: 'entropy', skip: 'states', render: viewEntropy },
+    { key: 'occupancy', title: 'Occupancy', part: 'occupancy', skip: 'occupancy', render: viewOccupancy },
+    { key: 'comm', title: 'Communication', part: 'comm', skip: 'comm', render: viewComm },
+    { key: 'phases', title: 'Phases', part: 'phases', skip: 'phases', render: viewPhases },
+    { key: 'mentropy', title: 'Modified entropy', part: 'mentropy', skip: 'mentropy', render: viewMEntropy },
+    { key: 'probe', title: 'Probe', part: 'probe', skip: 'probe', render: viewProbe },
+  ];
+  function has(s, v) { return !v.part || (s.ran || []).includes(v.skip || v.part); }
+
+  async function viewOverview(c, t, s) {
+    const kinds = Object.entries(s.records || {}).sort((a, b) => b[1] - a[1]);
+    const total = kinds.reduce((a, [, n]) => a + n, 0);
+    const info = [['trace', s.trace], ['source', (s.meta && s.meta.source) || '-'], ['runs', s.runs.length],
+      ['records', fmt(total) + ' (' + kinds.map(([k, n]) => fmt(n) + ' ' + k).join(', ') + ')'],
+      ['analyses', (s.ran || []).join(', ')]];
+    for (const [k, why] of Object.entries(s.skipped || {})) info.push(['not run: ' + k, why]);
+    const top = el('div', { class: 'row' });
+    c.append(top);
+    card(top, 'Trace', table(['', ''], info));
+    card(top, 'Runs', table(['run', 'processes', 'records', 'start', 'end', 'span'],
+      s.runs.map(r => [r.run + (r.name ? ' ' + r.name : ''), r.procs, fmt(r.records), ns(r.begin_ns), ns(r.end_ns), ns(r.end_ns - r.begin_ns)])));
+    const act = card(c, 'Records over time');
+    let run = s.runs.length ? s.runs[0].run : 0;
+    const ctl = el('div', { class: 'controls' });
+    act.append(ctl);
+    const ch = chart(act, '', {});
+    const note = el('p', { class: 'note' });
+    act.append(note);
+    async function draw(from, to) {
+      const sl = await api.overview(t, run, from, to, 256);
+      if (!sl) return;
+      const nk = sl.kinds.length;
+      const series = [];
+      sl.kinds.forEach((k, j) => {
+        const data = sl.starts_ns.map((st, w) => [st / 1e6, sl.counts[w * nk + j]]);
+        if (data.some(d => d[1] > 0)) series.push({ name: k, type: 'bar', stack: 'k', barCategoryGap: 0, data, large: true });
+      });
+      ch.setOption({
+        tooltip: { trigger: 'axis' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 70 },
+        xAxis: { type: 'value', name: 'time (ms)', nameLocation: 'middle', nameGap: 26, min: 'dataMin', max: 'dataMax', axisLabel: { formatter: v => fmt(v) } },
+        yAxis: { type: 'value', name: 'records / window' },
+        dataZoom: [{ type: 'inside', xAxisIndex: 0, filterMode: 'none' }, { type: 'slider', xAxisIndex: 0, bottom: 8, filterMode: 'none' }],
+        series,
+      }, { replaceMerge: ['series'] });
+      note.textContent = 'level ' + sl.level + ': ' + sl.starts_ns.length + ' windows of ' + ns(sl.width_ns) + ' (pre-aggregated; zoom to refine)';
+    }
+    ctl.append(select('run', s.runs.map(r => [r.run, 'run ' + r.run]), run, v => { run = +v; draw(); }));
+    let pending = null;
+    ch.on('datazoom', () => {
+      clearTimeout(pending);
+      pending = setTimeout(() => {
+        const opt = ch.getOption(), dz = opt.dataZoom[0];
+        if (dz.startValue !== undefined) draw(dz.startValue * 1e6, dz.endValue * 1e6);
+      }, 150);
+    });
+    await draw();
+    if (has(s, VIEWS[1])) {
+      const ps = await api.part(t, 'phasespace');
+      const tl = ps.timeline[0];
+      if (tl) {
+        const tc = card(c, 'Block of each process over time (run ' + tl.run + ', sampled at ' + tl.blocks[0].length + ' instants)');
+        const data = [];
+        let lo = Infinity, hi = -Infinity;
+        tl.blocks.forEach((row, p) => row.forEach((b, w) => { data.push([w, p, b]); lo = Math.min(lo, b); hi = Math.max(hi, b); }));
+        const xs = tl.blocks[0].map((_, w) => fmt((tl.begin_ns + (w + 0.5) * tl.width_ns) / 1e6));
+        const ids = [...new Set(tl.blocks.flat())].sort((x, y) => x - y);
+        const label = id => (String(id) + ' ' + (tl.names[id] || '')).slice(0, 28);
+        const visual = ids.length <= PALETTE.length
+          ? { type: 'piecewise', dimension: 2, pieces: ids.map((id, k) => ({ value: id, label: label(id), color: PALETTE[k] })), right: 0, top: 'middle' }
+          : { type: 'continuous', dimension: 2, min: lo, max: hi, right: 0, top: 'middle', inRange: { color: PALETTE.slice(0, 8) } };
+        chart(tc, '', {
+          tooltip: { formatter: p => 'process ' + p.value[1] + ' at ' + xs[p.value[0]] + ' ms: block ' + p.value[2] + (tl.names[p.value[2]] ? ' ' + tl.names[p.value[2]] : '') },
+          grid: { left: 60, right: 230, top: 10, bottom: 40 },
+          xAxis: { type: 'category', data: xs, name: 'ms' }, yAxis: { type: 'category', data: tl.blocks.map((_, p) => p), name: 'process' },
+          visualMap: visual,
+          // One series per process: one heatmap series of all the cells
+          // was drawn only in part.
+          series: tl.blocks.map((_, p) => ({ type: 'heatmap', data: data.filter(d => d[1] === p), progressive: 0 })),
+        });
+      }
+    }
+  }
+
+  async function viewPhaseSpace(c, t, s) {
+    const ps = await api.part(t, 'phasespace');
+    const box = card(c, 'Phase space: the states projected on the hypercube diagonal (drag to rotate, scroll to zoom)');
+    let colour = 'time';
+    const ctl = el('div', { class: 'controls' });
+    box.append(ctl);
+    const ch = chart(box, 'tall', {});
+    function draw() {
+      let series, visualMap;
+      if (colour === 'time') {
+        const maxT = Math.max(1, ...ps.runs.map(r => r.t_ns.length ? r.t_ns[r.t_ns.length - 1] : 0));
+        series = ps.runs.map(r => ({ name: 'run ' + r.run, type: 'scatter3D', symbolSize: 3, data: r.points.map((p, i) => [p[0], p[1], p[2], r.t_ns[i] / 1e6]) }));
+        visualMap = { dimension: 3, min: 0, max: maxT / 1e6, text: ['late (ms)', 'early'], calculable: true, inRange: { color: ['#313695', '#4575b4', '#74add1', '#fdae61', '#f46d43', '#a50026'] }, right: 10, top: 'middle' };
+      } else {
+        series = ps.runs.map(r => ({ name: 'run ' + r.run, type: 'scatter3D', symbolSize: 3, data: r.points }));
+        visualMap = undefined;
+      }
+      ch.setOption({
+        tooltip: {}, legend: colour === 'run' ? { top: 0 } : { show: false },
+        visualMap: visualMap ? [visualMap] : [],
+        xAxis3D: { name: 'x', type: 'value' }, yAxis3D: { name: 'y', type: 'value' }, zAxis3D: { name: 'z (lockstep axis)', type: 'value' },
+        grid3D: { viewControl: { autoRotate: false, distance: 220, alpha: 15, beta: 35 } },
+        series,
+      }, { replaceMerge: ['series', 'visualMap'] });
+    }
+    ctl.append(select('colour by', [['time', 'time'], ['run', 'run']], colour, v => { colour = v; draw(); }));
+    draw();
+    box.append(el('p', { class: 'note' }, ps.runs.map(r => 'run ' + r.run + ': ' + r.points.length + ' states shown').join('; ') + ' (evenly sampled; elevation ' + ps.elevation + ').'));
+  }
+
+  async function viewPCA(c, t, s) {
+    const p = await api.part(t, 'pca');
+    let cum = 0;
+    card(c, 'Principal components of the state matrix (' + fmt(p.rows) + ' states, ' + p.procs + ' processes)',
+      table(['component', 'variance', 'explained', 'cumulative'], p.components.map((k, i) => { cum += k.explained; return ['PC' + (i + 1), fmt(k.variance), (100 * k.explained).toFixed(2) + '%', (100 * cum).toFixed(2) + '%']; })));
+    const row = el('div', { class: 'row' });
+    c.append(row);
+    chart(card(row, 'PC1 against state number'), '', {
+      tooltip: { trigger: 'axis' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
+      xAxis: { type: 'value', name: 'state', nameLocation: 'middle', nameGap: 24 }, yAxis: { type: 'value', name: 'PC1' },
+      series: p.runs.map(r => ({ name: 'run ' + r.run, type: 'line', showSymbol: false, data: r.index.map((x, i) => [x, r.scores[0][i]]) })),
+    });
+    if (p.components.length >= 2) {
+      chart(card(row, 'PC1 against PC2'), '', {
+        tooltip: {}, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
+        xAxis: { type: 'value', name: 'PC1', nameLocation: 'middle', nameGap: 24, scale: true }, yAxis: { type: 'value', name: 'PC2', scale: true },
+        series: p.runs.map(r => ({ name: 'run ' + r.run, type: 'scatter', symbolSize: (v, prm) => 2 + 6 * prm.dataIndex / Math.max(1, r.index.length - 1), data: r.index.map((_, i) => [r.scores[0][i], r.scores[1][i]]) })),
+      });
+    }
+    if (p.components.length >= 3) {
+      chart(card(c, 'PC1, PC2, PC3 (drag to rotate)'), 'tall', {
+        tooltip: {}, legend: { top: 0 },
+        xAxis3D: { name: 'PC1', type: 'value' }, yAxis3D: { name: 'PC2', type: 'value' }, zAxis3D: { name: 'PC3', type: 'value' },
+        grid3D: { viewControl: { distance: 220 } },
+        series: p.runs.map(r => ({ name: 'run ' + r.run, type: 'scatter3D', symbolSize: 3, data: r.index.map((_, i) => [r.scores[0][i], r.scores[1][i], r.scores[2][i]]) })),
+      });
+    }
+  }
+
+  async function viewEntropy(c, t, s) {
+    const e = await api.part(t, 'entropy');
+    const rows = e.runs.map(r => ['run ' + r.run, r.procs, r.blocks, fmt(r.rows), fmt(r.comb_entropy), fmt(r.comb_entropy_distinct), fmt(r.distinct_classes), fmt(r.surprisal_mean), fmt(r.histogram_entropy_mean), fmt(r.empirical_entropy)]);
+    if (e.all) { const r = e.all; rows.push(['all', r.procs, r.blocks, fmt(r.rows), fmt(r.comb_entropy), fmt(r.comb_entropy_distinct), fmt(r.distinct_classes), fmt(r.surprisal_mean), fmt(r.histogram_entropy_mean), fmt(r.empirical_entropy)]); }
+    card(c, 'Entropy of the parallel execution (bits)', table(['run', 'P', 'N', 'states', 'comb', 'comb distinct', 'classes', 'surprisal mean', 'histogram mean', 'empirical'], rows));
+    const runs = [...new Set(e.series.map(p => p.run))];
+    chart(card(c, 'Histogram entropy per window of ' + ns(e.window_ns)), '', {
+      tooltip: { trigger: 'axis' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
+      xAxis: { type: 'value', name: 'time (ms)', nameLocation: 'middle', nameGap: 24 }, yAxis: { type: 'value', name: 'bits' },
+      series: runs.map(r => ({ name: 'run ' + r, type: 'line', showSymbol: false, data: e.series.filter(p => p.run === r).map(p => [p.start_ns / 1e6, p.entropy_bits]) })),
+    });
+    if (e.subsets) {
+      const sub = e.subsets, top = sub.results.slice(0, 40);
+      const box = card(c, 'Subsets of ' + sub.k + ' adjacent processes (run 0) ranked by how far ' + sub.measure + ' stands from the others');
+      chart(box, '', {
+        tooltip: { trigger: 'axis' }, grid: { left: 60, right: 20, top: 20, bottom: 60 },
+        xAxis: { type: 'category', data: top.map(r => r.procs.join(',')), axisLabel: { rotate: 45 } }, yAxis: { type: 'value', name: 'robust z-score' },
+        series: [{ type: 'bar', data: top.map(r => r.score), itemStyle: { color: '#d62728' } }],
+      });
+      box.append(table(['rank', 'processes', sub.measure + ' (bits)', 'score'], top.slice(0, 10).map((r, i) => [i + 1, r.procs.join(','), fmt(r.value, 6), r.score.toFixed(2)])));
+    }
+  }
+
+  async function viewOccupancy(c, t, s) {
+    const occ = await api.part(t, 'occupancy');
+    let idx = 0;
+    const ctl = el('div', { class: 'controls' });
+    c.append(ctl);
+    const body = el('div');
+    c.append(body);
+    function draw() {
+      charts = charts.filter(ch => { if (body.contains(ch.getDom())) { ch.dispose(); return false; } return true; });
+      body.replaceChildren();
+      const o = occ[idx];
+      card(body, 'Run ' + o.run + ': ' + o.procs + ' processes, ' + o.modes.length + ' modes, ' + ns(o.end_ns - o.begin_ns),
+        el('p', { class: 'note' }, fmt(o.records) + ' records → ' + fmt(o.microstates) + ' microstates → ' + fmt(o.macrostate_rows) + ' macrostate rows → ' +
+          o.observed_macrostates + ' observed of ' + o.possible_macrostates + ' possible macrostates; before its first state a process is in ' + o.start_mode + '.'));
+      const row = el('div', { class: 'row' });
+      body.append(row);
+      const cols = o.modes.some(m => m.length > 12 || /\s/.test(m)) ? o.modes.map((_, j) => 'A' + (j + 1)) : o.modes;
+      card(row, 'Mean node occupancy (T5)', table(['column', 'mode', 'from table', 'from local counters', 'share'], o.mean.map((m, j) => [cols[j], m.mode, ns(m.global_ns), ns(m.local_ns), (100 * m.share).toFixed(1) + '%'])));
+      const top = o.table.slice(0, 25);
+      card(row, 'Occupancy table (T3), largest first (' + top.length + ' of ' + o.observed_macrostates + ')',
+        table([...cols, 'occupancy', 'share'], top.map(m => [...m.Counts, ns(m.Occupancy), (100 * m.Occupancy / Math.max(1, o.end_ns - o.begin_ns)).toFixed(2) + '%'])));
+      chart(card(body, 'Processes per mode over time'), '', {
+        tooltip: { trigger: 'axis' }, legend: { top: 0, type: 'scroll' }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
+        xAxis: { type: 'value', name: 'time (ms)', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax', axisLabel: { formatter: v => fmt(v) } }, yAxis: { type: 'value', name: 'processes', max: o.procs },
+        series: o.modes.map((m, j) => ({ name: m, type: 'line', stack: 'm', areaStyle: {}, showSymbol: false, lineStyle: { width: 0 }, data: o.counts.map((w, i) => [(o.begin_ns + (i + 0.5) * o.window_ns) / 1e6, w[j]]) })),
+      });
+      chart(card(body, 'Occupancy histograms: fraction of the time with k processes in each mode'), '', {
+        tooltip: { trigger: 'axis' }, legend: { top: 0, type: 'scroll' }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
+        xAxis: { type: 'category', name: 'k', data: o.histogram[0].map((_, k) => k) }, yAxis: { type: 'value', name: 'fraction of time' },
+        series: o.modes.map((m, j) => ({ name: m, type: 'bar', data: o.histogram[j] })),
+      });
+    }
+    ctl.append(select('run', occ.map((o, i) => [i, 'run ' + o.run]), idx, v => { idx = +v; draw(); }));
+    draw();
+  }
+
+  async function viewComm(c, t, s) {
+    const cm = await api.part(t, 'comm');
+    let aggregate = true, counts = false, selected = new Set([0]);
+    const ctl = el('div', { class: 'controls' });
+    c.append(ctl);
+    const row = el('div', { class: 'row' });
+    c.append(row);
+    const treeCard = card(row, 'Code structure (click to select; ctrl-click to add)');
+    const tree = el('div', { class: 'tree' });
+    treeCard.append(tree);
+    const matCard = card(row, 'Communication matrix');
+    const matTitle = el('p', { class: 'note' });
+    matCard.append(matTitle);
+    const ch = chart(matCard, 'tall', {});
+    const srcCard = card(c, 'Source');
+    const src = el('div');
+    srcCard.append(src);
+    function stats(n) { return aggregate ? n.aggregate : n.own; }
+    function drawTree() {
+      tree.replaceChildren();
+      const walk = id => {
+        const n = cm.nodes[id], st = stats(n);
+        const lab = el('label', { class: selected.has(id) ? 'sel' : '', 'data-node': id, onclick: ev => {
+          if (ev.ctrlKey || ev.metaKey) { if (selected.has(id) && selected.size > 1) selected.delete(id); else selected.add(id); } else selected = new Set([id]);
+          drawAll();
+        } }, '\u00a0'.repeat(2 * n.depth) + n.name + ' [' + n.kind + '] ' + bytes(st.bytes) + ', ' + fmt(st.messages) + ' msgs, degree ' + st.degree);
+        tree.append(lab);
+        (n.children || []).forEach(walk);
+      };
+      walk(0);
+    }
+    function drawMatrix() {
+      const ids = [...selected];
+      const first = cm.matrices[ids[0]][aggregate ? 'aggregate' : 'own'];
+      const N = first.n, vals = new Array(N * N).fill(0);
+      for (const id of ids) { const m = cm.matrices[id][aggregate ? 'aggregate' : 'own']; const a = counts ? m.count : m.bytes; for (let k = 0; k < N * N; k++) vals[k] += a[k]; }
+      const data = [];
+      let hi = 0;
+      for (let i = 0; i < N; i++) for (let j = 0; j < N; j++) { const v = vals[i * N + j]; if (v > 0) { data.push([j, i, Math.log10(v), v]); hi = Math.max(hi, Math.log10(v)); } }
+      const unit = counts ? 'messages' : 'bytes', g = cm.group > 1 ? ' (processes in groups of ' + cm.group + ')' : '';
+      matTitle.textContent = ids.map(id => cm.nodes[id].path || cm.nodes[id].name).join(' + ') + (aggregate ? ', with nested structures' : ', alone') + ': ' + unit + ' sent, row = sender, column = receiver, log scale' + g;
+      const axis = (name) => ({ type: 'category', name, data: [...Array(N).keys()].map(k => k * cm.group), splitArea: { show: false } });
+      ch.setOption({
+        backgroundColor: '#fff', tooltip: { formatter: p => 'from ' + p.value[1] * cm.group + ' to ' + p.value[0] * cm.group + ': ' + (counts ? fmt(p.value[3]) + ' messages' : bytes(p.value[3])) },
+        // Grey where no message went, so that the white end of the hot scale shows.
+        grid: { left: 60, right: 100, top: 20, bottom: 50, show: true, backgroundColor: '#8a919e', borderWidth: 0 },
+        xAxis: axis('receiver'), yAxis: Object.assign(axis('sender'), { inverse: true }),
+        visualMap: { min: 0, max: Math.max(hi, 1), dimension: 2, calculable: true, right: 0, top: 'middle', text: ['log10 ' + unit, ''], inRange: { color: HOT } },
+        // One series per sender (one series of thousands of cells is drawn only in part).
+        series: [...Array(N).keys()].map(i => ({ type: 'heatmap', data: data.filter(d => d[1] === i), progressive: 0, itemStyle: { borderColor: '#8a919e', borderWidth: 0.5 } })),
+      }, { replaceMerge: ['series'] });
+    }
+    function drawSource() {
+      src.replaceChildren();
+      const id = [...selected][0], n = cm.nodes[id];
+      const reg = n.region >= 0 && cm.regions ? cm.regions[n.region] : null;
+      if (!reg || !reg.file) { src.append(el('p', { class: 'note' }, id === 0 ? 'Select a structure to see its source lines.' : 'The trace gives no source location for ' + n.name + '.')); return; }
+      const lines = cm.sources && cm.sources[reg.file];
+      const where = reg.file + ':' + reg.line + (reg.end_line ? '-' + reg.end_line : '') + (reg.function ? ' in ' + reg.function : '');
+      if (!lines) { src.append(el('p', { class: 'note' }, n.name + ' is at ' + where + '; the source file was not found (give its directory with --source).')); return; }
+      src.append(el('p', { class: 'note' }, n.name + ' at ' + where));
+      const a = Math.max(1, reg.line - 5), b = Math.min(lines.length, (reg.end_line || reg.line) + 5);
+      const pre = el('pre', { class: 'source' });
+      for (let k = a; k <= b; k++) {
+        const cls = k === reg.line || k === reg.end_line ? 'hl' : (k > reg.line && k < (reg.end_line || 0) ? 'hl2' : '');
+        pre.append(el('span', { class: cls }, String(k).padStart(5) + '  ' + lines[k - 1]));
+      }
+      src.append(pre);
+    }
+    function drawAll() { drawTree(); drawMatrix(); drawSource(); }
+    const agg = el('input', { type: 'checkbox', onchange: () => { aggregate = agg.checked; drawAll(); } });
+    agg.checked = aggregate;
+    const cnt = el('input', { type: 'checkbox', onchange: () => { counts = cnt.checked; drawMatrix(); } });
+    ctl.append(el('label', {}, agg, ' with nested structures'), el('label', {}, cnt, ' message counts instead of bytes'),
+      el('span', { class: 'note' }, 'run ' + cm.run + ', ' + cm.procs + ' processes, ' + fmt(cm.matched) + ' matched messages' + (cm.decomposition ? ', collectives decomposed ' + cm.decomposition : '')));
+    drawAll();
+    const rank = cm.ranking_own.by_volume.slice(0, 10);
+    card(c, 'Structures by volume (alone)', table(['rank', 'structure', 'bytes', 'messages', 'degree', 'working sets'], rank.map((id, i) => {
+      const n = cm.nodes[id], w = n.working_sets;
+      return [i + 1, n.path, bytes(n.own.bytes), fmt(n.own.messages), n.own.degree, w && w.max_pairs ? w.windows + ' windows, ' + w.distinct + ' distinct, ' + w.min_pairs + '-' + w.max_pairs + ' pairs' : '-'];
+    })));
+  }
+
+  async function viewPhases(c, t, s) {
+    const all = await api.part(t, 'phases');
+    for (const p of all) {
+      const box = card(c, p.name + ': ' + p.phases.length + ' phases over ' + p.intervals + ' intervals (k = ' + p.k + ')' +
+        (p.period ? ', period ' + p.period : '') + (p.init_end ? ', initialisation 0-' + (p.init_end - 1) : ''));
+      const colour = id => PALETTE[id % PALETTE.length];
+      chart(box, 'strip', {
+        tooltip: { formatter: q => 'phase ' + q.value[2] + ': intervals ' + q.value[0] + '-' + (q.value[1] - 1) },
+        grid: { left: 40, right: 20, top: 10, bottom: 30 },
+        xAxis: { type: 'value', min: 0, max: p.intervals, name: 'interval' }, yAxis: { type: 'value', min: 0, max: 1, show: false },
+        series: [{ type: 'custom', data: p.stretches.map(r => [r.start, r.end, r.phase]), renderItem: (params, api) => {
+          const a = api.coord([api.value(0), 1]), b = api.coord([api.value(1), 0]);
+          return { type: 'rect', shape: { x: a[0], y: a[1], width: Math.max(1, b[0] - a[0]), height: b[1] - a[1] }, style: { fill: colour(api.value(2)) } };
+        } }],
+      });
+      const row = el('div', { class: 'row' });
+      box.append(row);
+      const wc = el('div', { class: 'card' });
+      row.append(wc);
+      chart(wc, '', {
+        tooltip: {}, grid: { left: 50, right: 20, top: 20, bottom: 40 },
+        xAxis: { type: 'category', name: 'phase', data: p.phases.map(q => q.id) }, yAxis: { type: 'value', name: 'weight' },
+        series: [{ type: 'bar', data: p.phases.map(q => ({ value: q.weight, itemStyle: { color: colour(q.id) } })) }],
+      });
+      const bc = el('div', { class: 'card' });
+      row.append(bc);
+      chart(bc, '', {
+        tooltip: { trigger: 'axis' }, grid: { left: 70, right: 20, top: 20, bottom: 40 },
+        xAxis: { type: 'value', name: 'k', minInterval: 1 }, yAxis: { type: 'value', name: 'BIC', scale: true },
+        series: [{ type: 'line', data: p.evaluated.slice().sort((a, b) => a.k - b.k).map(e => [e.k, e.bic]) }],
+      });
+      box.append(table(['phase', 'weight', 'simulation point', 'size', 'variance'], p.phases.map(q => [q.id, q.weight.toFixed(4), q.representative, q.size, fmt(q.variance)])));
+    }
+  }
+
+  async function viewMEntropy(c, t, s) {
+    const me = await api.part(t, 'mentropy');
+    const box = card(c, 'Modified entropy H per process (W = ' + me.window + ', K = ' + me.k + ', variant ' + me.variant + ', uniform probabilities)');
+    chart(box, 'tall', {
+      tooltip: { trigger: 'axis' }, legend: { top: 0, type: 'scroll' }, grid: { left: 60, right: 20, top: 30, bottom: 70 },
+      xAxis: { type: 'value', name: 'event index', nameLocation: 'middle', nameGap: 24 }, yAxis: { type: 'value', name: 'H (nats)' },
+      dataZoom: [{ type: 'inside' }, { type: 'slider', bottom: 8 }],
+      series: me.procs.map(p => ({ name: 'run ' + p.run + ' proc ' + p.proc, type: 'line', showSymbol: false, step: 'end', data: p.index.map((x, i) => [x, p.h_max[i]]) })),
+    });
+    box.append(table(['run', 'process', 'events', 'event types', 'largest H'], me.procs.map(p => [p.run, p.proc, fmt(p.events), p.alphabet.join(' '), fmt(Math.max(...p.h_max))])));
+  }
+
+  // viewProbe shows a probe result: its scalar fields as a table, and each
+  // array of records with numeric fields as curves of the fields against
+  // the size (e.g. the prediction error against the probe's bytes).
+  async function viewProbe(c, t, s) {
+    const pr = await api.part(t, 'probe');
+    const scalars = [], curves = [];
+    const visit = (v, path) => {
+      if (Array.isArray(v)) {
+        if (v.length && v.every(x => x && typeof x === 'object' && !Array.isArray(x))) {
+          const keys = Object.keys(v[0]).filter(k => v.every(x => typeof x[k] === 'number'));
+          if (keys.length >= 2) curves.push({ path, keys, rows: v });
+          else v.forEach((x, i) => visit(x, path + '[' + i + ']'));
+        } else scalars.push([path, v.map(x => typeof x === 'object' ? JSON.stringify(x) : x).join(', ')]);
+      } else if (v && typeof v === 'object') {
+        for (const [k, x] of Object.entries(v)) visit(x, path ? path + '.' + k : k);
+      } else scalars.push([path || 'value', fmt(v)]);
+    };
+    visit(pr, '');
+    card(c, 'Probe result', table(['field', 'value'], scalars.slice(0, 200)));
+    for (const cv of curves) {
+      // The size of a probe is its bytes when given (the quality-against-
+      // size curve), else the first numeric field; each other field gets
+      // its own chart, as their scales differ.
+      const x = ['bytes', 'size', 'k'].find(k => cv.keys.includes(k)) || cv.keys[0];
+      const row = el('div', { class: 'row' });
+      c.append(row);
+      for (const y of cv.keys.filter(k => k !== x).slice(0, 6)) {
+        chart(card(row, cv.path + ': ' + y + ' against ' + x), '', {
+          tooltip: { trigger: 'axis' }, grid: { left: 70, right: 20, top: 20, bottom: 40 },
+          xAxis: { type: 'value', name: x, nameLocation: 'middle', nameGap: 24, scale: true }, yAxis: { type: 'value', name: y, scale: true },
+          series: [{ name: y, type: 'line', data: cv.rows.map(r => [r[x], r[y]]).sort((a, b) => a[0] - b[0]) }],
+        });
+      }
+    }
+  }
+
+  // ---------- compare ----------
+  async function viewCompare(c, a, b, sums, key) {
+    const ctl = el('div', { class: 'controls' });
+    c.append(ctl);
+    const opts = sums.map(x => [x.index, x.index + ': ' + x.trace]);
+    const go = (na, nb, nk) => { location.hash = '#/compare/' + na + '/' + nb + '/' + nk; };
+    const common = VIEWS.filter(v => has(sums[a], v) || has(sums[b], v));
+    ctl.append(select('left', opts, a, v => go(v, b, key)), select('right', opts, b, v => go(a, v, key)),
+      select('view', common.map(v => [v.key, v.title]), key, v => go(a, b, v)));
+    const kinds = [...new Set([...Object.keys(sums[a].records || {}), ...Object.keys(sums[b].records || {})])];
+    const rows = [['runs', sums[a].runs.length, sums[b].runs.length]];
+    for (const k of kinds) rows.push([k + ' records', fmt((sums[a].records || {})[k] || 0), fmt((sums[b].records || {})[k] || 0)]);
+    const span = s => s.runs.reduce((m, r) => Math.max(m, r.end_ns - r.begin_ns), 0);
+    rows.push(['longest run', ns(span(sums[a])), ns(span(sums[b]))]);
+    card(c, 'Side by side', table(['', sums[a].trace, sums[b].trace], rows));
+    const grid = el('div', { class: 'compare' });
+    c.append(grid);
+    const v = VIEWS.find(x => x.key === key) || VIEWS[0];
+    for (const i of [a, b]) {
+      const col = el('div', {}, el('h2', {}, sums[i].trace));
+      grid.append(col);
+      if (has(sums[i], v)) await v.render(col, i, sums[i]); else unavailable(col, v.skip || v.part, sums[i]);
+    }
+  }
+
+  // ---------- routing ----------
+  let sums = [];
+  async function route() {
+    charts.forEach(ch => ch.dispose());
+    charts = [];
+    document.body.dataset.ready = '';
+    const view = document.getElementById('view');
+    view.replaceChildren();
+    const parts = location.hash.replace(/^#\/?/, '').split('/');
+    const tabs = document.getElementById('tabs');
+    tabs.replaceChildren();
+    let key;
+    try {
+      if (parts[0] === 'compare' && sums.length >= 2) {
+        const a = clamp(+parts[1] || 0), b = clamp(parts[2] === undefined ? 1 : +parts[2]);
+        key = 'compare';
+        document.getElementById('trace').value = String(a);
+        drawTabs(tabs, a, 'compare');
+        await viewCompare(view, a, b, sums, parts[3] || 'overview');
+      } else {
+        const t = parts[0] === 't' ? clamp(+parts[1] || 0) : 0;
+        key = parts[0] === 't' && parts[2] ? parts[2] : 'overview';
+        document.getElementById('trace').value = String(t);
+        drawTabs(tabs, t, key);
+        const v = VIEWS.find(x => x.key === key);
+        if (!v) throw new Error('unknown view ' + key);
+        view.append(el('h2', {}, v.title + ' — ' + sums[t].trace));
+        if (has(sums[t], v)) await v.render(view, t, sums[t]); else unavailable(view, v.skip || v.part, sums[t]);
+      }
+    } catch (err) {
+      view.append(el('p', { class: 'error' }, String(err.message || err)));
+      console.error(err);
+    }
+    // Charts made before their neighbours in a row took the whole width.
+    charts.forEach(ch => ch.resize());
+    document.body.dataset.view = key || '';
+    document.body.dataset.ready = '1';
+  }
+  function clamp(i) { return Math.min(Math.max(0, i | 0), sums.length - 1); }
+  function drawTabs(tabs, t, key) {
+    for (const v of VIEWS) {
+      tabs.append(el('a', { href: '#/t/' + t + '/' + v.key, class: (v.key === key ? 'active' : '') + (has(sums[t], v) ? '' : ' off'), 'data-view': v.key }, v.title));
+    }
+    if (sums.length >= 2) tabs.append(el('a', { href: '#/compare/' + t + '/' + (t === 0 ? 1 : 0) + '/overview', class: key === 'compare' ? 'active' : '', 'data-view': 'compare' }, 'Compare'));
+  }
+
+  async function start() {
+    try {
+      sums = await api.traces();
+    } catch (err) {
+      document.getElementById('view').append(el('p', { class: 'error' }, String(err.message || err)));
+      console.error(err);
+      return;
+    }
+    const sel = document.getElementById('trace');
+    sums.forEach(s => sel.append(el('option', { value: s.index }, s.trace)));
+    sel.addEventListener('change', () => { location.hash = '#/t/' + sel.value + '/overview'; });
+    window.addEventListener('hashchange', route);
+    window.addEventListener('resize', () => charts.forEach(ch => ch.resize()));
+    route();
+  }
+  start();
+})();

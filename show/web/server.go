@@ -1,0 +1,242 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parscope/parscope/report"
+)
+
+// Limits on requests: the server is read-only and answers small GETs.
+const (
+	// MaxURL is the longest request target accepted (414 beyond).
+	MaxURL = 2048
+	// MaxHeaderBytes bounds the request headers (http.Server.MaxHeaderBytes).
+	MaxHeaderBytes = 16 << 10
+	// MaxWindows is the most overview windows one request may ask for.
+	MaxWindows = 4096
+	// DefaultWindows is the overview windows answered when max is not given.
+	DefaultWindows = 256
+)
+
+// Server serves the app and the JSON of bundles computed beforehand. The
+// traces are addressed by their index in the list given to NewServer; no
+// part of a request names a file.
+type Server struct {
+	traces  []served
+	list    []byte
+	files   fs.FS
+	started time.Time
+}
+
+type served struct {
+	bundle  *report.Bundle
+	summary []byte
+	parts   map[string][]byte
+}
+
+// NewServer prepares the JSON answers of every bundle (marshalled once).
+func NewServer(bundles []*report.Bundle) (*Server, error) {
+	s := &Server{files: Assets(), started: time.Now()}
+	var list []json.RawMessage
+	for i, b := range bundles {
+		full, err := json.Marshal(b)
+		if err != nil {
+			return nil, fmt.Errorf("web: trace %d: %w", i, err)
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(full, &fields); err != nil {
+			return nil, err
+		}
+		sv := served{bundle: b, parts: map[string][]byte{}}
+		for _, p := range Parts {
+			if v, ok := fields[p]; ok {
+				sv.parts[p] = v
+				delete(fields, p)
+			}
+		}
+		fields["index"] = json.RawMessage(strconv.Itoa(i))
+		if sv.summary, err = json.Marshal(fields); err != nil {
+			return nil, err
+		}
+		list = append(list, sv.summary)
+		s.traces = append(s.traces, sv)
+	}
+	var err error
+	if s.list, err = json.Marshal(list); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ServeHTTP answers:
+//
+//	GET /                               the app
+//	GET /assets/NAME                    the app's files
+//	GET /api/traces                     the summaries of the traces
+//	GET /api/traces/{i}                 the summary of trace i
+//	GET /api/traces/{i}/{part}          one part of its bundle (see Parts)
+//	GET /api/traces/{i}/overview?run=R&from=NS&to=NS&max=N
+//	                                    the overview windows of a time range
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	if len(r.RequestURI) > MaxURL || len(r.URL.RawQuery) > MaxURL {
+		httpError(w, http.StatusRequestURITooLong, "request target longer than %d bytes", MaxURL)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		httpError(w, http.StatusMethodNotAllowed, "read-only server: %s not allowed", r.Method)
+		return
+	}
+	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+		httpError(w, http.StatusRequestEntityTooLarge, "requests carry no body")
+		return
+	}
+	p := r.URL.Path
+	switch {
+	case p == "/" || p == "/index.html":
+		s.file(w, r, "index.html")
+	case strings.HasPrefix(p, "/assets/"):
+		name := strings.TrimPrefix(p, "/assets/")
+		if name == "" || strings.Contains(name, "/") || name != path.Clean(name) || name == "index.html" {
+			httpError(w, http.StatusNotFound, "no such asset")
+			return
+		}
+		s.file(w, r, name)
+	case p == "/api/traces":
+		writeJSONBytes(w, s.list)
+	case strings.HasPrefix(p, "/api/traces/"):
+		s.api(w, r, strings.Split(strings.TrimPrefix(p, "/api/traces/"), "/"))
+	default:
+		httpError(w, http.StatusNotFound, "not found")
+	}
+}
+
+func (s *Server) file(w http.ResponseWriter, r *http.Request, name string) {
+	data, err := fs.ReadFile(s.files, name)
+	if err != nil {
+		httpError(w, http.StatusNotFound, "no such asset")
+		return
+	}
+	ct := mime.TypeByExtension(path.Ext(name))
+	switch {
+	case strings.HasSuffix(name, ".js"):
+		ct = "text/javascript; charset=utf-8"
+	case ct == "":
+		ct = "text/plain; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
+	http.ServeContent(w, r, name, s.started, bytes.NewReader(data))
+}
+
+func (s *Server) api(w http.ResponseWriter, r *http.Request, parts []string) {
+	if len(parts) > 2 {
+		httpError(w, http.StatusNotFound, "not found")
+		return
+	}
+	i, err := strconv.Atoi(parts[0])
+	if err != nil || i < 0 || i >= len(s.traces) || strconv.Itoa(i) != parts[0] {
+		httpError(w, http.StatusNotFound, "no trace %q (traces are numbered 0 to %d)", parts[0], len(s.traces)-1)
+		return
+	}
+	t := &s.traces[i]
+	if len(parts) == 1 || parts[1] == "" {
+		writeJSONBytes(w, t.summary)
+		return
+	}
+	part := parts[1]
+	if !slices.Contains(Parts, part) {
+		httpError(w, http.StatusNotFound, "no part %q (parts: %s)", part, strings.Join(Parts, ", "))
+		return
+	}
+	if part == "overview" && r.URL.RawQuery != "" {
+		s.overview(w, r, t)
+		return
+	}
+	data, ok := t.parts[part]
+	if !ok {
+		why := t.bundle.Skipped[part]
+		if why == "" {
+			why = "not computed"
+		}
+		httpError(w, http.StatusNotFound, "trace %d has no %s: %s", i, part, why)
+		return
+	}
+	writeJSONBytes(w, data)
+}
+
+func (s *Server) overview(w http.ResponseWriter, r *http.Request, t *served) {
+	q := r.URL.Query()
+	for k, v := range q {
+		if !slices.Contains([]string{"run", "from", "to", "max"}, k) || len(v) != 1 {
+			httpError(w, http.StatusBadRequest, "overview: unknown or repeated parameter %q (want run, from, to, max once each)", k)
+			return
+		}
+	}
+	num := func(name string, def, lo, hi int64) (int64, bool) {
+		v := q.Get(name)
+		if v == "" {
+			return def, true
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < lo || n > hi {
+			httpError(w, http.StatusBadRequest, "overview: %s=%q: want an integer in [%d, %d]", name, v, lo, hi)
+			return 0, false
+		}
+		return n, true
+	}
+	const big = 1 << 62
+	run, ok1 := num("run", 0, 0, 1<<31-1)
+	from, ok2 := num("from", 0, -big, big)
+	to, ok3 := num("to", 0, -big, big)
+	most, ok4 := num("max", DefaultWindows, 1, MaxWindows)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return
+	}
+	if t.bundle.Overview == nil {
+		httpError(w, http.StatusNotFound, "no overview")
+		return
+	}
+	sl, ok := t.bundle.Overview.Query(int32(run), from, to, int(most))
+	if !ok {
+		httpError(w, http.StatusNotFound, "overview: no run %d", run)
+		return
+	}
+	data, err := json.Marshal(sl)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	writeJSONBytes(w, data)
+}
+
+func writeJSONBytes(w http.ResponseWriter, data []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	_, _ = w.Write(data)
+}
+
+// httpError answers a JSON error {"error": "..."} with the status.
+func httpError(w http.ResponseWriter, status int, format string, args ...any) {
+	data, _ := json.Marshal(map[string]string{"error": fmt.Sprintf(format, args...)})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+}
+
+// NewHTTPServer returns an http.Server for h with parscope's limits.
+func NewHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: MaxHeaderBytes}
+}

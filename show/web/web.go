@@ -1,0 +1,97 @@
+// Package web is parscope's browser face: one single-page application
+// (plain JavaScript with the vendored ECharts and echarts-gl, no build
+// step) that shows report bundles. It is used two ways: Server serves the
+// app and answers its JSON endpoints from bundles computed once, and
+// WriteStatic inlines the app, its libraries and the bundles into one
+// self-contained HTML file that opens offline.
+//
+// The package only formats: every number comes from package report.
+package web
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/parscope/parscope/report"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Assets returns the files of the app (index.html, app.js, app.css and the
+// vendored libraries with their licences).
+func Assets() fs.FS {
+	sub, err := fs.Sub(assets, "assets")
+	if err != nil {
+		panic(err) // the embedded tree always has assets/
+	}
+	return sub
+}
+
+// dataMarker is where WriteStatic puts the inlined bundles in index.html.
+const dataMarker = "<!--parscope:data-->"
+
+// Parts are the sections of a bundle that the app fetches one by one
+// (api/traces/{i}/{part}); everything else is the trace's summary.
+var Parts = []string{"overview", "entropy", "pca", "phasespace", "occupancy", "mentropy", "comm", "phases", "probe"}
+
+// staticData is what the offline report inlines as window.PARSCOPE_DATA.
+type staticData struct {
+	Traces []*report.Bundle `json:"traces"`
+}
+
+// WriteStatic writes the self-contained report of the bundles: index.html
+// with the stylesheet, the scripts and the data inlined, so that it opens
+// from file:// with no network.
+func WriteStatic(w io.Writer, bundles []*report.Bundle) error {
+	files := Assets()
+	page, err := fs.ReadFile(files, "index.html")
+	if err != nil {
+		return err
+	}
+	html := string(page)
+	inline := func(tag, name, open, close string) error {
+		body, err := fs.ReadFile(files, name)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(bytes.ToLower(body), []byte("</"+close)) {
+			return fmt.Errorf("web: %s contains </%s and cannot be inlined", name, close)
+		}
+		if !strings.Contains(html, tag) {
+			return fmt.Errorf("web: index.html has no %s", tag)
+		}
+		html = strings.Replace(html, tag, open+string(body)+"</"+close+">", 1)
+		return nil
+	}
+	for _, x := range []struct{ tag, name, open, close string }{
+		{`<link rel="stylesheet" href="assets/app.css">`, "app.css", "<style>", "style"},
+		{`<script src="assets/echarts.min.js"></script>`, "echarts.min.js", "<script>", "script"},
+		{`<script src="assets/echarts-gl.min.js"></script>`, "echarts-gl.min.js", "<script>", "script"},
+		{`<script src="assets/app.js"></script>`, "app.js", "<script>", "script"},
+	} {
+		if err := inline(x.tag, x.name, x.open, x.close); err != nil {
+			return err
+		}
+	}
+	// encoding/json escapes <, > and &, so the data cannot close the script.
+	data, err := json.Marshal(staticData{Traces: bundles})
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(html, dataMarker) {
+		return fmt.Errorf("web: index.html has no data marker")
+	}
+	before, after, _ := strings.Cut(html, dataMarker)
+	for _, s := range []string{before, "<script>window.PARSCOPE_DATA=", string(data), ";</script>", after} {
+		if _, err := io.WriteString(w, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
