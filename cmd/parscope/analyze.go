@@ -1,0 +1,361 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/report"
+	"github.com/parscope/parscope/show/plot"
+	"github.com/parscope/parscope/show/web"
+	"github.com/parscope/parscope/store"
+)
+
+// reportFlags are the options shared by analyze and serve.
+type reportFlags struct {
+	sources    []string
+	probe      string
+	dict       string
+	formatName string
+	maxPoints  int
+}
+
+func (f *reportFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.sources, "source", nil, "a directory holding the program's source files, to show the lines of code structures (repeatable)")
+	fl.StringVar(&f.probe, "probe", "", "a probe result (JSON) to show in the probe view")
+	fl.StringVar(&f.dict, "dict", "", "when TRACE is not a .pst: the dictionary file naming states (as import --dict)")
+	fl.StringVar(&f.formatName, "format", "", "when TRACE is not a .pst: its format (default: detected)")
+	fl.IntVar(&f.maxPoints, "max-points", report.DefaultMaxPoints, "points kept per run of a series (PCA, phase space, modified entropy)")
+}
+
+// build analyses one trace: a .pst directory, or a trace file of a known
+// format that is imported into a temporary .pst first.
+func (f *reportFlags) build(ctx context.Context, path string) (*report.Bundle, error) {
+	opts := report.Options{MaxPoints: f.maxPoints, SourceDirs: f.sources}
+	if f.probe != "" {
+		p, err := report.ReadProbe(f.probe)
+		if err != nil {
+			return nil, err
+		}
+		opts.Probe = p
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		if f.dict != "" || f.formatName != "" {
+			return nil, usagef("%s is a .pst trace: --dict and --format apply to trace files to import", path)
+		}
+		return report.Build(ctx, path, opts)
+	}
+	var imp format.Importer
+	if f.formatName != "" {
+		imp, err = format.Lookup(f.formatName)
+	} else {
+		imp, err = format.Detect(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "parscope-analyze-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	pst := filepath.Join(tmp, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+".pst")
+	w, err := store.Create(pst, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Abort()
+	if err := imp.Import(ctx, []string{path}, format.Options{Dict: f.dict, Params: map[string]string{}}, w); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	opts.SourceDirs = append([]string{filepath.Dir(path)}, opts.SourceDirs...)
+	b, err := report.Build(ctx, pst, opts)
+	if b != nil {
+		b.Trace = filepath.Base(path)
+	}
+	return b, err
+}
+
+// analyzeFile is one file written by analyze.
+type analyzeFile struct {
+	Path string `json:"path"`
+	What string `json:"what"`
+}
+
+func init() {
+	var (
+		f      reportFlags
+		out    string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "analyze TRACE -o DIR",
+		Short: "Run every analysis that applies and write a self-contained HTML report",
+		Long: `Analyze runs every analysis that applies to what the trace contains, with
+sensible defaults: state records give the parallel states, entropy, PCA,
+phase space and occupancy; events the modified entropy; messages and regions
+the communication per code structure; basic block vectors the program
+phases. It writes into DIR:
+
+  index.html       the report: one self-contained file (charts, libraries and
+                   data inlined) that opens offline, from file://
+  report.json      every result (the bundle the report shows)
+  NAME.json        each result on its own (overview, entropy, pca, ...)
+  NAME.png, .svg   plots of the results
+
+TRACE is a .pst directory or a trace file of a format import knows (it is
+imported into a temporary .pst; --dict and --format as for import).
+Files are written under temporary names and renamed, so an existing report
+is replaced only once the new one is complete. parscope serve shows the
+same views from a local web server.`,
+		Example: `  parscope analyze --dict testdata/examples/amoeba_blocks.txt -o report testdata/examples/amoeba.srt
+  parscope analyze -o ring-report --source src/ ring.pst`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usagef("analyze: -o DIR is required")
+			}
+			b, err := f.build(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			files, err := writeReport(out, b)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"trace": b.Trace, "ran": b.Ran, "skipped": b.Skipped, "seconds": b.Seconds, "files": files})
+			}
+			w := newTable(cmd.OutOrStdout())
+			fmt.Fprintf(w, "trace\t%s\n", b.Trace)
+			for _, name := range b.Ran {
+				fmt.Fprintf(w, "ran\t%s\t%.3fs\n", name, b.Seconds[name])
+			}
+			for _, name := range slices.Sorted(maps.Keys(b.Skipped)) {
+				fmt.Fprintf(w, "skipped\t%s\t%s\n", name, b.Skipped[name])
+			}
+			for _, fl := range files {
+				fmt.Fprintf(w, "wrote\t%s\t%s\n", fl.Path, fl.What)
+			}
+			return w.Flush()
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the directory to write the report into")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was run and written as JSON")
+	root.AddCommand(cmd)
+}
+
+// writeReport writes the report files of b into dir.
+func writeReport(dir string, b *report.Bundle) ([]analyzeFile, error) {
+	var files []analyzeFile
+	add := func(name, what string, write func(io.Writer) error) error {
+		p := filepath.Join(dir, name)
+		if err := createOutput(p, write); err != nil {
+			return err
+		}
+		// Temporary files are private; a report is meant to be read.
+		if err := os.Chmod(p, 0o644); err != nil {
+			return err
+		}
+		files = append(files, analyzeFile{p, what})
+		return nil
+	}
+	if err := add("index.html", "the report (self-contained, opens offline)", func(w io.Writer) error {
+		return web.WriteStatic(w, []*report.Bundle{b})
+	}); err != nil {
+		return nil, err
+	}
+	if err := add("report.json", "every result", func(w io.Writer) error { return json.NewEncoder(w).Encode(b) }); err != nil {
+		return nil, err
+	}
+	parts := map[string]any{"overview": b.Overview, "entropy": b.Entropy, "pca": b.PCA, "phasespace": b.PhaseSpace,
+		"occupancy": b.Occupancy, "mentropy": b.MEntropy, "comm": b.Comm, "phases": b.Phases, "probe": b.Probe}
+	for _, name := range web.Parts {
+		v := parts[name]
+		if isNil(v) {
+			continue
+		}
+		if err := add(name+".json", name+" result", func(w io.Writer) error { return json.NewEncoder(w).Encode(v) }); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range reportPlots(b) {
+		for _, ext := range []string{".png", ".svg"} {
+			path := filepath.Join(dir, p.name+ext)
+			if err := p.draw(path); err != nil {
+				return nil, fmt.Errorf("plot %s: %w", path, err)
+			}
+			files = append(files, analyzeFile{path, p.what})
+		}
+	}
+	return files, nil
+}
+
+func isNil(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case *report.Overview:
+		return x == nil
+	case *report.Entropy:
+		return x == nil
+	case *report.PCA:
+		return x == nil
+	case *report.PhaseSpace:
+		return x == nil
+	case []*report.OccupancyRun:
+		return x == nil
+	case *report.MEntropy:
+		return x == nil
+	case *report.Comm:
+		return x == nil
+	case []*report.Phases:
+		return x == nil
+	case *json.RawMessage:
+		return x == nil
+	}
+	return false
+}
+
+// reportPlot is one static plot of a report.
+type reportPlot struct {
+	name, what string
+	draw       func(path string) error
+}
+
+// reportPlots lists the plots of b, drawn with the plotting code the
+// analysis commands use.
+func reportPlots(b *report.Bundle) []reportPlot {
+	var ps []reportPlot
+	if p := b.PCA; p != nil {
+		var pc1, pc12 []plot.Series
+		for _, r := range p.Runs {
+			s1 := plot.Series{Name: fmt.Sprintf("run %d", r.Run)}
+			s2 := plot.Series{Name: s1.Name}
+			for i, x := range r.Index {
+				s1.X = append(s1.X, float64(x))
+				s1.Y = append(s1.Y, r.Scores[0][i])
+				if len(r.Scores) > 1 {
+					s2.X = append(s2.X, r.Scores[0][i])
+					s2.Y = append(s2.Y, r.Scores[1][i])
+					s2.Size = append(s2.Size, float64(i)/float64(max(len(r.Index)-1, 1)))
+				}
+			}
+			pc1, pc12 = append(pc1, s1), append(pc12, s2)
+		}
+		ps = append(ps, reportPlot{"pca-pc1", "PC1 against state number", func(path string) error {
+			return plot.Lines(path, fmt.Sprintf("PC1 against state number (%.1f%% of the variance)", 100*p.Components[0].Explained), "state", "PC1", pc1)
+		}})
+		if len(p.Components) > 1 {
+			ps = append(ps, reportPlot{"pca-pc12", "PC1 against PC2", func(path string) error {
+				return plot.Scatter(path, "PC1 against PC2; markers grow with time", "PC1", "PC2", pc12)
+			}})
+		}
+	}
+	if s := b.PhaseSpace; s != nil {
+		var series []plot.Series
+		for _, r := range s.Runs {
+			sr := plot.Series{Name: fmt.Sprintf("run %d", r.Run)}
+			for i, pt := range r.Points {
+				sr.X = append(sr.X, pt[0])
+				sr.Y = append(sr.Y, pt[2])
+				sr.Shade = append(sr.Shade, float64(i)/float64(max(len(r.Points)-1, 1)))
+			}
+			series = append(series, sr)
+		}
+		ps = append(ps, reportPlot{"phasespace", "phase space, side view", func(path string) error {
+			return plot.Scatter(path, "phase space, side view at 0°", "horizontal", "vertical (lockstep axis)", series)
+		}})
+	}
+	if e := b.Entropy; e != nil && len(e.Series) > 0 {
+		var series []plot.Series
+		for _, pt := range e.Series {
+			if len(series) == 0 || series[len(series)-1].Name != fmt.Sprintf("run %d", pt.Run) {
+				series = append(series, plot.Series{Name: fmt.Sprintf("run %d", pt.Run)})
+			}
+			s := &series[len(series)-1]
+			s.X = append(s.X, float64(pt.Start)/1e6)
+			s.Y = append(s.Y, pt.Entropy)
+		}
+		ps = append(ps, reportPlot{"entropy", "histogram entropy over time", func(path string) error {
+			return plot.Lines(path, fmt.Sprintf("histogram entropy per window of %s", fmtNS(e.Window)), "time (ms)", "bits", series)
+		}})
+	}
+	if len(b.Occupancy) > 0 {
+		o := b.Occupancy[0]
+		var series []plot.Series
+		for j, m := range o.Modes {
+			s := plot.Series{Name: m}
+			for w, c := range o.Counts {
+				s.X = append(s.X, (float64(o.Begin)+(float64(w)+0.5)*o.Window)/1e6)
+				s.Y = append(s.Y, c[j])
+			}
+			series = append(series, s)
+		}
+		ps = append(ps, reportPlot{"occupancy", "processes per mode over time", func(path string) error {
+			return plot.Lines(path, fmt.Sprintf("processes per mode over time, run %d", o.Run), "time (ms)", "processes", series)
+		}})
+	}
+	if m := b.MEntropy; m != nil {
+		var series []plot.Series
+		for _, p := range m.Procs {
+			s := plot.Series{Name: fmt.Sprintf("run %d proc %d", p.Run, p.Proc)}
+			for i, x := range p.Index {
+				s.X = append(s.X, float64(x))
+				s.Y = append(s.Y, p.Max[i])
+			}
+			series = append(series, s)
+		}
+		ps = append(ps, reportPlot{"mentropy", "modified entropy per process", func(path string) error {
+			return plot.Lines(path, "Modified entropy", "event index", "H (nats)", series)
+		}})
+	}
+	if c := b.Comm; c != nil {
+		ps = append(ps, reportPlot{"comm", "communication matrices", func(path string) error {
+			maps := []plot.Heat{{Title: "whole program", Values: c.Matrices[0].Aggregate.Values(false)}}
+			for _, id := range c.RankOwn.ByVolume {
+				if len(maps) > maxSubPlots {
+					break
+				}
+				if c.Matrices[id].Own.Pairs() > 0 {
+					maps = append(maps, plot.Heat{Title: c.Nodes[id].Path, Values: c.Matrices[id].Own.Values(false)})
+				}
+			}
+			return plot.HeatMaps(path, maps, plot.HeatOptions{Title: "Communication matrices (bytes; structures alone)", Unit: "bytes", Log: true})
+		}})
+	}
+	for _, p := range b.Phases {
+		res := &phase.Result{Intervals: p.Intervals, K: p.K, Hints: phase.Hints{Runs: p.Stretches, InitEnd: p.InitEnd, Period: p.Period}}
+		for _, ph := range p.Phases {
+			res.Phases = append(res.Phases, phase.Phase{ID: ph.ID, Weight: ph.Weight})
+		}
+		name := "phases"
+		if len(b.Phases) > 1 {
+			name = fmt.Sprintf("phases-run%d-proc%d", p.Run, p.Proc)
+		}
+		ps = append(ps, reportPlot{name, "phases and their weights", func(path string) error { return plotPhases(path, b.Trace, res) }})
+	}
+	return ps
+}

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// readJSONFile decodes a JSON file of a report.
+func readJSONFile(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestAnalyzeAmoeba analyses the example straight from its text file and
+// checks that the report holds what the analysis commands print.
+func TestAnalyzeAmoeba(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "report")
+	out := mustRun(t, "analyze", "--json", "--dict", filepath.Join(examples, "amoeba_blocks.txt"), "-o", dir, filepath.Join(examples, "amoeba.srt"))
+	var summary struct {
+		Trace   string            `json:"trace"`
+		Ran     []string          `json:"ran"`
+		Skipped map[string]string `json:"skipped"`
+		Files   []struct{ Path string }
+	}
+	if err := json.Unmarshal([]byte(out), &summary); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if summary.Trace != "amoeba.srt" || strings.Join(summary.Ran, ",") != "overview,states,occupancy" || summary.Skipped["comm"] == "" {
+		t.Errorf("summary %+v", summary)
+	}
+	for _, name := range []string{"index.html", "report.json", "overview.json", "entropy.json", "pca.json", "phasespace.json", "occupancy.json",
+		"pca-pc1.png", "pca-pc1.svg", "pca-pc12.png", "phasespace.png", "entropy.png", "occupancy.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("the report has no %s: %v", name, err)
+		}
+	}
+	if len(summary.Files) != 17 { // index.html, report.json, 5 results, 5 plots in PNG and SVG
+		t.Errorf("%d files written", len(summary.Files))
+	}
+	if st, err := os.Stat(filepath.Join(dir, "index.html")); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("index.html: %v, mode %v", err, st.Mode())
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(html, []byte("<script src=")) || !bytes.Contains(html, []byte("window.PARSCOPE_DATA=")) {
+		t.Error("index.html is not self-contained")
+	}
+	pngData, err := os.ReadFile(filepath.Join(dir, "pca-pc1.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err := png.Decode(bytes.NewReader(pngData)); err != nil || img.Bounds().Dx() < 300 {
+		t.Errorf("pca-pc1.png: %v", err)
+	}
+	// The same numbers as the analysis commands.
+	pst := importAmoeba(t)
+	var ent, entCLI struct {
+		Runs []struct {
+			Run         int32   `json:"run"`
+			CombEntropy float64 `json:"comb_entropy"`
+			Rows        int64   `json:"rows"`
+		} `json:"runs"`
+	}
+	readJSONFile(t, filepath.Join(dir, "entropy.json"), &ent)
+	if err := json.Unmarshal([]byte(mustRun(t, "entropy", "--json", pst)), &entCLI); err != nil {
+		t.Fatal(err)
+	}
+	if len(ent.Runs) != 5 || len(ent.Runs) != len(entCLI.Runs) {
+		t.Fatalf("entropy: %d runs in the report, %d from the command", len(ent.Runs), len(entCLI.Runs))
+	}
+	for i := range ent.Runs {
+		if ent.Runs[i] != entCLI.Runs[i] {
+			t.Errorf("entropy run %d: report %+v, command %+v", i, ent.Runs[i], entCLI.Runs[i])
+		}
+	}
+	var pc, pcCLI struct {
+		Components []struct {
+			Variance  float64 `json:"variance"`
+			Explained float64 `json:"explained"`
+		} `json:"components"`
+	}
+	readJSONFile(t, filepath.Join(dir, "pca.json"), &pc)
+	if err := json.Unmarshal([]byte(mustRun(t, "pca", "--json", pst)), &pcCLI); err != nil {
+		t.Fatal(err)
+	}
+	if len(pc.Components) != 3 || len(pcCLI.Components) != 3 {
+		t.Fatalf("pca: %d and %d components", len(pc.Components), len(pcCLI.Components))
+	}
+	for i := range pc.Components {
+		if math.Abs(pc.Components[i].Variance-pcCLI.Components[i].Variance) > 1e-9*pcCLI.Components[i].Variance {
+			t.Errorf("PC%d: variance %v in the report, %v from the command", i+1, pc.Components[i].Variance, pcCLI.Components[i].Variance)
+		}
+	}
+	var occ []struct {
+		Run  int32 `json:"run"`
+		Mean []struct {
+			Mode   string  `json:"mode"`
+			Global float64 `json:"global_ns"`
+		} `json:"mean"`
+	}
+	readJSONFile(t, filepath.Join(dir, "occupancy.json"), &occ)
+	var occCLI []struct {
+		Run  int32 `json:"run"`
+		Mean []struct {
+			Mode   string  `json:"mode"`
+			Global float64 `json:"global_ns"`
+		} `json:"mean"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "occupancy", "--mean", "--json", "--start", occ[0].Mean[0].Mode, pst)), &occCLI); err != nil {
+		t.Fatal(err)
+	}
+	if len(occ) != 5 || len(occCLI) != 5 {
+		t.Fatalf("occupancy: %d and %d runs", len(occ), len(occCLI))
+	}
+	for i := range occ {
+		for j := range occ[i].Mean {
+			if occ[i].Mean[j] != occCLI[i].Mean[j] {
+				t.Errorf("occupancy run %d mode %d: report %+v, command %+v", i, j, occ[i].Mean[j], occCLI[i].Mean[j])
+			}
+		}
+	}
+}
+
+// TestAnalyzeRingAndGzip checks the communication, modified entropy and
+// phase results against their commands.
+func TestAnalyzeRingAndGzip(t *testing.T) {
+	ring := importRing(t)
+	dir := filepath.Join(t.TempDir(), "ring-report")
+	out := mustRun(t, "analyze", "-o", dir, ring)
+	if !strings.Contains(out, "ran      comm") || !strings.Contains(out, "skipped  states") {
+		t.Errorf("analyze printed:\n%s", out)
+	}
+	type nodes struct {
+		Nodes []struct {
+			Path string `json:"path"`
+			Own  struct {
+				Bytes    int64 `json:"bytes"`
+				Messages int64 `json:"messages"`
+				Degree   int   `json:"degree"`
+			} `json:"own"`
+		} `json:"nodes"`
+	}
+	var c, cCLI nodes
+	readJSONFile(t, filepath.Join(dir, "comm.json"), &c)
+	if err := json.Unmarshal([]byte(mustRun(t, "comm", "--json", ring)), &cCLI); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Nodes) != 3 || len(c.Nodes) != len(cCLI.Nodes) {
+		t.Fatalf("comm: %d and %d nodes", len(c.Nodes), len(cCLI.Nodes))
+	}
+	for i := range c.Nodes {
+		if c.Nodes[i] != cCLI.Nodes[i] {
+			t.Errorf("comm node %d: report %+v, command %+v", i, c.Nodes[i], cCLI.Nodes[i])
+		}
+	}
+	var me struct {
+		Procs []struct {
+			Proc int32     `json:"proc"`
+			Max  []float64 `json:"h_max"`
+		} `json:"procs"`
+	}
+	readJSONFile(t, filepath.Join(dir, "mentropy.json"), &me)
+	var meCLI []struct {
+		Proc   int32 `json:"proc"`
+		Series []struct {
+			H float64 `json:"h"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "mentropy", "--json", ring)), &meCLI); err != nil {
+		t.Fatal(err)
+	}
+	if len(me.Procs) != 4 || len(meCLI) != 4 {
+		t.Fatalf("mentropy: %d and %d processes", len(me.Procs), len(meCLI))
+	}
+	for i, p := range me.Procs {
+		if len(p.Max) != len(meCLI[i].Series) {
+			t.Fatalf("mentropy proc %d: %d and %d points", p.Proc, len(p.Max), len(meCLI[i].Series))
+		}
+		for k, h := range p.Max {
+			if h != meCLI[i].Series[k].H {
+				t.Errorf("mentropy proc %d event %d: %v in the report, %v from the command", p.Proc, k, h, meCLI[i].Series[k].H)
+				break
+			}
+		}
+	}
+
+	gz := filepath.Join(t.TempDir(), "gzip.pst")
+	mustRun(t, "import", "-o", gz, filepath.Join(examples, "gzip.bb.gz"))
+	gdir := filepath.Join(t.TempDir(), "gzip-report")
+	mustRun(t, "analyze", "-o", gdir, gz)
+	var ph []struct {
+		K      int `json:"k"`
+		Phases []struct {
+			ID     int     `json:"id"`
+			Weight float64 `json:"weight"`
+		} `json:"phases"`
+	}
+	readJSONFile(t, filepath.Join(gdir, "phases.json"), &ph)
+	var phCLI struct {
+		Analyses []struct {
+			Result struct {
+				K      int `json:"k"`
+				Phases []struct {
+					ID     int     `json:"id"`
+					Weight float64 `json:"weight"`
+				} `json:"phases"`
+			} `json:"result"`
+		} `json:"analyses"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "phases", "--json", gz)), &phCLI); err != nil {
+		t.Fatal(err)
+	}
+	if len(ph) != 1 || len(phCLI.Analyses) != 1 || ph[0].K != phCLI.Analyses[0].Result.K || len(ph[0].Phases) != len(phCLI.Analyses[0].Result.Phases) {
+		t.Fatalf("phases: report %+v, command %+v", ph, phCLI)
+	}
+	for i, p := range ph[0].Phases {
+		if p != phCLI.Analyses[0].Result.Phases[i] {
+			t.Errorf("phase %d: report %+v, command %+v", i, p, phCLI.Analyses[0].Result.Phases[i])
+		}
+	}
+	for _, name := range []string{"phases.png", "phases.svg", "index.html"} {
+		if _, err := os.Stat(filepath.Join(gdir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestAnalyzeErrors(t *testing.T) {
+	if _, errOut, code := run(t, "analyze", filepath.Join(examples, "amoeba.srt")); code != 2 || !strings.Contains(errOut, "-o DIR is required") {
+		t.Errorf("analyze without -o: exit %d, %s", code, errOut)
+	}
+	missing := filepath.Join(t.TempDir(), "nope.pst")
+	if _, errOut, code := run(t, "analyze", "-o", t.TempDir(), missing); code != 1 || !strings.Contains(errOut, "nope.pst") {
+		t.Errorf("analyze of a missing trace: exit %d, %s", code, errOut)
+	}
+	bad := filepath.Join(t.TempDir(), "probe.json")
+	os.WriteFile(bad, []byte("{"), 0o644)
+	if _, errOut, code := run(t, "analyze", "-o", t.TempDir(), "--probe", bad, importRing(t)); code != 1 || !strings.Contains(errOut, "probe.json") {
+		t.Errorf("analyze with a bad probe file: exit %d, %s", code, errOut)
+	}
+	// A failed analysis leaves an existing report as it was.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "index.html"), []byte("old"), 0o644)
+	run(t, "analyze", "-o", dir, missing)
+	if b, _ := os.ReadFile(filepath.Join(dir, "index.html")); string(b) != "old" {
+		t.Error("a failed analyze touched the existing report")
+	}
+}
