@@ -369,8 +369,9 @@ func (a *Accumulator) advance(t int64) {
 // last record; a's last microstate lasts until then. The modes of
 // processes that b met only later are resolved from a. The result equals
 // one pass over both shards' records when b's t0 is the time of its first
-// record (otherwise the microstate at the boundary counts twice in
-// Microstates; the tables are the same). b must not be used afterwards.
+// state record, or b has none (otherwise the microstate at the boundary
+// counts twice in Microstates; the tables are the same). b must not be
+// used afterwards.
 func (a *Accumulator) Merge(b *Accumulator) error {
 	if b.p != a.p || b.m != a.m || b.modes != a.modes {
 		return fmt.Errorf("occupancy: merging shards of different runs or modes (%d and %d processes, %d and %d modes)", a.p, b.p, a.m, b.m)
@@ -380,6 +381,14 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 	}
 	if b.t0 < a.now {
 		return fmt.Errorf("occupancy: the shard beginning at %d ns overlaps the previous shard, which ends at %d ns", b.t0, a.now)
+	}
+	// A shard without state records (b.unknown == b.p) only adds records
+	// and extends the end: a's last microstate goes on through it.
+	stateless := b.unknown == b.p
+	if stateless {
+		a.records += b.records
+		a.maxT = max(a.maxT, b.maxT)
+		return nil
 	}
 	a.advance(b.t0)
 	// Resolve b's rows with processes of unknown mode from a's final modes.

@@ -41,6 +41,22 @@ type Options struct {
 	// event instead of from block ids: the "representative variable" of
 	// section 3.1, recorded as events whose Value is the variable.
 	ValueEvent *int32
+	// Seed, when not nil, is the state of every selected process (in column
+	// order) at time From: each run's first row begins at From with X = Seed
+	// instead of at 0 with every process in Start. It reconstructs one time
+	// window of a trace, seeded with the last state of every process before
+	// the window, from the window's records alone; the window's rows equal
+	// those of a reconstruction of the whole trace from From on (the class
+	// quantities of the tracker may differ in the last bits: they are sums
+	// taken in another order).
+	Seed []int32
+	From int64
+	// To, when positive, is the end of a seeded window: the last row lasts
+	// until To instead of having duration 0 (the run goes on after the
+	// window). A seeded window without records is then one row, of run Run,
+	// from From to To.
+	To  int64
+	Run int32
 }
 
 // Row is one parallel state of one run. X, Counts and Blocks are owned by
@@ -68,6 +84,9 @@ func Reconstruct(ctx context.Context, h *trace.Header, r trace.Reader, opts Opti
 	start := opts.Start
 	if !opts.StartSet {
 		start = DefaultStart(h)
+	}
+	if opts.Seed != nil && opts.Procs != nil && len(opts.Seed) != len(opts.Procs) {
+		return fmt.Errorf("state: a seed of %d processes for a state of %d", len(opts.Seed), len(opts.Procs))
 	}
 	rc := &reconstructor{h: h, opts: opts, start: start, fn: fn, blocks: NewBlockIndex(h)}
 	buf := make([]trace.Record, 4096)
@@ -119,7 +138,7 @@ type reconstructor struct {
 	pending bool // row holds a state not yet delivered
 }
 
-func (rc *reconstructor) beginRun(run int32) {
+func (rc *reconstructor) beginRun(run int32) error {
 	rc.run, rc.started = run, true
 	var procs []int32
 	if rc.opts.Procs != nil {
@@ -142,7 +161,18 @@ func (rc *reconstructor) beginRun(run int32) {
 	}
 	rc.tr = NewTracker(len(procs), rc.blocks, rc.start)
 	rc.row = Row{Run: run, T: 0, X: rc.tr.X, Tracker: rc.tr}
+	if rc.opts.Seed != nil {
+		if len(rc.opts.Seed) != len(procs) {
+			return fmt.Errorf("state: a seed of %d processes for run %d of %d processes", len(rc.opts.Seed), run, len(procs))
+		}
+		for c, v := range rc.opts.Seed {
+			rc.tr.Set(c, v)
+		}
+		rc.tr.resetChanged()
+		rc.row.T = rc.opts.From
+	}
 	rc.pending = true
+	return nil
 }
 
 func (rc *reconstructor) add(r *trace.Record) error {
@@ -164,7 +194,9 @@ func (rc *reconstructor) add(r *trace.Record) error {
 				return err
 			}
 		}
-		rc.beginRun(r.Run)
+		if err := rc.beginRun(r.Run); err != nil {
+			return err
+		}
 	}
 	c := -1
 	if int(r.Proc) < len(rc.cols) {
@@ -204,10 +236,19 @@ func (rc *reconstructor) emit(dur int64) error {
 }
 
 func (rc *reconstructor) finish() error {
-	if rc.started {
-		return rc.emit(0)
+	if !rc.started && rc.opts.Seed != nil && rc.opts.To > 0 {
+		if err := rc.beginRun(rc.opts.Run); err != nil {
+			return err
+		}
 	}
-	return nil
+	if !rc.started {
+		return nil
+	}
+	var dur int64
+	if rc.opts.To > 0 {
+		dur = max(rc.opts.To-rc.row.T, 0)
+	}
+	return rc.emit(dur)
 }
 
 // BlockIndex maps block (state) ids to dense indices 0..N-1, in id order

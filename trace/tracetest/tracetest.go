@@ -17,6 +17,9 @@ import (
 type Stream struct {
 	Procs int32
 	Limit int // records to produce
+	// From is the first 1 µs step produced (0: the beginning), so that
+	// streams of consecutive time ranges can be generated in parallel.
+	From int64
 
 	n    int
 	step int64
@@ -48,8 +51,8 @@ func (g *Stream) Read(buf []trace.Record) (int, error) {
 }
 
 func (g *Stream) fill() {
-	t := g.step * 1000
-	s := g.step
+	s := g.From + g.step
+	t := s * 1000
 	g.step++
 	for p := int32(0); p < g.Procs; p++ {
 		g.pend = append(g.pend, trace.State(0, p, t, int32(s%5)), trace.Enter(0, p, t, int32(s%3)))

@@ -1,0 +1,142 @@
+package occupancy
+
+import (
+	"bytes"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// accState is an Accumulator's state in exported fields, for gob.
+type accState struct {
+	P         int
+	T0        int64
+	Trace     bool
+	Start     string
+	Now, MaxT int64
+	Records   int64
+	Micro     int64
+
+	Mode       []int32
+	Counts     []int32
+	Key        uint64
+	Unknown    int
+	Since      []int64
+	Local      []int64
+	UnknownDur []int64
+	FirstRow   []int32
+
+	Prefix []prefixState
+	Table  []Macro
+	Rows   []Row
+	NRows  int64
+	HasCur bool
+	CurIdx int // table index of the current T2 row
+	CurKey uint64
+	CurCnt []int32
+	First  []int32
+}
+
+type prefixState struct {
+	T, Dur, Micro int64
+	Counts        []int32
+}
+
+// MarshalBinary encodes the accumulator, so that the accumulator of a time
+// shard computed on one machine can be merged on another
+// (UnmarshalAccumulator, then Merge). An accumulator with Options.Micro
+// cannot be encoded.
+func (a *Accumulator) MarshalBinary() ([]byte, error) {
+	if a.opts.Micro != nil {
+		return nil, errors.New("occupancy: an accumulator with a microstate callback cannot be encoded")
+	}
+	a.sync()
+	st := accState{P: a.p, T0: a.t0, Trace: a.opts.Trace, Start: a.opts.Start, Now: a.now, MaxT: a.maxT,
+		Records: a.records, Micro: a.micro, Mode: a.mode, Counts: a.counts, Key: a.key, Unknown: a.unknown,
+		Since: a.since, Local: a.local, UnknownDur: a.unknownDur, FirstRow: a.firstRow, Table: a.table,
+		Rows: a.trace, NRows: a.rows, HasCur: a.hasCur, CurKey: a.curKey, CurCnt: a.current(), First: a.first, CurIdx: -1}
+	if a.hasCur {
+		st.CurIdx = a.cur
+		if a.packed {
+			st.CurIdx = int(a.index.slots[a.cur].idx)
+		}
+	}
+	for _, r := range a.prefix {
+		st.Prefix = append(st.Prefix, prefixState{T: r.t, Dur: r.dur, Micro: r.micro, Counts: r.counts})
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&st); err != nil {
+		return nil, fmt.Errorf("occupancy: encoding an accumulator: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// UnmarshalAccumulator decodes an accumulator MarshalBinary encoded, for
+// the same modes. Accumulators to be merged must be decoded with the same
+// *Modes. Data that is not a consistent accumulator is an error.
+func UnmarshalAccumulator(data []byte, modes *Modes) (*Accumulator, error) {
+	var st accState
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
+		return nil, fmt.Errorf("occupancy: decoding an accumulator: %w", err)
+	}
+	a, err := NewAccumulator(modes, st.P, st.T0, Options{Trace: st.Trace, Start: st.Start})
+	if err != nil {
+		return nil, err
+	}
+	p, m := a.p, a.m
+	bad := len(st.Mode) != p || len(st.Counts) != m || len(st.Since) != p || len(st.Local) != p*m ||
+		len(st.UnknownDur) != p || len(st.FirstRow) != p || st.Unknown < 0 || st.Unknown > p ||
+		len(st.CurCnt) != m || (st.First != nil && len(st.First) != m) ||
+		(st.HasCur && (st.CurIdx < 0 || st.CurIdx >= len(st.Table)))
+	for _, k := range st.Mode {
+		bad = bad || k < -1 || int(k) >= m
+	}
+	for _, e := range st.Table {
+		bad = bad || len(e.Counts) != m
+	}
+	for _, r := range st.Prefix {
+		bad = bad || len(r.Counts) != m
+	}
+	if bad {
+		return nil, fmt.Errorf("occupancy: an encoded accumulator of %d processes and %d modes is inconsistent", st.P, m)
+	}
+	a.now, a.maxT, a.records, a.micro = st.Now, st.MaxT, st.Records, st.Micro
+	a.mode, a.counts, a.key, a.unknown = st.Mode, st.Counts, st.Key, st.Unknown
+	a.since, a.local, a.unknownDur, a.firstRow = st.Since, st.Local, st.UnknownDur, st.FirstRow
+	for _, r := range st.Prefix {
+		a.prefix = append(a.prefix, prefixRow{t: r.T, dur: r.Dur, micro: r.Micro, counts: r.Counts})
+	}
+	a.table, a.trace, a.rows, a.first = st.Table, st.Rows, st.NRows, st.First
+	// Rebuild the index of the table and the current row's entry.
+	for i, e := range a.table {
+		if a.packed {
+			s, added := a.index.slotOf(a.packKey(e.Counts), int32(i))
+			if !added {
+				return nil, fmt.Errorf("occupancy: an encoded accumulator lists macrostate %v twice", e.Counts)
+			}
+			a.index.slots[s].occ = e.Occupancy
+		} else {
+			k := Key(e.Counts)
+			if _, dup := a.sindex[k]; dup {
+				return nil, fmt.Errorf("occupancy: an encoded accumulator lists macrostate %v twice", e.Counts)
+			}
+			a.sindex[k] = int32(i)
+		}
+	}
+	a.hasCur = st.HasCur
+	if a.hasCur {
+		cnt := a.table[st.CurIdx].Counts
+		copy(a.curCnt, cnt)
+		a.curKey = st.CurKey
+		a.cur = st.CurIdx
+		if a.packed {
+			a.curKey = a.packKey(cnt)
+			a.cur, _ = a.index.slotOf(a.curKey, int32(st.CurIdx))
+		}
+	}
+	if !slices.Equal(a.counts, st.Counts) {
+		return nil, errors.New("occupancy: internal error decoding the counts")
+	}
+	return a, nil
+}
