@@ -22,30 +22,42 @@ func BenchmarkCompat(b *testing.B) {
 				f := loadBB(b, name+".bb.gz")
 				opts := DefaultOptions()
 				opts.Workers = workers
+				cpu := processCPU()
 				for b.Loop() {
 					if _, err := Run(context.Background(), f, opts); err != nil {
 						b.Fatal(err)
 					}
 				}
+				reportCPU(b, cpu)
 			})
 		}
 	}
 }
 
 // BenchmarkDefault times Default mode with the same search on the two
-// real data sets.
+// real data sets, on all the cores (GOMAXPROCS workers).
 func BenchmarkDefault(b *testing.B) {
 	for _, name := range []string{"bzip2_rt_100M", "phases"} {
 		b.Run(name, func(b *testing.B) {
 			f := loadBB(b, name+".bb.gz")
 			opts := DefaultOptions()
 			opts.Mode = Default
+			cpu := processCPU()
 			for b.Loop() {
 				if _, err := Run(context.Background(), f, opts); err != nil {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, cpu)
 		})
+	}
+}
+
+// reportCPU reports the process CPU time per iteration since start, a
+// figure less disturbed than wall time when other jobs share the cores.
+func reportCPU(b *testing.B, start time.Duration) {
+	if cpu := processCPU() - start; cpu > 0 {
+		b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 	}
 }
 

@@ -247,3 +247,62 @@ func TestScoreJSON(t *testing.T) {
 		t.Fatalf("round trip gave %v", out)
 	}
 }
+
+// TestGuardTransitions adds six transition intervals (half one phase,
+// half the next) to four synthetic phases. Without the guard Default mode
+// gives some of them phases of their own, and chooses a larger k for it;
+// with it every phase holds at least two intervals, and the four program
+// phases stay whole and unmixed.
+func TestGuardTransitions(t *testing.T) {
+	f, truth := synthetic([]int{60, 40, 30, 20}, 7, 0.05, 1)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for j := 0; j < 6; j++ {
+		p, q := j%4, (j+1)%4
+		share := 0.3 + 0.4*rng.Float64()
+		v := bbv.Vector{}
+		for b := 1; b <= 10; b++ {
+			v.Blocks = append(v.Blocks, int32(10*p+b))
+			v.Counts = append(v.Counts, math.Round(1000*share))
+		}
+		for b := 1; b <= 10; b++ {
+			v.Blocks = append(v.Blocks, int32(10*q+b))
+			v.Counts = append(v.Counts, math.Round(1000*(1-share)))
+		}
+		f.Vectors = append(f.Vectors, v)
+	}
+	f.Lines = nil
+	run := func(minSize int) *Result {
+		opts := DefaultOptions()
+		opts.Mode, opts.MaxK, opts.MinPhaseSize = Default, 12, minSize
+		res, err := Run(context.Background(), f, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	smallest := func(res *Result) int {
+		m := res.Intervals
+		for _, p := range res.Phases {
+			m = min(m, p.Size)
+		}
+		return m
+	}
+	off, on := run(1), run(0)
+	if smallest(off) != 1 || off.K <= on.K {
+		t.Errorf("without the guard: k=%d, smallest phase %d; want one-interval phases and k > %d", off.K, smallest(off), on.K)
+	}
+	if smallest(on) < DefaultMinPhaseSize {
+		t.Errorf("with the guard: a phase of %d intervals", smallest(on))
+	}
+	// The 150 program-phase intervals: each phase in one cluster of its own.
+	if !samePartition(on.Labels[:len(truth)], truth) {
+		t.Errorf("with the guard (k=%d) the program phases are split or mixed", on.K)
+	}
+	for _, l := range on.Labels[len(truth):] {
+		for i, m := range on.Labels[:len(truth)] {
+			if l == m {
+				t.Fatalf("transition interval labelled %d, as program-phase interval %d", l, i)
+			}
+		}
+	}
+}

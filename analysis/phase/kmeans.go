@@ -10,6 +10,7 @@ type clustering struct {
 	k          int
 	centres    []float64 // k*d
 	weights    []float64 // k: the share of the data weight in each cluster
+	state      *kmeans   // Default mode: the k-means state (for refine, and a hint for score)
 	iterations int
 	converged  bool
 	bic        float64
@@ -278,7 +279,9 @@ const bicPi = 3.14159265358979
 // score computes SimPoint's BIC of a clustering on the whole data set
 // (spec/simpoint.md §4.4), with labels recomputed from the centres and
 // the cluster probabilities taken from the k-means weights. It returns
-// the BIC and the distortion.
+// the BIC and the distortion. The clustering's k-means state, if any
+// (which must be the state the clustering was taken from), only speeds
+// up the search for the nearest centres.
 func score(ds *dataset, cl *clustering) (bic, distortion float64) {
 	n, d, k := ds.n, ds.d, cl.k
 	totalW := 0.0
@@ -288,11 +291,29 @@ func score(ds *dataset, cl *clustering) (bic, distortion float64) {
 	sse := 0.0
 	logP := 0.0
 	scratch := make([]float64, k)
+	logs := make([]float64, k) // the same values as math.Log per row
+	for c, p := range cl.weights {
+		if p > 0 {
+			logs[c] = math.Log(p)
+		}
+	}
 	for i := 0; i < n; i++ {
-		c, dist := nearestScratch(ds.row(i), cl.centres, k, -1, scratch)
+		var c int
+		var dist float64
+		if m := cl.state; m != nil {
+			// The bounds often prove the label is the nearest centre,
+			// and the only one at that distance.
+			c = m.labels[i]
+			dist = sqDist(ds.row(i), cl.centres[c*d:(c+1)*d])
+			if !(math.Sqrt(dist)*(1+1e-9) < m.lower[i]) {
+				c, dist = nearestScratch(ds.row(i), cl.centres, k, c, scratch)
+			}
+		} else {
+			c, dist = nearestScratch(ds.row(i), cl.centres, k, -1, scratch)
+		}
 		sse += float64(ds.w[i] * dist)
-		if p := cl.weights[c]; p > 0 {
-			logP += float64(ds.w[i]/totalW) * math.Log(p)
+		if cl.weights[c] > 0 {
+			logP += float64(ds.w[i]/totalW) * logs[c]
 		}
 	}
 	distortion = sse / (totalW / float64(n))

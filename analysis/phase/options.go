@@ -15,9 +15,13 @@
 //     simulation points, weights and labels, and WriteSimpoints,
 //     WriteWeights and WriteLabels print the same bytes.
 //   - Default is a modern k-means on the same projection: k-means++
-//     seeding, restarts run in parallel, empty clusters re-seeded, and
-//     convergence on a tolerance. It keeps SimPoint's BIC and k rule, and
-//     is deterministic for a seed whatever the number of goroutines.
+//     seeding, restarts run in parallel, Lloyd iterations pruned by
+//     Hamerly's bounds, empty clusters re-seeded by splitting the widest
+//     cluster, convergence on a tolerance, and Hartigan's moves to refine
+//     the chosen clustering. It keeps SimPoint's BIC and k rule, with a
+//     phase-size guard (Options.MinPhaseSize) so that k is not chosen for
+//     isolating stray intervals, and is deterministic for a seed whatever
+//     the number of goroutines.
 //
 // Run takes a *bbv.File (see format/bbv; parse it with SimPointQuirks for
 // SimPoint's view of a file) and Options, and returns a Result that
@@ -120,6 +124,9 @@ const (
 	DefaultIters        = 100
 	DefaultBICThreshold = 0.9
 	DefaultTolerance    = 1e-9
+	// DefaultMinPhaseSize is the smallest phase, in intervals, that
+	// counts when Default mode chooses k (see Options.MinPhaseSize).
+	DefaultMinPhaseSize = 2
 )
 
 // Options configure Run. Start from DefaultOptions: the zero value is not
@@ -172,6 +179,17 @@ type Options struct {
 	// iteration lowers the distortion by no more than Tolerance times its
 	// value (or changes no label). 0 means DefaultTolerance.
 	Tolerance float64
+	// MinPhaseSize is Default mode's phase-size guard: when the k search
+	// and the k rule compare the k, each k's best clustering is scored
+	// (Evaluation.GuardedBIC) with its clusters of fewer than MinPhaseSize
+	// intervals dissolved into the nearest larger one. SimPoint's BIC
+	// (one variance for all clusters) rewards a better k-means for
+	// isolating stray intervals, such as those that straddle two program
+	// phases; with the guard such a k no longer wins for that, and the
+	// phases reported are the best clustering of the chosen k as it is.
+	// 1 turns the guard off; 0 means DefaultMinPhaseSize. Compat mode
+	// ignores it, as SimPoint has no such guard.
+	MinPhaseSize int
 }
 
 // DefaultOptions returns SimPoint 3.2's defaults: Compat mode, -maxK 30,
@@ -228,6 +246,9 @@ func (o *Options) validate() error {
 	}
 	if o.Tolerance < 0 || math.IsNaN(o.Tolerance) {
 		bad("Tolerance is %v; it must be ≥ 0", o.Tolerance)
+	}
+	if o.MinPhaseSize < 0 {
+		bad("MinPhaseSize is %d; it must be ≥ 0", o.MinPhaseSize)
 	}
 	if o.Workers < 0 {
 		bad("Workers is %d; it must be ≥ 0", o.Workers)

@@ -52,6 +52,7 @@ func TestOptionsValidate(t *testing.T) {
 		"seeds":        func(o *Options) { o.SeedProj = 1 << 40 },
 		"Workers":      func(o *Options) { o.Workers = -1 },
 		"Tolerance":    func(o *Options) { o.Tolerance = -1 },
+		"MinPhaseSize": func(o *Options) { o.MinPhaseSize = -1 },
 	} {
 		o := DefaultOptions()
 		mutate(&o)

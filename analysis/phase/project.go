@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/parscope/parscope/format/bbv"
 )
@@ -18,9 +19,37 @@ type dataset struct {
 	sums    []float64 // each interval's total count
 	inDim   int32     // dimension of the input (largest block id)
 	project bool
+
+	spreadOnce  sync.Once
+	spreadValue float64
 }
 
 func (ds *dataset) row(i int) []float64 { return ds.x[i*ds.d : (i+1)*ds.d] }
+
+// spread returns the weighted mean squared distance of the rows to their
+// weighted mean (the distortion of one cluster, per unit of weight),
+// computed once.
+func (ds *dataset) spread() float64 {
+	ds.spreadOnce.Do(func() {
+		mean := make([]float64, ds.d)
+		total := 0.0
+		for i, w := range ds.w {
+			for j, v := range ds.row(i) {
+				mean[j] += float64(v * w)
+			}
+			total += w
+		}
+		for j := range mean {
+			mean[j] /= total
+		}
+		s := 0.0
+		for i, w := range ds.w {
+			s += float64(w * sqDist(ds.row(i), mean))
+		}
+		ds.spreadValue = s / total
+	})
+	return ds.spreadValue
+}
 
 // maxDenseElements bounds the matrix built for NoProject.
 const maxDenseElements = 1 << 28
@@ -162,7 +191,14 @@ func load(ctx context.Context, f *bbv.File, opts *Options) (*dataset, error) {
 			}
 		}
 	}
-	if opts.VariableLength {
+	setWeights(ds, opts.VariableLength)
+	return ds, nil
+}
+
+// setWeights sets the row weights: each interval's share of the total
+// count with variableLength, else 1/n.
+func setWeights(ds *dataset, variableLength bool) {
+	if variableLength {
 		total := 0.0
 		for _, s := range ds.sums {
 			total += s
@@ -172,8 +208,7 @@ func load(ctx context.Context, f *bbv.File, opts *Options) (*dataset, error) {
 		}
 	} else {
 		for i := range ds.w {
-			ds.w[i] = 1.0 / float64(n)
+			ds.w[i] = 1.0 / float64(ds.n)
 		}
 	}
-	return ds, nil
 }

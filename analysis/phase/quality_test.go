@@ -3,6 +3,8 @@ package phase
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/format/bbv"
@@ -39,14 +41,39 @@ func cutPrefix(s, p string) (string, bool) {
 	return s, false
 }
 
+// qualitySets are the data sets Default mode is compared on: the seven
+// option sets with SimPoint 3.2 reference outputs, and our own three
+// files with SimPoint's defaults.
+func qualitySets() []reference {
+	sets := slices.Clone(references)
+	for _, own := range []string{"seq.bb.gz", "cycle.bb.gz", "sort.bb.gz"} {
+		sets = append(sets, reference{name: own, bb: "own:" + own})
+	}
+	return sets
+}
+
+// loadReference parses a quality set's input and returns its options.
+func loadReference(t testing.TB, r reference) (*bbv.File, Options) {
+	t.Helper()
+	name := r.bb
+	if !strings.HasPrefix(name, "own:") {
+		name = "shared:" + name
+	}
+	opts := DefaultOptions()
+	if r.opts != nil {
+		r.opts(&opts)
+	}
+	return loadDataSet(t, name), opts
+}
+
 // TestDefaultBICAtLeastCompat checks, on every data set, that Default mode
-// clusters SimPoint's chosen k at least as well as SimPoint does (a BIC at
-// least as high), with the same projection and number of restarts.
+// clusters SimPoint's chosen k at least as well as SimPoint does: a BIC at
+// least as high and a distortion at most as high, with the same
+// projection, options and number of restarts.
 func TestDefaultBICAtLeastCompat(t *testing.T) {
-	for _, name := range dataSets {
-		t.Run(name, func(t *testing.T) {
-			f := loadDataSet(t, name)
-			opts := DefaultOptions()
+	for _, r := range qualitySets() {
+		t.Run(r.name, func(t *testing.T) {
+			f, opts := loadReference(t, r)
 			compat, err := Run(context.Background(), f, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -56,13 +83,77 @@ func TestDefaultBICAtLeastCompat(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cb, db := float64(compat.Evaluated[compat.Chosen].BIC), float64(def.Evaluated[0].BIC)
-			t.Logf("k=%d: compat BIC %.2f, default BIC %.2f", compat.K, cb, db)
+			ce, de := compat.Evaluated[compat.Chosen], def.Evaluated[0]
+			cb, db := float64(ce.BIC), float64(de.BIC)
+			cd, dd := float64(ce.Trials[ce.BestTrial].Distortion), float64(de.Trials[de.BestTrial].Distortion)
+			t.Logf("k=%d: BIC compat %.2f default %.2f; distortion compat %.5g default %.5g", compat.K, cb, db, cd, dd)
 			if !(db >= cb) {
 				t.Errorf("k=%d: Default BIC %v < SimPoint's %v", compat.K, db, cb)
 			}
+			if !(dd <= cd) {
+				t.Errorf("k=%d: Default distortion %v > SimPoint's %v", compat.K, dd, cd)
+			}
 			if len(def.Phases) == 0 || def.Phases[0].Size == 0 {
 				t.Errorf("no phases reported")
+			}
+		})
+	}
+}
+
+// TestPhaseSizeGuard checks the phase-size guard on every data set: with
+// SimPoint's options otherwise, Default mode chooses a k whose phases all
+// hold at least DefaultMinPhaseSize intervals, no larger than the k it
+// chooses without the guard, and its chosen BIC is the guarded one. On
+// cycle, whose phases repeat almost exactly, the guard is what stops the
+// run-away to k = MaxK with phases of one interval, and Default then
+// finds the initialisation and the period as SimPoint does.
+func TestPhaseSizeGuard(t *testing.T) {
+	for _, r := range qualitySets() {
+		t.Run(r.name, func(t *testing.T) {
+			f, opts := loadReference(t, r)
+			opts.Mode = Default
+			res, err := Run(context.Background(), f, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts.MinPhaseSize = 1
+			off, err := Run(context.Background(), f, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			small := func(res *Result) int {
+				n := 0
+				for _, p := range res.Phases {
+					if p.Size < DefaultMinPhaseSize {
+						n++
+					}
+				}
+				return n
+			}
+			t.Logf("guard: k=%d, %d small phases; off: k=%d, %d small phases", res.K, small(res), off.K, small(off))
+			if small(res) != 0 {
+				t.Errorf("k=%d has %d phases of fewer than %d intervals", res.K, small(res), DefaultMinPhaseSize)
+			}
+			if res.K > off.K {
+				t.Errorf("the guard chose k=%d, more than %d without it", res.K, off.K)
+			}
+			for _, ev := range res.Evaluated {
+				if ev.GuardedBIC == nil || *ev.GuardedBIC > ev.BIC {
+					t.Errorf("k=%d: guarded BIC %v, BIC %v", ev.K, ev.GuardedBIC, ev.BIC)
+				}
+			}
+			for _, ev := range off.Evaluated {
+				if ev.GuardedBIC == nil || *ev.GuardedBIC != ev.BIC {
+					t.Errorf("guard off: k=%d: guarded BIC %v, BIC %v", ev.K, ev.GuardedBIC, ev.BIC)
+				}
+			}
+			if r.name == "cycle.bb.gz" {
+				if off.K != opts.MaxK || small(off) == 0 {
+					t.Errorf("without the guard: k=%d with %d small phases; want the run-away to %d", off.K, small(off), opts.MaxK)
+				}
+				if res.Hints.InitEnd != 11 || res.Hints.Period != 20 {
+					t.Errorf("init end %d, period %d; want 11 and 20", res.Hints.InitEnd, res.Hints.Period)
+				}
 			}
 		})
 	}

@@ -55,10 +55,19 @@ type Result struct {
 // Evaluation is the clustering of one k: each k-means trial, and the one
 // kept (the best BIC).
 type Evaluation struct {
-	K         int     `json:"k"`
-	BIC       Score   `json:"bic"`
-	BestTrial int     `json:"best_trial"`
-	Trials    []Trial `json:"trials"`
+	// K is the number of clusters asked for.
+	K int `json:"k"`
+	// BIC is the best trial's BIC.
+	BIC Score `json:"bic"`
+	// GuardedBIC (Default mode) is the best trial's BIC with its phases
+	// of fewer than Options.MinPhaseSize intervals dissolved into the
+	// nearest larger one. The k search and the k rule use it, so that a
+	// k does not win by isolating stray intervals.
+	GuardedBIC *Score `json:"guarded_bic,omitempty"`
+	// BestTrial is the index in Trials of the trial kept.
+	BestTrial int `json:"best_trial"`
+	// Trials are the k-means runs, one per initialisation.
+	Trials []Trial `json:"trials"`
 }
 
 // Trial is one k-means run from one initialisation.

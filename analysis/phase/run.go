@@ -21,12 +21,20 @@ func Run(ctx context.Context, f *bbv.File, opts Options) (*Result, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	if opts.Tolerance == 0 {
-		opts.Tolerance = DefaultTolerance
-	}
 	ds, err := load(ctx, f, &opts)
 	if err != nil {
 		return nil, err
+	}
+	return cluster(ctx, ds, opts)
+}
+
+// cluster runs the search of Run over the loaded intervals ds.
+func cluster(ctx context.Context, ds *dataset, opts Options) (*Result, error) {
+	if opts.Tolerance == 0 {
+		opts.Tolerance = DefaultTolerance
+	}
+	if opts.MinPhaseSize == 0 {
+		opts.MinPhaseSize = DefaultMinPhaseSize
 	}
 	kmax := opts.MaxK
 	for _, k := range opts.K {
@@ -40,6 +48,9 @@ func Run(ctx context.Context, f *bbv.File, opts Options) (*Result, error) {
 		e.workers = runtime.GOMAXPROCS(0)
 	}
 	if err := e.search(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.refineChosen(ctx); err != nil {
 		return nil, err
 	}
 	return e.result(), nil
@@ -56,13 +67,23 @@ type engine struct {
 
 // evaluation is the clustering of one k: all its trials and the best.
 type evaluation struct {
-	k      int
-	trials []*clustering
-	seeds  []int64
-	best   int
+	k       int
+	trials  []*clustering
+	seeds   []int64
+	best    int
+	guard   bool    // Default mode: the k rule uses guarded
+	guarded float64 // the best trial's BIC under the phase-size guard
 }
 
-func (ev *evaluation) bic() float64 { return ev.trials[ev.best].bic }
+// bic is the score the k search and the k rule use: the best trial's
+// BIC, or in Default mode its BIC under the phase-size guard (see
+// guardedScore).
+func (ev *evaluation) bic() float64 {
+	if ev.guard {
+		return ev.guarded
+	}
+	return ev.trials[ev.best].bic
+}
 
 // search evaluates the k of the list, or runs SimPoint's binary search
 // (spec/simpoint.md §4.5).
@@ -137,7 +158,9 @@ func (e *engine) trialSeed(r, t int) (int64, error) {
 // evaluate clusters the data for each k of ks, the next evaluations of
 // the search, NumInitSeeds times each; all the trials run in parallel on
 // the workers, the largest k first. For each k it keeps the trial with
-// the best BIC (the earliest on ties).
+// the best BIC (the earliest on ties); in Default mode it also scores that
+// trial under the phase-size guard, and keeps its k-means state for the
+// refinement of the chosen k.
 func (e *engine) evaluate(ctx context.Context, ks []int) error {
 	nt := e.opts.NumInitSeeds
 	first := len(e.runs)
@@ -145,7 +168,7 @@ func (e *engine) evaluate(ctx context.Context, ks []int) error {
 	type task struct{ ev, t int }
 	var tasks []task
 	for i, k := range ks {
-		ev := &evaluation{k: k, trials: make([]*clustering, nt), seeds: make([]int64, nt)}
+		ev := &evaluation{k: k, trials: make([]*clustering, nt), seeds: make([]int64, nt), guard: e.opts.Mode == Default}
 		for t := range ev.seeds {
 			s, err := e.trialSeed(first+i, t)
 			if err != nil {
@@ -157,20 +180,62 @@ func (e *engine) evaluate(ctx context.Context, ks []int) error {
 		evs[i] = ev
 	}
 	slices.SortStableFunc(tasks, func(a, b task) int { return ks[b.ev] - ks[a.ev] })
-	errs := make([]error, len(tasks))
-	next := make(chan int, len(tasks))
-	for i := range tasks {
+	err := e.parallel(len(tasks), func(i int) (err error) {
+		ev, t := evs[tasks[i].ev], tasks[i].t
+		ev.trials[t], err = e.trial(ctx, ev.k, ev.seeds[t])
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		ev.pickBest()
+	}
+	if e.opts.Mode == Default {
+		err := e.parallel(len(evs), func(i int) error {
+			ev := evs[i]
+			for t, cl := range ev.trials {
+				if t != ev.best {
+					cl.state = nil // only the best may be refined
+				}
+			}
+			ev.guarded, _ = guardedScore(e.ds, ev.trials[ev.best], e.opts.MinPhaseSize)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	e.runs = append(e.runs, evs...)
+	return nil
+}
+
+// pickBest keeps the trial with the best BIC, the earliest on ties.
+func (ev *evaluation) pickBest() {
+	ev.best = 0
+	for t := 1; t < len(ev.trials); t++ {
+		if ev.trials[t].bic > ev.trials[ev.best].bic {
+			ev.best = t
+		}
+	}
+}
+
+// parallel calls f(0), …, f(n−1) on up to e.workers goroutines, in that
+// order of start, and returns the first error by index.
+func (e *engine) parallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	next := make(chan int, n)
+	for i := 0; i < n; i++ {
 		next <- i
 	}
 	close(next)
 	var wg sync.WaitGroup
-	for w := 0; w < min(e.workers, len(tasks)); w++ {
+	for w := 0; w < min(e.workers, n); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				ev, t := evs[tasks[i].ev], tasks[i].t
-				ev.trials[t], errs[i] = e.trial(ctx, ev.k, ev.seeds[t])
+				errs[i] = f(i)
 			}
 		}()
 	}
@@ -179,14 +244,6 @@ func (e *engine) evaluate(ctx context.Context, ks []int) error {
 		if err != nil {
 			return err
 		}
-	}
-	for _, ev := range evs {
-		for t := 1; t < nt; t++ {
-			if ev.trials[t].bic > ev.trials[ev.best].bic {
-				ev.best = t
-			}
-		}
-		e.runs = append(e.runs, ev)
 	}
 	return nil
 }
@@ -210,6 +267,33 @@ func (e *engine) trial(ctx context.Context, k int, seed int64) (*clustering, err
 	}
 	cl.bic, cl.distortion = score(e.ds, cl)
 	return cl, nil
+}
+
+// refineChosen refines the best clustering of the chosen k (Default
+// mode; see refine) and keeps the refinement when neither its BIC nor
+// its guarded BIC is lower, so that the choice of k stands.
+func (e *engine) refineChosen(ctx context.Context) error {
+	ev := e.runs[e.chosen()]
+	cl := ev.trials[ev.best]
+	if cl.state != nil {
+		r, err := refine(ctx, cl)
+		if err != nil {
+			return err
+		}
+		if r != cl {
+			r.bic, r.distortion = score(e.ds, r)
+			guarded, _ := guardedScore(e.ds, r, e.opts.MinPhaseSize)
+			if r.bic >= cl.bic && guarded >= ev.guarded {
+				ev.trials[ev.best], ev.guarded = r, guarded
+			}
+		}
+	}
+	for _, ev := range e.runs {
+		for _, cl := range ev.trials {
+			cl.state = nil
+		}
+	}
+	return nil
 }
 
 // chosen returns the index of the evaluation SimPoint would pick: among
@@ -251,7 +335,11 @@ func (e *engine) result() *Result {
 		VLIWeights: e.opts.VariableLength,
 	}
 	for r, ev := range e.runs {
-		out := Evaluation{K: ev.k, BestTrial: ev.best, BIC: Score(ev.bic()), Trials: make([]Trial, len(ev.trials))}
+		out := Evaluation{K: ev.k, BestTrial: ev.best, BIC: Score(ev.trials[ev.best].bic), Trials: make([]Trial, len(ev.trials))}
+		if ev.guard {
+			g := Score(ev.guarded)
+			out.GuardedBIC = &g
+		}
 		for t, cl := range ev.trials {
 			out.Trials[t] = Trial{Seed: ev.seeds[t], Iterations: cl.iterations, Converged: cl.converged,
 				BIC: Score(cl.bic), Distortion: Score(cl.distortion)}

@@ -27,6 +27,7 @@ import (
 type phasesFlags struct {
 	compat                      bool
 	maxK, dim, iters, initSeeds int
+	minPhaseSize                int
 	kList, initKM, dimS         string
 	seed, seedProj              int64
 	bicThreshold, coverage      float64
@@ -64,7 +65,10 @@ phases k, its BIC, and per phase its weight, representative interval
 on the execution: the end of the initialisation, the period of the cyclic
 part and the intervals of each phase.
 
-By default it uses parscope's engine (k-means++ restarts in parallel). With
+By default it uses parscope's engine (k-means++ restarts in parallel,
+Lloyd with Hamerly's bounds, the chosen k refined with Hartigan's moves);
+phases of fewer than --min-phase-size intervals do not count when it
+chooses k, so k does not grow to isolate stray transition intervals. With
 --simpoint-compat it reproduces SimPoint 3.2 exactly, and the --save-*
 files are byte-identical to SimPoint's -saveSimpoints, -saveSimpointWeights
 and -saveLabels (plus the .lpt files of --coverage below 1).
@@ -84,6 +88,7 @@ a colour strip along the execution, and the phase weights as bars.`,
 	f.Int64Var(&fl.seed, "seed", phase.DefaultSeedKMeans, "k-means seed (SimPoint -seedkm)")
 	f.Int64Var(&fl.seedProj, "seedproj", phase.DefaultSeedProj, "projection seed (SimPoint -seedproj)")
 	f.IntVar(&fl.initSeeds, "init-seeds", phase.DefaultNumInitSeeds, "k-means restarts per k (SimPoint -numInitSeeds)")
+	f.IntVar(&fl.minPhaseSize, "min-phase-size", phase.DefaultMinPhaseSize, "default mode: phases of fewer intervals do not count when choosing k (1: off)")
 	f.StringVar(&fl.initKM, "init", "samp", "compat initialisation: samp or ff (SimPoint -initkm)")
 	f.IntVar(&fl.iters, "iters", phase.DefaultIters, "k-means iteration limit, -1 for none (SimPoint -iters)")
 	f.Float64Var(&fl.bicThreshold, "bic-threshold", phase.DefaultBICThreshold, "BIC threshold to choose k (SimPoint -bicThreshold)")
@@ -108,6 +113,7 @@ func (fl *phasesFlags) options() (phase.Options, error) {
 	}
 	o.MaxK, o.SeedKMeans, o.SeedProj, o.NumInitSeeds = fl.maxK, fl.seed, fl.seedProj, fl.initSeeds
 	o.Iters, o.BICThreshold, o.CoveragePct, o.VariableLength = fl.iters, fl.bicThreshold, fl.coverage, fl.vli
+	o.MinPhaseSize = fl.minPhaseSize
 	if fl.kList != "" {
 		ks, err := phase.ParseKList(fl.kList)
 		if err != nil {
@@ -135,8 +141,8 @@ func (fl *phasesFlags) options() (phase.Options, error) {
 	if !(fl.coverage > 0 && fl.coverage <= 1) {
 		return o, usagef("--coverage %v: want a fraction in (0, 1]", fl.coverage)
 	}
-	if fl.maxK < 1 || fl.initSeeds < 1 {
-		return o, usagef("--maxk and --init-seeds must be at least 1")
+	if fl.maxK < 1 || fl.initSeeds < 1 || fl.minPhaseSize < 1 {
+		return o, usagef("--maxk, --init-seeds and --min-phase-size must be at least 1")
 	}
 	return o, nil
 }
@@ -271,10 +277,19 @@ func printPhases(w io.Writer, a phasesAnalysis) {
 	fmt.Fprintf(w, "%s: %d intervals, %d blocks, %s mode, %d dimensions (%.3fs)\n",
 		a.Name, res.Intervals, res.InputDim, res.Mode, res.Dim, a.Seconds)
 	var ks []string
+	guarded := false
 	for _, e := range res.Evaluated {
-		ks = append(ks, fmt.Sprintf("%d:%s", e.K, phase.FormatG(float64(e.BIC))))
+		k := fmt.Sprintf("%d:%s", e.K, phase.FormatG(float64(e.BIC)))
+		if e.GuardedBIC != nil && *e.GuardedBIC != e.BIC {
+			k += fmt.Sprintf("(%s)", phase.FormatG(float64(*e.GuardedBIC)))
+			guarded = true
+		}
+		ks = append(ks, k)
 	}
 	fmt.Fprintf(w, "k evaluated (k:BIC): %s\n", strings.Join(ks, " "))
+	if guarded {
+		fmt.Fprintln(w, "(in brackets: the BIC with the phases below the minimum size dissolved, which chooses k)")
+	}
 	fmt.Fprintf(w, "chosen k = %d, BIC %s (threshold %g), %d non-empty phases\n\n",
 		res.K, phase.FormatG(float64(ev.BIC)), res.Threshold, len(res.Phases))
 	t := newTable(w)

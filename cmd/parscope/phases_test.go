@@ -144,6 +144,42 @@ func TestPhasesOwnFiles(t *testing.T) {
 	}
 }
 
+// TestPhasesGuard runs default mode on cycle.bb.gz, whose phases repeat
+// almost exactly: with the phase-size guard (the default) it chooses k = 6
+// with no phase of one interval and reports each k's guarded BIC; with
+// --min-phase-size 1 the BIC runs away to k = 30.
+func TestPhasesGuard(t *testing.T) {
+	in := filepath.Join(ownBBV, "cycle.bb.gz")
+	var on, off phasesReport
+	if err := json.Unmarshal([]byte(mustRun(t, "phases", "--json", in)), &on); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "phases", "--json", "--min-phase-size", "1", in)), &off); err != nil {
+		t.Fatal(err)
+	}
+	res := on.Analyses[0].Result
+	if res.Mode != "default" || res.K != 6 || res.Hints.InitEnd != 11 || res.Hints.Period != 20 {
+		t.Errorf("guard: mode %s, k %d, init end %d, period %d", res.Mode, res.K, res.Hints.InitEnd, res.Hints.Period)
+	}
+	for _, p := range res.Phases {
+		if p.Size < 2 {
+			t.Errorf("guard: phase %d has %d interval", p.ID, p.Size)
+		}
+	}
+	for _, ev := range res.Evaluated {
+		if ev.GuardedBIC == nil {
+			t.Errorf("k=%d: no guarded BIC", ev.K)
+		}
+	}
+	if k := off.Analyses[0].Result.K; k != 30 {
+		t.Errorf("without the guard: k = %d, want 30", k)
+	}
+	text := mustRun(t, "phases", in)
+	if !strings.Contains(text, "30:86967.5(") || !strings.Contains(text, "chosen k = 6") {
+		t.Errorf("text output:\n%s", text)
+	}
+}
+
 func equalInts(a, b []int) bool {
 	if len(a) != len(b) {
 		return false
@@ -177,6 +213,7 @@ func TestPhasesErrors(t *testing.T) {
 		{"bad input", []string{"phases", bad}, 1, "bad.bb:2: column 3: block id 0"},
 		{"no args", []string{"phases"}, 1, "accepts 1 arg"},
 		{"procs on a file", []string{"phases", "--procs", "1", one}, 2, "apply to a .pst"},
+		{"min phase size", []string{"phases", "--min-phase-size", "0", one}, 2, "--min-phase-size must be at least 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errOut, code := run(t, tc.args...)
