@@ -1,0 +1,185 @@
+// Command parscope-beam runs parscope's analyses as Apache Beam pipelines,
+// on Prism (locally, the default) or on Flink, Spark or Dataflow:
+//
+//	parscope-beam ANALYSIS --input TRACE.pst --output RESULT.json [--runner prism|flink|spark|dataflow] [flags] [beam flags]
+//
+// ANALYSIS is occupancy, comm, entropy-histogram, pca, mentropy, phases or
+// states. The result is a JSON document (pipelines.Document) equal to what
+// the in-process engine computes; see docs/scale.md for running at scale.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/parscope/parscope/analysis/mentropy"
+	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/engine/beam/pipelines"
+)
+
+func usage() {
+	fmt.Fprintf(os.Stderr, `usage: parscope-beam ANALYSIS --input TRACE.pst --output RESULT.json [--runner RUNNER] [flags] [beam flags]
+
+ANALYSIS: %s
+RUNNER:   %s (default prism: in-process, loopback workers)
+          --runner inprocess computes the same document without Beam (the reference).
+
+Run "parscope-beam ANALYSIS -h" for the flags of an analysis.
+`, strings.Join(pipelines.Analyses, ", "), strings.Join(pipelines.Runners, ", "))
+}
+
+// defaultTable is seed 001's Table 4 transition table (W = 4), the
+// default of parscope mentropy.
+var defaultTable = [2]string{"0.5,0.7,0.8,0.9,0.99", "0.5,0.3,0.2,0.1,0.01"}
+
+func main() {
+	if len(os.Args) < 2 || !slices.Contains(pipelines.Analyses, os.Args[1]) {
+		if len(os.Args) >= 2 && strings.HasPrefix(os.Args[1], "-") {
+			// A Beam worker (the runner starts this binary with its own
+			// flags): beam.Init runs the worker harness and does not return.
+			flag.Parse()
+			beam.Init()
+		}
+		usage()
+		os.Exit(2)
+	}
+	cfg := pipelines.Config{Analysis: os.Args[1]}
+	fl := flag.CommandLine
+	var (
+		runner        = fl.String("runner", "prism", "the Beam runner: "+strings.Join(pipelines.Runners, ", ")+", or inprocess")
+		timeout       = fl.Duration("connect-timeout", 20*time.Second, "give up when the runner's job service does not answer within this time")
+		window        time.Duration
+		mwin          int
+		alpha, beta   string
+		variant       string
+		scope         string
+		learned       bool
+		phaseMode     string
+		phaseMaxK     int
+		phaseDim      int
+		phaseK        string
+		phaseVariable bool
+	)
+	fl.StringVar(&cfg.Input, "input", "", "the .pst trace (a local path, or a path on a filesystem Beam supports)")
+	fl.StringVar(&cfg.Output, "output", "", "the RESULT.json to write")
+	fl.IntVar(&cfg.Shards, "shards", 0, "time windows per run for occupancy, entropy-histogram, pca and states (0: 16)")
+	switch cfg.Analysis {
+	case pipelines.EntropyHistogram:
+		fl.DurationVar(&window, "window", time.Millisecond, "the histogram-entropy window")
+	case pipelines.PCA:
+		fl.BoolVar(&cfg.TimeWeighted, "time-weighted", false, "weight each state by its duration instead of 1")
+		fl.IntVar(&cfg.Components, "components", 3, "number of components to report (0: all)")
+	case pipelines.Occupancy:
+		fl.StringVar(&cfg.Start, "start", "", "the mode processes are in before their first state")
+	case pipelines.Comm:
+		fl.StringVar(&cfg.Decompose, "decompose", "", "how collectives are decomposed (default: the core's)")
+		fl.BoolVar(&cfg.NoCollectives, "no-collectives", false, "leave collectives out")
+	case pipelines.MEntropy:
+		fl.String("of", "events", "the stream: events, states or regions")
+		fl.IntVar(&mwin, "W", 4, "W, the number of previous events in the window")
+		fl.StringVar(&alpha, "alpha", "", "α table, comma-separated (default: seed 001 Table 4 for W = 4)")
+		fl.StringVar(&beta, "beta", "", "β table, comma-separated")
+		fl.Float64Var(&cfg.MEntropy.K, "K", 1, "the constant K")
+		fl.StringVar(&variant, "variant", "R", "R or W")
+		fl.StringVar(&scope, "scope", "history", "repetition count scope for R: history or window")
+		fl.BoolVar(&learned, "learned", false, "use running event frequencies as probabilities")
+	case pipelines.Phases:
+		fl.StringVar(&phaseMode, "mode", "default", "compat (SimPoint 3.2) or default")
+		fl.IntVar(&phaseMaxK, "maxK", 0, "largest k of the search (0: the core default)")
+		fl.StringVar(&phaseK, "k", "", "the k values to evaluate instead of searching")
+		fl.IntVar(&phaseDim, "dim", 0, "projected dimensions (0: the core default, -1: none)")
+		fl.BoolVar(&phaseVariable, "variable-length", false, "weigh intervals by their instruction counts")
+		fl.IntVar(&cfg.Chunk, "chunk", 0, "intervals projected per task (0: 256)")
+	}
+	if err := fl.Parse(os.Args[2:]); err != nil {
+		os.Exit(2)
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "parscope-beam: unexpected arguments %q\n", fl.Args())
+		os.Exit(2)
+	}
+	beam.Init()
+	cfg.Window = int64(window)
+	if cfg.Analysis == pipelines.MEntropy {
+		if err := mentropyConfig(&cfg, mwin, alpha, beta, variant, scope, learned); err != nil {
+			fail(err)
+		}
+		cfg.Of = mentropy.Of(fl.Lookup("of").Value.String())
+	}
+	if cfg.Analysis == pipelines.Phases {
+		o := phase.DefaultOptions()
+		m, err := phase.ParseMode(phaseMode)
+		if err != nil {
+			fail(err)
+		}
+		o.Mode = m
+		if phaseMaxK > 0 {
+			o.MaxK = phaseMaxK
+		}
+		if phaseDim != 0 {
+			o.Dim = phaseDim
+		}
+		if phaseK != "" {
+			if o.K, err = phase.ParseKList(phaseK); err != nil {
+				fail(err)
+			}
+		}
+		o.VariableLength = phaseVariable
+		cfg.Phase = o
+	}
+	ctx := context.Background()
+	if *runner == "inprocess" {
+		doc, err := pipelines.InProcess(ctx, cfg)
+		if err == nil {
+			err = os.WriteFile(cfg.Output+".tmp", doc, 0o644)
+		}
+		if err == nil {
+			err = os.Rename(cfg.Output+".tmp", cfg.Output)
+		}
+		if err != nil {
+			fail(err)
+		}
+		return
+	}
+	if err := pipelines.Run(ctx, cfg, *runner, *timeout); err != nil {
+		fail(err)
+	}
+}
+
+func mentropyConfig(cfg *pipelines.Config, w int, alpha, beta, variant, scope string, learned bool) error {
+	c := mentropy.Config{Window: w, K: cfg.MEntropy.K, Variant: mentropy.Variant(strings.ToUpper(variant)), Scope: mentropy.Scope(scope)}
+	if alpha == "" && beta == "" && w == 4 && c.Variant == mentropy.VariantR {
+		alpha, beta = defaultTable[0], defaultTable[1]
+	}
+	if alpha == "" || beta == "" {
+		return errors.New("mentropy: --alpha and --beta are needed (W+1 values for variant R, W for W)")
+	}
+	var err error
+	if c.Alpha, err = mentropy.ParseTable(alpha); err != nil {
+		return fmt.Errorf("--alpha: %w", err)
+	}
+	if c.Beta, err = mentropy.ParseTable(beta); err != nil {
+		return fmt.Errorf("--beta: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	cfg.MEntropy = c
+	if learned {
+		cfg.Probs.Mode = mentropy.Learned
+	}
+	return nil
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "parscope-beam:", err)
+	os.Exit(1)
+}

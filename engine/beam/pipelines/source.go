@@ -1,0 +1,184 @@
+// Package pipelines builds parscope's analyses as Apache Beam pipelines:
+// the same core accumulators (package analysis/...) run on the shards of a
+// .pst trace on Beam workers, and their partial results are merged the way
+// the core packages merge them, so a pipeline gives the result of the
+// in-process engine on a trace that does not fit one machine.
+//
+// Every pipeline starts from a plan the launcher makes from the .pst's
+// manifest (small): the processes of every run, and the time windows of
+// every run. Workers open the .pst themselves and read their shard: one
+// process (store.Process) or one time window of one run (store.Records
+// with From/To), so the reads are parallel and no record crosses the
+// shuffle. What crosses it is what the analysis needs merged: see
+// docs/scale.md.
+package pipelines
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	// Local paths; remote filesystems are registered by the binary.
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+
+	"github.com/parscope/parscope/store"
+)
+
+// isRemote tells whether path names a Beam filesystem other than the local
+// one (gs://..., s3://..., hdfs://...).
+func isRemote(path string) bool {
+	scheme, _, ok := strings.Cut(path, "://")
+	return ok && scheme != "" && scheme != "file"
+}
+
+// stores caches the stores a worker process opened, by input path: a
+// worker runs many bundles of the same pipeline.
+var stores = struct {
+	sync.Mutex
+	m map[string]*store.Store
+}{m: map[string]*store.Store{}}
+
+// openStore opens the .pst at input for a worker, copying it from a remote
+// filesystem to a local temporary directory first. The store stays open
+// (and cached) for the worker's lifetime.
+func openStore(ctx context.Context, input string) (*store.Store, error) {
+	stores.Lock()
+	defer stores.Unlock()
+	if s, ok := stores.m[input]; ok {
+		return s, nil
+	}
+	dir := input
+	if isRemote(input) {
+		var err error
+		if dir, err = fetch(ctx, input); err != nil {
+			return nil, err
+		}
+	}
+	if err := Check(dir); err != nil {
+		return nil, err
+	}
+	s, err := store.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	stores.m[input] = s
+	return s, nil
+}
+
+// Check refuses a .pst whose manifest is not readable by this parscope
+// (another format, a newer version) or whose shards are missing: every
+// table the manifest lists and the process index must exist. The error
+// names the .pst and the missing files.
+func Check(dir string) error {
+	m, err := store.ReadManifest(dir)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	want := []string{"index.parquet"}
+	for _, t := range m.Tables {
+		want = append(want, t.File)
+	}
+	sort.Strings(want)
+	for _, f := range want {
+		if _, err := os.Stat(filepath.Join(dir, f)); errors.Is(err, os.ErrNotExist) {
+			missing = append(missing, f)
+		} else if err != nil {
+			return err
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: missing shards (the manifest lists them but they are not in the directory): %s", dir, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// fetch copies the files of the remote .pst directory input to a local
+// temporary directory and returns it.
+func fetch(ctx context.Context, input string) (string, error) {
+	fs, err := filesystem.New(ctx, input)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", input, err)
+	}
+	defer fs.Close()
+	base := strings.TrimSuffix(input, "/") + "/"
+	files, err := fs.List(ctx, base+"*")
+	if err != nil {
+		return "", fmt.Errorf("%s: listing the .pst: %w", input, err)
+	}
+	if len(files) == 0 {
+		return "", fmt.Errorf("%s: no files (is it a .pst directory?)", input)
+	}
+	dir, err := os.MkdirTemp("", "parscope-beam-*.pst")
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		name := f[strings.LastIndex(f, "/")+1:]
+		if err := copyFile(ctx, fs, f, filepath.Join(dir, name)); err != nil {
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return dir, nil
+}
+
+func copyFile(ctx context.Context, fs filesystem.Interface, from, to string) error {
+	r, err := fs.OpenRead(ctx, from)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// writeOutput writes data to path: on the local filesystem through a
+// temporary file renamed into place (nothing half-written is left), on a
+// remote one through its Beam filesystem.
+func writeOutput(ctx context.Context, path string, data []byte) error {
+	if !isRemote(path) {
+		tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+		if err != nil {
+			return err
+		}
+		if _, err := tmp.Write(data); err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			return err
+		}
+		if err := tmp.Close(); err != nil {
+			os.Remove(tmp.Name())
+			return err
+		}
+		return os.Rename(tmp.Name(), path)
+	}
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer fs.Close()
+	w, err := fs.OpenWrite(ctx, path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := w.Write(data); err != nil {
+		w.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return w.Close()
+}
