@@ -1,0 +1,375 @@
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parscope/parscope/format/bbv"
+	"github.com/parscope/parscope/store"
+)
+
+// Command is how to start the worker.
+type Command struct {
+	// Path is the program and Args its arguments.
+	Path string
+	Args []string
+	// Env is added to the environment the worker inherits.
+	Env []string
+	// Output receives the worker's stdout and stderr (nil discards them).
+	Output io.Writer
+}
+
+// Backend runs a worker for the probe: the reference runs on the
+// reference machine, and the replay of the snapshots on the target. The
+// one implemented is Local, application-level snapshots through the
+// driver protocol (Main). A native-process backend would implement the
+// same methods with a system checkpointer (CRIU: dump the process at the
+// snapshot points the counting driver stops at, restore the image on the
+// target); the rest of the probe — phase selection, the archive, the
+// prediction, the reduction — does not change.
+type Backend interface {
+	// Plain runs the worker to the end uninstrumented: ETuninstRef.
+	Plain(ctx context.Context, c Command) (RunStats, error)
+	// Vectors runs the worker to the end counting basic block vectors in
+	// intervals of interval blocks.
+	Vectors(ctx context.Context, c Command, interval int64) (*VectorStats, error)
+	// Capture runs the worker to the end counting blocks: it marks every
+	// interval boundary and saves a snapshot at the first step boundary at
+	// or after each block count of at (ascending).
+	Capture(ctx context.Context, c Command, interval int64, at []int64) (*CaptureStats, error)
+	// Replay measures the given phases of p (indexes into its manifest),
+	// each repeat times. A phase that crashes the worker is reported in
+	// its PhaseRun and the other phases are still measured.
+	Replay(ctx context.Context, c Command, p *Probe, phases []int, repeat int) ([]PhaseRun, error)
+}
+
+// RunStats describes one run of the worker.
+type RunStats struct {
+	Worker  Info
+	Elapsed time.Duration
+	Steps   int64
+	Blocks  int64
+	// MaxStep is the most blocks one step executed (vector runs only).
+	MaxStep int64
+}
+
+// VectorStats is a basic block vector run: one vector per interval.
+type VectorStats struct {
+	RunStats
+	Vectors []bbv.Vector
+	Dim     int32
+}
+
+// Mark is the first step boundary at or after an interval boundary.
+type Mark struct {
+	Time   time.Duration
+	Step   int64
+	Blocks int64
+}
+
+// CaptureStats is a counted reference run with snapshots.
+type CaptureStats struct {
+	RunStats
+	// Marks holds the start of every interval.
+	Marks []Mark
+	// Snapshots holds one snapshot per requested point.
+	Snapshots []SnapshotStats
+}
+
+// SnapshotStats is one snapshot of a capture run.
+type SnapshotStats struct {
+	Step, Blocks int64
+	State        []byte
+	Time         time.Duration
+	// Err is set when the snapshot failed.
+	Err error
+}
+
+// PhaseRun is one phase measured on the target.
+type PhaseRun struct {
+	// Phase is the index in the manifest's phases.
+	Phase int
+	// Probed holds the interval's time of each repetition.
+	Probed []time.Duration
+	// Warm is the time of the warm-up steps (all repetitions).
+	Warm time.Duration
+	// Err is set when the phase could not be measured (it crashed).
+	Err error
+}
+
+// Local runs the worker as a child process on this machine and talks to
+// its driver through a work directory (see EnvDir).
+type Local struct {
+	// TempDir is where work directories are made ("" for os.TempDir).
+	TempDir string
+	// Clock is what the worker's times measure ("" is WallClock).
+	Clock Clock
+}
+
+// child runs the worker once in mode with cfg; it returns the work
+// directory (removed by the caller) and the exit error.
+func (l Local) child(ctx context.Context, c Command, cfg *childConfig, prepare func(dir string) error) (string, error, error) {
+	dir, err := os.MkdirTemp(l.TempDir, "parscope-probe-")
+	if err != nil {
+		return "", nil, err
+	}
+	if prepare != nil {
+		if err := prepare(dir); err != nil {
+			return dir, nil, err
+		}
+	}
+	cfg.Clock = l.Clock
+	if err := writeJSONFile(filepath.Join(dir, configFile), cfg); err != nil {
+		return dir, nil, err
+	}
+	cmd := exec.CommandContext(ctx, c.Path, c.Args...)
+	cmd.Env = append(append(os.Environ(), c.Env...), EnvDir+"="+dir)
+	var tail tailBuffer
+	out := io.Writer(&tail)
+	if c.Output != nil {
+		out = io.MultiWriter(c.Output, &tail)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	runErr := cmd.Run()
+	if runErr != nil && tail.Len() > 0 {
+		runErr = fmt.Errorf("%w; its last output: %s", runErr, strings.TrimSpace(tail.String()))
+	}
+	return dir, runErr, nil
+}
+
+// result runs a child and reads its result.json.
+func (l Local) result(ctx context.Context, c Command, cfg *childConfig, prepare func(dir string) error) (*childResult, string, error) {
+	dir, runErr, err := l.child(ctx, c, cfg, prepare)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, "", err
+	}
+	var res childResult
+	raw, rerr := os.ReadFile(filepath.Join(dir, resultFile))
+	if rerr == nil {
+		rerr = json.Unmarshal(raw, &res)
+	}
+	switch {
+	case rerr == nil && res.Err != "":
+		os.RemoveAll(dir)
+		return nil, "", fmt.Errorf("%s (%s run): %s", c.Path, cfg.Mode, res.Err)
+	case rerr != nil && runErr != nil:
+		os.RemoveAll(dir)
+		return nil, "", fmt.Errorf("%s (%s run): %w", c.Path, cfg.Mode, runErr)
+	case rerr != nil:
+		os.RemoveAll(dir)
+		return nil, "", fmt.Errorf("%s (%s run) exited without answering parscope: is it a worker that calls probe.Main? (%v)", c.Path, cfg.Mode, rerr)
+	case runErr != nil:
+		os.RemoveAll(dir)
+		return nil, "", fmt.Errorf("%s (%s run): %w", c.Path, cfg.Mode, runErr)
+	}
+	return &res, dir, nil
+}
+
+func (r *childResult) stats() RunStats {
+	return RunStats{Worker: r.Worker, Elapsed: time.Duration(r.Elapsed), Steps: r.Steps, Blocks: r.Blocks, MaxStep: r.MaxStep}
+}
+
+// Plain implements Backend.
+func (l Local) Plain(ctx context.Context, c Command) (RunStats, error) {
+	res, dir, err := l.result(ctx, c, &childConfig{Mode: modePlain}, nil)
+	if err != nil {
+		return RunStats{}, err
+	}
+	os.RemoveAll(dir)
+	return res.stats(), nil
+}
+
+// Vectors implements Backend: the driver records the vectors with the
+// instrument library into a .pst, read back here.
+func (l Local) Vectors(ctx context.Context, c Command, interval int64) (*VectorStats, error) {
+	cfg := &childConfig{Mode: modeVectors, Interval: interval}
+	res, dir, err := l.result(ctx, c, cfg, func(dir string) error {
+		cfg.Trace = filepath.Join(dir, "vectors.pst")
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	s, err := store.Open(cfg.Trace)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	streams, err := bbv.FromRecords(ctx, cfg.Trace, s.BBV(store.ReadOptions{}), 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(streams) != 1 {
+		return nil, fmt.Errorf("%s: %d basic block vector streams, want 1 (did the worker call Block?)", c.Path, len(streams))
+	}
+	return &VectorStats{RunStats: res.stats(), Vectors: streams[0].File.Vectors, Dim: streams[0].File.Dim}, nil
+}
+
+// Capture implements Backend.
+func (l Local) Capture(ctx context.Context, c Command, interval int64, at []int64) (*CaptureStats, error) {
+	cfg := &childConfig{Mode: modeCapture, Interval: interval, SnapshotAt: at}
+	for i := range at {
+		cfg.SnapshotFiles = append(cfg.SnapshotFiles, "snap-"+strconv.Itoa(i)+".bin")
+	}
+	res, dir, err := l.result(ctx, c, cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	cs := &CaptureStats{RunStats: res.stats()}
+	for k := range res.MarkNS {
+		cs.Marks = append(cs.Marks, Mark{Time: time.Duration(res.MarkNS[k]), Step: res.MarkSteps[k], Blocks: res.MarkBlocks[k]})
+	}
+	if len(res.Snapshots) != len(at) {
+		return nil, fmt.Errorf("%s (capture run): %d snapshots reported, %d requested", c.Path, len(res.Snapshots), len(at))
+	}
+	for i, s := range res.Snapshots {
+		ss := SnapshotStats{Step: s.Step, Blocks: s.Blocks, Time: time.Duration(s.NS)}
+		if s.Err != "" {
+			ss.Err = errors.New(s.Err)
+		} else if ss.State, err = os.ReadFile(filepath.Join(dir, cfg.SnapshotFiles[i])); err != nil {
+			ss.Err = err
+		}
+		cs.Snapshots = append(cs.Snapshots, ss)
+	}
+	return cs, nil
+}
+
+// Replay implements Backend. All phases run in one worker process; when it
+// dies in a phase, that phase is reported as crashed and a new process
+// measures the phases after it.
+func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, repeat int) ([]PhaseRun, error) {
+	var out []PhaseRun
+	for len(phases) > 0 {
+		cfg := &childConfig{Mode: modeReplay, Expect: p.Manifest.Worker.Info, Repeat: repeat}
+		for i, ix := range phases {
+			ph := p.Manifest.Phases[ix]
+			cfg.Replay = append(cfg.Replay, replayPhase{Phase: ix, File: "phase-" + strconv.Itoa(i) + ".bin",
+				WarmSteps: ph.StartStep - ph.SnapshotStep, Steps: ph.EndStep - ph.StartStep, Blocks: ph.Blocks})
+		}
+		dir, runErr, err := l.child(ctx, c, cfg, func(dir string) error {
+			for i, ix := range phases {
+				state, err := p.SnapshotBytes(ix)
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(dir, cfg.Replay[i].File), state, 0o644); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		lines, lerr := readReplay(filepath.Join(dir, replayFile))
+		os.RemoveAll(dir)
+		if lerr != nil && runErr == nil {
+			return nil, lerr
+		}
+		done := map[int]bool{}
+		for _, ln := range lines {
+			if ln.Phase == -1 {
+				if want := p.Manifest.Worker.Info; ln.Worker != want {
+					return nil, &IdentityError{What: "name/version", Probe: want.Name + "/" + want.Version, Worker: ln.Worker.Name + "/" + ln.Worker.Version}
+				}
+				return nil, fmt.Errorf("%s: %s", c.Path, ln.Err)
+			}
+			pr := PhaseRun{Phase: ln.Phase, Warm: time.Duration(ln.WarmNS)}
+			for _, ns := range ln.ProbedNS {
+				pr.Probed = append(pr.Probed, time.Duration(ns))
+			}
+			if ln.Err != "" {
+				pr.Err = errors.New(ln.Err)
+			}
+			out = append(out, pr)
+			done[ln.Phase] = true
+		}
+		var rest []int
+		for _, ix := range phases {
+			if !done[ix] {
+				rest = append(rest, ix)
+			}
+		}
+		if len(rest) == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if runErr == nil {
+			runErr = errors.New("the worker exited without measuring it")
+		}
+		out = append(out, PhaseRun{Phase: rest[0], Err: fmt.Errorf("the worker crashed in phase %d: %w", p.Manifest.Phases[rest[0]].ID, runErr)})
+		phases = rest[1:]
+	}
+	return out, nil
+}
+
+// readReplay reads replay.jsonl; a torn last line (a crash while writing)
+// is ignored.
+func readReplay(path string) ([]replayLine, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []replayLine
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l replayLine
+		if json.Unmarshal(sc.Bytes(), &l) == nil {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// tailBuffer keeps the last 2 KiB written to it.
+type tailBuffer struct{ bytes.Buffer }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	t.Buffer.Write(p)
+	if t.Len() > 4096 {
+		b := t.Bytes()[t.Len()-2048:]
+		t.Reset()
+		t.Buffer.Write(b)
+	}
+	return n, nil
+}
+
+// FileSHA256 returns the hex SHA-256 of the program that path names
+// (looked up in PATH when it has no slash).
+func FileSHA256(path string) (string, error) {
+	p, err := exec.LookPath(path)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

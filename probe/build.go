@@ -1,0 +1,298 @@
+package probe
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/format/bbv"
+)
+
+// BuildOptions configure Build.
+type BuildOptions struct {
+	// Backend runs the worker; nil means Local{Clock: Clock}.
+	Backend Backend
+	// Clock is what the reference times measure ("" is WallClock); a
+	// given Backend must use the same clock.
+	Clock Clock
+	// Interval is the interval size in blocks. 0 chooses it so that the
+	// run has about Intervals intervals (a multiple of FineInterval), and
+	// at least 8 times the blocks of the largest step.
+	Interval int64
+	// Intervals is the number of intervals aimed at when Interval is 0;
+	// 0 means 1000.
+	Intervals int
+	// FineInterval is the vector run's interval when Interval is 0
+	// (vectors are summed into intervals); 0 means 64 blocks.
+	FineInterval int64
+	// WarmUp is the number of blocks run after a restore before the
+	// interval is timed; 0 means a quarter of the interval, negative none.
+	WarmUp int64
+	// MaxK bounds the number of phases (0 means 10); Seed seeds the phase
+	// engine (0 means SimPoint's default).
+	MaxK int
+	Seed int64
+	// MinWeight discards phases below this share of the intervals when
+	// building (the thesis drops phases under 1%); the prediction
+	// extrapolates by the rule of three. Negative keeps every phase.
+	MinWeight float64
+	// RefRuns is the number of uninstrumented and of counted reference
+	// runs (alternated); the median of each is kept, which makes ETRef and
+	// ETuninstRef robust against a busy reference machine. 0 means 1.
+	RefRuns int
+	// Repeat is the number of times each phase is replayed on the
+	// reference to measure TPhaseRef (the median is kept); 0 means 1.
+	Repeat int
+	// Log receives progress lines (nil: none).
+	Log io.Writer
+}
+
+// SnapshotError is Build's error when a snapshot failed: the reference run
+// completed and its measurements are in Probe, but no probe is usable.
+type SnapshotError struct {
+	// Phase is the phase id, Interval its representative interval and
+	// Step the step at which the snapshot was taken.
+	Phase, Interval int
+	Step            int64
+	Err             error
+	// Probe holds the manifest of the reference run, without snapshots.
+	Probe *Probe
+}
+
+func (e *SnapshotError) Error() string {
+	return fmt.Sprintf("the snapshot of phase %d (interval %d, at step %d) failed: %v; the reference run completed (ETRef %.3fs)",
+		e.Phase, e.Interval, e.Step, e.Err, e.Probe.Manifest.ETRef)
+}
+
+func (e *SnapshotError) Unwrap() error { return e.Err }
+
+// Build builds a probe of the worker c on this (reference) machine: a
+// basic block vector run (the instrument library counts the vectors), the
+// phase engine's choice of phases, weights and representative intervals,
+// an uninstrumented timed run (ETuninstRef), a counted run that times
+// every interval (ETRef, the phases' time shares) and snapshots each
+// representative's start minus the warm-up, and a replay of the snapshots
+// that measures TPhaseRef exactly as the target will measure TProbed.
+func Build(ctx context.Context, c Command, o BuildOptions) (*Probe, error) {
+	be := o.Backend
+	if be == nil {
+		be = Local{Clock: o.Clock}
+	}
+	logf := func(format string, args ...any) {
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, format+"\n", args...)
+		}
+	}
+	sum, err := FileSHA256(c.Path)
+	if err != nil {
+		return nil, err
+	}
+	fine := o.Interval
+	if fine == 0 {
+		fine = cmp.Or(o.FineInterval, 64)
+	}
+	if fine < 1 {
+		return nil, fmt.Errorf("interval %d: want a positive number of blocks", fine)
+	}
+	vec, err := be.Vectors(ctx, c, fine)
+	if err != nil {
+		return nil, err
+	}
+	logf("vectors: %d blocks in %d steps, %d intervals of %d blocks, %v", vec.Blocks, vec.Steps, len(vec.Vectors), fine, vec.Elapsed.Round(time.Millisecond))
+	if vec.Blocks == 0 {
+		return nil, fmt.Errorf("%s executed no block: the worker must call Block", c.Path)
+	}
+	group := int64(1)
+	if o.Interval == 0 {
+		// About Intervals intervals, each at least stepsPerInterval of the
+		// largest steps, so that cutting at step boundaries stays fine.
+		want := max(vec.Blocks/int64(cmp.Or(o.Intervals, 1000)), stepsPerInterval*vec.MaxStep)
+		group = max(1, (want+fine-1)/fine)
+	}
+	interval := fine * group
+	vectors := sumVectors(vec.Vectors, int(group))
+	warm := o.WarmUp
+	switch {
+	case warm == 0:
+		warm = interval / 4
+	case warm < 0:
+		warm = 0
+	}
+	opts := phase.DefaultOptions()
+	opts.Mode = phase.Default
+	opts.MaxK = cmp.Or(o.MaxK, 10)
+	if o.Seed != 0 {
+		opts.SeedKMeans, opts.SeedProj = o.Seed, o.Seed
+	}
+	opts.MaxK = min(opts.MaxK, len(vectors))
+	res, err := phase.Run(ctx, &bbv.File{Name: c.Path, Vectors: vectors, Dim: vec.Dim}, opts)
+	if err != nil {
+		return nil, err
+	}
+	logf("phases: k=%d over %d intervals of %d blocks", res.K, len(vectors), interval)
+
+	m := Manifest{
+		Format:      FormatVersion,
+		Clock:       cmp.Or(o.Clock, WallClock),
+		Worker:      Worker{Info: vec.Worker, Path: c.Path, SHA256: sum, Args: append([]string{}, c.Args...)},
+		Interval:    interval,
+		WarmUp:      warm,
+		Intervals:   len(vectors),
+		TotalBlocks: vec.Blocks,
+		TotalSteps:  vec.Steps,
+		ETVectors:   vec.Elapsed.Seconds(),
+		K:           res.K,
+		Engine:      fmt.Sprintf("parscope phase engine, default mode, maxK %d, dim %d, seeds %d/%d", opts.MaxK, opts.Dim, opts.SeedKMeans, opts.SeedProj),
+		Created:     time.Now().UTC().Format(time.RFC3339),
+	}
+	m.Host, _ = os.Hostname()
+	var at []int64
+	var kept []int
+	for _, ph := range res.Phases {
+		rep := ph.Representative
+		if rep < 0 {
+			rep = slices.Index(res.Labels, ph.ID)
+		}
+		m.Phases = append(m.Phases, Phase{ID: ph.ID, Weight: ph.Weight, Size: ph.Size, Representative: rep})
+		if o.MinWeight >= 0 && ph.Weight < cmp.Or(o.MinWeight, 0.01) {
+			continue
+		}
+		kept = append(kept, len(m.Phases)-1)
+		at = append(at, max(0, int64(rep)*interval-warm))
+	}
+	order := make([]int, len(kept))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(at[a], at[b]) })
+	sortedAt := make([]int64, len(order))
+	for i, j := range order {
+		sortedAt[i] = at[j]
+	}
+
+	var plains []RunStats
+	var capts []*CaptureStats
+	for range max(o.RefRuns, 1) {
+		plain, err := be.Plain(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		logf("uninstrumented run: %v", plain.Elapsed.Round(time.Millisecond))
+		capt, err := be.Capture(ctx, c, interval, sortedAt)
+		if err != nil {
+			return nil, err
+		}
+		logf("counted run: %v, %d snapshots", capt.Elapsed.Round(time.Millisecond), len(capt.Snapshots))
+		plains, capts = append(plains, plain), append(capts, capt)
+	}
+	slices.SortFunc(plains, func(a, b RunStats) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
+	slices.SortFunc(capts, func(a, b *CaptureStats) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
+	plain, capt := plains[(len(plains)-1)/2], capts[(len(capts)-1)/2]
+	m.ETUninstRef, m.ETRef = plain.Elapsed.Seconds(), capt.Elapsed.Seconds()
+	if capt.Blocks != vec.Blocks || capt.Steps != vec.Steps || plain.Steps != vec.Steps {
+		return nil, fmt.Errorf("%s is not deterministic: the vector run executed %d blocks in %d steps, the counted run %d blocks in %d steps, the plain run %d steps",
+			c.Path, vec.Blocks, vec.Steps, capt.Blocks, capt.Steps, plain.Steps)
+	}
+	if len(capt.Marks) != len(vectors) {
+		return nil, fmt.Errorf("%s: the counted run has %d intervals, the vector run %d", c.Path, len(capt.Marks), len(vectors))
+	}
+	// Interval k runs from mark k to mark k+1 (or the end).
+	span := func(k int) (Mark, Mark) {
+		if k+1 < len(capt.Marks) {
+			return capt.Marks[k], capt.Marks[k+1]
+		}
+		return capt.Marks[k], Mark{Time: capt.Elapsed, Step: capt.Steps, Blocks: capt.Blocks}
+	}
+	phaseTime := map[int]time.Duration{}
+	var total time.Duration
+	for k, label := range res.Labels {
+		a, b := span(k)
+		phaseTime[label] += b.Time - a.Time
+		total += b.Time - a.Time
+	}
+	for i := range m.Phases {
+		ph := &m.Phases[i]
+		ph.TimeShare = phaseTime[ph.ID].Seconds() / total.Seconds()
+		a, b := span(ph.Representative)
+		ph.StartStep, ph.EndStep, ph.Blocks = a.Step, b.Step, b.Blocks-a.Blocks
+		ph.TIntervalRef = (b.Time - a.Time).Seconds()
+		ph.TPhaseRef = ph.TIntervalRef
+		ph.SnapshotStep, ph.WarmBlocks = a.Step, 0
+	}
+	p := &Probe{Manifest: m}
+	for i, j := range order {
+		ph := &p.Manifest.Phases[kept[j]]
+		s := capt.Snapshots[i]
+		if s.Err != nil {
+			return nil, &SnapshotError{Phase: ph.ID, Interval: ph.Representative, Step: s.Step, Err: s.Err, Probe: p}
+		}
+		if ph.EndStep == ph.StartStep {
+			return nil, fmt.Errorf("phase %d: interval %d has no step of its own: a step executes more blocks than an interval (%d); use a larger interval",
+				ph.ID, ph.Representative, interval)
+		}
+		ph.SnapshotStep, ph.WarmBlocks = s.Step, capt.Marks[ph.Representative].Blocks-s.Blocks
+		if err := p.SetSnapshot(kept[j], s.State); err != nil {
+			return nil, err
+		}
+	}
+	if len(kept) == 0 {
+		return nil, errors.New("no phase above the minimum weight")
+	}
+	// TPhaseRef is measured the way the target measures TProbed: restore,
+	// warm up, time the interval.
+	runs, err := be.Replay(ctx, c, p, kept, max(o.Repeat, 1))
+	if err != nil {
+		return nil, fmt.Errorf("replaying the probe on the reference: %w", err)
+	}
+	for _, r := range runs {
+		ph := &p.Manifest.Phases[r.Phase]
+		if r.Err != nil {
+			return nil, fmt.Errorf("replaying phase %d on the reference: %w", ph.ID, r.Err)
+		}
+		ns := make([]int64, len(r.Probed))
+		for i, d := range r.Probed {
+			ns[i] = d.Nanoseconds()
+		}
+		ph.TPhaseRef = time.Duration(median(ns)).Seconds()
+	}
+	logf("replayed %d phases on the reference", len(runs))
+	if len(kept) < len(m.Phases) {
+		p.Manifest.Reduction = fmt.Sprintf("phases under weight %g dropped at build", cmp.Or(o.MinWeight, 0.01))
+	}
+	return p, nil
+}
+
+// stepsPerInterval is the fewest largest steps an automatic interval holds.
+const stepsPerInterval = 8
+
+// sumVectors adds up each run of group consecutive vectors into one.
+func sumVectors(vs []bbv.Vector, group int) []bbv.Vector {
+	if group <= 1 {
+		return vs
+	}
+	var out []bbv.Vector
+	for i := 0; i < len(vs); i += group {
+		acc := map[int32]float64{}
+		for _, v := range vs[i:min(i+group, len(vs))] {
+			for j, b := range v.Blocks {
+				acc[b] += v.Counts[j]
+			}
+		}
+		var nv bbv.Vector
+		for b := range acc {
+			nv.Blocks = append(nv.Blocks, b)
+		}
+		slices.Sort(nv.Blocks)
+		for _, b := range nv.Blocks {
+			nv.Counts = append(nv.Counts, acc[b])
+		}
+		out = append(out, nv)
+	}
+	return out
+}

@@ -1,0 +1,332 @@
+package probe
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/parscope/parscope/instrument"
+	"github.com/parscope/parscope/trace"
+)
+
+// Main runs task. Started by parscope (EnvDir set), it does what parscope
+// asked — a timed reference run, a basic block vector run, a capture run
+// with snapshots, or a probe replay — writes the answer into the work
+// directory and exits the process. Otherwise it initialises the task, runs
+// it to the end uninstrumented and returns, so the worker's main can print
+// its results afterwards:
+//
+//	func main() {
+//		t := parseFlags()
+//		if err := probe.Main(probe.Info{Name: "matmul", Version: "1"}, t); err != nil {
+//			log.Fatal(err)
+//		}
+//		fmt.Println(t.Checksum())
+//	}
+func Main(info Info, task Task) error {
+	dir := os.Getenv(EnvDir)
+	if dir == "" {
+		if err := task.Init(nop{}); err != nil {
+			return err
+		}
+		for !task.Step() {
+		}
+		return nil
+	}
+	os.Exit(serve(dir, info, task))
+	return nil
+}
+
+// serve answers parscope's request in dir and returns the exit status.
+func serve(dir string, info Info, task Task) int {
+	var cfg childConfig
+	res := childResult{Worker: info}
+	raw, err := os.ReadFile(filepath.Join(dir, configFile))
+	if err == nil {
+		err = json.Unmarshal(raw, &cfg)
+	}
+	if err != nil {
+		res.Err = fmt.Sprintf("probe driver: reading %s: %v", configFile, err)
+		return answer(dir, &res)
+	}
+	res.Mode = cfg.Mode
+	switch cfg.Mode {
+	case modePlain:
+		err = runPlain(task, &cfg, &res)
+	case modeVectors:
+		err = runVectors(info, task, &cfg, &res)
+	case modeCapture:
+		err = runCapture(dir, task, &cfg, &res)
+	case modeReplay:
+		return runReplay(dir, info, task, &cfg)
+	default:
+		err = fmt.Errorf("unknown mode %q", cfg.Mode)
+	}
+	if err != nil {
+		res.Err = err.Error()
+	}
+	return answer(dir, &res)
+}
+
+// answer writes result.json and returns the exit status.
+func answer(dir string, res *childResult) int {
+	if err := writeJSONFile(filepath.Join(dir, resultFile), res); err != nil {
+		fmt.Fprintln(os.Stderr, "probe driver:", err)
+		return 1
+	}
+	if res.Err != "" {
+		return exitReported
+	}
+	return 0
+}
+
+// writeJSONFile writes v to path through a temporary file and a rename.
+func writeJSONFile(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// runPlain is the uninstrumented timed run: ETuninstRef.
+func runPlain(task Task, cfg *childConfig, res *childResult) error {
+	if err := task.Init(nop{}); err != nil {
+		return fmt.Errorf("Init: %w", err)
+	}
+	sw, err := newStopwatch(cfg.Clock)
+	if err != nil {
+		return err
+	}
+	steps := int64(1)
+	for !task.Step() {
+		steps++
+	}
+	res.Elapsed = sw.now()
+	res.Steps = steps
+	return nil
+}
+
+// runVectors counts basic block vectors with the instrument library
+// (Options.BBVInterval) into a .pst holding only the vectors.
+func runVectors(info Info, task Task, cfg *childConfig, res *childResult) error {
+	if cfg.Interval < 1 {
+		return fmt.Errorf("interval %d: want at least 1 block", cfg.Interval)
+	}
+	rec, err := instrument.Start(instrument.Options{
+		Path:        cfg.Trace,
+		Force:       true,
+		Program:     info.Name,
+		Extra:       map[string]string{"probe_version": info.Version, "interval_size": fmt.Sprint(cfg.Interval)},
+		BBVInterval: cfg.Interval,
+		Filter:      instrument.DropKinds(trace.KindState),
+	})
+	if err != nil {
+		return err
+	}
+	p := rec.Process(0)
+	c := &counter{next: p}
+	if err := task.Init(c); err != nil {
+		rec.Abort()
+		return fmt.Errorf("Init: %w", err)
+	}
+	start := time.Now()
+	var steps, last int64
+	for done := false; !done; {
+		done = task.Step()
+		steps++
+		res.MaxStep = max(res.MaxStep, c.n-last)
+		last = c.n
+	}
+	res.Elapsed = time.Since(start).Nanoseconds()
+	res.Steps, res.Blocks = steps, c.n
+	if err := p.Done(); err != nil {
+		rec.Abort()
+		return err
+	}
+	return rec.Close()
+}
+
+// runCapture is the counted reference run: it marks the time of every
+// interval boundary (ETRef, TPhaseRef, the phases' time shares) and saves
+// a snapshot at the first step boundary at or after each SnapshotAt. The
+// time spent saving snapshots is excluded from every time it reports. A
+// snapshot that fails is reported and the run continues to the end.
+func runCapture(dir string, task Task, cfg *childConfig, res *childResult) error {
+	if cfg.Interval < 1 {
+		return fmt.Errorf("interval %d: want at least 1 block", cfg.Interval)
+	}
+	if !slices.IsSorted(cfg.SnapshotAt) || len(cfg.SnapshotAt) != len(cfg.SnapshotFiles) {
+		return errors.New("snapshot points must be sorted and each have a file")
+	}
+	c := &counter{}
+	if err := task.Init(c); err != nil {
+		return fmt.Errorf("Init: %w", err)
+	}
+	res.Snapshots = make([]snapResult, len(cfg.SnapshotAt))
+	sw, err := newStopwatch(cfg.Clock)
+	if err != nil {
+		return err
+	}
+	now := sw.now
+	nextSnap := 0
+	var steps int64
+	boundary := func() {
+		for int64(len(res.MarkNS))*cfg.Interval <= c.n {
+			res.MarkNS = append(res.MarkNS, now())
+			res.MarkSteps = append(res.MarkSteps, steps)
+			res.MarkBlocks = append(res.MarkBlocks, c.n)
+		}
+		for nextSnap < len(cfg.SnapshotAt) && cfg.SnapshotAt[nextSnap] <= c.n {
+			sr := &res.Snapshots[nextSnap]
+			sr.Step, sr.Blocks = steps, c.n
+			sr.NS = sw.pause(func() {
+				state, err := snapshot(task)
+				if err == nil {
+					err = os.WriteFile(filepath.Join(dir, cfg.SnapshotFiles[nextSnap]), state, 0o644)
+				}
+				sr.Bytes = int64(len(state))
+				if err != nil {
+					sr.Err = err.Error()
+				}
+			})
+			nextSnap++
+		}
+	}
+	for done := false; !done; {
+		boundary()
+		done = task.Step()
+		steps++
+	}
+	res.Elapsed = now()
+	res.Steps, res.Blocks = steps, c.n
+	// Marks at or beyond the last block belong to no interval.
+	for k := len(res.MarkNS) - 1; k > 0 && int64(k)*cfg.Interval >= c.n; k-- {
+		res.MarkNS, res.MarkSteps, res.MarkBlocks = res.MarkNS[:k], res.MarkSteps[:k], res.MarkBlocks[:k]
+	}
+	for i := nextSnap; i < len(cfg.SnapshotAt); i++ {
+		res.Snapshots[i].Err = fmt.Sprintf("the run ended after %d blocks, before snapshot point %d", c.n, cfg.SnapshotAt[i])
+	}
+	return nil
+}
+
+// snapshot calls task.Snapshot, turning a panic into an error.
+func snapshot(task Task) (state []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("Snapshot panicked: %v", r)
+		}
+	}()
+	return task.Snapshot()
+}
+
+// runReplay measures each phase: restore its snapshot, run the warm-up
+// steps, time the interval's steps. Each phase's line is appended to
+// replay.jsonl as soon as it is measured; a phase that panics is reported
+// and the next phase is measured.
+func runReplay(dir string, info Info, task Task, cfg *childConfig) int {
+	f, err := os.OpenFile(filepath.Join(dir, replayFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "probe driver:", err)
+		return 1
+	}
+	defer f.Close()
+	emit := func(l replayLine) {
+		l.Worker = info
+		b, _ := json.Marshal(l)
+		f.Write(append(b, '\n'))
+	}
+	if info != cfg.Expect {
+		emit(replayLine{Phase: -1, Err: fmt.Sprintf("the probe is for worker %q version %q; this worker is %q version %q",
+			cfg.Expect.Name, cfg.Expect.Version, info.Name, info.Version)})
+		return exitReported
+	}
+	c := &counter{}
+	if err := task.Init(c); err != nil {
+		emit(replayLine{Phase: -1, Err: fmt.Sprintf("Init: %v", err)})
+		return exitReported
+	}
+	sw, err := newStopwatch(cfg.Clock)
+	if err != nil {
+		emit(replayLine{Phase: -1, Err: err.Error()})
+		return exitReported
+	}
+	status := 0
+	for _, ph := range cfg.Replay {
+		l := replayPhaseOnce(dir, task, c, sw, ph, max(cfg.Repeat, 1))
+		if l.Err != "" {
+			status = exitReported
+		}
+		emit(l)
+	}
+	return status
+}
+
+// replayPhaseOnce measures one phase repeat times.
+func replayPhaseOnce(dir string, task Task, c *counter, sw *stopwatch, ph replayPhase, repeat int) (l replayLine) {
+	l.Phase = ph.Phase
+	defer func() {
+		if r := recover(); r != nil {
+			l.Err = fmt.Sprintf("phase %d panicked: %v", ph.Phase, r)
+		}
+	}()
+	state, err := os.ReadFile(filepath.Join(dir, ph.File))
+	if err != nil {
+		l.Err = err.Error()
+		return l
+	}
+	for range repeat {
+		if err := task.Restore(state); err != nil {
+			l.Err = fmt.Sprintf("Restore: %v", err)
+			return l
+		}
+		runtime.GC()
+		c.n = 0
+		t0 := sw.now()
+		if err := steps(task, ph.WarmSteps); err != nil {
+			l.Err = fmt.Sprintf("warm-up: %v", err)
+			return l
+		}
+		t1 := sw.now()
+		warm := c.n
+		if err := steps(task, ph.Steps); err != nil {
+			l.Err = fmt.Sprintf("interval: %v", err)
+			return l
+		}
+		l.ProbedNS = append(l.ProbedNS, sw.now()-t1)
+		l.WarmNS += t1 - t0
+		l.Blocks = c.n - warm
+		if l.Blocks != ph.Blocks {
+			l.Err = fmt.Sprintf("phase %d executed %d blocks, the reference %d: the worker is not deterministic", ph.Phase, l.Blocks, ph.Blocks)
+			return l
+		}
+	}
+	return l
+}
+
+// steps runs n steps; the task must not finish before the last.
+func steps(task Task, n int64) error {
+	for i := int64(0); i < n; i++ {
+		if task.Step() && i < n-1 {
+			return fmt.Errorf("the task finished after %d of %d steps", i+1, n)
+		}
+	}
+	return nil
+}
+
+// median returns the median of xs (the lower one for an even count).
+func median(xs []int64) int64 {
+	s := slices.Clone(xs)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)/2]
+}

@@ -1,0 +1,301 @@
+package probe
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Weights selects which weight enters equation (4.7) as Weight_i.
+type Weights string
+
+const (
+	// TimeWeights uses each phase's measured share of the counted
+	// reference run's time (Phase.TimeShare): ETRef·Weight_i is then the
+	// time the reference run really spent in the phase. The default.
+	TimeWeights Weights = "time"
+	// IntervalWeights uses SimPoint's weight, the phase's share of the
+	// intervals (Phase.Weight), as the thesis does: it assumes every
+	// interval takes the same time on the reference machine.
+	IntervalWeights Weights = "intervals"
+)
+
+// weight returns phase ph's weight of kind w.
+func (w Weights) weight(ph Phase) float64 {
+	if w == IntervalWeights {
+		return ph.Weight
+	}
+	return ph.TimeShare
+}
+
+// ParseWeights parses "time" or "intervals".
+func ParseWeights(s string) (Weights, error) {
+	switch Weights(s) {
+	case TimeWeights, IntervalWeights:
+		return Weights(s), nil
+	}
+	return "", fmt.Errorf("weights %q: want time or intervals", s)
+}
+
+// PhaseResult is one phase of a prediction.
+type PhaseResult struct {
+	ID             int     `json:"id"`
+	Weight         float64 `json:"weight"`
+	Representative int     `json:"representative"`
+	// Status is "ok", "dropped" (no snapshot in the probe) or "failed"
+	// (the phase crashed on the target; Error says how).
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+	// TPhaseRef and TProbed are the interval's time on the reference and
+	// on the target (s); TimeUnitValue and PhasePredicted are eq. (4.4)
+	// and (4.5).
+	TPhaseRef      float64 `json:"t_phase_ref_s"`
+	TProbed        float64 `json:"t_probed_s,omitempty"`
+	TimeUnitValue  float64 `json:"time_unit_value,omitempty"`
+	PhasePredicted float64 `json:"phase_predicted_s,omitempty"`
+}
+
+// Prediction is the outcome of a probe run.
+type Prediction struct {
+	Worker  Worker  `json:"worker"`
+	Weights Weights `json:"weights"`
+	// Predicted is the predicted full run time (s): eq. (4.7) over the
+	// phases measured, extrapolated by the rule of three when they cover
+	// less than the whole run.
+	Predicted float64 `json:"predicted_s"`
+	// Partial is eq. (4.7) over the phases measured only; Covered is the
+	// sum of their weights: the fraction of the run the prediction rests
+	// on.
+	Partial float64 `json:"partial_s"`
+	Covered float64 `json:"covered"`
+	// Noise is eq. (4.3); ETRef and ETUninstRef the reference times (s).
+	Noise       float64 `json:"noise"`
+	ETRef       float64 `json:"et_ref_s"`
+	ETUninstRef float64 `json:"et_uninst_ref_s"`
+	// Phases holds every phase of the probe.
+	Phases []PhaseResult `json:"phases"`
+	// ProbeTime is the probe run's own wall time (s), ProbeFraction
+	// that time over the predicted run time.
+	ProbeTime     float64 `json:"probe_time_s"`
+	ProbeFraction float64 `json:"probe_fraction"`
+	// Represented is the fraction of the run's blocks that the probe
+	// executed (warm-ups and intervals of the phases measured, once).
+	Represented float64 `json:"represented"`
+	// Failed counts the phases that crashed on the target.
+	Failed int `json:"failed"`
+}
+
+// RunOptions configure Run.
+type RunOptions struct {
+	// Backend runs the worker; nil means Local{Clock: the probe's clock}.
+	Backend Backend
+	// Repeat measures each phase this many times and keeps the median
+	// (0 means 1).
+	Repeat int
+	// Weights selects Weight_i (default TimeWeights).
+	Weights Weights
+	// OtherBinary accepts a worker whose executable differs from the one
+	// the probe was built with (same name, version and arguments), such
+	// as a build with other compiler flags.
+	OtherBinary bool
+}
+
+// IdentityError is Run's error when the worker is not the one the probe was
+// built from.
+type IdentityError struct {
+	// What names what differs ("executable", "arguments", "name/version").
+	What          string
+	Probe, Worker string
+}
+
+func (e *IdentityError) Error() string {
+	return fmt.Sprintf("the probe was built from a worker with %s %s, this worker has %s %s", e.What, e.Probe, e.What, e.Worker)
+}
+
+// Run runs the probe on this (target) machine: for each phase with a
+// snapshot, restore it, run the warm-up, time one interval; then predict
+// the full run time with equation (4.7).
+func Run(ctx context.Context, p *Probe, c Command, o RunOptions) (*Prediction, error) {
+	start := time.Now()
+	be := o.Backend
+	if be == nil {
+		be = Local{Clock: p.Manifest.Clock}
+	}
+	w := cmp.Or(o.Weights, TimeWeights)
+	m := &p.Manifest
+	if !slices.Equal(m.Worker.Args, c.Args) {
+		return nil, &IdentityError{What: "arguments", Probe: fmt.Sprintf("%q", m.Worker.Args), Worker: fmt.Sprintf("%q", c.Args)}
+	}
+	sum, err := FileSHA256(c.Path)
+	if err != nil {
+		return nil, err
+	}
+	if sum != m.Worker.SHA256 && !o.OtherBinary {
+		return nil, &IdentityError{What: "executable SHA-256", Probe: m.Worker.SHA256[:16] + "…", Worker: sum[:16] + "… (--other-binary accepts a rebuild of the same version)"}
+	}
+	var phases []int
+	for i := range m.Phases {
+		if p.Kept(i) {
+			phases = append(phases, i)
+		}
+	}
+	runs, err := be.Replay(ctx, c, p, phases, cmp.Or(o.Repeat, 1))
+	if err != nil {
+		return nil, err
+	}
+	probed := map[int]float64{}
+	failed := map[int]string{}
+	for _, r := range runs {
+		if r.Err != nil {
+			failed[r.Phase] = r.Err.Error()
+			continue
+		}
+		ns := make([]int64, len(r.Probed))
+		for i, d := range r.Probed {
+			ns[i] = d.Nanoseconds()
+		}
+		probed[r.Phase] = time.Duration(median(ns)).Seconds()
+	}
+	pred, err := Predict(m, probed, w)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%d phases failed: %v)", err, len(failed), failed)
+	}
+	for i := range pred.Phases {
+		if msg, ok := failed[i]; ok {
+			pred.Phases[i].Status, pred.Phases[i].Error = "failed", msg
+			pred.Failed++
+		}
+	}
+	pred.ProbeTime = time.Since(start).Seconds()
+	pred.ProbeFraction = pred.ProbeTime / pred.Predicted
+	return pred, nil
+}
+
+// Predict computes the prediction from the manifest and the measured
+// interval times (s) of some phases (by index): equation (4.7) over them,
+// extrapolated by the rule of three to the weight they cover. It is pure.
+func Predict(m *Manifest, probed map[int]float64, w Weights) (*Prediction, error) {
+	w = cmp.Or(w, TimeWeights)
+	pred := &Prediction{Worker: m.Worker, Weights: w, ETRef: m.ETRef, ETUninstRef: m.ETUninstRef, Noise: Noise(m.ETRef, m.ETUninstRef)}
+	var terms []PhaseTerm
+	var blocks int64
+	for i, ph := range m.Phases {
+		r := PhaseResult{ID: ph.ID, Weight: w.weight(ph), Representative: ph.Representative, TPhaseRef: ph.TPhaseRef, Status: "dropped"}
+		if t, ok := probed[i]; ok {
+			r.Status = "ok"
+			r.TProbed = t
+			r.TimeUnitValue = TimeUnitValue(m.ETRef, r.Weight, ph.TPhaseRef)
+			r.PhasePredicted = PhasePredicted(r.TimeUnitValue, t)
+			terms = append(terms, PhaseTerm{Weight: r.Weight, TPhaseRef: ph.TPhaseRef, TProbed: t})
+			pred.Covered += r.Weight
+			blocks += ph.WarmBlocks + ph.Blocks
+		}
+		pred.Phases = append(pred.Phases, r)
+	}
+	if len(terms) == 0 {
+		return nil, errNoPhases
+	}
+	partial, err := ETPredicted(m.ETRef, m.ETUninstRef, terms)
+	if err != nil {
+		return nil, err
+	}
+	pred.Partial = partial
+	if pred.Predicted, err = RuleOfThree(partial, pred.Covered); err != nil {
+		return nil, err
+	}
+	pred.Represented = float64(blocks) / float64(m.TotalBlocks)
+	return pred, nil
+}
+
+// Reduce returns a copy of p that keeps only the snapshots of the topK
+// heaviest phases (0: no limit) whose weight is at least minWeight; the
+// prediction extrapolates from them by the rule of three (§5.3).
+func Reduce(p *Probe, topK int, minWeight float64, w Weights) *Probe {
+	w = cmp.Or(w, TimeWeights)
+	q := p.Clone()
+	order := q.byWeight(w)
+	n := 0
+	for _, i := range order {
+		if !q.Kept(i) {
+			continue
+		}
+		if (topK > 0 && n >= topK) || w.weight(q.Manifest.Phases[i]) < minWeight {
+			q.Drop(i)
+			continue
+		}
+		n++
+	}
+	q.Manifest.Reduction = fmt.Sprintf("kept the %d heaviest phases (top-k %d, minimum %s weight %g)", n, topK, w, minWeight)
+	return q
+}
+
+// byWeight returns the phase indexes, heaviest first.
+func (p *Probe) byWeight(w Weights) []int {
+	order := make([]int, len(p.Manifest.Phases))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(w.weight(p.Manifest.Phases[b]), w.weight(p.Manifest.Phases[a]))
+	})
+	return order
+}
+
+// CurvePoint is one point of the quality-against-size curve (Figures
+// 5.1–5.2): the probe reduced to its K heaviest phases.
+type CurvePoint struct {
+	K int `json:"k"`
+	// Weight is the weight the K phases cover.
+	Weight float64 `json:"weight"`
+	// Bytes is the compressed size of their snapshots, RawBytes the
+	// uncompressed size.
+	Bytes    int64 `json:"bytes"`
+	RawBytes int64 `json:"raw_bytes"`
+	// Predicted is the rule-of-three prediction (s); Error its relative
+	// error against the actual time when one is given (else against the
+	// prediction from every phase).
+	Predicted float64 `json:"predicted_s"`
+	Error     float64 `json:"error"`
+}
+
+// Curve computes the quality-against-size curve of p from one probe run
+// that measured every kept phase (probed: interval times by phase index):
+// the prediction from the K heaviest phases for every K. actual is the
+// target's real run time (s), or 0 to compare with the full prediction.
+func Curve(p *Probe, probed map[int]float64, w Weights, actual float64) ([]CurvePoint, error) {
+	w = cmp.Or(w, TimeWeights)
+	var out []CurvePoint
+	sub := map[int]float64{}
+	var pt CurvePoint
+	for _, i := range p.byWeight(w) {
+		t, ok := probed[i]
+		if !ok || !p.Kept(i) {
+			continue
+		}
+		sub[i] = t
+		s := p.Manifest.Phases[i].Snapshot
+		pt.K++
+		pt.Bytes += s.Size
+		pt.RawBytes += s.RawSize
+		pred, err := Predict(&p.Manifest, sub, w)
+		if err != nil {
+			return nil, err
+		}
+		pt.Weight, pt.Predicted = pred.Covered, pred.Predicted
+		out = append(out, pt)
+	}
+	if len(out) == 0 {
+		return nil, errNoPhases
+	}
+	ref := actual
+	if ref <= 0 {
+		ref = out[len(out)-1].Predicted
+	}
+	for i := range out {
+		out[i].Error = math.Abs(out[i].Predicted-ref) / ref
+	}
+	return out, nil
+}

@@ -1,0 +1,189 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parscope/parscope/internal/needtool"
+)
+
+// buildTest builds a probe of the test worker once per test.
+func buildTest(t *testing.T) *Probe {
+	t.Helper()
+	p, err := Build(context.Background(), testWorker(4000), BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBuildAndRun(t *testing.T) {
+	p := buildTest(t)
+	m := &p.Manifest
+	if m.Worker.Info != testInfo || m.TotalSteps != 4000 || m.TotalBlocks != 16000 {
+		t.Fatalf("worker %+v, %d steps, %d blocks; want %+v, 4000 steps, 16000 blocks", m.Worker.Info, m.TotalSteps, m.TotalBlocks, testInfo)
+	}
+	// 16000 blocks / 1000 intervals = 16 < 8 steps of 4 blocks: the
+	// interval is 32 blocks, a multiple of the fine interval of 64: 64.
+	if m.Interval != 64 || m.WarmUp != 16 || m.Intervals != 250 {
+		t.Fatalf("interval %d, warm-up %d, %d intervals; want 64, 16, 250", m.Interval, m.WarmUp, m.Intervals)
+	}
+	if m.K < 2 {
+		t.Fatalf("k = %d, want at least the two stages", m.K)
+	}
+	var w, ts float64
+	for _, ph := range m.Phases {
+		w += ph.Weight
+		ts += ph.TimeShare
+		if ph.Snapshot == nil {
+			continue
+		}
+		// The interval holds 16 steps of 4 blocks; the snapshot is taken
+		// 16 blocks (4 steps) before it, or at step 0.
+		if ph.Blocks != 64 || ph.EndStep-ph.StartStep != 16 || ph.StartStep-ph.SnapshotStep != min(4, ph.StartStep) || ph.WarmBlocks != 4*(ph.StartStep-ph.SnapshotStep) {
+			t.Errorf("phase %+v: want 64 blocks in 16 steps after a warm-up of 4 steps", ph)
+		}
+		raw, err := p.SnapshotBytes(phaseIndex(p, ph.ID))
+		if err != nil || len(raw) != 16 {
+			t.Errorf("phase %d snapshot: %d bytes, %v", ph.ID, len(raw), err)
+		}
+	}
+	if math.Abs(w-1) > 1e-9 || math.Abs(ts-1) > 1e-9 {
+		t.Fatalf("weights sum to %g and time shares to %g, want 1", w, ts)
+	}
+
+	path := filepath.Join(t.TempDir(), "t.probe")
+	if err := p.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	q, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := Run(context.Background(), q, testWorker(4000), RunOptions{Repeat: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pred.Failed != 0 || math.Abs(pred.Covered-1) > 1e-9 || !(pred.Predicted > 0) || math.IsInf(pred.Predicted, 0) {
+		t.Fatalf("prediction %+v: want every phase measured and a finite time", pred)
+	}
+	// The prediction is eq. 4.7 of what was measured.
+	probed := map[int]float64{}
+	for i, ph := range pred.Phases {
+		if ph.Status == "ok" {
+			probed[i] = ph.TProbed
+		}
+	}
+	again, err := Predict(&q.Manifest, probed, TimeWeights)
+	if err != nil || !near(again.Predicted, pred.Predicted) {
+		t.Fatalf("Predict from the measured times = %v, %v; Run said %g", again, err, pred.Predicted)
+	}
+	var blocks int64
+	for _, ph := range q.Manifest.Phases {
+		if ph.Snapshot != nil {
+			blocks += ph.WarmBlocks + ph.Blocks
+		}
+	}
+	if want := float64(blocks) / 16000; !near(pred.Represented, want) {
+		t.Fatalf("represented %g, want %g", pred.Represented, want)
+	}
+}
+
+func phaseIndex(p *Probe, id int) int {
+	for i, ph := range p.Manifest.Phases {
+		if ph.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestRunCrashedPhase: a target that dies (os.Exit) or panics in stage B
+// reports those phases as failed, measures the others, and says which
+// fraction of the run the prediction covers.
+func TestRunCrashedPhase(t *testing.T) {
+	p := buildTest(t)
+	for _, env := range []string{"TEST_CRASH=1", "TEST_PANIC=1"} {
+		pred, err := Run(context.Background(), p, testWorker(4000, env), RunOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", env, err)
+		}
+		if pred.Failed == 0 || pred.Covered >= 1 || pred.Covered <= 0 {
+			t.Fatalf("%s: %d failed, covered %g: want failed phases and a partial coverage", env, pred.Failed, pred.Covered)
+		}
+		for _, ph := range pred.Phases {
+			if ph.Status == "failed" && !strings.Contains(ph.Error, map[string]string{"TEST_CRASH=1": "crashed", "TEST_PANIC=1": "panicked"}[env]) {
+				t.Errorf("%s: phase %d error %q", env, ph.ID, ph.Error)
+			}
+		}
+		if want, _ := RuleOfThree(pred.Partial, pred.Covered); !near(pred.Predicted, want) {
+			t.Fatalf("%s: predicted %g, want the rule of three %g", env, pred.Predicted, want)
+		}
+	}
+}
+
+// TestSnapshotFailure: the reference run completes and the error names
+// the phase.
+func TestSnapshotFailure(t *testing.T) {
+	_, err := Build(context.Background(), testWorker(4000, "TEST_SNAPSHOT_FAIL=1"), BuildOptions{})
+	var se *SnapshotError
+	if !errors.As(err, &se) {
+		t.Fatalf("error %v, want a SnapshotError", err)
+	}
+	if !(se.Probe.Manifest.ETRef > 0) || se.Probe.Manifest.Intervals != 250 || !strings.Contains(err.Error(), "injected snapshot failure") ||
+		!strings.Contains(err.Error(), "reference run completed") {
+		t.Fatalf("error %q (ETRef %g): want the failure and the completed run", err, se.Probe.Manifest.ETRef)
+	}
+}
+
+// TestIdentity: a probe is refused by another worker, version, arguments
+// or executable, naming what differs.
+func TestIdentity(t *testing.T) {
+	p := buildTest(t)
+	ctx := context.Background()
+	_, err := Run(ctx, p, testWorker(3000), RunOptions{})
+	var ie *IdentityError
+	if !errors.As(err, &ie) || ie.What != "arguments" {
+		t.Fatalf("other arguments: %v", err)
+	}
+	q := p.Clone()
+	q.Manifest.Worker.SHA256 = strings.Repeat("0", 64)
+	if _, err = Run(ctx, q, testWorker(4000), RunOptions{}); !errors.As(err, &ie) || ie.What != "executable SHA-256" {
+		t.Fatalf("other executable: %v", err)
+	}
+	q.Manifest.Worker.Version = "0"
+	_, err = Run(ctx, q, testWorker(4000), RunOptions{OtherBinary: true})
+	if !errors.As(err, &ie) || ie.What != "name/version" || !strings.Contains(err.Error(), "probe-test-worker/0") {
+		t.Fatalf("other version: %v", err)
+	}
+}
+
+func TestNotAWorker(t *testing.T) {
+	sh := needtool.Path(t, "coreutils", "true")
+	_, err := Build(context.Background(), Command{Path: sh}, BuildOptions{})
+	if err == nil || !strings.Contains(err.Error(), "probe.Main") {
+		t.Fatalf("error %v, want a hint that the program is not a worker", err)
+	}
+}
+
+// TestCPUClock builds and runs a probe timed with the worker's CPU time.
+func TestCPUClock(t *testing.T) {
+	p, err := Build(context.Background(), testWorker(2000), BuildOptions{Clock: CPUClock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Manifest.Clock != CPUClock || !(p.Manifest.ETRef > 0) || !(p.Manifest.ETUninstRef > 0) {
+		t.Fatalf("manifest clock %q, ETRef %g, ETuninstRef %g", p.Manifest.Clock, p.Manifest.ETRef, p.Manifest.ETUninstRef)
+	}
+	pred, err := Run(context.Background(), p, testWorker(2000), RunOptions{})
+	if err != nil || !(pred.Predicted > 0) || math.Abs(pred.Covered-1) > 1e-9 {
+		t.Fatalf("prediction %+v, %v", pred, err)
+	}
+	if _, err := Build(context.Background(), testWorker(2000), BuildOptions{Clock: "sundial"}); err == nil || !strings.Contains(err.Error(), "sundial") {
+		t.Fatalf("unknown clock: %v", err)
+	}
+}

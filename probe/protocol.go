@@ -1,0 +1,113 @@
+package probe
+
+// The protocol between parscope (Build, Replay) and a worker that links the
+// driver (Main). parscope starts the worker as a child process with the
+// environment variable EnvDir set to a private work directory holding
+// config.json (a childConfig). The worker's driver reads it, does the
+// mode's work and writes its answer into the same directory:
+//
+//   - result.json (a childResult), written to a temporary name and renamed,
+//     for the modes plain, vectors and capture; snapshots go to the files
+//     config.json names;
+//   - replay.jsonl for the mode replay: one replayLine per phase, appended
+//     as soon as the phase is measured, so the phases measured before a
+//     crash survive it.
+//
+// The worker's own stdout and stderr are passed to parscope's stderr. The
+// driver exits with status 0 when it wrote its answer, and 3 when it wrote
+// an error into it (childResult.Err or a replayLine.Err).
+
+// EnvDir is the environment variable through which parscope hands the
+// worker its work directory. Without it, Main runs the task plainly.
+const EnvDir = "PARSCOPE_PROBE_DIR"
+
+// Modes of a child run.
+const (
+	modePlain   = "plain"   // uninstrumented, timed: ETuninstRef
+	modeVectors = "vectors" // basic block vectors through the instrument library
+	modeCapture = "capture" // counted, timed, snapshots: ETRef, TPhaseRef
+	modeReplay  = "replay"  // restore, warm up, time: TProbed
+)
+
+const (
+	configFile = "config.json"
+	resultFile = "result.json"
+	replayFile = "replay.jsonl"
+	// exitReported is the driver's exit status after writing an error.
+	exitReported = 3
+)
+
+// childConfig is config.json.
+type childConfig struct {
+	Mode string `json:"mode"`
+	// Clock is what the times measure.
+	Clock Clock `json:"clock,omitempty"`
+	// Interval is the interval size in blocks: the vector pass's (fine)
+	// interval, or the capture pass's timing interval.
+	Interval int64 `json:"interval"`
+	// Trace is the .pst the vector pass writes.
+	Trace string `json:"trace,omitempty"`
+	// SnapshotAt lists, ascending, the block counts at whose first step
+	// boundary the capture pass saves a snapshot into SnapshotFiles[i].
+	SnapshotAt    []int64  `json:"snapshot_at,omitempty"`
+	SnapshotFiles []string `json:"snapshot_files,omitempty"`
+	// Expect is the worker a replay must be.
+	Expect Info `json:"expect"`
+	// Replay lists the phases to measure, in order.
+	Replay []replayPhase `json:"replay,omitempty"`
+	// Repeat measures each phase this many times (the median is kept).
+	Repeat int `json:"repeat,omitempty"`
+}
+
+// replayPhase tells a replay how to measure one phase.
+type replayPhase struct {
+	Phase int    `json:"phase"`
+	File  string `json:"file"`
+	// WarmSteps steps run after the restore before timing starts; Steps
+	// are timed, and should execute Blocks blocks.
+	WarmSteps int64 `json:"warm_steps"`
+	Steps     int64 `json:"steps"`
+	Blocks    int64 `json:"blocks"`
+}
+
+// childResult is result.json.
+type childResult struct {
+	Worker Info   `json:"worker"`
+	Mode   string `json:"mode"`
+	Err    string `json:"error,omitempty"`
+	// Elapsed is the run's time in ns, snapshot time excluded.
+	Elapsed int64 `json:"elapsed_ns"`
+	Steps   int64 `json:"steps"`
+	Blocks  int64 `json:"blocks"`
+	// MaxStep is the most blocks one step executed (vector run).
+	MaxStep int64 `json:"max_step_blocks,omitempty"`
+	// Capture: mark k is the first step boundary with at least k·Interval
+	// blocks executed: its time (ns, snapshot time excluded), step index
+	// and block count.
+	MarkNS     []int64 `json:"mark_ns,omitempty"`
+	MarkSteps  []int64 `json:"mark_steps,omitempty"`
+	MarkBlocks []int64 `json:"mark_blocks,omitempty"`
+	// Snapshots, one per SnapshotAt.
+	Snapshots []snapResult `json:"snapshots,omitempty"`
+}
+
+// snapResult is one snapshot of the capture pass.
+type snapResult struct {
+	Step   int64  `json:"step"`
+	Blocks int64  `json:"blocks"`
+	Bytes  int64  `json:"bytes"`
+	NS     int64  `json:"ns"`
+	Err    string `json:"error,omitempty"`
+}
+
+// replayLine is one line of replay.jsonl: a phase measured, or (Phase -1)
+// an error before any phase.
+type replayLine struct {
+	Phase  int  `json:"phase"`
+	Worker Info `json:"worker"`
+	// ProbedNS holds the measured times (ns) of the repetitions.
+	ProbedNS []int64 `json:"probed_ns,omitempty"`
+	WarmNS   int64   `json:"warm_ns"`
+	Blocks   int64   `json:"blocks"`
+	Err      string  `json:"error,omitempty"`
+}

@@ -1,0 +1,93 @@
+package probe
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// The test binary doubles as a worker: started with EnvDir set (by Build or
+// Run in the tests below), TestMain runs testTask under Main instead of the
+// tests. Its arguments are "worker STEPS"; the environment variables
+// TEST_SNAPSHOT_FAIL, TEST_CRASH (exit in stage B) and TEST_PANIC (panic in
+// stage B) inject failures.
+
+var testInfo = Info{Name: "probe-test-worker", Version: "1"}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(EnvDir) != "" {
+		steps := 4000
+		if len(os.Args) > 2 {
+			steps, _ = strconv.Atoi(os.Args[2])
+		}
+		Main(testInfo, &testTask{steps: steps})
+		os.Exit(1) // not reached: Main exits
+	}
+	os.Exit(m.Run())
+}
+
+// testTask alternates stages A (steps i mod 400 < 200: blocks 1, light
+// work) and B (blocks 2 and 3, three times the work).
+type testTask struct {
+	steps int
+	i     int
+	acc   uint64
+	blk   Blocks
+}
+
+func (t *testTask) Init(b Blocks) error {
+	t.blk, t.i, t.acc = b, 0, 1
+	return nil
+}
+
+func (t *testTask) stageB() bool { return t.i%400 >= 200 }
+
+func (t *testTask) Step() bool {
+	work := 2000
+	if t.stageB() {
+		if os.Getenv("TEST_CRASH") != "" {
+			os.Exit(7)
+		}
+		if os.Getenv("TEST_PANIC") != "" {
+			panic("injected failure in stage B")
+		}
+		work = 6000
+		t.blk.Block(2)
+		t.blk.Block(2)
+		t.blk.Block(3)
+		t.blk.Block(3)
+	} else {
+		for range 4 {
+			t.blk.Block(1)
+		}
+	}
+	for k := range work {
+		t.acc = t.acc*6364136223846793005 + uint64(k) | 1
+	}
+	t.i++
+	return t.i == t.steps
+}
+
+func (t *testTask) Snapshot() ([]byte, error) {
+	if os.Getenv("TEST_SNAPSHOT_FAIL") != "" {
+		return nil, errors.New("injected snapshot failure")
+	}
+	b := binary.LittleEndian.AppendUint64(nil, uint64(t.i))
+	return binary.LittleEndian.AppendUint64(b, t.acc), nil
+}
+
+func (t *testTask) Restore(b []byte) error {
+	if len(b) != 16 {
+		return fmt.Errorf("snapshot of %d bytes, want 16", len(b))
+	}
+	t.i, t.acc = int(binary.LittleEndian.Uint64(b)), binary.LittleEndian.Uint64(b[8:])
+	return nil
+}
+
+// testWorker is the command that runs the test binary as a worker.
+func testWorker(steps int, env ...string) Command {
+	return Command{Path: os.Args[0], Args: []string{"worker", strconv.Itoa(steps)}, Env: env}
+}
