@@ -1,0 +1,383 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parscope/parscope/probe"
+	"github.com/parscope/parscope/show/plot"
+)
+
+// probeWorker splits `PROBE -- WORKER ARGS` (or `-- WORKER ARGS`) at the dash.
+func probeWorker(cmd *cobra.Command, args []string, before int, use string) ([]string, probe.Command, error) {
+	dash := cmd.ArgsLenAtDash()
+	if dash != before || len(args) <= before {
+		return nil, probe.Command{}, usagef("usage: parscope %s", use)
+	}
+	return args[:before], probe.Command{Path: args[before], Args: args[before+1:], Output: cmd.ErrOrStderr()}, nil
+}
+
+func init() {
+	pc := &cobra.Command{
+		Use:   "probe",
+		Short: "Build and run performance probes of Go workers (seed 004)",
+		Long: `probe predicts a worker's run time on another machine from a few
+representative intervals (seed 004, chapters 4–5). The worker is a Go
+program that describes its computation as a probe.Task and calls
+probe.Main; parscope runs it as a child process and talks to the driver
+through a work directory named by PARSCOPE_PROBE_DIR.
+
+  build   run the worker on the reference machine: basic block vectors,
+          phases, reference times, snapshots → one .probe file
+  run     on the target: restore each snapshot, warm up, time one interval,
+          predict the full run time (eq. 4.7)
+  reduce  keep the heaviest phases only (rule of three)
+  curve   prediction quality against probe size (Figures 5.1–5.2)
+  info    show a probe's manifest`,
+	}
+	pc.AddCommand(probeBuildCmd(), probeRunCmd(), probeReduceCmd(), probeCurveCmd(), probeInfoCmd())
+	root.AddCommand(pc)
+}
+
+func probeBuildCmd() *cobra.Command {
+	var (
+		out      string
+		o        probe.BuildOptions
+		force    bool
+		jsonOut  bool
+		progress bool
+		clock    string
+	)
+	cmd := &cobra.Command{
+		Use:   "build -o OUT.probe [flags] -- WORKER ARGS...",
+		Short: "Build a probe of a worker on this (reference) machine",
+		Long: `build runs the worker three times: a basic block vector run (the instrument
+library counts vectors), an uninstrumented timed run (ETuninstRef) and a
+counted run that times every interval (ETRef, TPhaseRef) and snapshots the
+state at each representative interval's start minus the warm-up. The phase
+engine (analysis/phase) chooses the phases between the first and the
+others. OUT is written only when everything succeeded.`,
+		Example: `  parscope probe build -o mm.probe -- ./matmul -n 160
+  parscope probe build -o nb.probe --interval 4096 --warmup 1024 -- ./nbody`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, c, err := probeWorker(cmd, args, 0, "probe build -o OUT.probe -- WORKER ARGS...")
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				return usagef("probe build: -o OUT.probe is required")
+			}
+			if !force {
+				if _, err := os.Stat(out); err == nil {
+					return fmt.Errorf("probe build: %s exists (use --force to replace it)", out)
+				}
+			}
+			if progress {
+				o.Log = cmd.ErrOrStderr()
+			}
+			if o.Clock, err = probe.ParseClock(clock); err != nil {
+				return usageError{err}
+			}
+			p, err := probe.Build(cmd.Context(), c, o)
+			var se *probe.SnapshotError
+			if errors.As(err, &se) {
+				return fmt.Errorf("probe build: %w; nothing was written", err)
+			}
+			if err != nil {
+				return fmt.Errorf("probe build: %w", err)
+			}
+			if err := p.WriteFile(out); err != nil {
+				return fmt.Errorf("probe build: %w", err)
+			}
+			if jsonOut {
+				return writeJSON(cmd.OutOrStdout(), probeInfoJSON(out, p))
+			}
+			return printManifest(cmd.OutOrStdout(), out, p)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "the probe file to write")
+	f.Int64Var(&o.Interval, "interval", 0, "interval size in blocks (0: about --intervals intervals)")
+	f.IntVar(&o.Intervals, "intervals", 1000, "number of intervals aimed at when --interval is 0")
+	f.Int64Var(&o.WarmUp, "warmup", 0, "warm-up in blocks before each interval (0: a quarter interval, -1: none)")
+	f.IntVar(&o.MaxK, "maxk", 10, "largest number of phases")
+	f.Int64Var(&o.Seed, "seed", 0, "seed of the phase engine (0: SimPoint's)")
+	f.Float64Var(&o.MinWeight, "min-weight", 0.01, "drop phases under this weight at build (negative: keep all)")
+	f.StringVar(&clock, "clock", "wall", "what the times measure: wall (elapsed) or cpu (the worker's CPU time)")
+	f.IntVar(&o.Repeat, "repeat", 3, "replays of each phase on the reference for TPhaseRef (median)")
+	f.IntVar(&o.RefRuns, "ref-runs", 1, "uninstrumented and counted reference runs (the median is kept)")
+	f.BoolVar(&force, "force", false, "replace OUT if it exists")
+	f.BoolVar(&jsonOut, "json", false, "print the manifest as JSON")
+	f.BoolVar(&progress, "progress", false, "report each pass on stderr")
+	return cmd
+}
+
+// probeInfo is the --json form of a probe's description.
+type probeInfo struct {
+	File     string         `json:"file"`
+	Bytes    int64          `json:"snapshot_bytes"`
+	RawBytes int64          `json:"snapshot_raw_bytes"`
+	Manifest probe.Manifest `json:"manifest"`
+}
+
+func probeInfoJSON(path string, p *probe.Probe) probeInfo {
+	c, r := p.Sizes()
+	return probeInfo{File: path, Bytes: c, RawBytes: r, Manifest: p.Manifest}
+}
+
+func printManifest(w io.Writer, path string, p *probe.Probe) error {
+	m := &p.Manifest
+	c, r := p.Sizes()
+	fmt.Fprintf(w, "probe %s: worker %s %s (%s %v)\n", path, m.Worker.Name, m.Worker.Version, m.Worker.Path, m.Worker.Args)
+	fmt.Fprintf(w, "reference (%s clock): ETuninstRef %.4fs  ETRef %.4fs  noise %.4f  %d intervals of %d blocks, warm-up %d blocks\n",
+		m.Clock, m.ETUninstRef, m.ETRef, probe.Noise(m.ETRef, m.ETUninstRef), m.Intervals, m.Interval, m.WarmUp)
+	fmt.Fprintf(w, "snapshots: %s compressed, %s raw\n", humanBytes(c), humanBytes(r))
+	if m.Reduction != "" {
+		fmt.Fprintf(w, "reduction: %s\n", m.Reduction)
+	}
+	tw := newTable(w)
+	fmt.Fprintln(tw, "phase\tweight\ttime share\tintervals\trepresentative\tsteps\tTPhaseRef\tsnapshot")
+	for _, ph := range m.Phases {
+		snap := "dropped"
+		if ph.Snapshot != nil {
+			snap = humanBytes(ph.Snapshot.Size)
+		}
+		fmt.Fprintf(tw, "%d\t%.4f\t%.4f\t%d\t%d\t%d-%d\t%s\t%s\n", ph.ID, ph.Weight, ph.TimeShare, ph.Size, ph.Representative,
+			ph.StartStep, ph.EndStep, fmtNS(int64(ph.TPhaseRef*1e9)), snap)
+	}
+	return tw.Flush()
+}
+
+func probeRunOptions(cmd *cobra.Command, o *probe.RunOptions, weights *string) {
+	f := cmd.Flags()
+	f.IntVar(&o.Repeat, "repeat", 3, "measure each phase this many times (median)")
+	f.StringVar(weights, "weights", "time", "Weight_i of eq. 4.7: time (measured time shares) or intervals (SimPoint's)")
+	f.BoolVar(&o.OtherBinary, "other-binary", false, "accept a rebuild of the worker (same name, version and arguments)")
+}
+
+func probeRunCmd() *cobra.Command {
+	var (
+		o       probe.RunOptions
+		weights string
+		jsonOut bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run PROBE [flags] -- WORKER ARGS...",
+		Short: "Run a probe on this (target) machine and predict the worker's run time",
+		Long: `run restores each snapshot of PROBE in the worker, runs the warm-up, times one
+interval, and predicts the full run time with eq. 4.7 (extrapolated by the
+rule of three when phases were dropped or crashed). The worker must be the
+one the probe was built from: same name, version and arguments, and the
+same executable unless --other-binary. A phase that crashes the worker is
+reported and the others are still measured; the prediction then says
+which fraction of the run it covers, and the exit status is 1.`,
+		Example: `  parscope probe run mm.probe -- ./matmul -n 160`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, pred, err := runProbe(cmd, args, "run", &o, weights)
+			if err != nil {
+				return err
+			}
+			if jsonOut {
+				err = writeJSON(cmd.OutOrStdout(), pred)
+			} else {
+				err = printPrediction(cmd.OutOrStdout(), pred)
+			}
+			if err != nil {
+				return err
+			}
+			if pred.Failed > 0 {
+				return fmt.Errorf("probe run: %d phase(s) crashed on this machine; the prediction rests on %.1f%% of the run", pred.Failed, 100*pred.Covered)
+			}
+			return nil
+		},
+	}
+	probeRunOptions(cmd, &o, &weights)
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the prediction as JSON")
+	return cmd
+}
+
+// runProbe reads the probe of `probe NAME PROBE -- WORKER ARGS` and runs it.
+func runProbe(cmd *cobra.Command, args []string, name string, o *probe.RunOptions, weights string) (*probe.Probe, *probe.Prediction, error) {
+	pre, c, err := probeWorker(cmd, args, 1, "probe "+name+" PROBE -- WORKER ARGS...")
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Weights, err = probe.ParseWeights(weights); err != nil {
+		return nil, nil, usageError{err}
+	}
+	p, err := probe.ReadFile(pre[0])
+	if err != nil {
+		return nil, nil, fmt.Errorf("probe %s: %w", name, err)
+	}
+	pred, err := probe.Run(cmd.Context(), p, c, *o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("probe %s: %w", name, err)
+	}
+	return p, pred, nil
+}
+
+func printPrediction(w io.Writer, pred *probe.Prediction) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "phase\tweight\tTPhaseRef\tTProbed\tTimeUnitValue\tPhasePredicted\tstatus")
+	for _, ph := range pred.Phases {
+		st := ph.Status
+		if ph.Error != "" {
+			st += ": " + ph.Error
+		}
+		probed, tuv, pp := "-", "-", "-"
+		if ph.Status == "ok" {
+			probed, tuv, pp = fmtSec(ph.TProbed), strconv.FormatFloat(ph.TimeUnitValue, 'f', 2, 64), fmtSec(ph.PhasePredicted)
+		}
+		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%s\t%s\n", ph.ID, ph.Weight, fmtSec(ph.TPhaseRef), probed, tuv, pp, st)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "predicted run time: %s (eq. 4.7 over %.1f%% of the run: %s; noise %.4f)\n",
+		fmtSec(pred.Predicted), 100*pred.Covered, fmtSec(pred.Partial), pred.Noise)
+	fmt.Fprintf(w, "probe run time: %s (%.2f%% of the predicted run); executed %.2f%% of the run's blocks\n",
+		fmtSec(pred.ProbeTime), 100*pred.ProbeFraction, 100*pred.Represented)
+	return nil
+}
+
+func fmtSec(s float64) string { return time.Duration(s * 1e9).Round(time.Microsecond).String() }
+
+func probeReduceCmd() *cobra.Command {
+	var (
+		out     string
+		top     int
+		minW    float64
+		weights string
+		force   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "reduce IN.probe -o OUT.probe [--top K] [--min-weight W]",
+		Short: "Keep only the heaviest phases of a probe",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usagef("probe reduce: -o OUT.probe is required")
+			}
+			w, err := probe.ParseWeights(weights)
+			if err != nil {
+				return usageError{err}
+			}
+			if !force {
+				if _, err := os.Stat(out); err == nil {
+					return fmt.Errorf("probe reduce: %s exists (use --force to replace it)", out)
+				}
+			}
+			p, err := probe.ReadFile(args[0])
+			if err != nil {
+				return fmt.Errorf("probe reduce: %w", err)
+			}
+			q := probe.Reduce(p, top, minW, w)
+			if err := q.WriteFile(out); err != nil {
+				return fmt.Errorf("probe reduce: %w", err)
+			}
+			return printManifest(cmd.OutOrStdout(), out, q)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "the reduced probe to write")
+	f.IntVar(&top, "top", 0, "keep the K heaviest phases (0: no limit)")
+	f.Float64Var(&minW, "min-weight", 0, "drop phases under this weight")
+	f.StringVar(&weights, "weights", "time", "which weight ranks phases: time or intervals")
+	f.BoolVar(&force, "force", false, "replace OUT if it exists")
+	return cmd
+}
+
+func probeCurveCmd() *cobra.Command {
+	var (
+		o        probe.RunOptions
+		weights  string
+		actual   float64
+		plotPath string
+		jsonOut  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "curve PROBE [--actual SECONDS] [--plot F.png] -- WORKER ARGS...",
+		Short: "Prediction quality against probe size, keeping the K heaviest phases",
+		Long: `curve runs every phase of PROBE once on this machine and, for K = 1, 2, ...,
+predicts the run time from the K heaviest phases (rule of three), with the
+size of their snapshots: the quality-against-size curve of Figures 5.1–5.2.
+The error is against --actual (the worker's real run time here) or, without
+it, against the prediction from every phase.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, pred, err := runProbe(cmd, args, "curve", &o, weights)
+			if err != nil {
+				return err
+			}
+			probed := map[int]float64{}
+			for i, ph := range pred.Phases {
+				if ph.Status == "ok" {
+					probed[i] = ph.TProbed
+				}
+			}
+			pts, err := probe.Curve(p, probed, o.Weights, actual)
+			if err != nil {
+				return fmt.Errorf("probe curve: %w", err)
+			}
+			if plotPath != "" {
+				if err := plotCurve(plotPath, args[0], pts); err != nil {
+					return fmt.Errorf("probe curve: %w", err)
+				}
+			}
+			if jsonOut {
+				return writeJSON(cmd.OutOrStdout(), pts)
+			}
+			tw := newTable(cmd.OutOrStdout())
+			fmt.Fprintln(tw, "K\tweight\tsize\traw size\tpredicted\terror")
+			for _, pt := range pts {
+				fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%.2f%%\n", pt.K, pt.Weight, humanBytes(pt.Bytes), humanBytes(pt.RawBytes), fmtSec(pt.Predicted), 100*pt.Error)
+			}
+			return tw.Flush()
+		},
+	}
+	probeRunOptions(cmd, &o, &weights)
+	f := cmd.Flags()
+	f.Float64Var(&actual, "actual", 0, "the worker's actual run time on this machine, in seconds")
+	f.StringVar(&plotPath, "plot", "", "draw the curve (PNG or SVG)")
+	f.BoolVar(&jsonOut, "json", false, "print the curve as JSON")
+	return cmd
+}
+
+// plotCurve draws prediction quality (100 − error %) and the probe's size
+// (% of the full probe) against the number of phases kept.
+func plotCurve(path, name string, pts []probe.CurvePoint) error {
+	full := float64(pts[len(pts)-1].Bytes)
+	var q, s plot.Series
+	q.Name, s.Name = "prediction quality (100 − |error| %)", "probe size (% of all phases)"
+	for _, pt := range pts {
+		q.X, q.Y = append(q.X, float64(pt.K)), append(q.Y, 100-100*pt.Error)
+		s.X, s.Y = append(s.X, float64(pt.K)), append(s.Y, 100*float64(pt.Bytes)/full)
+	}
+	return plot.Lines(path, "Prediction quality x probe size: "+name, "phases kept (heaviest first)", "%", []plot.Series{q, s})
+}
+
+func probeInfoCmd() *cobra.Command {
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "info PROBE",
+		Short: "Show a probe's manifest",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := probe.ReadFile(args[0])
+			if err != nil {
+				return fmt.Errorf("probe info: %w", err)
+			}
+			if jsonOut {
+				return writeJSON(cmd.OutOrStdout(), probeInfoJSON(args[0], p))
+			}
+			return printManifest(cmd.OutOrStdout(), args[0], p)
+		},
+	}
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the manifest as JSON")
+	return cmd
+}
