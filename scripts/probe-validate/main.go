@@ -1,0 +1,399 @@
+// Command probe-validate checks parscope's performance probes (seed 004,
+// issue 9 item 3) on emulated targets whose speed differs per phase:
+//
+//	go run ./scripts/probe-validate [-out docs/seed004-probes.json] [-plots docs]
+//
+// For every workload it builds the worker twice (normally, and without
+// optimisations: -gcflags=all=-N -l), builds a probe on the reference (the
+// optimised worker on this machine), then for every target — the
+// unoptimised build, the optimised build next to a CPU hog (one spinning
+// process per CPU), and GOMAXPROCS=1 for the parallel workers — measures:
+//
+//   - the actual run time (the worker's uninstrumented step loop, as
+//     ETuninstRef is measured),
+//   - the probe's prediction, its error, and the probe run's own time as a
+//     fraction of the actual run,
+//   - the prediction of the probe reduced to its phases of at least 10%
+//     weight, compressed (size before: every snapshot uncompressed),
+//   - naive predictor (a): ETuninstRef times the speed ratio of a short
+//     benchmark (./bench, built the same way as the target) between target
+//     and reference,
+//   - naive predictor (b): the first 1% of the run timed on the target and
+//     extrapolated by blocks (read off the interval marks of a counted run
+//     on the target; stopping the run there would time the same thing).
+//
+// It prints a Markdown table and writes the raw numbers as JSON, and the
+// quality-against-size curves of phasesize (small and large) as PNG.
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parscope/parscope/probe"
+	"github.com/parscope/parscope/show/plot"
+)
+
+type workload struct {
+	Name, Pkg string
+	Args      []string
+	Parallel  bool
+}
+
+var workloads = []workload{
+	{"matmul", "matmul", nil, true},
+	{"nbody", "nbody", nil, true},
+	{"sweep", "sweep", nil, true},
+	{"phasesize-large", "phasesize", []string{"-n", "512", "-iters", "80"}, false},
+	{"phasesize-small", "phasesize", []string{"-n", "96", "-iters", "1500"}, false},
+}
+
+type target struct {
+	Name     string
+	NoOpt    bool
+	Hog      bool
+	MaxProcs bool // GOMAXPROCS=1
+}
+
+var targets = []target{
+	{Name: "noopt", NoOpt: true},
+	{Name: "cpu-hog", Hog: true},
+	{Name: "gomaxprocs=1", MaxProcs: true},
+}
+
+// row is one workload on one target.
+type row struct {
+	Workload, Target string
+	Actual           float64 // s
+	Predicted        float64
+	Error            float64 // relative, signed
+	IntervalWeights  float64 // prediction with SimPoint's weights
+	IntervalError    float64
+	ProbeTime        float64 // s
+	ProbeFraction    float64
+	Reduced          float64 // prediction of the reduced probe
+	ReducedError     float64
+	NaiveBench       float64
+	NaiveBenchError  float64
+	NaiveFirst       float64
+	NaiveFirstError  float64
+	Phases, Kept     int
+	RawBytes         int64 // every snapshot, uncompressed
+	Bytes            int64 // every snapshot, compressed
+	ReducedBytes     int64 // reduced probe, compressed
+	Failed           int
+}
+
+func main() {
+	outJSON := flag.String("out", "", "write the rows as JSON here")
+	plots := flag.String("plots", "", "write the phasesize curves (PNG) into this directory")
+	only := flag.String("only", "", "comma-separated workloads to run (default all)")
+	repeat := flag.Int("repeat", 3, "replays per phase, on the reference and on the targets (median)")
+	refRuns := flag.Int("ref-runs", 1, "reference runs (median) when building probes")
+	clock := flag.String("clock", "wall", "what the times measure: wall or cpu")
+	flag.Parse()
+	c, err := probe.ParseClock(*clock)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "probe-validate:", err)
+		os.Exit(2)
+	}
+	if err := run(*outJSON, *plots, *only, *repeat, *refRuns, c); err != nil {
+		fmt.Fprintln(os.Stderr, "probe-validate:", err)
+		os.Exit(1)
+	}
+}
+
+func run(outJSON, plots, only string, repeat, refRuns int, clock probe.Clock) error {
+	ctx := context.Background()
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	bin, err := os.MkdirTemp("", "probe-validate-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(bin)
+	build := func(pkg, out string, noopt bool) error {
+		args := []string{"build", "-o", filepath.Join(bin, out)}
+		if noopt {
+			args = append(args, "-gcflags=all=-N -l")
+		}
+		c := exec.Command("go", append(args, "./"+pkg)...)
+		c.Dir = root
+		if b, err := c.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+		}
+		return nil
+	}
+	for _, p := range []string{"matmul", "nbody", "sweep", "phasesize"} {
+		if err := build("examples/"+p, p, false); err != nil {
+			return err
+		}
+		if err := build("examples/"+p, p+"-noopt", true); err != nil {
+			return err
+		}
+	}
+	if err := build("scripts/probe-validate/bench", "bench", false); err != nil {
+		return err
+	}
+	if err := build("scripts/probe-validate/bench", "bench-noopt", true); err != nil {
+		return err
+	}
+	be := probe.Local{Clock: clock}
+	benchRef, err := bench(filepath.Join(bin, "bench"), nil, false)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "started %s on %s, GOMAXPROCS %d, %s clock\n", time.Now().Format(time.RFC3339), host(), runtime.GOMAXPROCS(0), clock)
+	var rows []row
+	curves := map[string][]probe.CurvePoint{}
+	for _, w := range workloads {
+		if only != "" && !strings.Contains(","+only+",", ","+w.Name+",") {
+			continue
+		}
+		ref := probe.Command{Path: filepath.Join(bin, w.Pkg), Args: w.Args}
+		t0 := time.Now()
+		p, err := probe.Build(ctx, ref, probe.BuildOptions{RefRuns: refRuns, Clock: clock, Repeat: repeat})
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.Name, err)
+		}
+		m := &p.Manifest
+		fmt.Fprintf(os.Stderr, "%s: built in %v: ETuninstRef %.3fs ETRef %.3fs, k %d, %d intervals of %d blocks\n",
+			w.Name, time.Since(t0).Round(time.Millisecond), m.ETUninstRef, m.ETRef, m.K, m.Intervals, m.Interval)
+		reduced := probe.Reduce(p, 0, 0.1, probe.TimeWeights)
+		comp, raw := p.Sizes()
+		rcomp, _ := reduced.Sizes()
+		for _, tg := range targets {
+			if tg.MaxProcs && !w.Parallel {
+				continue
+			}
+			c := ref
+			benchBin := filepath.Join(bin, "bench")
+			if tg.NoOpt {
+				c.Path = filepath.Join(bin, w.Pkg+"-noopt")
+				benchBin = filepath.Join(bin, "bench-noopt")
+			}
+			if tg.MaxProcs {
+				c.Env = []string{"GOMAXPROCS=1"}
+			}
+			var stop func()
+			if tg.Hog {
+				stop = startHog()
+			}
+			r, curve, err := measure(ctx, be, p, reduced, c, benchBin, benchRef, repeat)
+			if stop != nil {
+				stop()
+			}
+			if err != nil {
+				return fmt.Errorf("%s on %s: %w", w.Name, tg.Name, err)
+			}
+			r.Workload, r.Target = w.Name, tg.Name
+			r.Phases, r.RawBytes, r.Bytes, r.ReducedBytes = len(m.Phases), raw, comp, rcomp
+			for i := range reduced.Manifest.Phases {
+				if reduced.Kept(i) {
+					r.Kept++
+				}
+			}
+			rows = append(rows, r)
+			if strings.HasPrefix(w.Name, "phasesize") && tg.NoOpt {
+				curves[w.Name] = curve
+			}
+			fmt.Fprintf(os.Stderr, "  %-13s actual %.3fs probe %.3fs (%+.1f%%) probe time %.1fms naive bench %+.1f%% first-1%% %+.1f%%\n",
+				tg.Name, r.Actual, r.Predicted, 100*r.Error, 1000*r.ProbeTime, 100*r.NaiveBenchError, 100*r.NaiveFirstError)
+		}
+		fmt.Fprintln(os.Stderr)
+		printPhases(w.Name, p)
+	}
+	printTable(rows)
+	for name, c := range curves {
+		printCurve(name, c)
+		if plots != "" {
+			if err := plotCurve(filepath.Join(plots, "seed004-curve-"+name+".png"), name, c); err != nil {
+				return err
+			}
+		}
+	}
+	if outJSON != "" {
+		b, _ := json.MarshalIndent(rows, "", "  ")
+		return os.WriteFile(outJSON, append(b, '\n'), 0o644)
+	}
+	return nil
+}
+
+// measure runs one workload on one target.
+func measure(ctx context.Context, be probe.Local, p, reduced *probe.Probe, c probe.Command, benchBin string, benchRef float64, repeat int) (row, []probe.CurvePoint, error) {
+	var r row
+	m := &p.Manifest
+	plain, err := be.Plain(ctx, c)
+	if err != nil {
+		return r, nil, err
+	}
+	r.Actual = plain.Elapsed.Seconds()
+	pred, err := probe.Run(ctx, p, c, probe.RunOptions{Repeat: repeat, OtherBinary: true})
+	if err != nil {
+		return r, nil, err
+	}
+	r.Predicted, r.ProbeTime, r.Failed = pred.Predicted, pred.ProbeTime, pred.Failed
+	r.Error = rel(r.Predicted, r.Actual)
+	r.ProbeFraction = r.ProbeTime / r.Actual
+	probed := map[int]float64{}
+	for i, ph := range pred.Phases {
+		if ph.Status == "ok" {
+			probed[i] = ph.TProbed
+		}
+	}
+	if iw, err := probe.Predict(m, probed, probe.IntervalWeights); err == nil {
+		r.IntervalWeights, r.IntervalError = iw.Predicted, rel(iw.Predicted, r.Actual)
+	}
+	sub := map[int]float64{}
+	for i, t := range probed {
+		if reduced.Kept(i) {
+			sub[i] = t
+		}
+	}
+	if rp, err := probe.Predict(m, sub, probe.TimeWeights); err == nil {
+		r.Reduced, r.ReducedError = rp.Predicted, rel(rp.Predicted, r.Actual)
+	}
+	curve, err := probe.Curve(p, probed, probe.TimeWeights, r.Actual)
+	if err != nil {
+		return r, nil, err
+	}
+	// Naive (a): one global speed ratio from a short benchmark.
+	bt, err := bench(benchBin, c.Env, false)
+	if err != nil {
+		return r, nil, err
+	}
+	r.NaiveBench = m.ETUninstRef * bt / benchRef
+	r.NaiveBenchError = rel(r.NaiveBench, r.Actual)
+	// Naive (b): the first 1% of the run, extrapolated.
+	capt, err := be.Capture(ctx, c, m.Interval, nil)
+	if err != nil {
+		return r, nil, err
+	}
+	k := max(1, int(math.Ceil(0.01*float64(len(capt.Marks)))))
+	var first probe.Mark
+	if k < len(capt.Marks) {
+		first = capt.Marks[k]
+	} else {
+		first = probe.Mark{Time: capt.Elapsed, Blocks: capt.Blocks}
+	}
+	r.NaiveFirst = first.Time.Seconds() * float64(capt.Blocks) / float64(first.Blocks) / probe.Noise(m.ETRef, m.ETUninstRef)
+	r.NaiveFirstError = rel(r.NaiveFirst, r.Actual)
+	return r, curve, nil
+}
+
+func rel(pred, actual float64) float64 { return (pred - actual) / actual }
+
+// bench runs the benchmark and returns its time.
+func bench(path string, env []string, _ bool) (float64, error) {
+	c := exec.Command(path)
+	c.Env = append(os.Environ(), env...)
+	out, err := c.Output()
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) == 0 {
+		return 0, fmt.Errorf("%s printed nothing", path)
+	}
+	return strconv.ParseFloat(f[0], 64)
+}
+
+// startHog starts one CPU-bound process per CPU and returns a function that
+// stops them.
+func startHog() func() {
+	var cmds []*exec.Cmd
+	for range runtime.NumCPU() {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		if c.Start() == nil {
+			cmds = append(cmds, c)
+		}
+	}
+	return func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(strings.TrimSpace(string(out))), nil
+}
+
+func host() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+func printPhases(name string, p *probe.Probe) {
+	fmt.Printf("<!-- %s phases -->\n", name)
+	fmt.Printf("%s: k = %d; phases (weight / time share / snapshot kB): ", name, p.Manifest.K)
+	for _, ph := range p.Manifest.Phases {
+		kb := "dropped"
+		if ph.Snapshot != nil {
+			kb = fmt.Sprintf("%.0f", float64(ph.Snapshot.Size)/1024)
+		}
+		fmt.Printf("%d: %.3f/%.3f/%s; ", ph.ID, ph.Weight, ph.TimeShare, kb)
+	}
+	fmt.Println()
+}
+
+func pct(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
+
+func printTable(rows []row) {
+	fmt.Println()
+	fmt.Println("| workload | target | actual | probe | error | error (SimPoint weights) | probe time | probe/actual | reduced: phases, error | naive bench | naive first 1% | size raw → compressed → reduced |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	var sumAbs, sumRed, sumA, sumB, sumFrac, maxFrac float64
+	for _, r := range rows {
+		fmt.Printf("| %s | %s | %.3f s | %.3f s | %s | %s | %.1f ms | %.2f%% | %d/%d, %s | %s | %s | %s → %s → %s |\n",
+			r.Workload, r.Target, r.Actual, r.Predicted, pct(r.Error), pct(r.IntervalError), 1000*r.ProbeTime, 100*r.ProbeFraction,
+			r.Kept, r.Phases, pct(r.ReducedError), pct(r.NaiveBenchError), pct(r.NaiveFirstError), kb(r.RawBytes), kb(r.Bytes), kb(r.ReducedBytes))
+		sumAbs += math.Abs(r.Error)
+		sumRed += math.Abs(r.ReducedError)
+		sumA += math.Abs(r.NaiveBenchError)
+		sumB += math.Abs(r.NaiveFirstError)
+		sumFrac += r.ProbeFraction
+		maxFrac = max(maxFrac, r.ProbeFraction)
+	}
+	n := float64(cmp.Or(len(rows), 1))
+	fmt.Printf("\nmean |error|: probe %.2f%%, reduced probe %.2f%%, naive bench %.2f%%, naive first 1%% %.2f%%; probe time / actual: mean %.2f%%, max %.2f%%\n",
+		100*sumAbs/n, 100*sumRed/n, 100*sumA/n, 100*sumB/n, 100*sumFrac/n, 100*maxFrac)
+}
+
+func kb(b int64) string { return fmt.Sprintf("%.0f kB", float64(b)/1000) }
+
+func printCurve(name string, c []probe.CurvePoint) {
+	fmt.Printf("\n%s, noopt target: quality against size\n\n| K | weight | size | predicted | error |\n|---|---|---|---|---|\n", name)
+	for _, pt := range c {
+		fmt.Printf("| %d | %.3f | %s | %.3f s | %.2f%% |\n", pt.K, pt.Weight, kb(pt.Bytes), pt.Predicted, 100*pt.Error)
+	}
+}
+
+func plotCurve(path, name string, pts []probe.CurvePoint) error {
+	full := float64(pts[len(pts)-1].Bytes)
+	var q, s plot.Series
+	q.Name, s.Name = "prediction quality (100 − |error| %)", "probe size (% of all phases)"
+	for _, pt := range pts {
+		q.X, q.Y = append(q.X, float64(pt.K)), append(q.Y, 100-100*pt.Error)
+		s.X, s.Y = append(s.X, float64(pt.K)), append(s.Y, 100*float64(pt.Bytes)/full)
+	}
+	return plot.Lines(path, "Prediction quality x probe size: "+name, "phases kept (heaviest first)", "%", []plot.Series{q, s})
+}
