@@ -14,7 +14,7 @@ import (
 func ExampleImporter_Import() {
 	var m trace.Memory
 	err := (dumpi.Importer{}).Import(context.Background(),
-		[]string{"../../../shared/data/traces/dumpi/testtrace.meta"}, format.Options{}, &m)
+		[]string{"testdata/testtrace/testtrace.meta"}, format.Options{}, &m)
 	if err != nil {
 		fmt.Println(err)
 		return
