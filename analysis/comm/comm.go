@@ -168,7 +168,7 @@ type Accumulator struct {
 	seen     []bool
 	match    trace.Matcher
 	matched  int64
-	comms    map[int32][]int32
+	comms    *trace.Communicators
 	coll     map[collKey]*decomposition
 	problems Problems
 }
@@ -189,7 +189,7 @@ func New(h *trace.Header, opts Options) (*Accumulator, error) {
 		return nil, fmt.Errorf("comm: run %d has %d processes (want 1..%d)", opts.Run, n, MaxProcs)
 	}
 	a := &Accumulator{h: h, idx: trace.NewIndex(h), opts: opts, n: n,
-		children: map[childKey]int{}, comms: map[int32][]int32{}, coll: map[collKey]*decomposition{}}
+		children: map[childKey]int{}, comms: trace.NewCommunicators(h, n), coll: map[collKey]*decomposition{}}
 	a.nodes = []*node{{parent: -1, region: -1, entries: make([]int32, n)}}
 	a.stacks = make([][]frame, n)
 	a.top = make([]*node, n)
@@ -199,9 +199,6 @@ func New(h *trace.Header, opts Options) (*Accumulator, error) {
 		a.top[p] = a.nodes[0]
 	}
 	a.nodes[0].windows = make([][]uint64, 1)
-	for _, c := range h.Comms {
-		a.comms[c.ID] = c.Members
-	}
 	a.match.OnMatch = func(_, _ *trace.Record) { a.matched++ }
 	return a, nil
 }
@@ -345,21 +342,9 @@ func (a *Accumulator) pop(p int32) {
 	a.top[p] = a.nodes[st[len(st)-2].node]
 }
 
-func (a *Accumulator) members(comm int32) []int32 {
-	m := a.comms[comm]
-	if len(m) == 0 {
-		m = make([]int32, a.n)
-		for i := range m {
-			m[i] = int32(i)
-		}
-		a.comms[comm] = m
-	}
-	return m
-}
-
 func (a *Accumulator) collective(r *trace.Record) {
 	op := trace.CollectiveOp(r.ID)
-	mem := a.members(r.Comm)
+	mem := a.comms.Members(r.Comm)
 	root := 0
 	if r.Peer >= 0 {
 		root = -1

@@ -114,7 +114,7 @@ type Builder struct {
 	markers [][]int64 // per process: the times of its records
 	first   int64
 	last    []int64
-	comms   map[int32][]int32
+	comms   *trace.Communicators
 	decomp  map[decompKey][]edge
 	colls   map[[2]int32]*collInst // (comm, k)
 	collK   map[[2]int32]int32     // (proc, comm) → collectives so far
@@ -136,13 +136,10 @@ func NewBuilder(h *trace.Header, opts Options) (*Builder, error) {
 		}
 	}
 	b := &Builder{h: h, opts: opts, n: n, acc: acc, points: make([][]point, n), markers: make([][]int64, n),
-		first: math.MaxInt64, last: make([]int64, n), comms: map[int32][]int32{}, decomp: map[decompKey][]edge{},
+		first: math.MaxInt64, last: make([]int64, n), comms: trace.NewCommunicators(h, n), decomp: map[decompKey][]edge{},
 		colls: map[[2]int32]*collInst{}, collK: map[[2]int32]int32{}}
 	for i := range b.last {
 		b.last[i] = math.MinInt64
-	}
-	for _, c := range h.Comms {
-		b.comms[c.ID] = c.Members
 	}
 	b.match.OnMatch = func(s, r *trace.Record) {
 		b.recvMsg[r.End] = int32(s.End)
@@ -200,21 +197,9 @@ func (b *Builder) Add(r *trace.Record) error {
 	return nil
 }
 
-func (b *Builder) members(comm int32) []int32 {
-	m := b.comms[comm]
-	if len(m) == 0 {
-		m = make([]int32, b.n)
-		for i := range m {
-			m[i] = int32(i)
-		}
-		b.comms[comm] = m
-	}
-	return m
-}
-
 func (b *Builder) collective(r *trace.Record) {
 	op := trace.CollectiveOp(r.ID)
-	mem := b.members(r.Comm)
+	mem := b.comms.Members(r.Comm)
 	if !slices.Contains(mem, r.Proc) {
 		b.prob.OutsideComm++
 		return

@@ -1,0 +1,32 @@
+package trace
+
+// Communicators gives the members of the communicators of a run of n
+// processes: the members the header declares, and every process 0..n−1
+// for a communicator the header does not declare (the world communicator
+// of a trace that declares none). It is not safe for concurrent use.
+type Communicators struct {
+	n       int
+	members map[int32][]int32
+}
+
+// NewCommunicators returns the communicators of h for a run of n processes.
+func NewCommunicators(h *Header, n int) *Communicators {
+	c := &Communicators{n: n, members: map[int32][]int32{}}
+	for _, d := range h.Comms {
+		c.members[d.ID] = d.Members
+	}
+	return c
+}
+
+// Members returns the processes of communicator comm, in rank order.
+func (c *Communicators) Members(comm int32) []int32 {
+	m := c.members[comm]
+	if len(m) == 0 {
+		m = make([]int32, c.n)
+		for i := range m {
+			m[i] = int32(i)
+		}
+		c.members[comm] = m
+	}
+	return m
+}
