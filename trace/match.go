@@ -6,11 +6,15 @@ package trace
 // non-overtaking rule. A receive whose source is unknown (NoPeer, an
 // MPI_ANY_SOURCE receive) is matched with the earliest pending send to its
 // process with the same tag and communicator. Memory is proportional to the
-// number of messages in flight.
+// number of messages in flight and of distinct (pair, tag, communicator)
+// lanes.
 type Matcher struct {
-	sends map[matchKey]*queue
-	recvs map[matchKey]*queue
+	lanes map[matchKey]*lane
+	cache []cached // direct-mapped cache in front of lanes
 	anyRv map[anyKey]*queue
+	// anyPending counts the any-source receives waiting in anyRv, so that a
+	// send looks there only when one might be waiting.
+	anyPending int
 	// OnMatch is called with each matched pair.
 	OnMatch func(send, recv *Record)
 }
@@ -22,6 +26,23 @@ type matchKey struct {
 type anyKey struct {
 	run, dst, tag, comm int32
 }
+
+// lane holds the pending sides of one (run, src, dst, tag, comm): at most
+// one of its queues is non-empty at a time.
+type lane struct {
+	key          matchKey
+	sends, recvs queue
+}
+
+// cached is one entry of the lane cache: the key is kept beside the
+// pointer so a lookup compares without following it.
+type cached struct {
+	key matchKey
+	l   *lane
+}
+
+// cacheBits sizes the lane cache (1,024 entries, 32 KB).
+const cacheBits = 10
 
 // queue is a FIFO of records that reuses its storage once drained.
 type queue struct {
@@ -44,13 +65,21 @@ func (q *queue) push(r *Record) { q.items = append(q.items, *r) }
 
 func (q *queue) rest() []Record { return q.items[q.head:] }
 
-func get[K comparable](m map[K]*queue, k K) *queue {
-	q := m[k]
-	if q == nil {
-		q = &queue{}
-		m[k] = q
+// lane returns the lane of k, creating it.
+func (m *Matcher) lane(k matchKey) *lane {
+	h := (uint32(k.src)*0x9e3779b1 ^ uint32(k.dst)*0x85ebca6b ^ uint32(k.tag)*0xc2b2ae35 ^
+		uint32(k.comm)*0x27d4eb2f ^ uint32(k.run)) >> (32 - cacheBits)
+	c := &m.cache[h]
+	if c.l != nil && c.key == k {
+		return c.l
 	}
-	return q
+	l := m.lanes[k]
+	if l == nil {
+		l = &lane{key: k}
+		m.lanes[k] = l
+	}
+	*c = cached{k, l}
+	return l
 }
 
 // Add feeds one record; records that are not sends or receives are ignored.
@@ -58,30 +87,34 @@ func (m *Matcher) Add(r *Record) {
 	if r.Kind != KindSend && r.Kind != KindRecv {
 		return
 	}
-	if m.sends == nil {
-		m.sends = map[matchKey]*queue{}
-		m.recvs = map[matchKey]*queue{}
+	if m.lanes == nil {
+		m.lanes = map[matchKey]*lane{}
+		m.cache = make([]cached, 1<<cacheBits)
 		m.anyRv = map[anyKey]*queue{}
 	}
 	if r.Kind == KindSend {
-		k := matchKey{r.Run, r.Proc, r.Peer, r.Tag, r.Comm}
-		if q := m.recvs[k]; q != nil && q.len() > 0 {
-			m.emit(r, q.front())
-			q.pop()
+		l := m.lane(matchKey{r.Run, r.Proc, r.Peer, r.Tag, r.Comm})
+		if l.recvs.len() > 0 {
+			m.emit(r, l.recvs.front())
+			l.recvs.pop()
 			return
 		}
-		if q := m.anyRv[anyKey{r.Run, r.Peer, r.Tag, r.Comm}]; q != nil && q.len() > 0 {
-			m.emit(r, q.front())
-			q.pop()
-			return
+		if m.anyPending > 0 {
+			if q := m.anyRv[anyKey{r.Run, r.Peer, r.Tag, r.Comm}]; q != nil && q.len() > 0 {
+				m.emit(r, q.front())
+				q.pop()
+				m.anyPending--
+				return
+			}
 		}
-		get(m.sends, k).push(r)
+		l.sends.push(r)
 		return
 	}
 	if r.Peer == NoPeer {
 		// Any-source receive: the earliest pending send to this process.
 		var best *queue
-		for k, q := range m.sends {
+		for k, l := range m.lanes {
+			q := &l.sends
 			if q.len() == 0 || k.run != r.Run || k.dst != r.Proc || k.tag != r.Tag || k.comm != r.Comm {
 				continue
 			}
@@ -94,16 +127,22 @@ func (m *Matcher) Add(r *Record) {
 			best.pop()
 			return
 		}
-		get(m.anyRv, anyKey{r.Run, r.Proc, r.Tag, r.Comm}).push(r)
+		q := m.anyRv[anyKey{r.Run, r.Proc, r.Tag, r.Comm}]
+		if q == nil {
+			q = &queue{}
+			m.anyRv[anyKey{r.Run, r.Proc, r.Tag, r.Comm}] = q
+		}
+		q.push(r)
+		m.anyPending++
 		return
 	}
-	k := matchKey{r.Run, r.Peer, r.Proc, r.Tag, r.Comm}
-	if q := m.sends[k]; q != nil && q.len() > 0 {
-		m.emit(q.front(), r)
-		q.pop()
+	l := m.lane(matchKey{r.Run, r.Peer, r.Proc, r.Tag, r.Comm})
+	if l.sends.len() > 0 {
+		m.emit(l.sends.front(), r)
+		l.sends.pop()
 		return
 	}
-	get(m.recvs, k).push(r)
+	l.recvs.push(r)
 }
 
 func (m *Matcher) emit(s, r *Record) {
@@ -114,11 +153,9 @@ func (m *Matcher) emit(s, r *Record) {
 
 // Unmatched returns the sends and receives still waiting for their other side.
 func (m *Matcher) Unmatched() (sends, recvs []Record) {
-	for _, q := range m.sends {
-		sends = append(sends, q.rest()...)
-	}
-	for _, q := range m.recvs {
-		recvs = append(recvs, q.rest()...)
+	for _, l := range m.lanes {
+		sends = append(sends, l.sends.rest()...)
+		recvs = append(recvs, l.recvs.rest()...)
 	}
 	for _, q := range m.anyRv {
 		recvs = append(recvs, q.rest()...)

@@ -244,3 +244,101 @@ func TestCanonicalAndFloat(t *testing.T) {
 		t.Fatal("EndTime must not precede T")
 	}
 }
+
+// refMatch is the matching rule written plainly: scan for the earliest
+// pending opposite side of the same (run, pair, tag, communicator), an
+// any-source receive taking the earliest pending send to its process.
+func refMatch(recs []Record) (pairs []string, unSends, unRecvs int) {
+	var sends, recvs []*Record
+	take := func(list []*Record, ok func(*Record) bool) ([]*Record, *Record) {
+		best := -1
+		for i, x := range list {
+			if ok(x) && (best < 0 || Less(x, list[best])) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return list, nil
+		}
+		x := list[best]
+		return slices.Delete(list, best, best+1), x
+	}
+	for i := range recs {
+		r := &recs[i]
+		switch r.Kind {
+		case KindSend:
+			var o *Record
+			recvs, o = take(recvs, func(x *Record) bool {
+				return x.Peer == r.Proc && x.Proc == r.Peer && x.Run == r.Run && x.Tag == r.Tag && x.Comm == r.Comm
+			})
+			if o == nil {
+				recvs, o = take(recvs, func(x *Record) bool {
+					return x.Peer == NoPeer && x.Proc == r.Peer && x.Run == r.Run && x.Tag == r.Tag && x.Comm == r.Comm
+				})
+			}
+			if o == nil {
+				sends = append(sends, r)
+				continue
+			}
+			pairs = append(pairs, fmt.Sprintf("%v|%v", *r, *o))
+		case KindRecv:
+			o := (*Record)(nil)
+			sends, o = take(sends, func(x *Record) bool {
+				return (r.Peer == NoPeer || x.Proc == r.Peer) && x.Peer == r.Proc && x.Run == r.Run && x.Tag == r.Tag && x.Comm == r.Comm
+			})
+			if o == nil {
+				recvs = append(recvs, r)
+				continue
+			}
+			pairs = append(pairs, fmt.Sprintf("%v|%v", *o, *r))
+		}
+	}
+	return pairs, len(sends), len(recvs)
+}
+
+// TestMatcherReference checks Matcher against refMatch on random traffic
+// with more lanes than the matcher's lane cache holds, so that cached
+// lanes are evicted and found again.
+func TestMatcherReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, procs := range []int32{3, 40, 200} {
+		// Traffic runs over a pool of pairs: 200 processes give 600 pairs
+		// and up to 7,200 lanes.
+		type pair struct{ src, dst int32 }
+		var pool []pair
+		for range 3 * procs {
+			pool = append(pool, pair{rng.Int32N(procs), rng.Int32N(procs)})
+		}
+		var recs []Record
+		for i := 0; i < 20000; i++ {
+			pr := pool[rng.IntN(len(pool))]
+			src, dst := pr.src, pr.dst
+			tag, comm, run := rng.Int32N(3), rng.Int32N(2), rng.Int32N(2)
+			tm := int64(i)
+			switch {
+			case rng.IntN(2) == 0:
+				recs = append(recs, Send(run, src, tm, tm+1, dst, int64(i), tag, comm))
+			case rng.IntN(8) == 0:
+				recs = append(recs, Recv(run, dst, tm, tm+1, NoPeer, int64(i), tag, comm))
+			default:
+				recs = append(recs, Recv(run, dst, tm, tm+1, src, int64(i), tag, comm))
+			}
+		}
+		want, ws, wr := refMatch(recs)
+		var got []string
+		m := Matcher{OnMatch: func(s, r *Record) { got = append(got, fmt.Sprintf("%v|%v", *s, *r)) }}
+		for i := range recs {
+			m.Add(&recs[i])
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%d processes: %d matches differ from the reference's %d", procs, len(got), len(want))
+		}
+		s, r := m.Unmatched()
+		if len(s) != ws || len(r) != wr {
+			t.Fatalf("%d processes: unmatched %d sends %d receives, reference %d %d", procs, len(s), len(r), ws, wr)
+		}
+		if len(want) < 2500 {
+			t.Fatalf("%d processes: only %d matches; the traffic does not exercise the matcher", procs, len(want))
+		}
+	}
+}

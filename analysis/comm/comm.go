@@ -109,10 +109,11 @@ type childKey struct {
 }
 
 type frame struct {
-	node int
-	k    int32 // entry index of node by this process
-	dsts []int32
-	set  map[int32]struct{}
+	node   int
+	region int32 // the node's region, so exits need not look the node up
+	k      int32 // entry index of node by this process
+	dsts   []int32
+	set    map[int32]struct{}
 }
 
 func (f *frame) addDst(d int32) {
@@ -195,7 +196,7 @@ func New(h *trace.Header, opts Options) (*Accumulator, error) {
 	a.top = make([]*node, n)
 	a.seen = make([]bool, n)
 	for p := range a.stacks {
-		a.stacks[p] = []frame{{node: 0}}
+		a.stacks[p] = []frame{{node: 0, region: -1}}
 		a.top[p] = a.nodes[0]
 	}
 	a.nodes[0].windows = make([][]uint64, 1)
@@ -274,7 +275,7 @@ func (a *Accumulator) Add(r *trace.Record) error {
 		if a.opts.WorkingSets && int(k) >= len(nd.windows) {
 			nd.windows = append(nd.windows, make([][]uint64, int(k)+1-len(nd.windows))...)
 		}
-		f := frame{node: id, k: k}
+		f := frame{node: id, region: r.ID, k: k}
 		if len(st) < cap(st) { // reuse the destination list of a popped frame
 			f.dsts = st[:len(st)+1][len(st)].dsts[:0]
 		}
@@ -284,7 +285,7 @@ func (a *Accumulator) Add(r *trace.Record) error {
 		st := a.stacks[p]
 		at := -1
 		for i := len(st) - 1; i > 0; i-- {
-			if a.nodes[st[i].node].region == r.ID {
+			if st[i].region == r.ID {
 				at = i
 				break
 			}
