@@ -83,7 +83,7 @@ func TestProbeBuildRun(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
 	}
-	if info := mustRun(t, "probe", "info", pf); !strings.Contains(info, "worker matmul 1") {
+	if info := mustRun(t, "probe", "info", pf); !strings.Contains(info, "worker matmul 2") {
 		t.Errorf("info:\n%s", info)
 	}
 	png := filepath.Join(dir, "curve.png")
@@ -116,7 +116,7 @@ func TestProbeBadInput(t *testing.T) {
 		t.Errorf("other executable: exit %d, %s", code, stderr)
 	}
 	_, stderr, code = run(t, append([]string{"probe", "run", pf, "--other-binary", "--", filepath.Join(w, "phasesize")}, args...)...)
-	if code == 0 || !strings.Contains(stderr, "name/version sweep/1") || !strings.Contains(stderr, "phasesize/1") {
+	if code == 0 || !strings.Contains(stderr, "name/version sweep/2") || !strings.Contains(stderr, "phasesize/2") {
 		t.Errorf("other worker: exit %d, %s", code, stderr)
 	}
 	_, stderr, code = run(t, "probe", "run", pf, "--", filepath.Join(w, "sweep"), "-n", "13", "-iters", "4")

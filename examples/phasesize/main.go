@@ -26,7 +26,7 @@ import (
 )
 
 // Info identifies the worker to the probe.
-var Info = probe.Info{Name: "phasesize", Version: "1"}
+var Info = probe.Info{Name: "phasesize", Version: "2"}
 
 // Blocks of the task.
 const (
@@ -153,9 +153,11 @@ func (t *Task) Snapshot() ([]byte, error) {
 	return probe.EncodeState(&t.s)
 }
 
-// Restore implements probe.Task.
+// Restore implements probe.Task. It decodes into the task's own arrays (s
+// shares them), so a restore allocates no array; after an error the task is
+// undefined until the next successful Restore.
 func (t *Task) Restore(b []byte) error {
-	var s state
+	s := t.s
 	if err := probe.DecodeState(b, &s); err != nil {
 		return err
 	}
