@@ -59,7 +59,8 @@ type Manifest struct {
 	TotalBlocks int64 `json:"total_blocks"`
 	TotalSteps  int64 `json:"total_steps"`
 	// ETRef is the counted (instrumented) reference run time and
-	// ETUninstRef the uninstrumented one, in seconds (eq. 4.3).
+	// ETUninstRef the uninstrumented one (the mean of the reference's
+	// uninstrumented runs), in seconds (eq. 4.3).
 	ETRef       float64 `json:"et_ref_s"`
 	ETUninstRef float64 `json:"et_uninst_ref_s"`
 	// ETVectors is the time of the basic block vector run (not used in the
@@ -111,10 +112,13 @@ type Phase struct {
 	// interval.
 	WarmBlocks int64 `json:"warm_blocks"`
 	Blocks     int64 `json:"blocks"`
-	// TPhaseRef is the interval's time on the reference (s), measured
-	// by replaying the snapshot as on a target; TIntervalRef is its time
-	// in the uninterrupted counted run, for comparison.
+	// TPhaseRef is the interval's time on the reference (s): the mean
+	// of RefSamples replays of the snapshot, measured as on a target,
+	// with TPhaseRefErr the standard error of that mean; TIntervalRef is
+	// its time in the uninterrupted counted run, for comparison.
 	TPhaseRef    float64 `json:"t_phase_ref_s"`
+	TPhaseRefErr float64 `json:"t_phase_ref_stderr_s,omitempty"`
+	RefSamples   int     `json:"ref_samples,omitempty"`
 	TIntervalRef float64 `json:"t_interval_ref_s"`
 	// Snapshot locates the phase's state; nil when the phase was dropped
 	// by a reduction.
@@ -147,19 +151,36 @@ func (p *Probe) SnapshotBytes(i int) ([]byte, error) {
 	if s == nil {
 		return nil, fmt.Errorf("phase %d has no snapshot (the probe was reduced)", p.Manifest.Phases[i].ID)
 	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(uint64(max(s.RawSize+1<<20, 8<<20))), zstd.WithDecoderConcurrency(1))
+	raw, err := decodeSnapshot(p.blobs[i], s.RawSize, s.SHA256)
+	if err != nil {
+		return nil, fmt.Errorf("phase %d: snapshot at offset %d: %w", p.Manifest.Phases[i].ID, s.Offset, err)
+	}
+	return raw, nil
+}
+
+// decodeSnapshot decompresses a snapshot and checks its size and SHA-256.
+func decodeSnapshot(blob []byte, rawSize int64, sum string) ([]byte, error) {
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(uint64(max(rawSize+1<<20, 8<<20))), zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		return nil, err
 	}
 	defer dec.Close()
-	raw, err := dec.DecodeAll(p.blobs[i], make([]byte, 0, min(s.RawSize, 64<<20)))
+	raw, err := dec.DecodeAll(blob, make([]byte, 0, min(rawSize, 64<<20)))
 	if err != nil {
-		return nil, fmt.Errorf("phase %d: snapshot at offset %d: %w", p.Manifest.Phases[i].ID, s.Offset, err)
+		return nil, err
 	}
-	if int64(len(raw)) != s.RawSize || hashHex(raw) != s.SHA256 {
-		return nil, fmt.Errorf("phase %d: snapshot at offset %d does not match its checksum", p.Manifest.Phases[i].ID, s.Offset)
+	if int64(len(raw)) != rawSize || hashHex(raw) != sum {
+		return nil, errors.New("its size or SHA-256 does not match the manifest")
 	}
 	return raw, nil
+}
+
+// blob returns phase i's compressed snapshot (nil when dropped).
+func (p *Probe) blob(i int) []byte {
+	if i < len(p.blobs) {
+		return p.blobs[i]
+	}
+	return nil
 }
 
 // SetSnapshot compresses state into phase i's snapshot.

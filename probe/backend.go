@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,10 +51,29 @@ type Backend interface {
 	// interval boundary and saves a snapshot at the first step boundary at
 	// or after each block count of at (ascending).
 	Capture(ctx context.Context, c Command, interval int64, at []int64) (*CaptureStats, error)
-	// Replay measures the given phases of p (indexes into its manifest),
-	// each repeat times. A phase that crashes the worker is reported in
-	// its PhaseRun and the other phases are still measured.
-	Replay(ctx context.Context, c Command, p *Probe, phases []int, repeat int) ([]PhaseRun, error)
+	// Replay measures the given phases of p (indexes into its manifest)
+	// in rounds, as o says. A phase that crashes the worker is reported
+	// in its PhaseRun and the other phases are still measured.
+	Replay(ctx context.Context, c Command, p *Probe, phases []int, o ReplayOptions) ([]PhaseRun, error)
+}
+
+// ReplayOptions say how often a replay measures each phase.
+type ReplayOptions struct {
+	// Rounds is the number of rounds (each phase measured once per
+	// round); with a Budget, the least number. 0 means 1.
+	Rounds int
+	// Budget, when positive, keeps starting rounds (up to MaxRounds)
+	// while the replay's own wall time, Spent included, stays within
+	// this fraction of the run time the measurements predict; Units
+	// gives, per phase (same order as the phases), the predicted run
+	// time per second of its interval time.
+	Budget    float64
+	MaxRounds int
+	Units     []float64
+	Spent     time.Duration
+	// BeforeStart, if set, is called before the worker starts (after the
+	// snapshots are ready for it); an error stops the replay with it.
+	BeforeStart func() error
 }
 
 // RunStats describes one run of the worker.
@@ -102,7 +122,7 @@ type SnapshotStats struct {
 type PhaseRun struct {
 	// Phase is the index in the manifest's phases.
 	Phase int
-	// Probed holds the interval's time of each repetition.
+	// Probed holds the interval's time of each measurement.
 	Probed []time.Duration
 	// Warm is the time of the warm-up steps (all repetitions).
 	Warm time.Duration
@@ -222,7 +242,21 @@ func (l Local) Vectors(ctx context.Context, c Command, interval int64) (*VectorS
 
 // Capture implements Backend.
 func (l Local) Capture(ctx context.Context, c Command, interval int64, at []int64) (*CaptureStats, error) {
-	cfg := &childConfig{Mode: modeCapture, Interval: interval, SnapshotAt: at}
+	return l.capture(ctx, c, &childConfig{Mode: modeCapture, Interval: interval, SnapshotAt: at})
+}
+
+// CapturePrefix is a counted run that stops at the first step boundary
+// with at least stop blocks executed: the marks of the run's beginning,
+// for a predictor that times the first part of a run and extrapolates.
+func (l Local) CapturePrefix(ctx context.Context, c Command, interval, stop int64) (*CaptureStats, error) {
+	if stop < 1 {
+		return nil, fmt.Errorf("stop %d: want at least 1 block", stop)
+	}
+	return l.capture(ctx, c, &childConfig{Mode: modeCapture, Interval: interval, StopAt: stop})
+}
+
+func (l Local) capture(ctx context.Context, c Command, cfg *childConfig) (*CaptureStats, error) {
+	at := cfg.SnapshotAt
 	for i := range at {
 		cfg.SnapshotFiles = append(cfg.SnapshotFiles, "snap-"+strconv.Itoa(i)+".bin")
 	}
@@ -250,27 +284,55 @@ func (l Local) Capture(ctx context.Context, c Command, interval int64, at []int6
 	return cs, nil
 }
 
-// Replay implements Backend. All phases run in one worker process; when it
-// dies in a phase, that phase is reported as crashed and a new process
-// measures the phases after it.
-func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, repeat int) ([]PhaseRun, error) {
-	var out []PhaseRun
+// Replay implements Backend. All phases run in one worker process, in
+// rounds; when it dies in a phase, that phase is reported as crashed and a
+// new process measures the others again (so they may get more
+// measurements than the rounds asked).
+func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, o ReplayOptions) ([]PhaseRun, error) {
+	start := time.Now()
+	unit := map[int]float64{}
+	for i, ix := range phases {
+		if i < len(o.Units) {
+			unit[ix] = o.Units[i]
+		}
+	}
+	runs := map[int]*PhaseRun{}
+	var order []int
+	get := func(ix int) *PhaseRun {
+		r := runs[ix]
+		if r == nil {
+			r = &PhaseRun{Phase: ix}
+			runs[ix] = r
+			order = append(order, ix)
+		}
+		return r
+	}
+	if l.TempDir == "" {
+		l.TempDir = memoryTempDir()
+	}
 	for len(phases) > 0 {
-		cfg := &childConfig{Mode: modeReplay, Expect: p.Manifest.Worker.Info, Repeat: repeat}
+		cfg := &childConfig{Mode: modeReplay, Expect: p.Manifest.Worker.Info, Repeat: o.Rounds, MaxRepeat: o.MaxRounds,
+			Budget: o.Budget, SpentNS: int64(o.Spent + time.Since(start))}
 		for i, ix := range phases {
 			ph := p.Manifest.Phases[ix]
 			cfg.Replay = append(cfg.Replay, replayPhase{Phase: ix, File: "phase-" + strconv.Itoa(i) + ".bin",
-				WarmSteps: ph.StartStep - ph.SnapshotStep, Steps: ph.EndStep - ph.StartStep, Blocks: ph.Blocks})
+				WarmSteps: ph.StartStep - ph.SnapshotStep, Steps: ph.EndStep - ph.StartStep, Blocks: ph.Blocks, Unit: unit[ix]})
 		}
 		dir, runErr, err := l.child(ctx, c, cfg, func(dir string) error {
+			// The compressed snapshots: the worker decompresses and
+			// checks them itself, on all its cores, before measuring.
 			for i, ix := range phases {
-				state, err := p.SnapshotBytes(ix)
-				if err != nil {
+				s := p.Manifest.Phases[ix].Snapshot
+				if s == nil {
+					return fmt.Errorf("phase %d has no snapshot (the probe was reduced)", p.Manifest.Phases[ix].ID)
+				}
+				cfg.Replay[i].RawSize, cfg.Replay[i].SHA256 = s.RawSize, s.SHA256
+				if err := os.WriteFile(filepath.Join(dir, cfg.Replay[i].File), p.blob(ix), 0o644); err != nil {
 					return err
 				}
-				if err := os.WriteFile(filepath.Join(dir, cfg.Replay[i].File), state, 0o644); err != nil {
-					return err
-				}
+			}
+			if o.BeforeStart != nil {
+				return o.BeforeStart()
 			}
 			return nil
 		})
@@ -283,7 +345,8 @@ func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, re
 		if lerr != nil && runErr == nil {
 			return nil, lerr
 		}
-		done := map[int]bool{}
+		failed := map[int]bool{}
+		last := -1 // position in phases of the last phase measured
 		for _, ln := range lines {
 			if ln.Phase == -1 {
 				if want := p.Manifest.Worker.Info; ln.Worker != want {
@@ -291,35 +354,69 @@ func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, re
 				}
 				return nil, fmt.Errorf("%s: %s", c.Path, ln.Err)
 			}
-			pr := PhaseRun{Phase: ln.Phase, Warm: time.Duration(ln.WarmNS)}
-			for _, ns := range ln.ProbedNS {
-				pr.Probed = append(pr.Probed, time.Duration(ns))
-			}
+			r := get(ln.Phase)
 			if ln.Err != "" {
-				pr.Err = errors.New(ln.Err)
+				r.Err, failed[ln.Phase] = errors.New(ln.Err), true
+			} else {
+				r.Probed = append(r.Probed, time.Duration(ln.ProbedNS))
+				r.Warm += time.Duration(ln.WarmNS)
 			}
-			out = append(out, pr)
-			done[ln.Phase] = true
+			last = slices.Index(phases, ln.Phase)
 		}
-		var rest []int
-		for _, ix := range phases {
-			if !done[ix] {
-				rest = append(rest, ix)
-			}
-		}
-		if len(rest) == 0 {
-			break
+		var exit *exec.ExitError
+		if runErr == nil || (errors.As(runErr, &exit) && exit.ExitCode() == exitReported) {
+			break // the driver finished and reported every failure itself
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		// The worker died: in the phase after the last one measured (the
+		// rounds go through the phases in order, skipping failed ones).
+		var live []int
+		for _, ix := range phases {
+			if !failed[ix] {
+				live = append(live, ix)
+			}
+		}
+		if len(live) == 0 {
+			break
+		}
+		crashed := live[0]
+		if last >= 0 {
+			for k := 1; k <= len(phases); k++ {
+				if ix := phases[(last+k)%len(phases)]; !failed[ix] {
+					crashed = ix
+					break
+				}
+			}
+		}
 		if runErr == nil {
 			runErr = errors.New("the worker exited without measuring it")
 		}
-		out = append(out, PhaseRun{Phase: rest[0], Err: fmt.Errorf("the worker crashed in phase %d: %w", p.Manifest.Phases[rest[0]].ID, runErr)})
-		phases = rest[1:]
+		r := get(crashed)
+		r.Err = fmt.Errorf("the worker crashed in phase %d: %w", p.Manifest.Phases[crashed].ID, runErr)
+		phases = slices.DeleteFunc(live, func(ix int) bool { return ix == crashed })
+	}
+	out := make([]PhaseRun, 0, len(order))
+	for _, ix := range order {
+		out = append(out, *runs[ix])
 	}
 	return out, nil
+}
+
+// memoryTempDir returns a memory-backed directory for the replay's work
+// directory (the snapshots pass through it on every probe run), or "" for
+// the default temporary directory when there is none.
+func memoryTempDir() string {
+	const shm = "/dev/shm"
+	if st, err := os.Stat(shm); err == nil && st.IsDir() {
+		if f, err := os.CreateTemp(shm, "parscope-probe-check-"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			return shm
+		}
+	}
+	return ""
 }
 
 // readReplay reads replay.jsonl; a torn last line (a crash while writing)

@@ -26,7 +26,7 @@ type BuildOptions struct {
 	// at least 8 times the blocks of the largest step.
 	Interval int64
 	// Intervals is the number of intervals aimed at when Interval is 0;
-	// 0 means 1000.
+	// 0 means DefaultIntervals.
 	Intervals int
 	// FineInterval is the vector run's interval when Interval is 0
 	// (vectors are summed into intervals); 0 means 64 blocks.
@@ -42,12 +42,14 @@ type BuildOptions struct {
 	// building (the thesis drops phases under 1%); the prediction
 	// extrapolates by the rule of three. Negative keeps every phase.
 	MinWeight float64
-	// RefRuns is the number of uninstrumented and of counted reference
-	// runs (alternated); the median of each is kept, which makes ETRef and
-	// ETuninstRef robust against a busy reference machine. 0 means 1.
+	// RefRuns is the number of uninstrumented reference runs; each is
+	// followed by its share of the Repeat replays, and ETuninstRef is
+	// their mean, so that a reference machine whose speed drifts drifts
+	// alike for ETuninstRef and TPhaseRef. 0 means 1.
 	RefRuns int
 	// Repeat is the number of times each phase is replayed on the
-	// reference to measure TPhaseRef (the median is kept); 0 means 1.
+	// reference to measure TPhaseRef (the mean is kept; the phases are
+	// replayed in rounds, each once per round); 0 means DefaultRefRepeat.
 	Repeat int
 	// Log receives progress lines (nil: none).
 	Log io.Writer
@@ -75,10 +77,11 @@ func (e *SnapshotError) Unwrap() error { return e.Err }
 // Build builds a probe of the worker c on this (reference) machine: a
 // basic block vector run (the instrument library counts the vectors), the
 // phase engine's choice of phases, weights and representative intervals,
-// an uninstrumented timed run (ETuninstRef), a counted run that times
-// every interval (ETRef, the phases' time shares) and snapshots each
-// representative's start minus the warm-up, and a replay of the snapshots
-// that measures TPhaseRef exactly as the target will measure TProbed.
+// a counted run that times every interval (ETRef, the phases' time shares)
+// and snapshots each representative's start minus the warm-up, then
+// uninstrumented timed runs (ETuninstRef), each followed by replays of the
+// snapshots that measure TPhaseRef exactly as the target will measure
+// TProbed.
 func Build(ctx context.Context, c Command, o BuildOptions) (*Probe, error) {
 	be := o.Backend
 	if be == nil {
@@ -112,7 +115,7 @@ func Build(ctx context.Context, c Command, o BuildOptions) (*Probe, error) {
 	if o.Interval == 0 {
 		// About Intervals intervals, each at least stepsPerInterval of the
 		// largest steps, so that cutting at step boundaries stays fine.
-		want := max(vec.Blocks/int64(cmp.Or(o.Intervals, 1000)), stepsPerInterval*vec.MaxStep)
+		want := max(vec.Blocks/int64(cmp.Or(o.Intervals, DefaultIntervals)), stepsPerInterval*vec.MaxStep)
 		group = max(1, (want+fine-1)/fine)
 	}
 	interval := fine * group
@@ -176,28 +179,15 @@ func Build(ctx context.Context, c Command, o BuildOptions) (*Probe, error) {
 		sortedAt[i] = at[j]
 	}
 
-	var plains []RunStats
-	var capts []*CaptureStats
-	for range max(o.RefRuns, 1) {
-		plain, err := be.Plain(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		logf("uninstrumented run: %v", plain.Elapsed.Round(time.Millisecond))
-		capt, err := be.Capture(ctx, c, interval, sortedAt)
-		if err != nil {
-			return nil, err
-		}
-		logf("counted run: %v, %d snapshots", capt.Elapsed.Round(time.Millisecond), len(capt.Snapshots))
-		plains, capts = append(plains, plain), append(capts, capt)
+	capt, err := be.Capture(ctx, c, interval, sortedAt)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortFunc(plains, func(a, b RunStats) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
-	slices.SortFunc(capts, func(a, b *CaptureStats) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
-	plain, capt := plains[(len(plains)-1)/2], capts[(len(capts)-1)/2]
-	m.ETUninstRef, m.ETRef = plain.Elapsed.Seconds(), capt.Elapsed.Seconds()
-	if capt.Blocks != vec.Blocks || capt.Steps != vec.Steps || plain.Steps != vec.Steps {
-		return nil, fmt.Errorf("%s is not deterministic: the vector run executed %d blocks in %d steps, the counted run %d blocks in %d steps, the plain run %d steps",
-			c.Path, vec.Blocks, vec.Steps, capt.Blocks, capt.Steps, plain.Steps)
+	logf("counted run: %v, %d snapshots", capt.Elapsed.Round(time.Millisecond), len(capt.Snapshots))
+	m.ETRef = capt.Elapsed.Seconds()
+	if capt.Blocks != vec.Blocks || capt.Steps != vec.Steps {
+		return nil, fmt.Errorf("%s is not deterministic: the vector run executed %d blocks in %d steps, the counted run %d blocks in %d steps",
+			c.Path, vec.Blocks, vec.Steps, capt.Blocks, capt.Steps)
 	}
 	if len(capt.Marks) != len(vectors) {
 		return nil, fmt.Errorf("%s: the counted run has %d intervals, the vector run %d", c.Path, len(capt.Marks), len(vectors))
@@ -245,28 +235,60 @@ func Build(ctx context.Context, c Command, o BuildOptions) (*Probe, error) {
 		return nil, errors.New("no phase above the minimum weight")
 	}
 	// TPhaseRef is measured the way the target measures TProbed: restore,
-	// warm up, time the interval.
-	runs, err := be.Replay(ctx, c, p, kept, max(o.Repeat, 1))
-	if err != nil {
-		return nil, fmt.Errorf("replaying the probe on the reference: %w", err)
-	}
-	for _, r := range runs {
-		ph := &p.Manifest.Phases[r.Phase]
-		if r.Err != nil {
-			return nil, fmt.Errorf("replaying phase %d on the reference: %w", ph.ID, r.Err)
+	// warm up, time the interval. ETuninstRef and TPhaseRef enter every
+	// prediction as a ratio, so they are measured interleaved: each
+	// uninstrumented run is followed by its share of the replays, and a
+	// machine whose speed drifts during the build drifts for both.
+	refRuns := max(o.RefRuns, 1)
+	rounds := (cmp.Or(o.Repeat, DefaultRefRepeat) + refRuns - 1) / refRuns
+	samples := map[int][]time.Duration{}
+	var plainSum time.Duration
+	for range refRuns {
+		plain, err := be.Plain(ctx, c)
+		if err != nil {
+			return nil, err
 		}
-		ns := make([]int64, len(r.Probed))
-		for i, d := range r.Probed {
-			ns[i] = d.Nanoseconds()
+		if plain.Steps != vec.Steps {
+			return nil, fmt.Errorf("%s is not deterministic: the vector run executed %d steps, the plain run %d", c.Path, vec.Steps, plain.Steps)
 		}
-		ph.TPhaseRef = time.Duration(median(ns)).Seconds()
+		logf("uninstrumented run: %v", plain.Elapsed.Round(time.Millisecond))
+		plainSum += plain.Elapsed
+		runs, err := be.Replay(ctx, c, p, kept, ReplayOptions{Rounds: rounds})
+		if err != nil {
+			return nil, fmt.Errorf("replaying the probe on the reference: %w", err)
+		}
+		for _, r := range runs {
+			if r.Err != nil {
+				return nil, fmt.Errorf("replaying phase %d on the reference: %w", p.Manifest.Phases[r.Phase].ID, r.Err)
+			}
+			samples[r.Phase] = append(samples[r.Phase], r.Probed...)
+		}
 	}
-	logf("replayed %d phases on the reference", len(runs))
+	p.Manifest.ETUninstRef = (plainSum / time.Duration(refRuns)).Seconds()
+	for _, i := range kept {
+		ph := &p.Manifest.Phases[i]
+		ph.TPhaseRef, ph.TPhaseRefErr = mean(samples[i])
+		ph.RefSamples = len(samples[i])
+	}
+	logf("replayed %d phases on the reference, %d times each", len(kept), rounds*refRuns)
 	if len(kept) < len(m.Phases) {
 		p.Manifest.Reduction = fmt.Sprintf("phases under weight %g dropped at build", cmp.Or(o.MinWeight, 0.01))
 	}
 	return p, nil
 }
+
+// DefaultIntervals is the number of intervals an automatic interval size
+// aims at. Each phase costs the probe about 1.25 intervals per measurement
+// (warm-up included), so with k phases one round of measurements is about
+// 1.25·k/DefaultIntervals of the run: 0.125% for k = 10, which leaves
+// room for several rounds in a 1% budget. Short intervals are noisy one
+// by one; the rounds average them over the probe's time.
+const DefaultIntervals = 10000
+
+// DefaultRefRepeat is how often Build replays each phase on the reference
+// by default: the reference machine's time is not the probe's to save, and
+// TPhaseRef enters every prediction made from the probe.
+const DefaultRefRepeat = 40
 
 // stepsPerInterval is the fewest largest steps an automatic interval holds.
 const stepsPerInterval = 8

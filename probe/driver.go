@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
+	"sync"
 	"time"
 
 	"github.com/parscope/parscope/instrument"
@@ -205,6 +206,9 @@ func runCapture(dir string, task Task, cfg *childConfig, res *childResult) error
 	}
 	for done := false; !done; {
 		boundary()
+		if cfg.StopAt > 0 && c.n >= cfg.StopAt {
+			break
+		}
 		done = task.Step()
 		steps++
 	}
@@ -214,7 +218,7 @@ func runCapture(dir string, task Task, cfg *childConfig, res *childResult) error
 	for k := len(res.MarkNS) - 1; k > 0 && int64(k)*cfg.Interval >= c.n; k-- {
 		res.MarkNS, res.MarkSteps, res.MarkBlocks = res.MarkNS[:k], res.MarkSteps[:k], res.MarkBlocks[:k]
 	}
-	for i := nextSnap; i < len(cfg.SnapshotAt); i++ {
+	for i := nextSnap; i < len(cfg.SnapshotAt) && cfg.StopAt <= 0; i++ {
 		res.Snapshots[i].Err = fmt.Sprintf("the run ended after %d blocks, before snapshot point %d", c.n, cfg.SnapshotAt[i])
 	}
 	return nil
@@ -230,11 +234,14 @@ func snapshot(task Task) (state []byte, err error) {
 	return task.Snapshot()
 }
 
-// runReplay measures each phase: restore its snapshot, run the warm-up
-// steps, time the interval's steps. Each phase's line is appended to
-// replay.jsonl as soon as it is measured; a phase that panics is reported
-// and the next phase is measured.
+// runReplay measures the phases in rounds: in each round, for each phase,
+// restore its snapshot, run the warm-up steps, time the interval's steps.
+// Every measurement is appended to replay.jsonl as soon as it is taken; a
+// phase that panics or fails is reported once and left out of the later
+// rounds. Rounds continue up to cfg.Repeat, or with a budget while the
+// next round fits it (see childConfig.Budget).
 func runReplay(dir string, info Info, task Task, cfg *childConfig) int {
+	start := time.Now()
 	f, err := os.OpenFile(filepath.Join(dir, replayFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "probe driver:", err)
@@ -261,55 +268,108 @@ func runReplay(dir string, info Info, task Task, cfg *childConfig) int {
 		emit(replayLine{Phase: -1, Err: err.Error()})
 		return exitReported
 	}
+	minRounds := max(cfg.Repeat, 1)
+	maxRounds := max(cfg.MaxRepeat, minRounds)
+	failed := make([]bool, len(cfg.Replay))
+	sums := make([]int64, len(cfg.Replay))
 	status := 0
-	for _, ph := range cfg.Replay {
-		l := replayPhaseOnce(dir, task, c, sw, ph, max(cfg.Repeat, 1))
-		if l.Err != "" {
-			status = exitReported
+	states, errs := loadSnapshots(dir, cfg.Replay)
+	for i, err := range errs {
+		if err != nil {
+			failed[i], status = true, exitReported
+			emit(replayLine{Phase: cfg.Replay[i].Phase, Err: fmt.Sprintf("snapshot %s: %v", cfg.Replay[i].File, err)})
 		}
-		emit(l)
+	}
+	for round := 0; round < maxRounds; round++ {
+		active := 0
+		for i, ph := range cfg.Replay {
+			if failed[i] {
+				continue
+			}
+			l := measurePhase(task, c, sw, ph, states[i])
+			l.Round = round
+			if l.Err != "" {
+				failed[i], status = true, exitReported
+			} else {
+				sums[i] += l.ProbedNS
+				active++
+			}
+			emit(l)
+		}
+		if active == 0 || round+1 < minRounds {
+			continue
+		}
+		if cfg.Budget <= 0 {
+			break
+		}
+		// Another round only if it fits the budget.
+		est := 0.0
+		for i, ph := range cfg.Replay {
+			if !failed[i] {
+				est += ph.Unit * float64(sums[i]) / float64(round+1) / 1e9
+			}
+		}
+		spent := time.Duration(cfg.SpentNS) + time.Since(start)
+		perRound := time.Since(start) / time.Duration(round+1)
+		if (spent + perRound).Seconds() > cfg.Budget*est {
+			break
+		}
 	}
 	return status
 }
 
-// replayPhaseOnce measures one phase repeat times.
-func replayPhaseOnce(dir string, task Task, c *counter, sw *stopwatch, ph replayPhase, repeat int) (l replayLine) {
+// loadSnapshots reads, decompresses and checks the phases' snapshots, on
+// up to GOMAXPROCS goroutines (nothing is measured yet).
+func loadSnapshots(dir string, phases []replayPhase) ([][]byte, []error) {
+	states := make([][]byte, len(phases))
+	errs := make([]error, len(phases))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, ph := range phases {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			blob, err := os.ReadFile(filepath.Join(dir, ph.File))
+			if err == nil {
+				states[i], err = decodeSnapshot(blob, ph.RawSize, ph.SHA256)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	return states, errs
+}
+
+// measurePhase measures one phase once: restore, warm up, time.
+func measurePhase(task Task, c *counter, sw *stopwatch, ph replayPhase, state []byte) (l replayLine) {
 	l.Phase = ph.Phase
 	defer func() {
 		if r := recover(); r != nil {
 			l.Err = fmt.Sprintf("phase %d panicked: %v", ph.Phase, r)
 		}
 	}()
-	state, err := os.ReadFile(filepath.Join(dir, ph.File))
-	if err != nil {
-		l.Err = err.Error()
+	if err := task.Restore(state); err != nil {
+		l.Err = fmt.Sprintf("Restore: %v", err)
 		return l
 	}
-	for range repeat {
-		if err := task.Restore(state); err != nil {
-			l.Err = fmt.Sprintf("Restore: %v", err)
-			return l
-		}
-		runtime.GC()
-		c.n = 0
-		t0 := sw.now()
-		if err := steps(task, ph.WarmSteps); err != nil {
-			l.Err = fmt.Sprintf("warm-up: %v", err)
-			return l
-		}
-		t1 := sw.now()
-		warm := c.n
-		if err := steps(task, ph.Steps); err != nil {
-			l.Err = fmt.Sprintf("interval: %v", err)
-			return l
-		}
-		l.ProbedNS = append(l.ProbedNS, sw.now()-t1)
-		l.WarmNS += t1 - t0
-		l.Blocks = c.n - warm
-		if l.Blocks != ph.Blocks {
-			l.Err = fmt.Sprintf("phase %d executed %d blocks, the reference %d: the worker is not deterministic", ph.Phase, l.Blocks, ph.Blocks)
-			return l
-		}
+	runtime.GC()
+	c.n = 0
+	t0 := sw.now()
+	if err := steps(task, ph.WarmSteps); err != nil {
+		l.Err = fmt.Sprintf("warm-up: %v", err)
+		return l
+	}
+	t1 := sw.now()
+	warm := c.n
+	if err := steps(task, ph.Steps); err != nil {
+		l.Err = fmt.Sprintf("interval: %v", err)
+		return l
+	}
+	l.ProbedNS = sw.now() - t1
+	l.WarmNS = t1 - t0
+	l.Blocks = c.n - warm
+	if l.Blocks != ph.Blocks {
+		l.Err = fmt.Sprintf("phase %d executed %d blocks, the reference %d: the worker is not deterministic", ph.Phase, l.Blocks, ph.Blocks)
 	}
 	return l
 }
@@ -324,9 +384,23 @@ func steps(task Task, n int64) error {
 	return nil
 }
 
-// median returns the median of xs (the lower one for an even count).
-func median(xs []int64) int64 {
-	s := slices.Clone(xs)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[(len(s)-1)/2]
+// mean returns the mean of xs and the standard error of that mean (0 for
+// fewer than two values).
+func mean(xs []time.Duration) (m, stderr float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	for _, x := range xs {
+		m += x.Seconds()
+	}
+	m /= float64(len(xs))
+	if len(xs) < 2 {
+		return m, 0
+	}
+	ss := 0.0
+	for _, x := range xs {
+		d := x.Seconds() - m
+		ss += d * d
+	}
+	return m, math.Sqrt(ss / float64(len(xs)-1) / float64(len(xs)))
 }

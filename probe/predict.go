@@ -52,8 +52,12 @@ type PhaseResult struct {
 	// TPhaseRef and TProbed are the interval's time on the reference and
 	// on the target (s); TimeUnitValue and PhasePredicted are eq. (4.4)
 	// and (4.5).
-	TPhaseRef      float64 `json:"t_phase_ref_s"`
-	TProbed        float64 `json:"t_probed_s,omitempty"`
+	TPhaseRef float64 `json:"t_phase_ref_s"`
+	TProbed   float64 `json:"t_probed_s,omitempty"`
+	// Samples is the number of measurements TProbed is the mean of, and
+	// TProbedErr the standard error of that mean (s).
+	Samples        int     `json:"samples,omitempty"`
+	TProbedErr     float64 `json:"t_probed_stderr_s,omitempty"`
 	TimeUnitValue  float64 `json:"time_unit_value,omitempty"`
 	PhasePredicted float64 `json:"phase_predicted_s,omitempty"`
 }
@@ -66,6 +70,10 @@ type Prediction struct {
 	// phases measured, extrapolated by the rule of three when they cover
 	// less than the whole run.
 	Predicted float64 `json:"predicted_s"`
+	// StdErr is the standard error of Predicted (s) from the spread of
+	// the phases' measurements on the target and on the reference (the
+	// run-to-run variation of the full run itself is not in it).
+	StdErr float64 `json:"predicted_stderr_s,omitempty"`
 	// Partial is eq. (4.7) over the phases measured only; Covered is the
 	// sum of their weights: the fraction of the run the prediction rests
 	// on.
@@ -88,13 +96,31 @@ type Prediction struct {
 	Failed int `json:"failed"`
 }
 
+// DefaultBudget is the probe's default time budget: 1% of the run time it
+// predicts.
+const DefaultBudget = 0.01
+
+func sq(x float64) float64 { return x * x }
+
 // RunOptions configure Run.
 type RunOptions struct {
 	// Backend runs the worker; nil means Local{Clock: the probe's clock}.
 	Backend Backend
-	// Repeat measures each phase this many times and keeps the median
-	// (0 means 1).
+	// Repeat, when positive, measures each phase exactly this many
+	// times (in rounds) and no budget applies.
 	Repeat int
+	// Budget bounds the probe's own wall time to this fraction of the run
+	// time it predicts: the phases are measured in rounds, and another
+	// round starts only if it fits (at least one round is always made).
+	// 0 means DefaultBudget; negative means no budget (3 rounds unless
+	// Repeat says otherwise).
+	Budget float64
+	// MaxRounds bounds the rounds a budget allows (0 means 100).
+	MaxRounds int
+	// Started is when the probe run began, if before Run (reading the
+	// probe file, say): the probe's own time and its budget count from
+	// there. Zero means when Run is called.
+	Started time.Time
 	// Weights selects Weight_i (default TimeWeights).
 	Weights Weights
 	// OtherBinary accepts a worker whose executable differs from the one
@@ -119,7 +145,10 @@ func (e *IdentityError) Error() string {
 // snapshot, restore it, run the warm-up, time one interval; then predict
 // the full run time with equation (4.7).
 func Run(ctx context.Context, p *Probe, c Command, o RunOptions) (*Prediction, error) {
-	start := time.Now()
+	start := o.Started
+	if start.IsZero() {
+		start = time.Now()
+	}
 	be := o.Backend
 	if be == nil {
 		be = Local{Clock: p.Manifest.Clock}
@@ -129,46 +158,94 @@ func Run(ctx context.Context, p *Probe, c Command, o RunOptions) (*Prediction, e
 	if !slices.Equal(m.Worker.Args, c.Args) {
 		return nil, &IdentityError{What: "arguments", Probe: fmt.Sprintf("%q", m.Worker.Args), Worker: fmt.Sprintf("%q", c.Args)}
 	}
-	sum, err := FileSHA256(c.Path)
-	if err != nil {
-		return nil, err
-	}
-	if sum != m.Worker.SHA256 && !o.OtherBinary {
-		return nil, &IdentityError{What: "executable SHA-256", Probe: m.Worker.SHA256[:16] + "…", Worker: sum[:16] + "… (--other-binary accepts a rebuild of the same version)"}
-	}
 	var phases []int
 	for i := range m.Phases {
 		if p.Kept(i) {
 			phases = append(phases, i)
 		}
 	}
-	runs, err := be.Replay(ctx, c, p, phases, cmp.Or(o.Repeat, 1))
+	// The worker's checksum is computed while the snapshots are written
+	// for it, and checked before it starts.
+	var sum string
+	var sumErr error
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		sum, sumErr = FileSHA256(c.Path)
+	}()
+	identity := func() error {
+		<-hashed
+		if sumErr != nil {
+			return sumErr
+		}
+		if sum != m.Worker.SHA256 && !o.OtherBinary {
+			return &IdentityError{What: "executable SHA-256", Probe: m.Worker.SHA256[:16] + "…", Worker: sum[:16] + "… (--other-binary accepts a rebuild of the same version)"}
+		}
+		return nil
+	}
+	ro := ReplayOptions{Rounds: o.Repeat, BeforeStart: identity}
+	switch {
+	case o.Repeat > 0:
+	case o.Budget < 0:
+		ro.Rounds = 3
+	default:
+		// Units: predicted run time per second of a phase's interval
+		// time, eq. (4.7) with the rule of three over the kept phases.
+		covered := 0.0
+		for _, i := range phases {
+			covered += w.weight(m.Phases[i])
+		}
+		for _, i := range phases {
+			u := 0.0
+			if ph := m.Phases[i]; ph.TPhaseRef > 0 && covered > 0 {
+				u = m.ETUninstRef * w.weight(ph) / ph.TPhaseRef / covered
+			}
+			ro.Units = append(ro.Units, u)
+		}
+		ro.Rounds, ro.Budget, ro.MaxRounds, ro.Spent = 1, cmp.Or(o.Budget, DefaultBudget), cmp.Or(o.MaxRounds, 100), time.Since(start)
+	}
+	runs, err := be.Replay(ctx, c, p, phases, ro)
 	if err != nil {
 		return nil, err
 	}
+	if err := identity(); err != nil { // a Backend that did not call it
+		return nil, err
+	}
 	probed := map[int]float64{}
+	stderr := map[int]float64{}
+	samples := map[int]int{}
 	failed := map[int]string{}
 	for _, r := range runs {
 		if r.Err != nil {
 			failed[r.Phase] = r.Err.Error()
 			continue
 		}
-		ns := make([]int64, len(r.Probed))
-		for i, d := range r.Probed {
-			ns[i] = d.Nanoseconds()
-		}
-		probed[r.Phase] = time.Duration(median(ns)).Seconds()
+		probed[r.Phase], stderr[r.Phase] = mean(r.Probed)
+		samples[r.Phase] = len(r.Probed)
 	}
 	pred, err := Predict(m, probed, w)
 	if err != nil {
 		return nil, fmt.Errorf("%w (%d phases failed: %v)", err, len(failed), failed)
 	}
+	// The prediction's standard error from the phases' (independent)
+	// measurement errors, target and reference.
+	v := 0.0
 	for i := range pred.Phases {
+		ph := &pred.Phases[i]
 		if msg, ok := failed[i]; ok {
-			pred.Phases[i].Status, pred.Phases[i].Error = "failed", msg
+			ph.Status, ph.Error = "failed", msg
 			pred.Failed++
 		}
+		if ph.Status != "ok" {
+			continue
+		}
+		ph.Samples, ph.TProbedErr = samples[i], stderr[i]
+		rel2 := sq(ph.TProbedErr/ph.TProbed) + sq(m.Phases[i].TPhaseRefErr/ph.TPhaseRef)
+		if ph.TProbed > 0 {
+			v += sq(ph.PhasePredicted) * rel2
+		}
 	}
+	pred.StdErr = math.Sqrt(v) / Noise(m.ETRef, m.ETUninstRef) / pred.Covered
 	pred.ProbeTime = time.Since(start).Seconds()
 	pred.ProbeFraction = pred.ProbeTime / pred.Predicted
 	return pred, nil
@@ -258,7 +335,11 @@ type CurvePoint struct {
 	// error against the actual time when one is given (else against the
 	// prediction from every phase).
 	Predicted float64 `json:"predicted_s"`
-	Error     float64 `json:"error"`
+	// StdErr is the standard error of Predicted (s) from the spread of
+	// the phases' measurements on the target and on the reference (the
+	// run-to-run variation of the full run itself is not in it).
+	StdErr float64 `json:"predicted_stderr_s,omitempty"`
+	Error  float64 `json:"error"`
 }
 
 // Curve computes the quality-against-size curve of p from one probe run

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -27,8 +28,8 @@ func TestBuildAndRun(t *testing.T) {
 	if m.Worker.Info != testInfo || m.TotalSteps != 4000 || m.TotalBlocks != 16000 {
 		t.Fatalf("worker %+v, %d steps, %d blocks; want %+v, 4000 steps, 16000 blocks", m.Worker.Info, m.TotalSteps, m.TotalBlocks, testInfo)
 	}
-	// 16000 blocks / 1000 intervals = 16 < 8 steps of 4 blocks: the
-	// interval is 32 blocks, a multiple of the fine interval of 64: 64.
+	// 16000 blocks / DefaultIntervals is under 8 steps of 4 blocks: the
+	// interval is 32 blocks, rounded up to the fine interval of 64.
 	if m.Interval != 64 || m.WarmUp != 16 || m.Intervals != 250 {
 		t.Fatalf("interval %d, warm-up %d, %d intervals; want 64, 16, 250", m.Interval, m.WarmUp, m.Intervals)
 	}
@@ -185,5 +186,75 @@ func TestCPUClock(t *testing.T) {
 	}
 	if _, err := Build(context.Background(), testWorker(2000), BuildOptions{Clock: "sundial"}); err == nil || !strings.Contains(err.Error(), "sundial") {
 		t.Fatalf("unknown clock: %v", err)
+	}
+}
+
+// TestRunRounds: --repeat measures every phase exactly that many times; a
+// budget makes at least one round, stops when the next round would not fit,
+// and never exceeds MaxRounds.
+func TestRunRounds(t *testing.T) {
+	p := buildTest(t)
+	for _, tc := range []struct {
+		name string
+		o    RunOptions
+		want func(n int) bool
+	}{
+		{"repeat 4", RunOptions{Repeat: 4}, func(n int) bool { return n == 4 }},
+		{"no budget", RunOptions{Budget: -1}, func(n int) bool { return n == 3 }},
+		{"tiny budget", RunOptions{Budget: 1e-9}, func(n int) bool { return n == 1 }},
+		{"huge budget, 5 rounds at most", RunOptions{Budget: 1e9, MaxRounds: 5}, func(n int) bool { return n == 5 }},
+	} {
+		pred, err := Run(context.Background(), p, testWorker(4000), tc.o)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for _, ph := range pred.Phases {
+			if ph.Status == "ok" && !tc.want(ph.Samples) {
+				t.Errorf("%s: phase %d measured %d times", tc.name, ph.ID, ph.Samples)
+			}
+			if ph.Status == "ok" && ph.Samples > 1 && !(ph.TProbedErr > 0) {
+				t.Errorf("%s: phase %d: %d samples but standard error %g", tc.name, ph.ID, ph.Samples, ph.TProbedErr)
+			}
+		}
+		if tc.o.Repeat == 4 && !(pred.StdErr > 0 && pred.StdErr < pred.Predicted) {
+			t.Errorf("%s: standard error %g of a prediction of %g", tc.name, pred.StdErr, pred.Predicted)
+		}
+	}
+}
+
+// TestReplayCrashAttribution: when the worker dies, the phase it died in
+// is the one after the last measurement in round order; the phases before
+// it keep their measurements and the rest are measured by a new process.
+func TestReplayCrashAttribution(t *testing.T) {
+	p := buildTest(t)
+	var all []int
+	for i := range p.Manifest.Phases {
+		if p.Kept(i) {
+			all = append(all, i)
+		}
+	}
+	runs, err := Local{}.Replay(context.Background(), testWorker(4000, "TEST_CRASH=1"), p, all, ReplayOptions{Rounds: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed, measured := 0, 0
+	for _, r := range runs {
+		ph := p.Manifest.Phases[r.Phase]
+		// The crash is in stage B: its phases are the ones whose
+		// representative runs stage B steps (blocks 2 and 3).
+		if r.Err != nil {
+			crashed++
+			if !strings.Contains(r.Err.Error(), fmt.Sprintf("crashed in phase %d", ph.ID)) {
+				t.Errorf("phase %d: error %v", ph.ID, r.Err)
+			}
+			continue
+		}
+		measured++
+		if len(r.Probed) < 2 {
+			t.Errorf("phase %d: %d measurements, want at least 2", ph.ID, len(r.Probed))
+		}
+	}
+	if crashed == 0 || measured == 0 || crashed+measured != len(all) {
+		t.Fatalf("%d phases crashed and %d measured of %d", crashed, measured, len(all))
 	}
 }

@@ -9,9 +9,9 @@ package probe
 //   - result.json (a childResult), written to a temporary name and renamed,
 //     for the modes plain, vectors and capture; snapshots go to the files
 //     config.json names;
-//   - replay.jsonl for the mode replay: one replayLine per phase, appended
-//     as soon as the phase is measured, so the phases measured before a
-//     crash survive it.
+//   - replay.jsonl for the mode replay: one replayLine per measurement of
+//     a phase, appended as soon as it is taken, so the measurements taken
+//     before a crash survive it.
 //
 // The worker's own stdout and stderr are passed to parscope's stderr. The
 // driver exits with status 0 when it wrote its answer, and 3 when it wrote
@@ -51,23 +51,44 @@ type childConfig struct {
 	// boundary the capture pass saves a snapshot into SnapshotFiles[i].
 	SnapshotAt    []int64  `json:"snapshot_at,omitempty"`
 	SnapshotFiles []string `json:"snapshot_files,omitempty"`
+	// StopAt, when positive, ends the capture pass at the first step
+	// boundary with at least this many blocks executed.
+	StopAt int64 `json:"stop_at,omitempty"`
 	// Expect is the worker a replay must be.
 	Expect Info `json:"expect"`
-	// Replay lists the phases to measure, in order.
+	// Replay lists the phases to measure, in order. A replay measures them
+	// in rounds, each phase once per round, so that the measurements of a
+	// phase are spread over the replay's time.
 	Replay []replayPhase `json:"replay,omitempty"`
-	// Repeat measures each phase this many times (the median is kept).
-	Repeat int `json:"repeat,omitempty"`
+	// Repeat is the number of rounds; with a Budget it is the least
+	// number, and MaxRepeat the most.
+	Repeat    int `json:"repeat,omitempty"`
+	MaxRepeat int `json:"max_repeat,omitempty"`
+	// Budget, when positive, bounds the probe's own wall time to this
+	// fraction of the run time it predicts: after each round the driver
+	// estimates the run time (Σ Unit·mean of the phase's measurements)
+	// and starts another round only if it fits, SpentNS (what parscope
+	// spent before starting the worker) included.
+	Budget  float64 `json:"budget,omitempty"`
+	SpentNS int64   `json:"spent_ns,omitempty"`
 }
 
 // replayPhase tells a replay how to measure one phase.
 type replayPhase struct {
-	Phase int    `json:"phase"`
-	File  string `json:"file"`
+	Phase int `json:"phase"`
+	// File holds the phase's compressed snapshot, which decompresses to
+	// RawSize bytes with the SHA-256 SHA256.
+	File    string `json:"file"`
+	RawSize int64  `json:"raw_size"`
+	SHA256  string `json:"sha256"`
 	// WarmSteps steps run after the restore before timing starts; Steps
 	// are timed, and should execute Blocks blocks.
 	WarmSteps int64 `json:"warm_steps"`
 	Steps     int64 `json:"steps"`
 	Blocks    int64 `json:"blocks"`
+	// Unit is the predicted run time (s) per second of the phase's
+	// interval time: the budget's estimate of the run.
+	Unit float64 `json:"unit,omitempty"`
 }
 
 // childResult is result.json.
@@ -100,14 +121,16 @@ type snapResult struct {
 	Err    string `json:"error,omitempty"`
 }
 
-// replayLine is one line of replay.jsonl: a phase measured, or (Phase -1)
-// an error before any phase.
+// replayLine is one line of replay.jsonl: one measurement of a phase, a
+// phase that failed (Err), or (Phase -1) an error before any phase.
 type replayLine struct {
 	Phase  int  `json:"phase"`
 	Worker Info `json:"worker"`
-	// ProbedNS holds the measured times (ns) of the repetitions.
-	ProbedNS []int64 `json:"probed_ns,omitempty"`
-	WarmNS   int64   `json:"warm_ns"`
-	Blocks   int64   `json:"blocks"`
-	Err      string  `json:"error,omitempty"`
+	// Round is the round of the measurement (0 first).
+	Round int `json:"round"`
+	// ProbedNS is the interval's time (ns), WarmNS the warm-up's.
+	ProbedNS int64  `json:"probed_ns,omitempty"`
+	WarmNS   int64  `json:"warm_ns"`
+	Blocks   int64  `json:"blocks"`
+	Err      string `json:"error,omitempty"`
 }

@@ -104,14 +104,14 @@ others. OUT is written only when everything succeeded.`,
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "the probe file to write")
 	f.Int64Var(&o.Interval, "interval", 0, "interval size in blocks (0: about --intervals intervals)")
-	f.IntVar(&o.Intervals, "intervals", 1000, "number of intervals aimed at when --interval is 0")
+	f.IntVar(&o.Intervals, "intervals", probe.DefaultIntervals, "number of intervals aimed at when --interval is 0")
 	f.Int64Var(&o.WarmUp, "warmup", 0, "warm-up in blocks before each interval (0: a quarter interval, -1: none)")
 	f.IntVar(&o.MaxK, "maxk", 10, "largest number of phases")
 	f.Int64Var(&o.Seed, "seed", 0, "seed of the phase engine (0: SimPoint's)")
 	f.Float64Var(&o.MinWeight, "min-weight", 0.01, "drop phases under this weight at build (negative: keep all)")
 	f.StringVar(&clock, "clock", "wall", "what the times measure: wall (elapsed) or cpu (the worker's CPU time)")
-	f.IntVar(&o.Repeat, "repeat", 3, "replays of each phase on the reference for TPhaseRef (median)")
-	f.IntVar(&o.RefRuns, "ref-runs", 1, "uninstrumented and counted reference runs (the median is kept)")
+	f.IntVar(&o.Repeat, "repeat", probe.DefaultRefRepeat, "replays of each phase on the reference for TPhaseRef (the mean is kept)")
+	f.IntVar(&o.RefRuns, "ref-runs", 3, "uninstrumented reference runs, each followed by its share of the replays (the mean is kept)")
 	f.BoolVar(&force, "force", false, "replace OUT if it exists")
 	f.BoolVar(&jsonOut, "json", false, "print the manifest as JSON")
 	f.BoolVar(&progress, "progress", false, "report each pass on stderr")
@@ -156,7 +156,9 @@ func printManifest(w io.Writer, path string, p *probe.Probe) error {
 
 func probeRunOptions(cmd *cobra.Command, o *probe.RunOptions, weights *string) {
 	f := cmd.Flags()
-	f.IntVar(&o.Repeat, "repeat", 3, "measure each phase this many times (median)")
+	f.IntVar(&o.Repeat, "repeat", 0, "measure each phase exactly this many times (0: as many rounds as --budget allows; the mean is kept)")
+	f.Float64Var(&o.Budget, "budget", probe.DefaultBudget, "keep the probe's own time within this fraction of the predicted run (negative: no budget, 3 rounds)")
+	f.IntVar(&o.MaxRounds, "max-rounds", 100, "the most rounds a budget allows")
 	f.StringVar(weights, "weights", "time", "Weight_i of eq. 4.7: time (measured time shares) or intervals (SimPoint's)")
 	f.BoolVar(&o.OtherBinary, "other-binary", false, "accept a rebuild of the worker (same name, version and arguments)")
 }
@@ -172,7 +174,10 @@ func probeRunCmd() *cobra.Command {
 		Short: "Run a probe on this (target) machine and predict the worker's run time",
 		Long: `run restores each snapshot of PROBE in the worker, runs the warm-up, times one
 interval, and predicts the full run time with eq. 4.7 (extrapolated by the
-rule of three when phases were dropped or crashed). The worker must be the
+rule of three when phases were dropped or crashed). It measures the phases
+in rounds, each phase once per round, and keeps each phase's mean; another
+round starts only while the probe's own time stays within --budget of the
+run time it predicts (or exactly --repeat rounds). The worker must be the
 one the probe was built from: same name, version and arguments, and the
 same executable unless --other-binary. A phase that crashes the worker is
 reported and the others are still measured; the prediction then says
@@ -211,6 +216,7 @@ func runProbe(cmd *cobra.Command, args []string, name string, o *probe.RunOption
 	if o.Weights, err = probe.ParseWeights(weights); err != nil {
 		return nil, nil, usageError{err}
 	}
+	o.Started = time.Now() // the probe's own time includes reading it
 	p, err := probe.ReadFile(pre[0])
 	if err != nil {
 		return nil, nil, fmt.Errorf("probe %s: %w", name, err)
@@ -224,23 +230,27 @@ func runProbe(cmd *cobra.Command, args []string, name string, o *probe.RunOption
 
 func printPrediction(w io.Writer, pred *probe.Prediction) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "phase\tweight\tTPhaseRef\tTProbed\tTimeUnitValue\tPhasePredicted\tstatus")
+	fmt.Fprintln(tw, "phase\tweight\tTPhaseRef\tTProbed\tsamples\tTimeUnitValue\tPhasePredicted\tstatus")
 	for _, ph := range pred.Phases {
 		st := ph.Status
 		if ph.Error != "" {
 			st += ": " + ph.Error
 		}
-		probed, tuv, pp := "-", "-", "-"
+		probed, n, tuv, pp := "-", "-", "-", "-"
 		if ph.Status == "ok" {
 			probed, tuv, pp = fmtSec(ph.TProbed), strconv.FormatFloat(ph.TimeUnitValue, 'f', 2, 64), fmtSec(ph.PhasePredicted)
+			if ph.Samples > 1 {
+				probed += " ±" + fmtSec(ph.TProbedErr)
+			}
+			n = strconv.Itoa(ph.Samples)
 		}
-		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%s\t%s\n", ph.ID, ph.Weight, fmtSec(ph.TPhaseRef), probed, tuv, pp, st)
+		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\n", ph.ID, ph.Weight, fmtSec(ph.TPhaseRef), probed, n, tuv, pp, st)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "predicted run time: %s (eq. 4.7 over %.1f%% of the run: %s; noise %.4f)\n",
-		fmtSec(pred.Predicted), 100*pred.Covered, fmtSec(pred.Partial), pred.Noise)
+	fmt.Fprintf(w, "predicted run time: %s ±%s (eq. 4.7 over %.1f%% of the run: %s; noise %.4f)\n",
+		fmtSec(pred.Predicted), fmtSec(pred.StdErr), 100*pred.Covered, fmtSec(pred.Partial), pred.Noise)
 	fmt.Fprintf(w, "probe run time: %s (%.2f%% of the predicted run); executed %.2f%% of the run's blocks\n",
 		fmtSec(pred.ProbeTime), 100*pred.ProbeFraction, 100*pred.Represented)
 	return nil

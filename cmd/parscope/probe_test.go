@@ -56,8 +56,8 @@ func TestProbeBuildRun(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	m := info.Manifest
-	// 40 repetitions of 24 rows, one block a row: 960 blocks; 100
-	// intervals would be 9.6 blocks, below 8 steps of 2 rows (16), so the
+	// 40 repetitions of 24 rows, one block a row: 960 blocks; 10,000
+	// intervals would be under a block, below 8 steps of 2 rows (16), so the
 	// interval is the fine interval, 64 blocks: 15 intervals.
 	if m.Worker.Name != "matmul" || m.TotalBlocks != 960 || m.TotalSteps != 480 || m.Interval != 64 || m.Intervals != 15 || m.WarmUp != 16 {
 		t.Fatalf("manifest %+v", m)
@@ -116,7 +116,7 @@ func TestProbeBadInput(t *testing.T) {
 		t.Errorf("other executable: exit %d, %s", code, stderr)
 	}
 	_, stderr, code = run(t, append([]string{"probe", "run", pf, "--other-binary", "--", filepath.Join(w, "phasesize")}, args...)...)
-	if code == 0 || !strings.Contains(stderr, "name/version sweep/2") || !strings.Contains(stderr, "phasesize/2") {
+	if code == 0 || !strings.Contains(stderr, "name/version sweep/2") || !strings.Contains(stderr, "phasesize/3") {
 		t.Errorf("other worker: exit %d, %s", code, stderr)
 	}
 	_, stderr, code = run(t, "probe", "run", pf, "--", filepath.Join(w, "sweep"), "-n", "13", "-iters", "4")

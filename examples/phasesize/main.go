@@ -8,7 +8,7 @@
 //	go run ./examples/phasesize [-n 512] [-iters 80] [-sweeps 20] [-table 65536] [-seed 1]
 //
 // An iteration is -sweeps relaxation sweeps, then the spectrum. A step is
-// 1024 entries of the setup table, 8 rows of a relaxation sweep, or 16
+// 64 entries of the setup table, 8 rows of a relaxation sweep, or 16
 // boundary points of the spectrum. Blocks: 1 per table entry, 2
 // per grid row, 3 per boundary point. Serial. It links the probe driver;
 // alone it runs to the end and prints a checksum.
@@ -26,7 +26,7 @@ import (
 )
 
 // Info identifies the worker to the probe.
-var Info = probe.Info{Name: "phasesize", Version: "2"}
+var Info = probe.Info{Name: "phasesize", Version: "3"}
 
 // Blocks of the task.
 const (
@@ -34,6 +34,9 @@ const (
 	blockRow
 	blockPoint
 )
+
+// tableStep is the number of setup table entries a step computes.
+const tableStep = 64
 
 // modes is the number of spectrum modes.
 const modes = 256
@@ -53,7 +56,7 @@ type state struct {
 type Task struct {
 	// N is the grid size, Iters the iterations, Sweeps the relaxation
 	// sweeps of an iteration, Table the setup table's entries (a multiple
-	// of 1024).
+	// of 64).
 	N, Iters, Sweeps, Table int
 	Seed                    uint64
 	s                       state
@@ -62,8 +65,8 @@ type Task struct {
 
 // Init implements probe.Task.
 func (t *Task) Init(b probe.Blocks) error {
-	if t.N < 3 || t.Iters < 1 || t.Sweeps < 1 || t.Table < 1024 || t.Table%1024 != 0 {
-		return fmt.Errorf("phasesize: n %d, iters %d, sweeps %d, table %d: want n ≥ 3, positive iterations and sweeps and a table of k·1024 entries",
+	if t.N < 3 || t.Iters < 1 || t.Sweeps < 1 || t.Table < tableStep || t.Table%tableStep != 0 {
+		return fmt.Errorf("phasesize: n %d, iters %d, sweeps %d, table %d: want n ≥ 3, positive iterations and sweeps and a table of k·64 entries",
 			t.N, t.Iters, t.Sweeps, t.Table)
 	}
 	t.blk = b
@@ -81,7 +84,7 @@ func (t *Task) Step() bool {
 	s, n := &t.s, t.N
 	switch s.Stage {
 	case 0: // setup: a table of slowly converging series
-		hi := min(s.Pos+1024, t.Table)
+		hi := min(s.Pos+tableStep, t.Table)
 		for i := s.Pos; i < hi; i++ {
 			t.blk.Block(blockTable)
 			x, sum := float64(i)/float64(t.Table), 0.0
@@ -187,7 +190,7 @@ func main() {
 	flag.IntVar(&t.N, "n", 512, "grid size")
 	flag.IntVar(&t.Iters, "iters", 80, "iterations")
 	flag.IntVar(&t.Sweeps, "sweeps", 20, "relaxation sweeps per iteration")
-	flag.IntVar(&t.Table, "table", 1<<16, "entries of the setup table (a multiple of 1024)")
+	flag.IntVar(&t.Table, "table", 1<<16, "entries of the setup table (a multiple of 64)")
 	flag.Uint64Var(&t.Seed, "seed", 1, "seed of the grid")
 	flag.Parse()
 	if err := probe.Main(Info, t); err != nil {
