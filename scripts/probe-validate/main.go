@@ -37,6 +37,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,12 +52,15 @@ type workload struct {
 	Parallel  bool
 }
 
+// workloads run about 15 s each on the reference (machine A): long
+// enough that the probe's fixed costs (reading the probe, starting the
+// worker, loading its snapshots) fit its 1% budget with room for rounds.
 var workloads = []workload{
-	{"matmul", "matmul", nil, true},
-	{"nbody", "nbody", nil, true},
-	{"sweep", "sweep", nil, true},
-	{"phasesize-large", "phasesize", []string{"-n", "512", "-iters", "80"}, false},
-	{"phasesize-small", "phasesize", []string{"-n", "96", "-iters", "1500"}, false},
+	{"matmul", "matmul", []string{"-n", "256", "-rows", "16", "-reps", "1800"}, true},
+	{"nbody", "nbody", []string{"-steps", "18000"}, true},
+	{"sweep", "sweep", []string{"-iters", "3600"}, true},
+	{"phasesize-large", "phasesize", []string{"-n", "512", "-iters", "1000"}, false},
+	{"phasesize-small", "phasesize", []string{"-n", "96", "-iters", "18000"}, false},
 }
 
 type target struct {
@@ -75,7 +79,13 @@ var targets = []target{
 // row is one workload on one target.
 type row struct {
 	Workload, Target string
-	Actual           float64 // s
+	Actual           float64 // s: the median of the full runs
+	ActualMin        float64
+	ActualMax        float64
+	StdErr           float64 // the probe's own standard error (s)
+	Samples          int     // the fewest measurements of a phase
+	Drift            float64 // the reference's plain run after the targets, against ETuninstRef
+	Floor            float64 // mean |full run − median| / median on the target
 	Predicted        float64
 	Error            float64 // relative, signed
 	IntervalWeights  float64 // prediction with SimPoint's weights
@@ -99,8 +109,9 @@ func main() {
 	outJSON := flag.String("out", "", "write the rows as JSON here")
 	plots := flag.String("plots", "", "write the phasesize curves (PNG) into this directory")
 	only := flag.String("only", "", "comma-separated workloads to run (default all)")
-	repeat := flag.Int("repeat", 3, "replays per phase, on the reference and on the targets (median)")
-	refRuns := flag.Int("ref-runs", 1, "reference runs (median) when building probes")
+	repeat := flag.Int("repeat", 0, "measurements per phase on the targets (0: as many as the probe's 1% budget allows)")
+	refRuns := flag.Int("ref-runs", 3, "reference runs (median) when building probes")
+	actualRuns := flag.Int("actual-runs", 3, "full runs on each target (median): the actual time")
 	clock := flag.String("clock", "wall", "what the times measure: wall or cpu")
 	flag.Parse()
 	c, err := probe.ParseClock(*clock)
@@ -108,13 +119,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "probe-validate:", err)
 		os.Exit(2)
 	}
-	if err := run(*outJSON, *plots, *only, *repeat, *refRuns, c); err != nil {
+	if err := run(*outJSON, *plots, *only, *repeat, *refRuns, *actualRuns, c); err != nil {
 		fmt.Fprintln(os.Stderr, "probe-validate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(outJSON, plots, only string, repeat, refRuns int, clock probe.Clock) error {
+func run(outJSON, plots, only string, repeat, refRuns, actualRuns int, clock probe.Clock) error {
 	ctx := context.Background()
 	root, err := moduleRoot()
 	if err != nil {
@@ -152,10 +163,6 @@ func run(outJSON, plots, only string, repeat, refRuns int, clock probe.Clock) er
 		return err
 	}
 	be := probe.Local{Clock: clock}
-	benchRef, err := bench(filepath.Join(bin, "bench"), nil, false)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintf(os.Stderr, "started %s on %s, GOMAXPROCS %d, %s clock\n", time.Now().Format(time.RFC3339), host(), runtime.GOMAXPROCS(0), clock)
 	var rows []row
 	curves := map[string][]probe.CurvePoint{}
@@ -165,13 +172,22 @@ func run(outJSON, plots, only string, repeat, refRuns int, clock probe.Clock) er
 		}
 		ref := probe.Command{Path: filepath.Join(bin, w.Pkg), Args: w.Args}
 		t0 := time.Now()
-		p, err := probe.Build(ctx, ref, probe.BuildOptions{RefRuns: refRuns, Clock: clock, Repeat: repeat})
+		p, err := probe.Build(ctx, ref, probe.BuildOptions{RefRuns: refRuns, Clock: clock})
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.Name, err)
 		}
 		m := &p.Manifest
 		fmt.Fprintf(os.Stderr, "%s: built in %v: ETuninstRef %.3fs ETRef %.3fs, k %d, %d intervals of %d blocks\n",
 			w.Name, time.Since(t0).Round(time.Millisecond), m.ETUninstRef, m.ETRef, m.K, m.Intervals, m.Interval)
+		file := filepath.Join(bin, w.Name+".probe")
+		if err := p.WriteFile(file); err != nil {
+			return err
+		}
+		// Naive predictor (a)'s reference, measured with the probe's.
+		benchRef, err := bench(filepath.Join(bin, "bench"), nil, false)
+		if err != nil {
+			return err
+		}
 		reduced := probe.Reduce(p, 0, 0.1, probe.TimeWeights)
 		comp, raw := p.Sizes()
 		rcomp, _ := reduced.Sizes()
@@ -192,7 +208,7 @@ func run(outJSON, plots, only string, repeat, refRuns int, clock probe.Clock) er
 			if tg.Hog {
 				stop = startHog()
 			}
-			r, curve, err := measure(ctx, be, p, reduced, c, benchBin, benchRef, repeat)
+			r, curve, err := measure(ctx, be, p, reduced, file, c, benchBin, benchRef, repeat, actualRuns)
 			if stop != nil {
 				stop()
 			}
@@ -212,6 +228,15 @@ func run(outJSON, plots, only string, repeat, refRuns int, clock probe.Clock) er
 			}
 			fmt.Fprintf(os.Stderr, "  %-13s actual %.3fs probe %.3fs (%+.1f%%) probe time %.1fms naive bench %+.1f%% first-1%% %+.1f%%\n",
 				tg.Name, r.Actual, r.Predicted, 100*r.Error, 1000*r.ProbeTime, 100*r.NaiveBenchError, 100*r.NaiveFirstError)
+		}
+		// How far the machine itself drifted: the reference worker again.
+		if again, err := be.Plain(ctx, ref); err == nil {
+			for i := range rows {
+				if rows[i].Workload == w.Name {
+					rows[i].Drift = rel(again.Elapsed.Seconds(), m.ETUninstRef)
+				}
+			}
+			fmt.Fprintf(os.Stderr, "  reference again: %.3fs (%+.1f%% against ETuninstRef)\n", again.Elapsed.Seconds(), 100*rel(again.Elapsed.Seconds(), m.ETUninstRef))
 		}
 		fmt.Fprintln(os.Stderr)
 		printPhases(w.Name, p)
@@ -233,17 +258,47 @@ func run(outJSON, plots, only string, repeat, refRuns int, clock probe.Clock) er
 }
 
 // measure runs one workload on one target.
-func measure(ctx context.Context, be probe.Local, p, reduced *probe.Probe, c probe.Command, benchBin string, benchRef float64, repeat int) (row, []probe.CurvePoint, error) {
+func measure(ctx context.Context, be probe.Local, p, reduced *probe.Probe, file string, c probe.Command, benchBin string, benchRef float64, repeat, actualRuns int) (row, []probe.CurvePoint, error) {
 	var r row
 	m := &p.Manifest
-	plain, err := be.Plain(ctx, c)
-	if err != nil {
-		return r, nil, err
+	// The actual time is the median of actualRuns full runs; the probe
+	// runs after the first of them, so that it meets the target in the
+	// same state as the runs around it.
+	var actuals []float64
+	var pred *probe.Prediction
+	for i := range max(actualRuns, 1) {
+		plain, err := be.Plain(ctx, c)
+		if err != nil {
+			return r, nil, err
+		}
+		actuals = append(actuals, plain.Elapsed.Seconds())
+		if i == 0 {
+			// As `parscope probe run` does: the probe's time counts
+			// from reading its file.
+			t0 := time.Now()
+			q, err := probe.ReadFile(file)
+			if err != nil {
+				return r, nil, err
+			}
+			if pred, err = probe.Run(ctx, q, c, probe.RunOptions{Repeat: repeat, OtherBinary: true, Started: t0}); err != nil {
+				return r, nil, err
+			}
+		}
 	}
-	r.Actual = plain.Elapsed.Seconds()
-	pred, err := probe.Run(ctx, p, c, probe.RunOptions{Repeat: repeat, OtherBinary: true})
-	if err != nil {
-		return r, nil, err
+	slices.Sort(actuals)
+	r.Actual = actuals[(len(actuals)-1)/2]
+	r.ActualMin, r.ActualMax = actuals[0], actuals[len(actuals)-1]
+	// The machine's own noise floor: how far one full run lies from the
+	// median of the runs (a perfect predictor of one run could do no
+	// better against the median).
+	for _, a := range actuals {
+		r.Floor += math.Abs(rel(a, r.Actual)) / float64(len(actuals))
+	}
+	r.StdErr, r.Samples = pred.StdErr, pred.Phases[0].Samples
+	for _, ph := range pred.Phases {
+		if ph.Status == "ok" {
+			r.Samples = min(r.Samples, ph.Samples)
+		}
 	}
 	r.Predicted, r.ProbeTime, r.Failed = pred.Predicted, pred.ProbeTime, pred.Failed
 	r.Error = rel(r.Predicted, r.Actual)
@@ -278,18 +333,11 @@ func measure(ctx context.Context, be probe.Local, p, reduced *probe.Probe, c pro
 	r.NaiveBench = m.ETUninstRef * bt / benchRef
 	r.NaiveBenchError = rel(r.NaiveBench, r.Actual)
 	// Naive (b): the first 1% of the run, extrapolated.
-	capt, err := be.Capture(ctx, c, m.Interval, nil)
+	capt, err := be.CapturePrefix(ctx, c, m.Interval, max(1, m.TotalBlocks/100))
 	if err != nil {
 		return r, nil, err
 	}
-	k := max(1, int(math.Ceil(0.01*float64(len(capt.Marks)))))
-	var first probe.Mark
-	if k < len(capt.Marks) {
-		first = capt.Marks[k]
-	} else {
-		first = probe.Mark{Time: capt.Elapsed, Blocks: capt.Blocks}
-	}
-	r.NaiveFirst = first.Time.Seconds() * float64(capt.Blocks) / float64(first.Blocks) / probe.Noise(m.ETRef, m.ETUninstRef)
+	r.NaiveFirst = capt.Elapsed.Seconds() * float64(m.TotalBlocks) / float64(capt.Blocks) / probe.Noise(m.ETRef, m.ETUninstRef)
 	r.NaiveFirstError = rel(r.NaiveFirst, r.Actual)
 	return r, curve, nil
 }
@@ -359,23 +407,24 @@ func pct(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
 
 func printTable(rows []row) {
 	fmt.Println()
-	fmt.Println("| workload | target | actual | probe | error | error (SimPoint weights) | probe time | probe/actual | reduced: phases, error | naive bench | naive first 1% | size raw → compressed → reduced |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
-	var sumAbs, sumRed, sumA, sumB, sumFrac, maxFrac float64
+	fmt.Println("| workload | target | actual (min–max) | probe ± s.e. | samples | error | error (SimPoint weights) | probe time | probe/actual | reduced: phases, error | naive bench | naive first 1% | size raw → compressed → reduced | reference drift | noise floor |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	var sumAbs, sumRed, sumA, sumB, sumFrac, maxFrac, sumFloor float64
 	for _, r := range rows {
-		fmt.Printf("| %s | %s | %.3f s | %.3f s | %s | %s | %.1f ms | %.2f%% | %d/%d, %s | %s | %s | %s → %s → %s |\n",
-			r.Workload, r.Target, r.Actual, r.Predicted, pct(r.Error), pct(r.IntervalError), 1000*r.ProbeTime, 100*r.ProbeFraction,
-			r.Kept, r.Phases, pct(r.ReducedError), pct(r.NaiveBenchError), pct(r.NaiveFirstError), kb(r.RawBytes), kb(r.Bytes), kb(r.ReducedBytes))
+		fmt.Printf("| %s | %s | %.3f s (%.3f–%.3f) | %.3f ± %.3f s | %d | %s | %s | %.1f ms | %.2f%% | %d/%d, %s | %s | %s | %s → %s → %s | %s | %.1f%% |\n",
+			r.Workload, r.Target, r.Actual, r.ActualMin, r.ActualMax, r.Predicted, r.StdErr, r.Samples, pct(r.Error), pct(r.IntervalError), 1000*r.ProbeTime, 100*r.ProbeFraction,
+			r.Kept, r.Phases, pct(r.ReducedError), pct(r.NaiveBenchError), pct(r.NaiveFirstError), kb(r.RawBytes), kb(r.Bytes), kb(r.ReducedBytes), pct(r.Drift), 100*r.Floor)
 		sumAbs += math.Abs(r.Error)
 		sumRed += math.Abs(r.ReducedError)
 		sumA += math.Abs(r.NaiveBenchError)
 		sumB += math.Abs(r.NaiveFirstError)
 		sumFrac += r.ProbeFraction
+		sumFloor += r.Floor
 		maxFrac = max(maxFrac, r.ProbeFraction)
 	}
 	n := float64(cmp.Or(len(rows), 1))
-	fmt.Printf("\nmean |error|: probe %.2f%%, reduced probe %.2f%%, naive bench %.2f%%, naive first 1%% %.2f%%; probe time / actual: mean %.2f%%, max %.2f%%\n",
-		100*sumAbs/n, 100*sumRed/n, 100*sumA/n, 100*sumB/n, 100*sumFrac/n, 100*maxFrac)
+	fmt.Printf("\nmean |error|: probe %.2f%%, reduced probe %.2f%%, naive bench %.2f%%, naive first 1%% %.2f%%; machine noise floor %.2f%%; probe time / actual: mean %.2f%%, max %.2f%%\n",
+		100*sumAbs/n, 100*sumRed/n, 100*sumA/n, 100*sumB/n, 100*sumFloor/n, 100*sumFrac/n, 100*maxFrac)
 }
 
 func kb(b int64) string { return fmt.Sprintf("%.0f kB", float64(b)/1000) }
