@@ -3,6 +3,7 @@ package probe
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 )
 
 // RoundTrip checks that a task's snapshots are complete: it runs one task
@@ -68,4 +69,48 @@ func RoundTrip(newTask func() Task, cut int64) ([]byte, error) {
 		return nil, fmt.Errorf("resumed at step %d: the final state differs from the uninterrupted run's", cut)
 	}
 	return want, nil
+}
+
+// RestoreAllocs checks that a task restores in place: it snapshots one task
+// after steps steps, initialises a second, restores the snapshot into it
+// five times and returns the mean number of heap allocations of those
+// Restores. A Restore that decodes into the arrays Init made with
+// DecodeState allocates at most the struct copy it decodes into (a mean
+// of at most 1); every array it replaced would be one more. It also
+// checks that the restored task's snapshot equals the saved one. Worker
+// tests call it.
+func RestoreAllocs(newTask func() Task, steps int) (allocs float64, err error) {
+	from, to := newTask(), newTask()
+	if err := from.Init(nop{}); err != nil {
+		return 0, err
+	}
+	for i := range steps {
+		if from.Step() {
+			return 0, fmt.Errorf("the task finished after %d of %d steps", i+1, steps)
+		}
+	}
+	state, err := from.Snapshot()
+	if err != nil {
+		return 0, err
+	}
+	if err := to.Init(nop{}); err != nil {
+		return 0, err
+	}
+	const runs = 5
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		if err := to.Restore(state); err != nil {
+			return 0, fmt.Errorf("Restore: %w", err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	got, err := to.Snapshot()
+	if err != nil {
+		return 0, err
+	}
+	if !bytes.Equal(got, state) {
+		return 0, fmt.Errorf("the restored task's snapshot differs from the saved one")
+	}
+	return float64(after.Mallocs-before.Mallocs) / runs, nil
 }
