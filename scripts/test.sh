@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 # Debian packages the tests use. Missing ones are installed when running as
 # root (CI, the development machines); otherwise the script says what to install.
-packages=(valgrind otf2-tools python3-sklearn mpich libmpich-dev chromium)
+packages=(valgrind otf2-tools python3-sklearn mpich libmpich-dev openmpi-bin libopenmpi-dev chromium)
 export PARSCOPE_REQUIRE_TOOLS=1
 missing=()
 for p in "${packages[@]}"; do

@@ -26,11 +26,25 @@ type mpirunJSON struct {
 	}
 }
 
+// mpiLib is an MPI implementation: its compiler wrapper and launcher, and
+// the Debian packages that provide them.
+type mpiLib struct{ devPkg, cc, runPkg, run string }
+
+var (
+	mpichLib   = mpiLib{"libmpich-dev", "mpicc.mpich", "mpich", "mpirun.mpich"}
+	openMPILib = mpiLib{"libopenmpi-dev", "mpicc.openmpi", "openmpi-bin", "mpirun.openmpi"}
+)
+
 // mpiProgram compiles one of collect/mpi's test programs with MPICH.
 func mpiProgram(t *testing.T, name string) (exe, launcher string) {
+	return mpiProgramWith(t, mpichLib, name)
+}
+
+// mpiProgramWith compiles one of collect/mpi's test programs with lib.
+func mpiProgramWith(t *testing.T, lib mpiLib, name string) (exe, launcher string) {
 	t.Helper()
-	cc := needtool.Path(t, "libmpich-dev", "mpicc.mpich")
-	launcher = needtool.Path(t, "mpich", "mpirun.mpich")
+	cc := needtool.Path(t, lib.devPkg, lib.cc)
+	launcher = needtool.Path(t, lib.runPkg, lib.run)
 	exe = filepath.Join(t.TempDir(), name)
 	src := filepath.Join("..", "..", "collect", "mpi", "testdata", name+".c")
 	out, err := exec.Command(cc, "-g", "-O1", "-Wno-stringop-overflow", "-I", "../../collect/mpi/include", "-o", exe, src).CombinedOutput()
@@ -39,6 +53,13 @@ func mpiProgram(t *testing.T, name string) (exe, launcher string) {
 	}
 	return exe, launcher
 }
+
+// knownBytes and knownCount are known.c's whole-program matrix, its
+// collectives decomposed linearly (known.c lists every message).
+var (
+	knownBytes = []int64{0, 300, 80, 16, 80, 0, 680, 176, 16, 0, 0, 900, 1200, 64, 0, 0}
+	knownCount = []int64{0, 4, 3, 2, 2, 0, 4, 4, 2, 0, 0, 3, 4, 2, 0, 0}
+)
 
 // TestMPIRun records collect/mpi's known.c on 4 MPICH ranks through the
 // CLI (building the shim into a fresh cache) and checks the merged trace's
@@ -57,12 +78,8 @@ func TestMPIRun(t *testing.T) {
 		rep.AnySource != 5 || rep.AnySourceResolved != 5 || len(rep.Files) != 4 || !strings.HasPrefix(rep.Shim, cache) {
 		t.Fatalf("report %+v", rep)
 	}
-	// The whole program, collectives decomposed linearly (known.c lists
-	// every message).
 	r := commRun(t, pst)
-	wantBytes := []int64{0, 300, 80, 16, 80, 0, 680, 176, 16, 0, 0, 900, 1200, 64, 0, 0}
-	wantCount := []int64{0, 4, 3, 2, 2, 0, 4, 4, 2, 0, 0, 3, 4, 2, 0, 0}
-	if !slices.Equal(r.Selection.Matrix.Bytes, wantBytes) || !slices.Equal(r.Selection.Matrix.Count, wantCount) {
+	if !slices.Equal(r.Selection.Matrix.Bytes, knownBytes) || !slices.Equal(r.Selection.Matrix.Count, knownCount) {
 		t.Errorf("matrix bytes %v count %v", r.Selection.Matrix.Bytes, r.Selection.Matrix.Count)
 	}
 	// A second run reuses the cached shim and refuses to overwrite.
@@ -79,6 +96,30 @@ func TestMPIRun(t *testing.T) {
 	entries, _ := os.ReadDir(cache)
 	if len(entries) != 1 {
 		t.Errorf("cache holds %d builds, want 1", len(entries))
+	}
+}
+
+// TestMPIRunOpenMPI records known.c on 4 Open MPI ranks with the plain
+// launcher command, as a user types it: parscope must detect Open MPI,
+// build the shim with its wrapper, and let it run as root and
+// oversubscribed (what this machine needs) with the shim's variables
+// passed to the ranks.
+func TestMPIRunOpenMPI(t *testing.T) {
+	exe, launcher := mpiProgramWith(t, openMPILib, "known")
+	dir := t.TempDir()
+	pst := filepath.Join(dir, "known.pst")
+	var rep mpirunJSON
+	out := mustRun(t, "mpirun", "--json", "-o", pst, "--cache", filepath.Join(dir, "cache"), "--", launcher, "-np", "4", exe)
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if rep.Impl != "openmpi" || rep.ExitCode != 0 || rep.Ranks != 4 || rep.Sends != 17 || rep.Matched != 17 ||
+		rep.AnySource != 5 || rep.AnySourceResolved != 5 || len(rep.Files) != 4 {
+		t.Fatalf("report %+v", rep)
+	}
+	r := commRun(t, pst)
+	if !slices.Equal(r.Selection.Matrix.Bytes, knownBytes) || !slices.Equal(r.Selection.Matrix.Count, knownCount) {
+		t.Errorf("matrix bytes %v count %v", r.Selection.Matrix.Bytes, r.Selection.Matrix.Count)
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 // cases is the shim's cost. Each iteration is one run of the program: use
 // -benchtime=Nx.
 func BenchmarkShim(b *testing.B) {
-	cc, run, lib := mpich(b)
+	cc, run, lib := setup(b, mpichImpl)
 	exe := compile(b, cc, "testdata/pingpong.c")
 	for _, mode := range []struct {
 		name  string
@@ -38,7 +38,7 @@ func BenchmarkShim(b *testing.B) {
 					case "preloaded":
 						c.Env = append(os.Environ(), "LD_PRELOAD="+lib)
 					default:
-						c.Env = LaunchEnv(os.Environ(), Impl{Name: "mpich"}, lib, dir, 0)
+						c.Env = LaunchEnv(os.Environ(), mpichImpl.Impl, lib, dir, 0)
 					}
 					out, err := c.CombinedOutput()
 					if err != nil {

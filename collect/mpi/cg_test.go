@@ -16,7 +16,7 @@ func TestCGWorkload(t *testing.T) {
 		np, rows, cols, msgs int
 	}{{8, 2, 4, 240}, {27, 3, 9, 2430}} {
 		t.Run(fmt.Sprint(c.np), func(t *testing.T) {
-			m, rep := record(t, c.np, "../../examples/mpi/cg.c", Options{}, "-n", "64", "-iter", "10")
+			m, rep := record(t, mpichImpl, c.np, "../../examples/mpi/cg.c", Options{}, "-n", "64", "-iter", "10")
 			if rep.Sends != int64(c.msgs) || rep.Matched != int64(c.msgs) || rep.UnmatchedSends+rep.UnmatchedRecvs != 0 {
 				t.Errorf("report %+v", rep)
 			}

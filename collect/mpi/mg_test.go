@@ -110,7 +110,7 @@ func TestMGWorkload(t *testing.T) {
 		whole int
 	}{{8, mgGrid{2, 2, 2}, 7}, {16, mgGrid{4, 2, 2}, 9}, {27, mgGrid{3, 3, 3}, 10}} {
 		t.Run(fmt.Sprint(c.np), func(t *testing.T) {
-			m, rep := record(t, c.np, "../../examples/mpi/mg.c", Options{}, "-n", "8", "-iter", "2")
+			m, rep := record(t, mpichImpl, c.np, "../../examples/mpi/mg.c", Options{}, "-n", "8", "-iter", "2")
 			if rep.UnmatchedSends != 0 || rep.UnmatchedRecvs != 0 || rep.OutsideComm != 0 || rep.AnySource != rep.AnySourceResolved {
 				t.Errorf("report %+v", rep)
 			}

@@ -33,23 +33,42 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// mpiImpl is an MPI implementation the tests run on: its compiler wrapper
+// and launcher, and the Debian packages that provide them.
+type mpiImpl struct {
+	Impl
+	devPkg, runPkg, run string
+}
+
 var (
-	shimOnce sync.Once
-	shimLib  string
-	shimErr  error
+	mpichImpl = mpiImpl{Impl: Impl{Name: "mpich", MPICC: "mpicc.mpich"},
+		devPkg: "libmpich-dev", runPkg: "mpich", run: "mpirun.mpich"}
+	openMPIImpl = mpiImpl{Impl: Impl{Name: "openmpi", MPICC: "mpicc.openmpi"},
+		devPkg: "libopenmpi-dev", runPkg: "openmpi-bin", run: "mpirun.openmpi"}
+	impls = []mpiImpl{mpichImpl, openMPIImpl}
 )
 
-// mpich returns the MPICH compiler wrapper and launcher, and the shim
-// built with the former (once per test binary).
-func mpich(t testing.TB) (cc, run, lib string) {
+// shim is one implementation's shim, built once per test binary.
+type shim struct {
+	once sync.Once
+	lib  string
+	err  error
+}
+
+var shims = map[string]*shim{mpichImpl.Name: {}, openMPIImpl.Name: {}}
+
+// setup returns impl's compiler wrapper and launcher, and the shim built
+// with the former (once per test binary).
+func setup(t testing.TB, impl mpiImpl) (cc, run, lib string) {
 	t.Helper()
-	cc = needtool.Path(t, "libmpich-dev", "mpicc.mpich")
-	run = needtool.Path(t, "mpich", "mpirun.mpich")
-	shimOnce.Do(func() { shimLib, shimErr = Build(context.Background(), BuildOptions{MPICC: cc, CacheDir: cacheDir}) })
-	if shimErr != nil {
-		t.Fatal(shimErr)
+	cc = needtool.Path(t, impl.devPkg, impl.MPICC)
+	run = needtool.Path(t, impl.runPkg, impl.run)
+	s := shims[impl.Name]
+	s.once.Do(func() { s.lib, s.err = Build(context.Background(), BuildOptions{MPICC: cc, CacheDir: cacheDir}) })
+	if s.err != nil {
+		t.Fatal(s.err)
 	}
-	return cc, run, shimLib
+	return cc, run, s.lib
 }
 
 // compile builds an MPI program with debug information.
@@ -63,25 +82,27 @@ func compile(t testing.TB, cc, src string) string {
 	return exe
 }
 
-// runMPI runs exe on np ranks under the shim and returns the rank files'
-// directory, the launcher's output and its error.
-func runMPI(t testing.TB, run, lib string, np int, buffer int64, exe string, args ...string) (string, string, error) {
+// runMPI runs exe on np ranks of impl under the shim and returns the rank
+// files' directory, the launcher's output and its error.
+func runMPI(t testing.TB, impl mpiImpl, run, lib string, np int, buffer int64, exe string, args ...string) (string, string, error) {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c := exec.CommandContext(ctx, run, append([]string{"-np", fmt.Sprint(np), exe}, args...)...)
-	c.Env = LaunchEnv(os.Environ(), Impl{Name: "mpich"}, lib, dir, buffer)
+	argv := LaunchArgs(append([]string{run, "-np", fmt.Sprint(np), exe}, args...), impl.Impl, buffer)
+	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	c.Env = LaunchEnv(os.Environ(), impl.Impl, lib, dir, buffer)
 	out, err := c.CombinedOutput()
 	return dir, string(out), err
 }
 
-// record runs exe and merges its rank files into memory.
-func record(t testing.TB, np int, src string, opts Options, args ...string) (*trace.Memory, *Report) {
+// record runs src's program on np ranks of impl and merges its rank
+// files into memory.
+func record(t testing.TB, impl mpiImpl, np int, src string, opts Options, args ...string) (*trace.Memory, *Report) {
 	t.Helper()
-	cc, run, lib := mpich(t)
+	cc, run, lib := setup(t, impl)
 	exe := compile(t, cc, src)
-	dir, out, err := runMPI(t, run, lib, np, 0, exe, args...)
+	dir, out, err := runMPI(t, impl, run, lib, np, 0, exe, args...)
 	if err != nil {
 		t.Fatalf("%s on %d ranks: %v\n%s", src, np, err, out)
 	}
@@ -155,11 +176,17 @@ func sourceLines(t *testing.T, src, s string) []int {
 	return out
 }
 
-// TestKnownMatrices runs testdata/known.c on 4 MPICH ranks: every message
-// it sends is listed below, and the merged trace's matrices through
-// analysis/comm must be exactly these.
+// TestKnownMatrices runs testdata/known.c on 4 ranks of MPICH and of Open
+// MPI: every message it sends is listed below, and the merged trace's
+// matrices through analysis/comm must be exactly these.
 func TestKnownMatrices(t *testing.T) {
-	m, rep := record(t, 4, "testdata/known.c", Options{})
+	for _, impl := range impls {
+		t.Run(impl.Name, func(t *testing.T) { testKnownMatrices(t, impl) })
+	}
+}
+
+func testKnownMatrices(t *testing.T, impl mpiImpl) {
+	m, rep := record(t, impl, 4, "testdata/known.c", Options{})
 	if rep.Sends != 17 || rep.Recvs != 17 || rep.Matched != 17 || rep.UnmatchedSends != 0 || rep.UnmatchedRecvs != 0 ||
 		rep.Collectives != 12 || rep.Communicators != 3 || rep.OutsideComm != 0 || rep.Uncompleted != 0 || rep.UnknownRequest != 0 {
 		t.Errorf("report %+v", rep)
@@ -174,7 +201,8 @@ func TestKnownMatrices(t *testing.T) {
 			t.Errorf("receive %v: unresolved or uncompleted", r)
 		}
 	}
-	if !strings.Contains(rep.MPI, "MPICH") || len(rep.Files) != 4 || !rep.Files[3].Complete || rep.CallSites {
+	library := map[string]string{"mpich": "MPICH", "openmpi": "Open MPI"}[impl.Name]
+	if !strings.Contains(rep.MPI, library) || len(rep.Files) != 4 || !rep.Files[3].Complete || rep.CallSites {
 		t.Errorf("mpi %q, files %+v, call sites %v", rep.MPI, rep.Files, rep.CallSites)
 	}
 	ring := []edge{{0, 1, 300, 3}, {1, 2, 600, 3}, {2, 3, 900, 3}, {3, 0, 1200, 3}}
@@ -199,7 +227,7 @@ func TestKnownMatrices(t *testing.T) {
 	// The same run with call sites: every MPI call is a region labelled
 	// with its source line, resolved from known's DWARF.
 	var labels []string
-	m2, rep2 := record(t, 4, "testdata/known.c", Options{CallSites: CallSitesOn})
+	m2, rep2 := record(t, impl, 4, "testdata/known.c", Options{CallSites: CallSitesOn})
 	if !rep2.CallSites || rep2.UnresolvedSites != 0 {
 		t.Errorf("call sites %v, %d unresolved", rep2.CallSites, rep2.UnresolvedSites)
 	}
@@ -231,11 +259,18 @@ func TestKnownMatrices(t *testing.T) {
 
 // TestKilledRank: rank 3 of die.c SIGKILLs itself after 20 sends; the
 // launcher then kills the others. Every file still merges, rank 3's is
-// reported partial, and the sends it flushed before dying are there.
+// reported partial, and the sends it flushed before dying are there; on
+// MPICH and on Open MPI.
 func TestKilledRank(t *testing.T) {
-	cc, run, lib := mpich(t)
+	for _, impl := range impls {
+		t.Run(impl.Name, func(t *testing.T) { testKilledRank(t, impl) })
+	}
+}
+
+func testKilledRank(t *testing.T, impl mpiImpl) {
+	cc, run, lib := setup(t, impl)
 	exe := compile(t, cc, "testdata/die.c")
-	dir, out, err := runMPI(t, run, lib, 4, 256, exe)
+	dir, out, err := runMPI(t, impl, run, lib, 4, 256, exe)
 	if err == nil {
 		t.Fatalf("die ran to completion:\n%s", out)
 	}
