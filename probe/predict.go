@@ -198,7 +198,7 @@ func Run(ctx context.Context, p *Probe, c Command, o RunOptions) (*Prediction, e
 		for _, i := range phases {
 			u := 0.0
 			if ph := m.Phases[i]; ph.TPhaseRef > 0 && covered > 0 {
-				u = m.ETUninstRef * w.weight(ph) / ph.TPhaseRef / covered
+				u = TimeUnitValue(m.ETRef, w.weight(ph), ph.TPhaseRef) / Noise(m.ETRef, m.ETUninstRef) / covered
 			}
 			ro.Units = append(ro.Units, u)
 		}
@@ -240,9 +240,8 @@ func Run(ctx context.Context, p *Probe, c Command, o RunOptions) (*Prediction, e
 			continue
 		}
 		ph.Samples, ph.TProbedErr = samples[i], stderr[i]
-		rel2 := sq(ph.TProbedErr/ph.TProbed) + sq(m.Phases[i].TPhaseRefErr/ph.TPhaseRef)
 		if ph.TProbed > 0 {
-			v += sq(ph.PhasePredicted) * rel2
+			v += sq(ph.PhasePredicted) * (sq(ph.TProbedErr/ph.TProbed) + sq(m.Phases[i].TPhaseRefErr/ph.TPhaseRef))
 		}
 	}
 	pred.StdErr = math.Sqrt(v) / Noise(m.ETRef, m.ETUninstRef) / pred.Covered
@@ -335,11 +334,7 @@ type CurvePoint struct {
 	// error against the actual time when one is given (else against the
 	// prediction from every phase).
 	Predicted float64 `json:"predicted_s"`
-	// StdErr is the standard error of Predicted (s) from the spread of
-	// the phases' measurements on the target and on the reference (the
-	// run-to-run variation of the full run itself is not in it).
-	StdErr float64 `json:"predicted_stderr_s,omitempty"`
-	Error  float64 `json:"error"`
+	Error     float64 `json:"error"`
 }
 
 // Curve computes the quality-against-size curve of p from one probe run

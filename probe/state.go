@@ -646,13 +646,13 @@ func getBasics(s any, p []byte) int {
 	case []float32:
 		getFloat32s(s, p)
 	case *[]int:
-		return getInts(*s, p)
+		return getNative(*s, p)
 	case []int:
-		return getInts(s, p)
+		return getNative(s, p)
 	case *[]uint:
-		return getUints(*s, p)
+		return getNative(*s, p)
 	case []uint:
-		return getUints(s, p)
+		return getNative(s, p)
 	case *[]int64:
 		getWords(*s, p)
 	case []int64:
@@ -732,25 +732,10 @@ func getWords[T ~int64 | ~uint64 | ~int | ~uint](s []T, p []byte) {
 	}
 }
 
-// getInts is getWords, checking on 32-bit platforms that each value fits.
-func getInts(s []int, p []byte) int {
-	if strconv.IntSize == 64 {
-		getWords(s, p)
-		return -1
-	}
-	p = p[:8*len(s)]
-	for i := range s {
-		x := int64(binary.LittleEndian.Uint64(p[8*i:]))
-		if int64(int(x)) != x {
-			return 8 * i
-		}
-		s[i] = int(x)
-	}
-	return -1
-}
-
-// getUints is getWords, checking on 32-bit platforms that each value fits.
-func getUints(s []uint, p []byte) int {
+// getNative is getWords for int and uint, checking on 32-bit platforms
+// that each value fits: it returns the offset in p of the first value that
+// does not, or -1.
+func getNative[T ~int | ~uint](s []T, p []byte) int {
 	if strconv.IntSize == 64 {
 		getWords(s, p)
 		return -1
@@ -758,10 +743,10 @@ func getUints(s []uint, p []byte) int {
 	p = p[:8*len(s)]
 	for i := range s {
 		x := binary.LittleEndian.Uint64(p[8*i:])
-		if uint64(uint(x)) != x {
+		if uint64(T(x)) != x {
 			return 8 * i
 		}
-		s[i] = uint(x)
+		s[i] = T(x)
 	}
 	return -1
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -289,6 +290,39 @@ func TestStateErrors(t *testing.T) {
 		var out allKinds
 		if err := DecodeState(full[:n], &out); err == nil {
 			t.Fatalf("truncated to %d of %d bytes: no error", n, len(full))
+		}
+	}
+}
+
+// TestStateIntSlices: []int and []uint elements are stored in 8 bytes;
+// a value that does not fit the platform's int is an error at its offset
+// on 32-bit platforms and decodes on 64-bit ones (GOARCH=386 go test runs
+// the former).
+func TestStateIntSlices(t *testing.T) {
+	type words struct {
+		I []int
+		U []uint
+	}
+	b := mustEncode(t, &words{I: []int{-5, 7}, U: []uint{3, 4}})
+	var back words
+	if err := DecodeState(b, &back); err != nil || !reflect.DeepEqual(back, words{I: []int{-5, 7}, U: []uint{3, 4}}) {
+		t.Fatalf("decoded %+v, %v", back, err)
+	}
+	// Layout: magic 8, I's length 8 and elements 16, U's length 8 and elements 16.
+	for _, c := range []struct {
+		name string
+		off  int
+	}{{"int", 8 + 8 + 8}, {"uint", 8 + 24 + 8 + 8}} {
+		big := bytes.Clone(b)
+		binary.LittleEndian.PutUint64(big[c.off:], 1<<40)
+		var out words
+		err := DecodeState(big, &out)
+		if strconv.IntSize == 64 {
+			if err != nil || (c.name == "int" && int64(out.I[1]) != 1<<40) || (c.name == "uint" && uint64(out.U[1]) != 1<<40) {
+				t.Errorf("%s: decoded %+v, %v; want 1<<40 in element 1", c.name, out, err)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), "does not fit a 32-bit int") {
+			t.Errorf("%s: error %v, want the value out of range", c.name, err)
 		}
 	}
 }

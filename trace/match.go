@@ -30,7 +30,6 @@ type anyKey struct {
 // lane holds the pending sides of one (run, src, dst, tag, comm): at most
 // one of its queues is non-empty at a time.
 type lane struct {
-	key          matchKey
 	sends, recvs queue
 }
 
@@ -75,7 +74,7 @@ func (m *Matcher) lane(k matchKey) *lane {
 	}
 	l := m.lanes[k]
 	if l == nil {
-		l = &lane{key: k}
+		l = &lane{}
 		m.lanes[k] = l
 	}
 	*c = cached{k, l}

@@ -110,7 +110,7 @@ func main() {
 	plots := flag.String("plots", "", "write the phasesize curves (PNG) into this directory")
 	only := flag.String("only", "", "comma-separated workloads to run (default all)")
 	repeat := flag.Int("repeat", 0, "measurements per phase on the targets (0: as many as the probe's 1% budget allows)")
-	refRuns := flag.Int("ref-runs", 3, "reference runs (median) when building probes")
+	refRuns := flag.Int("ref-runs", 3, "uninstrumented reference runs when building probes (the mean is kept)")
 	actualRuns := flag.Int("actual-runs", 3, "full runs on each target (median): the actual time")
 	clock := flag.String("clock", "wall", "what the times measure: wall or cpu")
 	flag.Parse()
@@ -294,10 +294,10 @@ func measure(ctx context.Context, be probe.Local, p, reduced *probe.Probe, file 
 	for _, a := range actuals {
 		r.Floor += math.Abs(rel(a, r.Actual)) / float64(len(actuals))
 	}
-	r.StdErr, r.Samples = pred.StdErr, pred.Phases[0].Samples
+	r.StdErr = pred.StdErr
 	for _, ph := range pred.Phases {
-		if ph.Status == "ok" {
-			r.Samples = min(r.Samples, ph.Samples)
+		if ph.Status == "ok" && (r.Samples == 0 || ph.Samples < r.Samples) {
+			r.Samples = ph.Samples
 		}
 	}
 	r.Predicted, r.ProbeTime, r.Failed = pred.Predicted, pred.ProbeTime, pred.Failed
