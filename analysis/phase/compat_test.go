@@ -17,7 +17,8 @@ import (
 	"github.com/parscope/parscope/format/bbv"
 )
 
-// readData returns a shared data file's content, gunzipped if needed.
+// readData returns the content of a file of testdata/real/bbv, gunzipped
+// if needed.
 func readData(t testing.TB, rel string) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(dataFile(t, rel))
@@ -42,7 +43,8 @@ var (
 	bbCache   = map[string]*bbv.File{}
 )
 
-// loadBB parses a shared .bb file the way SimPoint does (cached).
+// loadBB parses a .bb file of testdata/real/bbv the way SimPoint does
+// (cached).
 func loadBB(t testing.TB, rel string) *bbv.File {
 	t.Helper()
 	path := dataFile(t, rel)

@@ -355,7 +355,7 @@ func TestBICThreshold(t *testing.T) {
 }
 
 // TestCoverage applies -coveragePct 0.9 to phases. SimPoint 3.2's
-// .lpt0.9 files are not in the shared data; the expected selection is
+// .lpt0.9 files are not in testdata/real/bbv; the expected selection is
 // derived by hand from phases.weights: sorted by weight the clusters are
 // 3 4 6 2 8 1 7 5 0 9, and the cumulative weight first reaches 0.9 with 7.
 func TestCoverage(t *testing.T) {

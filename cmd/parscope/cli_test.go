@@ -296,10 +296,7 @@ func TestParseIDList(t *testing.T) {
 // TestImportOTF2Directory imports a Score-P archive by its directory, with
 // the format detected, and checks the summary against otf2-print's counts.
 func TestImportOTF2Directory(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "data", "traces", "otf2", "ping-pong-otf2")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skip("shared trace data not present:", err)
-	}
+	dir := realTrace(t, "otf2/ping-pong-otf2")
 	pst := filepath.Join(t.TempDir(), "pp.pst")
 	mustRun(t, "import", "-o", pst, dir)
 	var info infoReport
@@ -349,10 +346,7 @@ func TestInfoDroppedByFilter(t *testing.T) {
 // Paraver trace with the mapping of docs/formats.md, and checks the mean
 // node occupancy that page reports.
 func TestParaverOccupancyLyonModes(t *testing.T) {
-	prv := filepath.Join("..", "..", "..", "shared", "data", "traces", "paraver", "qsort_beo3.prv")
-	if _, err := os.Stat(prv); err != nil {
-		t.Skip("shared trace data not present:", err)
-	}
+	prv := realTrace(t, "paraver/qsort_beo3.prv")
 	pst := filepath.Join(t.TempDir(), "qsort.pst")
 	mustRun(t, "import", "-o", pst, prv)
 	out := mustRun(t, "occupancy", "--modes", filepath.Join(examples, "paraver-lyon-modes.txt"), "--mean", pst)

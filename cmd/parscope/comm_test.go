@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/internal/realdata"
 	"github.com/parscope/parscope/show/plot"
 )
 
@@ -201,19 +202,17 @@ func TestCommErrors(t *testing.T) {
 	}
 }
 
-func sharedTrace(t *testing.T, rel string) string {
+// realTrace returns the path of a real trace of testdata/real/traces,
+// failing the test when it is missing.
+func realTrace(t *testing.T, rel string) string {
 	t.Helper()
-	p := filepath.Join("..", "..", "..", "shared", "data", "traces", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skip("shared trace data not present:", err)
-	}
-	return p
+	return realdata.Path(t, "traces/"+rel)
 }
 
 // TestCommPingPong: 2 ranks, sizes doubling from 16 KiB, 8 sends each way
 // (16 in all), each inside an MPI_Send region inside main.
 func TestCommPingPong(t *testing.T) {
-	dir := sharedTrace(t, "otf2/ping-pong-otf2")
+	dir := realTrace(t, "otf2/ping-pong-otf2")
 	pst := filepath.Join(t.TempDir(), "pp.pst")
 	mustRun(t, "import", "-o", pst, dir)
 	r := commRun(t, "--structure", "MPI_Send", pst)
@@ -229,7 +228,7 @@ func TestCommPingPong(t *testing.T) {
 // TestCommDumpi: 4 ranks pass 4 bytes around a ring (isend to rank+1),
 // then a barrier and an allreduce of 4 bytes.
 func TestCommDumpi(t *testing.T) {
-	meta := sharedTrace(t, "dumpi/testtrace.meta")
+	meta := realTrace(t, "dumpi/testtrace.meta")
 	pst := filepath.Join(t.TempDir(), "d.pst")
 	mustRun(t, "import", "-o", pst, meta)
 	p2p := commRun(t, "--no-collectives", pst)

@@ -218,10 +218,7 @@ func TestOccupancyErrors(t *testing.T) {
 }
 
 func TestOccupancyGoTrace(t *testing.T) {
-	src := "../../../shared/data/traces/go/annotations.go1.26.trace"
-	if _, err := os.Stat(src); err != nil {
-		t.Skip("no Go runtime trace:", err)
-	}
+	src := realTrace(t, "go/annotations.go1.26.trace")
 	pst := filepath.Join(t.TempDir(), "go.pst")
 	mustRun(t, "import", "-o", pst, src)
 	// Goroutines appear during the run: without a start mode they are in

@@ -3,24 +3,23 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/parscope/parscope/internal/needtool"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/parscope/parscope/internal/needtool"
+	"github.com/parscope/parscope/internal/realdata"
 )
 
-const sharedBBV = "../../../shared/data/bbv"
 const ownBBV = "../../testdata/bbv"
 
-func sharedFile(t *testing.T, rel string) string {
+// realBBV returns the path of a real BBV file or SimPoint output of
+// testdata/real/bbv, failing the test when it is missing.
+func realBBV(t *testing.T, rel string) string {
 	t.Helper()
-	p := filepath.Join(sharedBBV, rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared BBV data not available: %v", err)
-	}
-	return p
+	return realdata.Path(t, "bbv/"+rel)
 }
 
 // TestPhasesCompatFiles checks that --simpoint-compat writes SimPoint
@@ -34,7 +33,7 @@ func TestPhasesCompatFiles(t *testing.T) {
 		{"phases.seeded", []string{"--seed", "12345", "--seedproj", "67890"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := sharedFile(t, strings.TrimSuffix(tc.name, ".seeded")+".bb.gz")
+			in := realBBV(t, strings.TrimSuffix(tc.name, ".seeded")+".bb.gz")
 			dir := t.TempDir()
 			args := append([]string{"phases", "--simpoint-compat", in,
 				"--save-simpoints", filepath.Join(dir, "s"), "--save-weights", filepath.Join(dir, "w"),
@@ -48,7 +47,7 @@ func TestPhasesCompatFiles(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, err := os.ReadFile(sharedFile(t, "simpoint-3.2/"+tc.name+ext))
+				want, err := os.ReadFile(realBBV(t, "simpoint-3.2/"+tc.name+ext))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -63,7 +62,7 @@ func TestPhasesCompatFiles(t *testing.T) {
 // TestPhasesJSON checks the --json values against the files written in
 // the same run and the documented structure.
 func TestPhasesJSON(t *testing.T) {
-	in := sharedFile(t, "bzip2_rt_100M.bb.gz")
+	in := realBBV(t, "bzip2_rt_100M.bb.gz")
 	dir := t.TempDir()
 	sp := filepath.Join(dir, "s")
 	out := mustRun(t, "phases", "--simpoint-compat", "--json", "--save-simpoints", sp, in)

@@ -6,26 +6,19 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/realdata"
 )
 
-// sharedData is the shared BBV data folder, relative to this package.
-const sharedData = "../../../shared/data/bbv"
-
-// dataFile returns the path of a shared data file, skipping the test when
-// the shared data is absent.
+// dataFile returns the path of a real BBV file of testdata/real/bbv,
+// failing the test when it is missing.
 func dataFile(t testing.TB, rel string) string {
 	t.Helper()
-	p := filepath.Join(sharedData, rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared BBV data not available (%v); it lives in %s", err, sharedData)
-	}
-	return p
+	return realdata.Path(t, "bbv/"+rel)
 }
 
 func parseString(t *testing.T, s string, opts ParseOptions) (*File, error) {
@@ -60,7 +53,7 @@ func TestSampleFile(t *testing.T) {
 }
 
 // TestRealFiles checks the two valgrind exp-bbv files against the table
-// in the data README.
+// of testdata/real/bbv/README.md.
 func TestRealFiles(t *testing.T) {
 	for _, tc := range []struct {
 		file           string
@@ -245,7 +238,7 @@ func TestQuirks(t *testing.T) {
 	}
 }
 
-// TestUnterminatedSample reproduces the test in simpoint.md §1: removing
+// TestUnterminatedSample reproduces the test in docs/simpoint-3.2.md §1: removing
 // the last newline of sample.bb gives 499 vectors instead of 500.
 func TestUnterminatedSample(t *testing.T) {
 	raw, err := os.ReadFile(dataFile(t, "simpoint-3.2/sample/sample.bb"))

@@ -2,9 +2,9 @@ package dumpi
 
 import (
 	"encoding/binary"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/parscope/parscope/internal/realdata"
 )
 
 // enc writes the big-endian values of a synthetic DUMPI file.
@@ -88,18 +88,16 @@ func buildFile(sizes []int32, calls []testCall) []byte {
 	return e.b
 }
 
-// compactSample returns a shared rank file without its footer (per-function
-// call counts the importer does not read): the same records in 620 bytes
-// instead of 2,960, so that fuzzing mutates and minimises it quickly.
+// compactSample returns a rank file of the real sample without its footer
+// (per-function call counts the importer does not read): the same records
+// in 620 bytes instead of 2,960, so that fuzzing mutates and minimises it
+// quickly.
 func compactSample(t testing.TB, rank string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(sampleMeta), "testtrace-"+rank+".bin"))
-	if err != nil {
-		return nil
-	}
+	b := realdata.Read(t, "traces/dumpi/testtrace-"+rank+".bin")
 	ix, err := readIndex(b)
 	if err != nil || ix.perf <= ix.header || ix.sizes != ix.perf+4 {
-		t.Fatalf("unexpected layout of the shared sample: %+v %v", ix, err)
+		t.Fatalf("unexpected layout of the real sample: %+v %v", ix, err)
 	}
 	foot := int(binary.BigEndian.Uint64(b[len(b)-16:])) // footer offset
 	tail := b[ix.perf : len(b)-64]                      // perf, sizes, addresses

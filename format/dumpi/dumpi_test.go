@@ -8,17 +8,15 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/realdata"
 	"github.com/parscope/parscope/trace"
 )
 
-const sampleMeta = "../../../shared/data/traces/dumpi/testtrace.meta"
-
+// sample returns the path of the real 4-rank DUMPI sample's meta file
+// (testdata/real/traces/dumpi), failing the test when it is missing.
 func sample(t testing.TB) string {
 	t.Helper()
-	if _, err := os.Stat(sampleMeta); err != nil {
-		t.Skipf("shared DUMPI sample absent: %v", err)
-	}
-	return sampleMeta
+	return realdata.Path(t, "traces/dumpi/testtrace.meta")
 }
 
 func TestLabels(t *testing.T) {
@@ -33,7 +31,7 @@ func TestLabels(t *testing.T) {
 	}
 }
 
-// TestRing checks the shared 4-rank sample: every rank makes the same 9
+// TestRing checks the real 4-rank sample: every rank makes the same 9
 // calls, the Isend/Recv pairs form a ring, and the Allreduce moves 4 bytes.
 func TestRing(t *testing.T) {
 	m := &trace.Memory{}

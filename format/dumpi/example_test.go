@@ -9,12 +9,12 @@ import (
 	"github.com/parscope/parscope/trace"
 )
 
-// Import the shared 4-rank DUMPI sample (a ring exchange) and list the
-// messages of rank 0.
+// Import the real 4-rank DUMPI sample of testdata/real (a ring exchange)
+// and list the messages of rank 0.
 func ExampleImporter_Import() {
 	var m trace.Memory
 	err := (dumpi.Importer{}).Import(context.Background(),
-		[]string{"testdata/testtrace/testtrace.meta"}, format.Options{}, &m)
+		[]string{"../../testdata/real/traces/dumpi/testtrace.meta"}, format.Options{}, &m)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -14,9 +14,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the fuzz seed corpus under testdata/fuzz/")
 
-// fuzzSeeds are small DUMPI files: the shared sample's ranks 0 and 1
-// without their footers (620 bytes each; when the shared data is absent,
-// only the synthetic ones) and synthetic files with Testsome, Waitsome,
+// fuzzSeeds are small DUMPI files: the real sample's ranks 0 and 1
+// without their footers (620 bytes each) and synthetic files with Testsome, Waitsome,
 // Exscan and an unknown call. Seeds stay small because the fuzzer
 // minimises every new input with O(n²) executions: the 2,960-byte
 // originals made it spend its time minimising (0 executions/s reported).
@@ -34,10 +33,8 @@ func fuzzSeeds(t testing.TB) map[string][]byte {
 			{"MPI_Init", 10, 20, false, []any{uint32(0x7fffffff), uint32(0xffffffff)}},
 		}),
 	}
-	if _, err := os.Stat(sampleMeta); err == nil {
-		seeds["sample-rank0"] = compactSample(t, "0000")
-		seeds["sample-rank1"] = compactSample(t, "0001")
-	}
+	seeds["sample-rank0"] = compactSample(t, "0000")
+	seeds["sample-rank1"] = compactSample(t, "0001")
 	return seeds
 }
 

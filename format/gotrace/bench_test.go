@@ -26,7 +26,7 @@ func (c *countWriter) Add(r trace.Record) error {
 // and by P into a writer that discards the records, and reports trace
 // events and records per second.
 func BenchmarkImport(b *testing.B) {
-	path := sharedFile(b, "stress.go1.26.trace")
+	path := realFile(b, "stress.go1.26.trace")
 	st, err := os.Stat(path)
 	if err != nil {
 		b.Fatal(err)

@@ -13,7 +13,7 @@ func ExampleImport() {
 	// A trace of the Go runtime's annotations test program (one task, five
 	// user regions, one log), written by Go 1.26.8.
 	var m trace.Memory
-	err := gotrace.Import(context.Background(), []string{"testdata/annotations.go1.26.trace"}, format.Options{}, &m)
+	err := gotrace.Import(context.Background(), []string{"../../testdata/real/traces/go/annotations.go1.26.trace"}, format.Options{}, &m)
 	if err != nil {
 		panic(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/realdata"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -29,10 +30,7 @@ func (c *collectWriter) Add(r trace.Record) error {
 // every process's records are in time order, every process is below its
 // run's Procs and every id has its dictionary entry.
 func FuzzImport(f *testing.F) {
-	data, err := os.ReadFile(filepath.Join("testdata", "annotations.go1.26.trace"))
-	if err != nil {
-		f.Fatal(err)
-	}
+	data := realdata.Read(f, "traces/go/annotations.go1.26.trace")
 	f.Add(data, false)
 	f.Add(data, true)
 	f.Add(data[:16], false)

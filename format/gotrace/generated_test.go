@@ -62,7 +62,7 @@ func checkSequences(t *testing.T, m *trace.Memory, next map[int32][]int32) {
 // TestStateMachine checks the state sequences of the real traces.
 func TestStateMachine(t *testing.T) {
 	for _, name := range []string{"stress.go1.26.trace", "test-encoding-json.go1.25.trace"} {
-		path := sharedFile(t, name)
+		path := realFile(t, name)
 		checkSequences(t, importFile(t, nil, path), goNext)
 		checkSequences(t, importFile(t, map[string]string{ParamBy: "p"}, path), procNext)
 	}

@@ -14,23 +14,17 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/realdata"
 	"github.com/parscope/parscope/trace"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// sharedDir holds the real Go traces shared by the project (see its README).
-const sharedDir = "../../../shared/data/traces/go"
-
-// sharedFile returns the path of a shared trace, skipping the test when the
-// shared data is not there.
-func sharedFile(t testing.TB, name string) string {
+// realFile returns the path of a real Go trace of testdata/real/traces/go
+// (its README gives their origin), failing the test when it is missing.
+func realFile(t testing.TB, name string) string {
 	t.Helper()
-	path := filepath.Join(sharedDir, name)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("shared trace %s not available (%v); it comes from the project's shared data", path, err)
-	}
-	return path
+	return realdata.Path(t, "traces/go/"+name)
 }
 
 // importFile imports inputs with params into memory.
@@ -140,7 +134,7 @@ func checkGolden(t *testing.T, name, got string) {
 	}
 }
 
-// TestSharedTraces imports the three real traces of the shared data, by
+// TestRealTraces imports the three real traces of testdata/real, by
 // goroutine and by P, and checks the counts against what Go 1.26.8's
 // `go tool trace -d=parsed FILE` reports, and the whole summary against a
 // golden file. The reference counts come from:
@@ -168,7 +162,7 @@ func checkGolden(t *testing.T, name, got string) {
 // transitions; 624 goroutines, 10 Ps; 209 RangeBegin, 1 RangeActive, 210
 // RangeEnd, 238 Label, 16,302 Metric, 40 StackSample, 2 Sync; 1,058
 // transitions with a reason (601 chan receive, 8 select, 12 sync, ...).
-func TestSharedTraces(t *testing.T) {
+func TestRealTraces(t *testing.T) {
 	tests := []struct {
 		file, by                   string
 		events, procs, states      int
@@ -186,7 +180,7 @@ func TestSharedTraces(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file+"/by="+tc.by, func(t *testing.T) {
-			m := importFile(t, map[string]string{ParamBy: tc.by}, sharedFile(t, tc.file))
+			m := importFile(t, map[string]string{ParamBy: tc.by}, realFile(t, tc.file))
 			c := count(m)
 			if c.procs != int32(tc.procs) {
 				t.Errorf("%d processes, go tool trace has %d", c.procs, tc.procs)
@@ -261,7 +255,7 @@ func TestSharedTraces(t *testing.T) {
 // record by record: which goroutine has which regions, in which order, and
 // that the unended ones are closed at the last time.
 func TestAnnotationsDetail(t *testing.T) {
-	m := importFile(t, nil, filepath.Join("testdata", "annotations.go1.26.trace"))
+	m := importFile(t, nil, realFile(t, "annotations.go1.26.trace"))
 	ix := trace.NewIndex(&m.H)
 	byName := map[string]int32{}
 	for _, p := range m.H.Procs {
@@ -329,7 +323,7 @@ func TestAnnotationsDetail(t *testing.T) {
 // TestGzipAndRuns imports the same trace plain and gzipped as two runs:
 // both runs must hold the same records.
 func TestGzipAndRuns(t *testing.T) {
-	src := filepath.Join("testdata", "annotations.go1.26.trace")
+	src := realFile(t, "annotations.go1.26.trace")
 	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -368,7 +362,7 @@ func TestGzipAndRuns(t *testing.T) {
 
 // TestBadInput checks the errors on inputs that are not (whole) traces.
 func TestBadInput(t *testing.T) {
-	good, err := os.ReadFile(filepath.Join("testdata", "annotations.go1.26.trace"))
+	good, err := os.ReadFile(realFile(t, "annotations.go1.26.trace"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,9 +449,9 @@ func TestTruncated(t *testing.T) {
 		frac float64
 		keep bool // partial=true keeps a prefix
 	}{
-		{sharedFile(t, "stress.go1.26.trace"), 0.1, false},
-		{sharedFile(t, "stress.go1.26.trace"), 0.5, false},
-		{sharedFile(t, "stress.go1.26.trace"), 0.999, false},
+		{realFile(t, "stress.go1.26.trace"), 0.1, false},
+		{realFile(t, "stress.go1.26.trace"), 0.5, false},
+		{realFile(t, "stress.go1.26.trace"), 0.999, false},
 		{filepath.Join("testdata", "twogen.go1.26.trace"), 0.2, false},
 		{filepath.Join("testdata", "twogen.go1.26.trace"), 0.6, true},
 		{filepath.Join("testdata", "twogen.go1.26.trace"), 0.9, true},
@@ -512,7 +506,7 @@ func TestTruncated(t *testing.T) {
 // TestTruncatedEverywhere cuts the small annotations trace at every 7th
 // byte: never a panic, always a located error.
 func TestTruncatedEverywhere(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "annotations.go1.26.trace"))
+	data, err := os.ReadFile(realFile(t, "annotations.go1.26.trace"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,7 +529,7 @@ func TestContextCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var m trace.Memory
-	err := Import(ctx, []string{sharedFile(t, "stress.go1.26.trace")}, format.Options{}, &m)
+	err := Import(ctx, []string{realFile(t, "stress.go1.26.trace")}, format.Options{}, &m)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
 	}

@@ -15,7 +15,7 @@ import (
 // back: the store holds the same records and dictionaries as an import
 // into memory.
 func TestStoreRoundTrip(t *testing.T) {
-	path := sharedFile(t, "test-encoding-json.go1.25.trace")
+	path := realFile(t, "test-encoding-json.go1.25.trace")
 	mem := importFile(t, nil, path)
 	dst := filepath.Join(t.TempDir(), "json.pst")
 	w, err := store.Create(dst, store.Options{})

@@ -11,7 +11,7 @@ import (
 
 // Import an OTF2 archive (its directory or traces.otf2) into memory.
 func Example() {
-	ar, err := otf2.Open(filepath.Join("testdata", "ping-pong-otf2"))
+	ar, err := otf2.Open(filepath.Join("..", "..", "testdata", "real", "traces", "otf2", "ping-pong-otf2"))
 	if err != nil {
 		fmt.Println("no data:", err != nil)
 		return

@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/realdata"
 )
 
 // checkLocated fails unless err is a located error inside data.
@@ -39,9 +38,8 @@ func FuzzEvents(f *testing.F) {
 	e.event(6, 99, []byte{1, 2})
 	e.event(7, evLeave, u(3))
 	f.Add(e.end())
-	if b, err := os.ReadFile(filepath.Join(dataDir, "ping-pong-otf2-papi", "traces", "0.evt")); err == nil {
-		f.Add(b[:min(len(b), 400)])
-	}
+	b := realdata.Read(f, "traces/otf2/ping-pong-otf2-papi/traces/0.evt")
+	f.Add(b[:min(len(b), 400)])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, cs := range chunkSizes(data) {
 			er, err := NewEventReader("f.evt", bytes.NewReader(data), int64(len(data)), cs, nil)
@@ -76,9 +74,8 @@ func FuzzDefs(f *testing.F) {
 	f.Add(defFile(4096, minimalDefs()))
 	f.Add(defFile(64, minimalDefs()[:9]))
 	for _, p := range []string{"traces.def", "traces/1.def", "traces.otf2"} {
-		if b, err := os.ReadFile(filepath.Join(dataDir, "ping-pong-otf2", p)); err == nil {
-			f.Add(b[:min(len(b), 2000)])
-		}
+		b := realdata.Read(f, "traces/otf2/ping-pong-otf2/"+p)
+		f.Add(b[:min(len(b), 2000)])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, cs := range chunkSizes(data) {

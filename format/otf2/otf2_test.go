@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/parscope/parscope/internal/needtool"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,21 +16,19 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/needtool"
+	"github.com/parscope/parscope/internal/realdata"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-const dataDir = "../../../shared/data/traces/otf2"
-
+// archivePath returns the path of a real Score-P experiment folder of
+// testdata/real/traces/otf2, failing the test when it is missing.
 func archivePath(t testing.TB, name string) string {
 	t.Helper()
-	p := filepath.Join(dataDir, name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared OTF2 data not present: %v", err)
-	}
-	return p
+	return realdata.Path(t, "traces/otf2/"+name)
 }
 
 func importArchive(t testing.TB, path string) (*trace.Memory, *Stats) {
@@ -49,8 +46,8 @@ func importArchive(t testing.TB, path string) (*trace.Memory, *Stats) {
 	return &m, st
 }
 
-// The counts per record type are those otf2-print 3.0.2 reports (see the
-// data README); TestOTF2Print checks them against the live tool.
+// The counts per record type are those otf2-print 3.0.2 reports (see
+// testdata/real/traces/otf2/README.md); TestOTF2Print checks them against the live tool.
 func TestArchives(t *testing.T) {
 	tests := []struct {
 		name      string

@@ -75,7 +75,7 @@
 // events, counters and regions as type 2 records; matched messages
 // (trace.Matcher) as type 3 records; collectives as type 4 records. For a
 // trace that came from Paraver, importing the export gives the same
-// records and dictionaries (tested on every shared trace). Other traces
+// records and dictionaries (tested on every real trace of testdata/real). Other traces
 // lose what Paraver cannot hold: communicators and requests of messages,
 // unmatched message sides, collective end times, and their regions come
 // back as user function events (see Export).

@@ -81,13 +81,13 @@ func dicts(h *trace.Header) string {
 	return s
 }
 
-// TestRoundTrip imports each shared trace, exports it, imports the export
+// TestRoundTrip imports each real trace, exports it, imports the export
 // and checks that records and dictionaries are the same; a second export
 // must then give the same files byte for byte.
 func TestRoundTrip(t *testing.T) {
 	for _, file := range []string{"qsort_beo3.prv", "lulesh_7+1_with_uncores_sockets1+2.chop8.prv", "444.namd.prv"} {
 		t.Run(file, func(t *testing.T) {
-			m1, err := importFile(t, sharedTrace(t, file))
+			m1, err := importFile(t, realTrace(t, file))
 			if err != nil {
 				t.Fatal(err)
 			}

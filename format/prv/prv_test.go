@@ -12,22 +12,17 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/realdata"
 	"github.com/parscope/parscope/trace"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-const sharedDir = "../../../shared/data/traces/paraver"
-
-// sharedTrace returns the path of a shared .prv file, skipping the test when
-// the shared data is absent.
-func sharedTrace(t testing.TB, name string) string {
+// realTrace returns the path of a real .prv file of
+// testdata/real/traces/paraver, failing the test when it is missing.
+func realTrace(t testing.TB, name string) string {
 	t.Helper()
-	p := filepath.Join(sharedDir, name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared trace %s absent: %v", p, err)
-	}
-	return p
+	return realdata.Path(t, "traces/paraver/"+name)
 }
 
 func importFile(t testing.TB, paths ...string) (*trace.Memory, error) {
@@ -95,7 +90,7 @@ func TestShared(t *testing.T) {
 		{"444.namd.prv", 1, 4, 27919, 0, 0, 0},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			path := sharedTrace(t, c.file)
+			path := realTrace(t, c.file)
 			lc := countLines(t, path)
 			if lc.states != c.states || lc.events != c.events || lc.comms != c.comms || lc.globals != c.globals {
 				t.Fatalf("line scan found %+v, the README says %d/%d/%d/%d", lc, c.states, c.events, c.comms, c.globals)
