@@ -139,7 +139,7 @@ clusters:
 // (through probe.ETPredicted) and a `parscope probe run --json` file.
 func TestReadProbe(t *testing.T) {
 	dir := t.TempDir()
-	// oracles.md §4: ET_Ref = 120, ET_uninstRef = 100 (noise 1.2):
+	// docs/paper-oracles.md §4: ET_Ref = 120, ET_uninstRef = 100 (noise 1.2):
 	//   120·0.5/3·1.5 = 30; 120·0.3/2·1.0 = 18; 120·0.2/4·2.5 = 15;
 	//   Σ = 63; 63/1.2 = 52.5 s.
 	os.WriteFile(filepath.Join(dir, "b.json"), []byte(`{"predicted_s": 12.5, "covered": 0.8, "phases": []}`), 0o644)

@@ -121,7 +121,7 @@ func TestReduceAndCurve(t *testing.T) {
 	if _, err := r.SnapshotBytes(2); err == nil {
 		t.Fatal("snapshot of a dropped phase: no error")
 	}
-	// oracles.md §4: measured 1.5, 1.0, 2.5 → 30/1.2/0.5 = 50 (K=1), 40/0.8 = 50
+	// docs/paper-oracles.md §4: measured 1.5, 1.0, 2.5 → 30/1.2/0.5 = 50 (K=1), 40/0.8 = 50
 	// (K=2), 52.5 (K=3).
 	pts, err := Curve(p, map[int]float64{0: 1.5, 1: 1.0, 2: 2.5}, TimeWeights, 0)
 	if err != nil {

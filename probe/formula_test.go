@@ -7,7 +7,7 @@ import (
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
-// TestThesisExample is oracles.md §4: ETRef 120 s, TPhaseRef 3 s, weight
+// TestThesisExample is docs/paper-oracles.md §4: ETRef 120 s, TPhaseRef 3 s, weight
 // 0.5 give a time unit value of 20.
 func TestThesisExample(t *testing.T) {
 	if got := TimeUnitValue(120, 0.5, 3); !near(got, 20) {
@@ -15,7 +15,7 @@ func TestThesisExample(t *testing.T) {
 	}
 }
 
-// TestFullExample is oracles.md §4's table: ETuninstRef 100, ETRef 120,
+// TestFullExample is docs/paper-oracles.md §4's table: ETuninstRef 100, ETRef 120,
 // three phases, prediction 52.5; and the rule of three keeping phases 1–2.
 func TestFullExample(t *testing.T) {
 	if got := Noise(120, 100); !near(got, 1.2) {

@@ -12,7 +12,7 @@ import (
 const MEntropyWindow = 4
 
 // mentropyAlpha and mentropyBeta are Table 4 of seed 001 (W = 4, variant
-// R), the defaults of `parscope mentropy` (oracles.md 1.3).
+// R), the defaults of `parscope mentropy` (docs/paper-oracles.md 1.3).
 var (
 	mentropyAlpha = []float64{0.5, 0.7, 0.8, 0.9, 0.99}
 	mentropyBeta  = []float64{0.5, 0.3, 0.2, 0.1, 0.01}

@@ -1,6 +1,6 @@
 // Package entropy measures how disordered a parallel execution is, from its
 // reconstructed parallel states (package state), as Gomez, Cai and Schubert
-// define it, with the exact definitions of spec/oracles.md section 3.
+// define it, with the exact definitions of docs/paper-oracles.md section 3.
 //
 // A state of P processes among N blocks belongs to the class given by how
 // many processes are in each block (b_1..b_N); states that are permutations
@@ -154,7 +154,7 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 	return nil
 }
 
-// Result holds every measure of spec/oracles.md section 3.3, in bits.
+// Result holds every measure of docs/paper-oracles.md section 3.3, in bits.
 type Result struct {
 	Units string `json:"units"`
 	// P and N are the processes and blocks of the phase space.

@@ -14,7 +14,8 @@ func near(a, b, rel float64) bool {
 	return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b))
 }
 
-// The worked example of seed 000 and its table in spec/oracles.md 3.1.
+// The worked example of Gomez, Cai & Schubert 2017 and its table in
+// docs/paper-oracles.md §3.1.
 func TestStateProbabilityOracle(t *testing.T) {
 	b := []int{3, 5, 2}
 	if w := math.Exp(LnMultiplicity(b)); math.Abs(w-2520) > 1e-9 {

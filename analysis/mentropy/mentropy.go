@@ -11,7 +11,7 @@
 // any change makes a peak.
 //
 // Two readings are implemented, because the paper's worked tables come from
-// two different procedures (../shared/spec/oracles.md section 1):
+// two different procedures (docs/paper-oracles.md section 1):
 //
 //   - VariantR ("run product", the default) follows the text, equations 2
 //     and 3: in the α case p_w = p_0·p_1·…·p_I with p_0 = p(d) and

@@ -11,7 +11,7 @@ import (
 )
 
 // oracles is testdata/oracles_ozmen.json, the Özmen part of
-// ../shared/spec/oracles.json (written by spec/oracles/make_oracles.py).
+// the oracles.json that docs/paper-oracles/make_oracles.py writes.
 type oracleRow struct {
 	It     int      `json:"it"`
 	Event  string   `json:"event"`
@@ -61,7 +61,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Ab
 // fmt6 rounds half-up to 6 decimals, as the paper prints.
 func fmt6(x float64) string { return fmt.Sprintf("%.6f", math.Floor(x*1e6+0.5)/1e6) }
 
-// Table 4, inferred table (oracles.md 1.3): W = 4, K = 100,
+// Table 4, inferred table (docs/paper-oracles.md 1.3): W = 4, K = 100,
 // α = 0.5 0.7 0.8 0.9 0.99, β = 0.5 0.3 0.2 0.1 0.01, uniform p over the
 // process's alphabet (slave 1/5, master 1/13), count scope history.
 var table4 = Config{Window: 4, K: 100, Alpha: []float64{0.5, 0.7, 0.8, 0.9, 0.99},
@@ -110,7 +110,7 @@ func TestTable4VariantR(t *testing.T) {
 }
 
 // The window count scope needs β3 = 0.01 to give the same Table 4 (the
-// R-win convention of oracles.md 1.3).
+// R-win convention of docs/paper-oracles.md 1.3).
 func TestTable4WindowScope(t *testing.T) {
 	o := table(t, loadOracles(t), "ozmen_table4_variantR_slave")
 	var stream []string
@@ -138,7 +138,7 @@ func TestTable4WindowScope(t *testing.T) {
 	}
 }
 
-// Table 3 (oracles.md 1.4): VariantW, W = 4, K = 100, Table 2
+// Table 3 (docs/paper-oracles.md 1.4): VariantW, W = 4, K = 100, Table 2
 // α = 0.1 0.3 0.6 0.9, β = 0.45 0.35 0.20 0.05, p = A 0.2, B 0.4, C 0.4,
 // stream ABBBB C×16 A. Rows 1–21 match; row 0 is not reproducible.
 func TestTable3VariantW(t *testing.T) {
@@ -186,7 +186,7 @@ func TestTable3VariantW(t *testing.T) {
 	}
 }
 
-// Example 1 (oracles.md 1.3): W = 3, K = 1, p = 0.25 over A B C D, Table 1
+// Example 1 (docs/paper-oracles.md 1.3): W = 3, K = 1, p = 0.25 over A B C D, Table 1
 // α = 0.5 0.7 0.9, β = 0.5 0.3 0.1, here as a VariantR table with W+1 rows
 // (the 4th row is never used by these positions).
 func TestExample1(t *testing.T) {

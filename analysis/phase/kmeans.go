@@ -203,7 +203,7 @@ func initWeights(ds *dataset, centres []float64, k int) []float64 {
 }
 
 // compatLloyd runs SimPoint 3.2's k-means from the given centres
-// (spec/simpoint.md §4.3): weighted means accumulated in row order, empty
+// (docs/simpoint-3.2.md §4.3): weighted means accumulated in row order, empty
 // clusters set to the zero vector with weight 0, stop when the new
 // centres equal the old ones exactly, and at the iteration limit return
 // the centres and weights from before the last update. Each row's search
@@ -277,7 +277,7 @@ func equal(a, b []float64) bool {
 const bicPi = 3.14159265358979
 
 // score computes SimPoint's BIC of a clustering on the whole data set
-// (spec/simpoint.md §4.4), with labels recomputed from the centres and
+// (docs/simpoint-3.2.md §4.4), with labels recomputed from the centres and
 // the cluster probabilities taken from the k-means weights. It returns
 // the BIC and the distortion. The clustering's k-means state, if any
 // (which must be the state the clustering was taken from), only speeds

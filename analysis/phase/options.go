@@ -7,7 +7,7 @@
 //
 // Two modes share the pipeline:
 //
-//   - Compat reproduces SimPoint 3.2 bit for bit (spec/simpoint.md): its
+//   - Compat reproduces SimPoint 3.2 bit for bit (docs/simpoint-3.2.md): its
 //     ran2 generator, its random projection, its seed schedule, its k-means
 //     with every quirk (sampling with replacement, empty clusters that
 //     become the zero vector, the iteration-limit off-by-one), its BIC and

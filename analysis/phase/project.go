@@ -134,7 +134,7 @@ func ProjectionMatrix(seed int64, dim int32, cols int) ([]float64, error) {
 	return projectionRows(context.Background(), seed, dim, cols, ids)
 }
 
-// load normalises and projects the vectors of f (spec/simpoint.md §2-3)
+// load normalises and projects the vectors of f (docs/simpoint-3.2.md §2-3)
 // and sets the row weights.
 func load(ctx context.Context, f *bbv.File, opts *Options) (*dataset, error) {
 	if err := checkFile(f); err != nil {

@@ -2,7 +2,7 @@ package phase
 
 // ran2 is the random number generator of SimPoint 3.2: Numerical Recipes'
 // ran2, L'Ecuyer's combined generator with a Bays-Durham shuffle, whose
-// outputs are rounded to float32 (spec/simpoint.md §3). All integer
+// outputs are rounded to float32 (docs/simpoint-3.2.md §3). All integer
 // arithmetic stays within 32 bits by Schrage's method.
 type ran2 struct {
 	state, state2, iy int64

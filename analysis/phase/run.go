@@ -86,7 +86,7 @@ func (ev *evaluation) bic() float64 {
 }
 
 // search evaluates the k of the list, or runs SimPoint's binary search
-// (spec/simpoint.md §4.5).
+// (docs/simpoint-3.2.md §4.5).
 func (e *engine) search(ctx context.Context) error {
 	if len(e.opts.K) > 0 {
 		e.maxRuns = len(e.opts.K)

@@ -37,7 +37,7 @@ type mentropyProc struct {
 	Phases []mentropy.Phase `json:"phases,omitempty"`
 }
 
-// defaultTable is Table 4's transition table (W = 4, oracles.md 1.3).
+// defaultTable is Table 4's transition table (W = 4, docs/paper-oracles.md 1.3).
 var defaultTable = [2]string{"0.5,0.7,0.8,0.9,0.99", "0.5,0.3,0.2,0.1,0.01"}
 
 func init() {

@@ -87,7 +87,7 @@ func (f *File) NNZ() int {
 
 // ParseOptions control the parser.
 type ParseOptions struct {
-	// SimPointQuirks reproduces SimPoint 3.2's parser (spec/simpoint.md §1)
+	// SimPointQuirks reproduces SimPoint 3.2's parser (docs/simpoint-3.2.md §1)
 	// instead of checking the input strictly:
 	//   - a T line with no pairs ends the input; later lines are ignored;
 	//   - a final line without a trailing newline is dropped;
