@@ -1,8 +1,6 @@
 package annotated
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,18 +15,11 @@ import (
 	"time"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/trace"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// importPaths imports files into a fresh Memory.
-func importPaths(t testing.TB, paths []string, opts format.Options) (*trace.Memory, error) {
-	t.Helper()
-	m := &trace.Memory{}
-	err := Importer{}.Import(context.Background(), paths, opts, m)
-	return m, err
-}
 
 // writeFiles writes name -> content into a temporary directory and returns
 // the paths in the order given by names.
@@ -37,11 +28,7 @@ func writeFiles(t testing.TB, names []string, contents []string) []string {
 	dir := t.TempDir()
 	var paths []string
 	for i, n := range names {
-		p := filepath.Join(dir, n)
-		if err := os.WriteFile(p, []byte(contents[i]), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+		paths = append(paths, formattest.WriteFile(t, dir, n, contents[i]))
 	}
 	return paths
 }
@@ -49,24 +36,7 @@ func writeFiles(t testing.TB, names []string, contents []string) []string {
 // importText imports one file with the given name and content.
 func importText(t testing.TB, name, content string, params map[string]string) (*trace.Memory, error) {
 	t.Helper()
-	return importPaths(t, writeFiles(t, []string{name}, []string{content}), format.Options{Params: params})
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the output:\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	return formattest.Import(t, Importer{}, writeFiles(t, []string{name}, []string{content}), format.Options{Params: params})
 }
 
 const figure4 = "testdata/figure4.0.trace"
@@ -84,7 +54,7 @@ func TestGolden(t *testing.T) {
 		{"ring4", ring4},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m, err := importPaths(t, c.inputs, format.Options{})
+			m, err := formattest.Import(t, Importer{}, c.inputs, format.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,12 +67,12 @@ func TestGolden(t *testing.T) {
 				b.WriteString(r.String())
 				b.WriteByte('\n')
 			}
-			golden(t, "testdata/"+c.name+".records.golden", []byte(b.String()))
+			formattest.Golden(t, "testdata/"+c.name+".records.golden", []byte(b.String()), *update)
 			hdr, err := json.MarshalIndent(&m.H, "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "testdata/"+c.name+".header.golden", append(hdr, '\n'))
+			formattest.Golden(t, "testdata/"+c.name+".header.golden", append(hdr, '\n'), *update)
 		})
 	}
 }
@@ -134,7 +104,7 @@ func regionByLabel(t *testing.T, h *trace.Header, label string) trace.RegionDef 
 }
 
 func TestFigure4Values(t *testing.T) {
-	m, err := importPaths(t, []string{figure4}, format.Options{})
+	m, err := formattest.Import(t, Importer{}, []string{figure4}, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +220,7 @@ func TestRing4(t *testing.T) {
 		t.Fatalf("glob: %v %v", paths, err)
 	}
 	slices.Reverse(paths) // the import orders the files by rank
-	m, err := importPaths(t, paths, format.Options{})
+	m, err := formattest.Import(t, Importer{}, paths, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,18 +339,6 @@ func call(name, args string, prev, start int64, extra string) string {
 		return fmt.Sprintf("1.%09d", ns)
 	}
 	return name + "(" + args + ") [#1@f_@\"a.f\"] [ " + f(prev) + " " + f(start) + " ]" + extra + "\n"
-}
-
-func writeGzip(path string, data []byte) error {
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	if _, err := zw.Write(data); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 func TestRules(t *testing.T) {
@@ -572,7 +530,7 @@ func TestErrors(t *testing.T) {
 				contents = append(contents, c.files[i+1])
 			}
 			paths := writeFiles(t, names, contents)
-			_, err := importPaths(t, paths, format.Options{})
+			_, err := formattest.Import(t, Importer{}, paths, format.Options{})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -680,7 +638,7 @@ func TestParseStamp(t *testing.T) {
 
 func TestTimeUnit(t *testing.T) {
 	paths := writeFiles(t, []string{"a.0.trace"}, []string{"mpi_barrier_() [#1@f@\"a.f\"] [ 1000 1500.5 ]\nmpi_barrier_() [#1@f@\"a.f\"] [ 1600 1700 ]\n"})
-	m, err := importPaths(t, paths, format.Options{TimeUnit: time.Millisecond})
+	m, err := formattest.Import(t, Importer{}, paths, format.Options{TimeUnit: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -721,7 +679,7 @@ func TestGenerate(t *testing.T) {
 		names = append(names, fmt.Sprintf("gen.%d.trace", r))
 		contents = append(contents, b.String())
 	}
-	m, err := importPaths(t, writeFiles(t, names, contents), format.Options{})
+	m, err := formattest.Import(t, Importer{}, writeFiles(t, names, contents), format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -761,10 +719,10 @@ func TestGzip(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "figure4.0.trace.gz")
-	if err := writeGzip(path, fig); err != nil {
+	if err := os.WriteFile(path, formattest.Gzip(t, fig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := importPaths(t, []string{path}, format.Options{})
+	m, err := formattest.Import(t, Importer{}, []string{path}, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/internal/realdata"
 )
 
@@ -99,15 +100,12 @@ func TestGzipEqualsPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(raw)
-	zw.Close()
+	gz := formattest.Gzip(t, raw)
 	a, err := Parse("x", bytes.NewReader(raw), ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Parse("x", bytes.NewReader(gz.Bytes()), ParseOptions{})
+	b, err := Parse("x", bytes.NewReader(gz), ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +113,7 @@ func TestGzipEqualsPlain(t *testing.T) {
 		t.Fatal("gzipped and plain parses differ")
 	}
 	// A truncated gzip stream is a located error, not a short file.
-	_, err = Parse("x.gz", bytes.NewReader(gz.Bytes()[:gz.Len()/2]), ParseOptions{})
+	_, err = Parse("x.gz", bytes.NewReader(gz[:len(gz)/2]), ParseOptions{})
 	var fe *format.Error
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "truncated or corrupt gzip") {
 		t.Fatalf("truncated gzip: got %v, want a format.Error about a truncated stream", err)

@@ -3,24 +3,15 @@ package bbv
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/trace"
 )
-
-func writeFile(t *testing.T, dir, name, content string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func TestRegistered(t *testing.T) {
 	imp, err := format.Lookup("bbv")
@@ -61,19 +52,12 @@ func TestDetect(t *testing.T) {
 	}
 }
 
-func importAll(t *testing.T, inputs []string, params map[string]string) (*trace.Memory, error) {
-	t.Helper()
-	m := &trace.Memory{}
-	err := Importer{}.Import(context.Background(), inputs, format.Options{Params: params}, m)
-	return m, err
-}
-
 func TestImport(t *testing.T) {
 	dir := t.TempDir()
-	a := writeFile(t, dir, "bb.out.4711", "T:2:10   :1:5\n\n# Thread 1\n")
-	b := writeFile(t, dir, "bb.out.815", "T:1:7\nT:3:1   :2:2\n")
-	pc := writeFile(t, dir, "bb.pc", "F:1:401000:main\nF:2:4010a0:\nF:3:7f00:std::vector<int>::push_back\n")
-	m, err := importAll(t, []string{a, b}, map[string]string{"pc": pc})
+	a := formattest.WriteFile(t, dir, "bb.out.4711", "T:2:10   :1:5\n\n# Thread 1\n")
+	b := formattest.WriteFile(t, dir, "bb.out.815", "T:1:7\nT:3:1   :2:2\n")
+	pc := formattest.WriteFile(t, dir, "bb.pc", "F:1:401000:main\nF:2:4010a0:\nF:3:7f00:std::vector<int>::push_back\n")
+	m, err := formattest.Import(t, Importer{}, []string{a, b}, format.Options{Params: map[string]string{"pc": pc}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +98,7 @@ func TestImport(t *testing.T) {
 
 func TestImportRealFile(t *testing.T) {
 	path := dataFile(t, "bzip2_rt_100M.bb.gz")
-	m, err := importAll(t, []string{path}, map[string]string{"proc": "3"})
+	m, err := formattest.Import(t, Importer{}, []string{path}, format.Options{Params: map[string]string{"proc": "3"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,12 +128,12 @@ func TestImportRealFile(t *testing.T) {
 
 func TestImportErrors(t *testing.T) {
 	dir := t.TempDir()
-	good := writeFile(t, dir, "good.bb", "T:1:1\n")
-	frac := writeFile(t, dir, "frac.bb", "T:1:1\n\nT:1:2.5\n")
-	neg := writeFile(t, dir, "neg.bb", "T:1:1 ;2;-4\n")
-	bad := writeFile(t, dir, "bad.bb", "T:1:1\nT:1\n")
-	badpc := writeFile(t, dir, "bad.pc", "F:1:401000:main\nF:1:401010:main\n")
-	badpc2 := writeFile(t, dir, "bad2.pc", "F:1:40g000:main\n")
+	good := formattest.WriteFile(t, dir, "good.bb", "T:1:1\n")
+	frac := formattest.WriteFile(t, dir, "frac.bb", "T:1:1\n\nT:1:2.5\n")
+	neg := formattest.WriteFile(t, dir, "neg.bb", "T:1:1 ;2;-4\n")
+	bad := formattest.WriteFile(t, dir, "bad.bb", "T:1:1\nT:1\n")
+	badpc := formattest.WriteFile(t, dir, "bad.pc", "F:1:401000:main\nF:1:401010:main\n")
+	badpc2 := formattest.WriteFile(t, dir, "bad2.pc", "F:1:40g000:main\n")
 	for _, tc := range []struct {
 		inputs []string
 		params map[string]string
@@ -167,7 +151,7 @@ func TestImportErrors(t *testing.T) {
 		{[]string{good}, map[string]string{"pc": badpc2}, badpc2 + `:1: bad address "40g000"`},
 		{[]string{filepath.Join(dir, "missing.bb")}, nil, "no such file"},
 	} {
-		_, err := importAll(t, tc.inputs, tc.params)
+		_, err := formattest.Import(t, Importer{}, tc.inputs, format.Options{Params: tc.params})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v %v: got %v, want %q", tc.inputs, tc.params, err, tc.want)
 		}

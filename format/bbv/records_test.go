@@ -2,12 +2,12 @@ package bbv
 
 import (
 	"context"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -17,24 +17,8 @@ import (
 func TestFromRecordsRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	a := dataFile(t, "phases.bb.gz")
-	b := writeFile(t, dir, "bb.out.7", "T:3:10   :1:5\nT:2:1\n# trailer\n")
-	pst := filepath.Join(dir, "x.pst")
-	w, err := store.Create(pst, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Header().Meta.ClockResolution = 1
-	if err := (Importer{}).Import(context.Background(), []string{b, a}, format.Options{}, w); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(pst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	b := formattest.WriteFile(t, dir, "bb.out.7", "T:3:10   :1:5\nT:2:1\n# trailer\n")
+	s := formattest.ImportStore(t, Importer{}, []string{b, a}, format.Options{}, func(h *trace.Header) { h.Meta.ClockResolution = 1 })
 	streams, err := FromRecords(context.Background(), "x.pst", s.BBV(store.ReadOptions{}), 0)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/trace"
 	"github.com/parscope/parscope/trace/tracetest"
 )
@@ -84,19 +84,7 @@ func export(t testing.TB, m *trace.Memory, opts Options) ([]byte, Stats) {
 
 func TestGolden(t *testing.T) {
 	out, _ := export(t, smallTrace(t), Options{})
-	golden := filepath.Join("testdata", "small.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(out, want) {
-		t.Errorf("output differs from %s (run go test -update after checking the diff):\n%s", golden, out)
-	}
+	formattest.Golden(t, filepath.Join("testdata", "small.golden.json"), out, *update)
 	if _, probs := check(out); len(probs) > 0 {
 		t.Errorf("golden output has problems:\n%s", strings.Join(probs, "\n"))
 	}

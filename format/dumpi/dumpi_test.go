@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/internal/realdata"
 	"github.com/parscope/parscope/trace"
 )
@@ -34,10 +35,7 @@ func TestLabels(t *testing.T) {
 // TestRing checks the real 4-rank sample: every rank makes the same 9
 // calls, the Isend/Recv pairs form a ring, and the Allreduce moves 4 bytes.
 func TestRing(t *testing.T) {
-	m := &trace.Memory{}
-	if err := (Importer{}).Import(context.Background(), []string{sample(t)}, format.Options{}, m); err != nil {
-		t.Fatal(err)
-	}
+	m := formattest.MustImport(t, Importer{}, format.Options{}, sample(t))
 	if m.H.Runs[0].Procs != 4 {
 		t.Fatalf("procs = %d, want 4", m.H.Runs[0].Procs)
 	}

@@ -2,7 +2,6 @@ package gomez
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"flag"
@@ -16,28 +15,11 @@ import (
 	"time"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/trace"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// importFiles imports paths into a fresh trace.Memory.
-func importFiles(t testing.TB, paths []string, opts format.Options) (*trace.Memory, error) {
-	t.Helper()
-	m := &trace.Memory{}
-	err := Import(context.Background(), paths, opts, m)
-	return m, err
-}
-
-// writeFile writes content to name in a fresh temporary directory.
-func writeFile(t testing.TB, name, content string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // summary renders a header and the time-merged records for golden files.
 func summary(m *trace.Memory) string {
@@ -91,35 +73,15 @@ func TestGolden(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := importFiles(t, tc.inputs, tc.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := m.H.Validate(); err != nil {
-				t.Fatal(err)
-			}
-			got := summary(m)
-			golden := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs from the golden file (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", golden, got, want)
-			}
+			m := formattest.MustImport(t, Importer{}, tc.opts, tc.inputs...)
+			formattest.Golden(t, filepath.Join("testdata", tc.name+".golden"), []byte(summary(m)), *update)
 		})
 	}
 }
 
 // TestMergedValues checks the merged test file field by field, independently of the golden files.
 func TestMergedValues(t *testing.T) {
-	m, err := importFiles(t, []string{"testdata/merged2runs.srt"}, format.Options{})
+	m, err := formattest.Import(t, Importer{}, []string{"testdata/merged2runs.srt"}, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,11 +117,11 @@ func TestMergedValues(t *testing.T) {
 }
 
 func TestMergedEqualsPerProcess(t *testing.T) {
-	merged, err := importFiles(t, []string{"testdata/merged2runs.srt"}, format.Options{})
+	merged, err := formattest.Import(t, Importer{}, []string{"testdata/merged2runs.srt"}, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	per, err := importFiles(t, perProcFiles(t), format.Options{})
+	per, err := formattest.Import(t, Importer{}, perProcFiles(t), format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,11 +166,11 @@ func TestGeneratedSplit(t *testing.T) {
 		}
 		files = append(files, name)
 	}
-	a, err := importFiles(t, []string{merged}, format.Options{})
+	a, err := formattest.Import(t, Importer{}, []string{merged}, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := importFiles(t, files, format.Options{})
+	b, err := formattest.Import(t, Importer{}, files, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,8 +219,8 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			path := writeFile(t, "mg.srt", tc.content)
-			_, err := importFiles(t, []string{path}, format.Options{Params: tc.params, TimeUnit: tc.unit})
+			path := formattest.WriteFile(t, "", "mg.srt", tc.content)
+			_, err := formattest.Import(t, Importer{}, []string{path}, format.Options{Params: tc.params, TimeUnit: tc.unit})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -275,8 +237,8 @@ func TestErrors(t *testing.T) {
 }
 
 func TestEmptyAndBadOptions(t *testing.T) {
-	empty := writeFile(t, "empty.srt", "# nothing\n\n")
-	ok := writeFile(t, "ok.srt", "0 1 0\n")
+	empty := formattest.WriteFile(t, "", "empty.srt", "# nothing\n\n")
+	ok := formattest.WriteFile(t, "", "ok.srt", "0 1 0\n")
 	tests := []struct {
 		name   string
 		inputs []string
@@ -293,7 +255,7 @@ func TestEmptyAndBadOptions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := importFiles(t, tc.inputs, tc.opts)
+			_, err := formattest.Import(t, Importer{}, tc.inputs, tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
@@ -304,9 +266,9 @@ func TestEmptyAndBadOptions(t *testing.T) {
 // TestAcrossFiles checks the rule that a process continues in time order
 // from one file to the next, and that runs line up across files.
 func TestAcrossFiles(t *testing.T) {
-	a := writeFile(t, "a.srt", "0 1 0\n100 2 0\n0 1 0\n50 2 0\n")
-	c := writeFile(t, "c.srt", "200 3 0\n60 3 0\n")
-	m, err := importFiles(t, []string{a, c}, format.Options{})
+	a := formattest.WriteFile(t, "", "a.srt", "0 1 0\n100 2 0\n0 1 0\n50 2 0\n")
+	c := formattest.WriteFile(t, "", "c.srt", "200 3 0\n60 3 0\n")
+	m, err := formattest.Import(t, Importer{}, []string{a, c}, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,9 +283,9 @@ func TestAcrossFiles(t *testing.T) {
 }
 
 func TestAcrossFilesError(t *testing.T) {
-	a := writeFile(t, "a.srt", "0 1 0\n100 2 0\n0 1 0\n50 2 0\n")
-	b := writeFile(t, "b.srt", "200 3 0\n30 3 0\n")
-	_, err := importFiles(t, []string{a, b}, format.Options{})
+	a := formattest.WriteFile(t, "", "a.srt", "0 1 0\n100 2 0\n0 1 0\n50 2 0\n")
+	b := formattest.WriteFile(t, "", "b.srt", "200 3 0\n30 3 0\n")
+	_, err := formattest.Import(t, Importer{}, []string{a, b}, format.Options{})
 	want := b + ":2: pid 0 of run 1 goes back in time: 30µs here, but input 1 (" + a + ") already had it at 50µs"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v\nwant %s", err, want)
@@ -352,8 +314,8 @@ func TestTimeUnits(t *testing.T) {
 		{0, "9223372036854775.807", 9_223_372_036_854_775_807},
 	}
 	for _, tc := range tests {
-		path := writeFile(t, "u.srt", tc.in+" 1 0\n")
-		m, err := importFiles(t, []string{path}, format.Options{TimeUnit: tc.unit})
+		path := formattest.WriteFile(t, "", "u.srt", tc.in+" 1 0\n")
+		m, err := formattest.Import(t, Importer{}, []string{path}, format.Options{TimeUnit: tc.unit})
 		if err != nil {
 			t.Errorf("%q in %v: %v", tc.in, tc.unit, err)
 			continue
@@ -372,8 +334,8 @@ func TestTimeUnits(t *testing.T) {
 }
 
 func TestDeclaredProcs(t *testing.T) {
-	path := writeFile(t, "p.srt", "0 1 0\n5 2 1\n0 1 2\n")
-	m, err := importFiles(t, []string{path}, format.Options{Params: map[string]string{"procs": "4", "other": "ignored"}})
+	path := formattest.WriteFile(t, "", "p.srt", "0 1 0\n5 2 1\n0 1 2\n")
+	m, err := formattest.Import(t, Importer{}, []string{path}, format.Options{Params: map[string]string{"procs": "4", "other": "ignored"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +385,7 @@ func TestDictErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			path := writeFile(t, "blocks.txt", tc.content)
+			path := formattest.WriteFile(t, "", "blocks.txt", tc.content)
 			_, err := ReadDict(path)
 			want := fmt.Sprintf("%s:%d: %s", path, tc.line, tc.msg)
 			if err == nil || err.Error() != want {
@@ -432,8 +394,8 @@ func TestDictErrors(t *testing.T) {
 		})
 	}
 	// The import reports dictionary errors too, before reading the trace.
-	dict := writeFile(t, "blocks.txt", "1 a\n1 b\n")
-	if _, err := importFiles(t, []string{"testdata/amoeba.srt"}, format.Options{Dict: dict}); err == nil ||
+	dict := formattest.WriteFile(t, "", "blocks.txt", "1 a\n1 b\n")
+	if _, err := formattest.Import(t, Importer{}, []string{"testdata/amoeba.srt"}, format.Options{Dict: dict}); err == nil ||
 		!strings.HasPrefix(err.Error(), dict+":2: ") {
 		t.Errorf("import with a bad dictionary: %v", err)
 	}
@@ -457,30 +419,17 @@ func TestShortName(t *testing.T) {
 	}
 }
 
-func gzipBytes(t testing.TB, data []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 func TestGzip(t *testing.T) {
 	plain, err := os.ReadFile("testdata/merged2runs.srt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := writeFile(t, "merged2runs.srt.gz", string(gzipBytes(t, plain)))
-	gz, err := importFiles(t, []string{path}, format.Options{})
+	path := formattest.WriteFile(t, "", "merged2runs.srt.gz", string(formattest.Gzip(t, plain)))
+	gz, err := formattest.Import(t, Importer{}, []string{path}, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	txt, err := importFiles(t, []string{"testdata/merged2runs.srt"}, format.Options{})
+	txt, err := formattest.Import(t, Importer{}, []string{"testdata/merged2runs.srt"}, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,10 +443,10 @@ func TestTruncatedGzip(t *testing.T) {
 	if err := Generate(&buf, 1, 4, 2000, 1); err != nil {
 		t.Fatal(err)
 	}
-	z := gzipBytes(t, buf.Bytes())
+	z := formattest.Gzip(t, buf.Bytes())
 	for _, cut := range []int{len(z) / 2, len(z) - 4, 11} {
-		path := writeFile(t, "cut.srt.gz", string(z[:cut]))
-		_, err := importFiles(t, []string{path}, format.Options{})
+		path := formattest.WriteFile(t, "", "cut.srt.gz", string(z[:cut]))
+		_, err := formattest.Import(t, Importer{}, []string{path}, format.Options{})
 		var fe *format.Error
 		if err == nil || !errors.As(err, &fe) || fe.File != path {
 			t.Errorf("cut at %d of %d: error %v, want a *format.Error naming %s", cut, len(z), err, path)
@@ -518,7 +467,7 @@ func TestCanceled(t *testing.T) {
 	if err := Generate(&buf, 1, 10, 7000, 3); err != nil {
 		t.Fatal(err)
 	}
-	path := writeFile(t, "long.srt", buf.String())
+	path := formattest.WriteFile(t, "", "long.srt", buf.String())
 	ctx, cancel = context.WithCancel(context.Background())
 	w := &cancelAfter{n: 1000, cancel: cancel}
 	err = Import(ctx, []string{path}, format.Options{}, w)
@@ -629,11 +578,11 @@ func TestGenerate(t *testing.T) {
 	if bytes.Equal(a.Bytes(), c.Bytes()) {
 		t.Error("different seeds gave the same output")
 	}
-	path := writeFile(t, "gen.srt", a.String())
+	path := formattest.WriteFile(t, "", "gen.srt", a.String())
 	if !(Importer{}).Detect(path, a.Bytes()) {
 		t.Error("Detect does not recognise generated output")
 	}
-	m, err := importFiles(t, []string{path}, format.Options{})
+	m, err := formattest.Import(t, Importer{}, []string{path}, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

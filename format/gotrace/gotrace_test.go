@@ -1,8 +1,6 @@
 package gotrace
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"flag"
@@ -14,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/internal/realdata"
 	"github.com/parscope/parscope/trace"
 )
@@ -27,17 +26,11 @@ func realFile(t testing.TB, name string) string {
 	return realdata.Path(t, "traces/go/"+name)
 }
 
-// importFile imports inputs with params into memory.
+// importFile imports inputs with params into memory, failing the test on
+// an error or an invalid header.
 func importFile(t testing.TB, params map[string]string, inputs ...string) *trace.Memory {
 	t.Helper()
-	var m trace.Memory
-	if err := Import(context.Background(), inputs, format.Options{Params: params}, &m); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.H.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return &m
+	return formattest.MustImport(t, Importer{}, format.Options{Params: params}, inputs...)
 }
 
 // counts is what a summary counts.
@@ -53,9 +46,8 @@ type counts struct {
 func count(m *trace.Memory) counts {
 	ix := trace.NewIndex(&m.H)
 	c := counts{procs: m.H.Runs[0].Procs, states: map[string]int{}, events: map[string]int{},
-		enters: map[string]int{}, records: map[trace.Kind]int{}}
+		enters: map[string]int{}, records: formattest.CountKinds(m.Records)}
 	for _, r := range m.Records {
-		c.records[r.Kind]++
 		switch r.Kind {
 		case trace.KindState:
 			c.states[ix.StateName(r.ID)]++
@@ -114,24 +106,6 @@ func summary(m *trace.Memory) string {
 		}
 	}
 	return b.String()
-}
-
-// checkGolden compares got with testdata/name (rewritten with -update).
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	golden := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", golden, got, want)
-	}
 }
 
 // TestRealTraces imports the three real traces of testdata/real, by
@@ -246,7 +220,7 @@ func TestRealTraces(t *testing.T) {
 					t.Errorf("%d exits, %d closed at the end; want %d and %d", c.exits, m.H.Repairs[RepairUnendedRegion], tc.regions, open)
 				}
 			}
-			checkGolden(t, strings.TrimSuffix(tc.file, ".trace")+".by-"+tc.by+".golden", summary(m))
+			formattest.Golden(t, filepath.Join("testdata", strings.TrimSuffix(tc.file, ".trace")+".by-"+tc.by+".golden"), []byte(summary(m)), *update)
 		})
 	}
 }
@@ -328,14 +302,7 @@ func TestGzipAndRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(data)
-	zw.Close()
-	gzPath := filepath.Join(t.TempDir(), "a.trace.gz")
-	if err := os.WriteFile(gzPath, gz.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	gzPath := formattest.WriteFile(t, "", "a.trace.gz", string(formattest.Gzip(t, data)))
 	if !(Importer{}).Detect(src, data) {
 		t.Error("Detect rejects a Go 1.26 trace")
 	}

@@ -1,12 +1,11 @@
 package gotrace
 
 import (
-	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -17,23 +16,7 @@ import (
 func TestStoreRoundTrip(t *testing.T) {
 	path := realFile(t, "test-encoding-json.go1.25.trace")
 	mem := importFile(t, nil, path)
-	dst := filepath.Join(t.TempDir(), "json.pst")
-	w, err := store.Create(dst, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Import(context.Background(), []string{path}, format.Options{}, w); err != nil {
-		w.Abort()
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := formattest.ImportStore(t, Importer{}, []string{path}, format.Options{}, nil)
 	got, err := trace.ReadAll(st.Records(store.ReadOptions{}))
 	if err != nil {
 		t.Fatal(err)

@@ -16,9 +16,9 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/internal/needtool"
 	"github.com/parscope/parscope/internal/realdata"
-	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -87,11 +87,7 @@ func TestArchives(t *testing.T) {
 			if total != sum(st.Events) {
 				t.Errorf("%d events, want %d", sum(st.Events), total)
 			}
-			got := map[trace.Kind]int{}
-			for _, r := range m.Records {
-				got[r.Kind]++
-			}
-			if fmt.Sprint(got) != fmt.Sprint(tc.records) {
+			if got := formattest.CountKinds(m.Records); fmt.Sprint(got) != fmt.Sprint(tc.records) {
 				t.Errorf("records %v, want %v", got, tc.records)
 			}
 			if int(m.H.Runs[0].Procs) != tc.procs || len(m.H.Procs) != tc.procs {
@@ -204,20 +200,7 @@ func TestGolden(t *testing.T) {
 	for _, name := range []string{"ping-pong-otf2", "ping-pong-otf2-papi", "simple-mi300-example-run"} {
 		t.Run(name, func(t *testing.T) {
 			m, st := importArchive(t, archivePath(t, name))
-			got := summary(m, st)
-			golden := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("summary differs from %s (run with -update to accept):\n%s", golden, got)
-			}
+			formattest.Golden(t, filepath.Join("testdata", name+".golden"), summary(m, st), *update)
 		})
 	}
 }
@@ -445,23 +428,7 @@ func TestStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "pp.pst")
-	w, err := store.Create(out, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	if err := imp.Import(context.Background(), []string{filepath.Join(dir, "traces.otf2")}, format.Options{}, w); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := formattest.ImportStore(t, imp, []string{filepath.Join(dir, "traces.otf2")}, format.Options{}, nil)
 	got := s.Manifest().Stats.Records
 	want := map[string]int64{"enter": 42, "exit": 42, "send": 16, "recv": 16, "event": 4, "counter": 252}
 	if fmt.Sprint(got) != fmt.Sprint(want) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -89,11 +90,11 @@ func TestGenerated(t *testing.T) {
 	if _, err := generate(path, 4, 50); err != nil {
 		t.Fatal(err)
 	}
-	m, err := importFile(t, path)
+	m, err := formattest.Import(t, Importer{}, []string{path}, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := kindCounts(m)
+	n := formattest.CountKinds(m.Records)
 	want := map[trace.Kind]int{trace.KindState: 200, trace.KindEnter: 200, trace.KindExit: 200, trace.KindCounter: 200, trace.KindSend: 200, trace.KindRecv: 200}
 	for k, v := range want {
 		if n[k] != v {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -87,7 +89,7 @@ func dicts(h *trace.Header) string {
 func TestRoundTrip(t *testing.T) {
 	for _, file := range []string{"qsort_beo3.prv", "lulesh_7+1_with_uncores_sockets1+2.chop8.prv", "444.namd.prv"} {
 		t.Run(file, func(t *testing.T) {
-			m1, err := importFile(t, realTrace(t, file))
+			m1, err := formattest.Import(t, Importer{}, []string{realTrace(t, file)}, format.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +98,7 @@ func TestRoundTrip(t *testing.T) {
 			if st.Unmatched != 0 || st.Skipped != 0 || st.Records != int64(len(m1.Records)) {
 				t.Errorf("export stats %+v, want all %d records and none unmatched or skipped", st, len(m1.Records))
 			}
-			m2, err := importFile(t, p1)
+			m2, err := formattest.Import(t, Importer{}, []string{p1}, format.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +159,7 @@ func TestExportForeign(t *testing.T) {
 	if st.Unmatched != 1 || st.Records != 12 || st.Lines != 10 {
 		t.Errorf("stats %+v, want 12 records, 10 lines (3 states, 1 message), 1 unmatched", st)
 	}
-	back, err := importFile(t, p)
+	back, err := formattest.Import(t, Importer{}, []string{p}, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package prv
 
 import (
 	"bufio"
-	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/internal/realdata"
 	"github.com/parscope/parscope/trace"
 )
@@ -23,13 +23,6 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func realTrace(t testing.TB, name string) string {
 	t.Helper()
 	return realdata.Path(t, "traces/paraver/"+name)
-}
-
-func importFile(t testing.TB, paths ...string) (*trace.Memory, error) {
-	t.Helper()
-	m := &trace.Memory{}
-	err := Importer{}.Import(context.Background(), paths, format.Options{}, m)
-	return m, err
 }
 
 // lineCounts counts a .prv's records by type with a plain line scan, and
@@ -71,15 +64,9 @@ func countLines(t testing.TB, path string) lineCounts {
 	return c
 }
 
-func kindCounts(m *trace.Memory) map[trace.Kind]int {
-	n := map[trace.Kind]int{}
-	for _, r := range m.Records {
-		n[r.Kind]++
-	}
-	return n
-}
-
-func TestShared(t *testing.T) {
+// TestRealTraces checks each real trace of testdata/real/traces/paraver
+// against a line scan, the counts of its README, and a golden summary.
+func TestRealTraces(t *testing.T) {
 	for _, c := range []struct {
 		file                                     string
 		procs                                    int32
@@ -95,14 +82,14 @@ func TestShared(t *testing.T) {
 			if lc.states != c.states || lc.events != c.events || lc.comms != c.comms || lc.globals != c.globals {
 				t.Fatalf("line scan found %+v, the README says %d/%d/%d/%d", lc, c.states, c.events, c.comms, c.globals)
 			}
-			m, err := importFile(t, path)
+			m, err := formattest.Import(t, Importer{}, []string{path}, format.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if m.H.Runs[0].Procs != c.procs {
 				t.Errorf("processes = %d, want %d", m.H.Runs[0].Procs, c.procs)
 			}
-			n := kindCounts(m)
+			n := formattest.CountKinds(m.Records)
 			gaps := int(m.H.Repairs[RepairStateGap])
 			if got := n[trace.KindState] - gaps; got != c.states {
 				t.Errorf("states = %d (+%d idle gaps), want %d", got, gaps, c.states)
@@ -123,7 +110,7 @@ func TestShared(t *testing.T) {
 			if err := m.H.Validate(); err != nil {
 				t.Error(err)
 			}
-			golden(t, filepath.Join("testdata", strings.TrimSuffix(c.file, ".prv")+".summary.golden"), summary(m))
+			formattest.Golden(t, filepath.Join("testdata", strings.TrimSuffix(c.file, ".prv")+".summary.golden"), summary(m), *update)
 		})
 	}
 }
@@ -171,7 +158,7 @@ func summary(m *trace.Memory) []byte {
 	}
 	sort.Strings(rk)
 	b.WriteString(strings.Join(rk, ""))
-	n := kindCounts(m)
+	n := formattest.CountKinds(m.Records)
 	for _, k := range trace.Kinds {
 		if n[k] > 0 {
 			fmt.Fprintf(&b, "records %s %d\n", k, n[k])
@@ -190,33 +177,13 @@ func sortRecords(rs []trace.Record) {
 	sort.SliceStable(rs, func(i, j int) bool { return trace.Less(&rs[i], &rs[j]) })
 }
 
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the output:\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
 // TestHugeHeader checks that a header declaring millions of threads costs
 // only what its records name: the run keeps the declared count, and only
 // the threads with records get a ProcInfo.
 func TestHugeHeader(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "huge.prv")
 	os.WriteFile(path, []byte("#Paraver (x):100_ns:1:1:2(4194303:1,1:1)\n1:1:1:2:1:0:10:1\n2:1:1:1:4194303:5:7:1\n"), 0o644)
-	m, err := importFile(t, path)
+	m, err := formattest.Import(t, Importer{}, []string{path}, format.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
