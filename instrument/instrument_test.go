@@ -476,7 +476,7 @@ func TestFlushSurvivesExit(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("a trace exists before Recover: %v", err)
 	}
-	if err := Recover(path, false); err != nil {
+	if _, err := Recover(path, RecoverOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h, by := readBack(t, path)
@@ -510,7 +510,7 @@ func TestFlushSurvivesExit(t *testing.T) {
 	if _, err := os.Stat(SpillDir(path)); !os.IsNotExist(err) {
 		t.Errorf("spill directory kept after Recover")
 	}
-	if err := Recover(path, false); err == nil {
+	if _, err := Recover(path, RecoverOptions{}); err == nil {
 		t.Error("a second Recover succeeded")
 	}
 }
