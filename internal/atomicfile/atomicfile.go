@@ -223,6 +223,23 @@ func Write(path string, replace Replace, fill func(w *bufio.Writer) error) error
 	return f.Commit()
 }
 
+// Scratch creates an empty scratch file beside path for a writer of path
+// to use on the way (the caller closes and removes it). It is named like
+// the temporaries of path, so that the next write to path removes it if
+// the process dies first.
+func Scratch(path string) (*os.File, error) {
+	path = filepath.Clean(path)
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, tempPattern(base, tmpMark))
+	if err != nil {
+		return nil, about(err, "create", path)
+	}
+	return f, nil
+}
+
 // Dir is a directory being written under a temporary name: write into
 // Path(), then Commit to put the whole directory in place or Abort to drop
 // it.
