@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parscope/parscope/internal/atomicfile"
+	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -114,8 +115,15 @@ func Start(opts Options) (*Recorder, error) {
 	}
 	path := filepath.Clean(opts.Path)
 	opts.Path = path
-	if _, err := os.Lstat(path); err == nil && !opts.Force {
-		return nil, fmt.Errorf("instrument: %s already exists (set Force to replace it)", path)
+	if _, err := os.Lstat(path); err == nil {
+		if !opts.Force {
+			return nil, fmt.Errorf("instrument: %s already exists (set Force to replace it)", path)
+		}
+		// Refuse now, not at Close after the whole run, what Force may
+		// not replace (anything but a .pst).
+		if err := store.Replaceable(path); err != nil {
+			return nil, fmt.Errorf("instrument: %w", err)
+		}
 	}
 	spill := SpillDir(path)
 	if _, err := os.Lstat(spill); err == nil {
