@@ -68,10 +68,6 @@ func Create(path string, opts Options) (*Writer, error) {
 	if opts.Force {
 		replace = Replaceable
 	}
-	parent := filepath.Dir(path)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, err
-	}
 	out, err := atomicfile.CreateDir(path, replace)
 	if err != nil {
 		return nil, err

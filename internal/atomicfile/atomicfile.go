@@ -251,13 +251,17 @@ type Dir struct {
 }
 
 // CreateDir starts writing the directory at path, creating an empty
-// temporary directory beside it. An existing entry at path is replaced at
-// Commit if replace allows it (checked here and again at Commit).
+// temporary directory beside it (and the missing parents of path, as
+// mkdir -p). An existing entry at path is replaced at Commit if replace
+// allows it (checked here and again at Commit).
 func CreateDir(path string, replace Replace) (*Dir, error) {
 	path = filepath.Clean(path)
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
+	}
+	if err := os.MkdirAll(dir, DirMode); err != nil {
+		return nil, err
 	}
 	cleanStale(dir, base)
 	if err := check(path, replace); err != nil {

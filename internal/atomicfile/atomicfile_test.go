@@ -150,9 +150,16 @@ func TestErrorsNameTheDestination(t *testing.T) {
 		!strings.Contains(err.Error(), "no such file or directory") || strings.Contains(err.Error(), tmpMark) {
 		t.Fatalf("error %q: want one naming %s and 'no such file or directory', without a temporary name", err, p)
 	}
-	_, err = CreateDir(filepath.Join(dir, "nodir", "out"), nil)
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "nodir", "out")+": no such file or directory") {
+	// A directory output creates its missing parents, as mkdir -p.
+	d, err := CreateDir(filepath.Join(dir, "nodir", "out"), nil)
+	if err != nil {
 		t.Fatalf("CreateDir in a missing directory: %v", err)
+	}
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "nodir", "out")); err != nil || !fi.IsDir() {
+		t.Fatalf("CreateDir in a missing directory made %v, %v", fi, err)
 	}
 }
 
