@@ -85,26 +85,69 @@ func build(path string, force bool, h *spillHeader, spillPath string, chunks map
 	return nil
 }
 
+// RecoverOptions tune Recover.
+type RecoverOptions struct {
+	// Force replaces an existing .pst at the path.
+	Force bool
+	// Keep keeps the spill directory even when the trace holds every
+	// intact chunk. It is kept anyway when anything was skipped.
+	Keep bool
+}
+
+// Recovery says what Recover read from a spill directory.
+type Recovery struct {
+	// Spill is the spill file read.
+	Spill string `json:"spill"`
+	// Chunks and Records count the intact chunks, and the records in
+	// them, that the trace holds.
+	Chunks  int   `json:"chunks"`
+	Records int64 `json:"records"`
+	// Skipped lists the damaged stretches of the spill file (offset and
+	// length in bytes) between or after intact chunks: records lost.
+	Skipped []SkippedRange `json:"skipped,omitempty"`
+	// TornTail is the number of bytes at the end of the spill file that
+	// the program's death cut short: a partly written chunk, expected after
+	// a crash and not counted as damage.
+	TornTail int64 `json:"torn_tail_bytes"`
+	// Kept is true when the spill directory was left in place.
+	Kept bool `json:"kept"`
+}
+
+// SkippedBytes is the total length of the skipped stretches.
+func (r *Recovery) SkippedBytes() int64 {
+	var n int64
+	for _, s := range r.Skipped {
+		n += s.Bytes
+	}
+	return n
+}
+
 // Recover builds the .pst at path from the spill directory that a program
 // recording to path left behind when it ended without Close (os.Exit, an
 // unrecovered panic in a goroutine, a kill). It holds every record written
 // up to each process's last flush point (Process.Flush, Process.Done,
 // Recorder.Flush) and every full buffer the spill writer had written;
-// records still in memory at the exit are lost. On success the spill
-// directory is removed.
-func Recover(path string, force bool) error {
+// records still in memory at the exit are lost. A damaged chunk in the
+// spill file is skipped and reported in the Recovery; the rest is still
+// recovered. The spill directory is removed only when the trace holds every
+// intact chunk, nothing was skipped and opts.Keep is false.
+func Recover(path string, opts RecoverOptions) (*Recovery, error) {
 	path = filepath.Clean(path)
 	dir := SpillDir(path)
-	data, err := os.ReadFile(filepath.Join(dir, headerFile))
+	hdrPath := filepath.Join(dir, headerFile)
+	data, err := os.ReadFile(hdrPath)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("instrument: no spill directory to recover at %s", dir)
+			if _, derr := os.Stat(dir); derr != nil {
+				return nil, fmt.Errorf("instrument: no spill directory to recover at %s", dir)
+			}
+			return nil, fmt.Errorf("instrument: the spill directory %s has no %s (the recording's header: dictionaries, clock calibration); it cannot be recovered without it", dir, headerFile)
 		}
-		return fmt.Errorf("instrument: %w", err)
+		return nil, fmt.Errorf("instrument: %w", err)
 	}
 	var h spillHeader
 	if err := json.Unmarshal(data, &h); err != nil {
-		return fmt.Errorf("instrument: %s: %w", filepath.Join(dir, headerFile), err)
+		return nil, fmt.Errorf("instrument: %s: %w", hdrPath, err)
 	}
 	if h.Resolution <= 0 {
 		h.Resolution = 1
@@ -112,19 +155,27 @@ func Recover(path string, force bool) error {
 	spillPath := filepath.Join(dir, spillFile)
 	f, err := os.Open(spillPath)
 	if err != nil {
-		return fmt.Errorf("instrument: %w", err)
+		return nil, fmt.Errorf("instrument: %w", err)
 	}
-	chunks, _, err := scanChunks(f)
+	sc, err := scanChunks(f)
 	f.Close()
 	if err != nil {
-		return fmt.Errorf("instrument: %s: %w", spillPath, err)
+		return nil, fmt.Errorf("instrument: %s: %w", spillPath, err)
 	}
+	rec := &Recovery{Spill: spillPath, Chunks: sc.count, Records: sc.records, Skipped: sc.skipped, TornTail: sc.torn}
 	if h.Header.Meta.Extra == nil {
 		h.Header.Meta.Extra = map[string]string{}
 	}
 	h.Header.Meta.Extra["recovered"] = "true"
-	if err := build(path, force, &h, spillPath, chunks); err != nil {
-		return err
+	if len(sc.skipped) > 0 {
+		h.Header.Meta.Extra["recovered_skipped_bytes"] = fmt.Sprint(rec.SkippedBytes())
 	}
-	return os.RemoveAll(dir)
+	if err := build(path, opts.Force, &h, spillPath, sc.chunks); err != nil {
+		return nil, err
+	}
+	if opts.Keep || len(sc.skipped) > 0 {
+		rec.Kept = true
+		return rec, nil
+	}
+	return rec, os.RemoveAll(dir)
 }

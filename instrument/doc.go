@@ -45,8 +45,8 @@
 //     interval are written only by Done or Close. Full buffers handed to the
 //     spill writer but not yet written when the program died are lost too:
 //     at most one buffer per process beyond the last flush point.
-//   - After such an exit, Recover(path, force) turns the spill directory
-//     into the .pst.
+//   - After such an exit, Recover(path, RecoverOptions{}) turns the spill directory
+//     into the .pst, skipping (and reporting) damaged chunks.
 //
 // # Plug-in points
 //

@@ -410,7 +410,15 @@ func TestDisabled(t *testing.T) {
 func TestStartErrors(t *testing.T) {
 	dir := t.TempDir()
 	existing := filepath.Join(dir, "old.pst")
-	os.Mkdir(existing, 0o755)
+	w, err := store.Create(existing, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	notATrace := filepath.Join(dir, "notes")
+	os.Mkdir(notATrace, 0o755)
 	leftover := filepath.Join(dir, "crashed.pst")
 	os.Mkdir(SpillDir(leftover), 0o755)
 	for _, tc := range []struct {
@@ -421,6 +429,7 @@ func TestStartErrors(t *testing.T) {
 		{"no path", Options{}, false},
 		{"exists", Options{Path: existing}, false},
 		{"exists force", Options{Path: existing, Force: true}, true},
+		{"force over what is not a trace", Options{Path: notATrace, Force: true}, false},
 		{"leftover spill", Options{Path: leftover}, false},
 		{"leftover spill force", Options{Path: leftover, Force: true}, true},
 		{"negative bbv", Options{Path: filepath.Join(dir, "n.pst"), BBVInterval: -1}, false},
@@ -476,7 +485,7 @@ func TestFlushSurvivesExit(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("a trace exists before Recover: %v", err)
 	}
-	if err := Recover(path, false); err != nil {
+	if _, err := Recover(path, RecoverOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h, by := readBack(t, path)
@@ -510,7 +519,7 @@ func TestFlushSurvivesExit(t *testing.T) {
 	if _, err := os.Stat(SpillDir(path)); !os.IsNotExist(err) {
 		t.Errorf("spill directory kept after Recover")
 	}
-	if err := Recover(path, false); err == nil {
+	if _, err := Recover(path, RecoverOptions{}); err == nil {
 		t.Error("a second Recover succeeded")
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parscope/parscope/internal/atomicfile"
+	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -113,8 +115,15 @@ func Start(opts Options) (*Recorder, error) {
 	}
 	path := filepath.Clean(opts.Path)
 	opts.Path = path
-	if _, err := os.Lstat(path); err == nil && !opts.Force {
-		return nil, fmt.Errorf("instrument: %s already exists (set Force to replace it)", path)
+	if _, err := os.Lstat(path); err == nil {
+		if !opts.Force {
+			return nil, fmt.Errorf("instrument: %s already exists (set Force to replace it)", path)
+		}
+		// Refuse now, not at Close after the whole run, what Force may
+		// not replace (anything but a .pst).
+		if err := store.Replaceable(path); err != nil {
+			return nil, fmt.Errorf("instrument: %w", err)
+		}
 	}
 	spill := SpillDir(path)
 	if _, err := os.Lstat(spill); err == nil {
@@ -390,17 +399,15 @@ func (r *Recorder) writeHeader(cal clockPair) error {
 	return writeJSON(filepath.Join(r.spill, headerFile), r.header(cal))
 }
 
-// writeJSON writes v to path atomically (temporary file, then rename).
+// writeJSON writes v to path atomically and durably (see package
+// atomicfile): Recover needs the header, so a crash must leave the old
+// one or the new one, never a torn one.
 func writeJSON(path string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("instrument: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("instrument: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.WriteFile(path, data, atomicfile.RegularFile); err != nil {
 		return fmt.Errorf("instrument: %w", err)
 	}
 	return nil

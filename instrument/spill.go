@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -31,8 +32,9 @@ const entrySize = 32
 // The spill file is a sequence of chunks, each a 16-byte header
 // (magic "PSC1", process id, entry count, CRC-32C of the payload, all
 // little-endian) followed by count 32-byte entries. Chunks of one process
-// appear in that process's time order. A chunk cut short by a crash, or
-// whose CRC does not match, ends the readable part of the file.
+// appear in that process's time order. A chunk cut short by a crash ends
+// the readable part of the file; a damaged chunk elsewhere is skipped and
+// reported (see scanChunks).
 const (
 	chunkMagic  = 0x31435350 // "PSC1"
 	chunkHeader = 16
@@ -178,46 +180,146 @@ func (s *spiller) stop() error {
 	return s.f.Close()
 }
 
-// scanChunks rebuilds the chunk index of a spill file, stopping quietly at
-// a chunk that a crash cut short (or that fails its checksum), which is the
-// end of what was written.
-func scanChunks(f *os.File) (map[int32][]*chunk, int64, error) {
-	chunks := map[int32][]*chunk{}
-	var off int64
+// SkippedRange is a stretch of a spill file that recovery could not read:
+// bytes between intact chunks that are not an intact chunk themselves (a
+// flipped bit, a failed checksum, an overwritten block).
+type SkippedRange struct {
+	Offset int64 `json:"offset"`
+	Bytes  int64 `json:"bytes"`
+}
+
+// chunkState is what readChunk finds at an offset.
+type chunkState int
+
+const (
+	chunkIntact chunkState = iota // a whole chunk whose checksum matches
+	chunkTorn                     // a sane header whose payload runs past the end of the file
+	chunkBad                      // anything else
+)
+
+// readChunk looks for a chunk at off in a spill file of the given size,
+// reading its payload into *payload.
+func readChunk(f io.ReaderAt, off, size int64, hdr []byte, payload *[]byte) (proc int32, n int, st chunkState, err error) {
+	if size-off < chunkHeader {
+		return 0, 0, chunkTorn, nil
+	}
+	if _, err := f.ReadAt(hdr, off); err != nil {
+		return 0, 0, chunkBad, err
+	}
+	if binary.LittleEndian.Uint32(hdr[0:]) != chunkMagic {
+		return 0, 0, chunkBad, nil
+	}
+	proc = int32(binary.LittleEndian.Uint32(hdr[4:]))
+	n = int(binary.LittleEndian.Uint32(hdr[8:]))
+	sum := binary.LittleEndian.Uint32(hdr[12:])
+	if proc < 0 || n <= 0 || n > 1<<26 {
+		return 0, 0, chunkBad, nil
+	}
+	if off+chunkHeader+int64(n)*entrySize > size {
+		return proc, n, chunkTorn, nil
+	}
+	if cap(*payload) < n*entrySize {
+		*payload = make([]byte, n*entrySize)
+	}
+	p := (*payload)[:n*entrySize]
+	if _, err := f.ReadAt(p, off+chunkHeader); err != nil {
+		return 0, 0, chunkBad, err
+	}
+	if crc32.Checksum(p, castagnoli) != sum {
+		return proc, n, chunkBad, nil
+	}
+	return proc, n, chunkIntact, nil
+}
+
+// scanned is the chunk index of a spill file and what could not be read.
+type scanned struct {
+	chunks  map[int32][]*chunk
+	count   int   // intact chunks
+	records int64 // entries in them
+	skipped []SkippedRange
+	torn    int64 // bytes at the end that a crash cut short
+}
+
+// scanChunks rebuilds the chunk index of a spill file. A chunk that a crash
+// cut short at the end of the file (a sane header whose payload runs past
+// the end, or less than a header) is the torn end of what was written and
+// is not an error. Anything else that is not an intact chunk (a bad magic,
+// header or checksum) is skipped: the scan resynchronises on the next
+// offset holding an intact chunk, and reports the stretch it skipped.
+func scanChunks(f *os.File) (*scanned, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	s := &scanned{chunks: map[int32][]*chunk{}}
 	hdr := make([]byte, chunkHeader)
 	var payload []byte
-	for {
-		if _, err := f.ReadAt(hdr, off); err != nil {
-			if errors.Is(err, io.EOF) {
-				return chunks, off, nil
+	var off int64
+	for off < size {
+		proc, n, cs, err := readChunk(f, off, size, hdr, &payload)
+		if err != nil {
+			return nil, fmt.Errorf("at byte %d: %w", off, err)
+		}
+		if cs == chunkIntact {
+			s.chunks[proc] = append(s.chunks[proc], &chunk{off: off + chunkHeader, n: n, proc: proc})
+			s.count++
+			s.records += int64(n)
+			off += int64(chunkHeader + n*entrySize)
+			continue
+		}
+		next, err := nextIntact(f, off+1, size, hdr, &payload)
+		if err != nil {
+			return nil, err
+		}
+		if next < 0 {
+			if cs == chunkTorn {
+				s.torn = size - off
+			} else {
+				s.skipped = append(s.skipped, SkippedRange{off, size - off})
 			}
-			return nil, off, err
+			break
 		}
-		if binary.LittleEndian.Uint32(hdr[0:]) != chunkMagic {
-			return chunks, off, nil
-		}
-		proc := int32(binary.LittleEndian.Uint32(hdr[4:]))
-		n := int(binary.LittleEndian.Uint32(hdr[8:]))
-		sum := binary.LittleEndian.Uint32(hdr[12:])
-		if proc < 0 || n <= 0 || n > 1<<26 {
-			return chunks, off, nil
-		}
-		if cap(payload) < n*entrySize {
-			payload = make([]byte, n*entrySize)
-		}
-		p := payload[:n*entrySize]
-		if _, err := f.ReadAt(p, off+chunkHeader); err != nil {
-			if errors.Is(err, io.EOF) {
-				return chunks, off, nil
-			}
-			return nil, off, err
-		}
-		if crc32.Checksum(p, castagnoli) != sum {
-			return chunks, off, nil
-		}
-		chunks[proc] = append(chunks[proc], &chunk{off: off + chunkHeader, n: n, proc: proc})
-		off += int64(chunkHeader + n*entrySize)
+		s.skipped = append(s.skipped, SkippedRange{off, next - off})
+		off = next
 	}
+	return s, nil
+}
+
+// nextIntact returns the first offset at or after from where an intact
+// chunk starts, or -1 if there is none.
+func nextIntact(f io.ReaderAt, from, size int64, hdr []byte, payload *[]byte) (int64, error) {
+	var magic [4]byte
+	binary.LittleEndian.PutUint32(magic[:], chunkMagic)
+	const window = 1 << 20
+	buf := make([]byte, window+len(magic)-1)
+	for pos := from; pos+chunkHeader <= size; {
+		m := min(int64(len(buf)), size-pos)
+		b := buf[:m]
+		if _, err := f.ReadAt(b, pos); err != nil && !errors.Is(err, io.EOF) {
+			return 0, fmt.Errorf("at byte %d: %w", pos, err)
+		}
+		for i := 0; ; {
+			j := bytes.Index(b[i:], magic[:])
+			if j < 0 {
+				break
+			}
+			cand := pos + int64(i+j)
+			_, _, cs, err := readChunk(f, cand, size, hdr, payload)
+			if err != nil {
+				return 0, fmt.Errorf("at byte %d: %w", cand, err)
+			}
+			if cs == chunkIntact {
+				return cand, nil
+			}
+			i += j + 1
+		}
+		if m < int64(len(buf)) {
+			break
+		}
+		pos += window // the last len(magic)-1 bytes are searched again
+	}
+	return -1, nil
 }
 
 // procReader streams one process's entries back from the spill file as

@@ -8,10 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/parscope/parscope/internal/atomicfile"
 )
 
 // A probe file is one archive:
@@ -256,33 +258,30 @@ func (p *Probe) Marshal() ([]byte, error) {
 	return append(out, sum[:]...), nil
 }
 
-// WriteFile writes the probe to path through a temporary file renamed into
-// place, so a failure leaves an existing file untouched.
+// WriteFile writes the probe to path atomically (see package atomicfile):
+// a failure or a crash leaves an existing file untouched. It replaces an
+// existing file only when that is a probe file (it starts with Magic).
 func (p *Probe) WriteFile(path string) error {
 	b, err := p.Marshal()
 	if err != nil {
 		return err
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+	return atomicfile.WriteFile(path, b, replaceableProbe)
+}
+
+// replaceableProbe allows replacing path only when it is a probe file.
+func replaceableProbe(path string) error {
+	if err := atomicfile.RegularFile(path); err != nil {
+		return err
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
+	defer f.Close()
+	head := make([]byte, len(Magic))
+	if _, err := io.ReadFull(f, head); err != nil || string(head) != Magic {
+		return fmt.Errorf("%s exists and is not a probe file (it does not start with %q); refusing to replace it", path, Magic)
 	}
 	return nil
 }

@@ -194,3 +194,34 @@ func FuzzManifest(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteFileReplacesOnlyAProbe: WriteFile replaces an existing probe
+// file, but not a file of anything else or a directory.
+func TestWriteFileReplacesOnlyAProbe(t *testing.T) {
+	dir := t.TempDir()
+	p := sampleProbe(t)
+	path := filepath.Join(dir, "a.probe")
+	if err := p.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteFile(path); err != nil {
+		t.Fatalf("replacing a probe file: %v", err)
+	}
+	if _, err := ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	notes := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notes, []byte("important\n"), 0o644)
+	if err := p.WriteFile(notes); err == nil || !strings.Contains(err.Error(), "is not a probe file") {
+		t.Fatalf("WriteFile over notes.txt: %v, want a refusal", err)
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "important\n" {
+		t.Fatalf("notes.txt holds %q", b)
+	}
+	if err := p.WriteFile(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("WriteFile over a directory: %v, want a refusal", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Fatalf("left %d entries, want a.probe and notes.txt", len(ents))
+	}
+}

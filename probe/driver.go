@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parscope/parscope/instrument"
+	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -87,17 +88,13 @@ func answer(dir string, res *childResult) int {
 	return 0
 }
 
-// writeJSONFile writes v to path through a temporary file and a rename.
+// writeJSONFile writes v to path atomically (see package atomicfile).
 func writeJSONFile(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(path, b, atomicfile.RegularFile)
 }
 
 // runPlain is the uninstrumented timed run: ETuninstRef.

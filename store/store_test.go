@@ -325,3 +325,67 @@ func TestEmptyTrace(t *testing.T) {
 		t.Fatalf("empty trace: %v %v", got, err)
 	}
 }
+
+// TestForceReplacesOnlyATrace: --force must not delete a directory or a file
+// that is not a .pst, and a writer that dies before Close leaves the old
+// trace as it was and a temporary that the next write removes.
+func TestForceReplacesOnlyATrace(t *testing.T) {
+	dir := t.TempDir()
+	h := trace.Header{Meta: trace.Meta{ClockResolution: 1}}
+	victim := filepath.Join(dir, "victim")
+	if err := os.Mkdir(victim, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notes := filepath.Join(victim, "notes.txt")
+	if err := os.WriteFile(notes, []byte("important\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "am.srt")
+	if err := os.WriteFile(file, []byte("0 1 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{victim, file} {
+		_, err := Create(p, Options{Force: true})
+		if err == nil || !strings.Contains(err.Error(), "replaces only a .pst") || !strings.Contains(err.Error(), p) {
+			t.Fatalf("Create(%s, Force): %v, want a refusal naming it", p, err)
+		}
+	}
+	if b, err := os.ReadFile(notes); err != nil || string(b) != "important\n" {
+		t.Fatalf("notes.txt: %q, %v", b, err)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "0 1 0\n" {
+		t.Fatalf("am.srt: %q, %v", b, err)
+	}
+
+	// A writer abandoned before Close (as a killed import leaves it): the
+	// old trace is untouched; its temporary belongs to this live process,
+	// so it is kept until Abort.
+	path := filepath.Join(dir, "a.pst")
+	writeStore(t, path, Options{}, h, []trace.Record{trace.State(0, 0, 5, 1)})
+	w, err := Create(path, Options{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	*w.Header() = h
+	if err := w.Add(trace.State(0, 0, 10, 2)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Manifest().Stats.Records["state"]; got != 1 {
+		t.Fatalf("the old trace holds %d states while a new one is written, want 1", got)
+	}
+	s.Close()
+	w.Abort()
+	writeStore(t, path, Options{Force: true}, h, []trace.Record{trace.State(0, 0, 10, 2), trace.State(0, 0, 11, 3)})
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 3 {
+		t.Fatalf("left %d entries beside a.pst, want a.pst, am.srt and victim only", len(ents))
+	}
+	fi, err := os.Stat(filepath.Join(path, manifestFile))
+	if err != nil || fi.Mode().Perm()&0o044 != 0o044 {
+		t.Fatalf("manifest mode: %v %v", fi, err)
+	}
+}

@@ -2,21 +2,23 @@ package store
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/trace"
 )
 
 // Options tune a Writer. The zero value is what the CLI uses.
 type Options struct {
 	// Force replaces an existing .pst at the path (atomically, only once the
-	// new one is complete). Without it, Create refuses an existing path.
+	// new one is complete). Without it, Create refuses an existing path;
+	// with it, it still refuses anything that is not a .pst (see
+	// Replaceable).
 	Force bool
 	// GroupRows is the target number of rows per row group (a time window);
 	// 0 means the default (262144, or 256 per process when that is larger).
@@ -42,7 +44,8 @@ const (
 // temporary file.
 type Writer struct {
 	path   string
-	tmp    string
+	out    *atomicfile.Dir
+	tmp    string // out.Path()
 	opts   Options
 	header trace.Header
 	check  trace.OrderCheck
@@ -53,20 +56,20 @@ type Writer struct {
 	err    error
 }
 
-// Create starts a new .pst at path.
+// Create starts a new .pst at path. The tables are written into a
+// temporary directory beside path (see package atomicfile), which Close
+// fsyncs and renames into place.
 func Create(path string, opts Options) (*Writer, error) {
 	path = filepath.Clean(path)
 	if _, err := os.Lstat(path); err == nil && !opts.Force {
 		return nil, fmt.Errorf("%s already exists (use --force to replace it)", path)
 	}
-	parent := filepath.Dir(path)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, err
+	var replace atomicfile.Replace // nil: refuse whatever appears at path meanwhile
+	if opts.Force {
+		replace = Replaceable
 	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(parent, "."+filepath.Base(path)+".tmp-"+hex.EncodeToString(rnd[:]))
-	if err := os.Mkdir(tmp, 0o755); err != nil {
+	out, err := atomicfile.CreateDir(path, replace)
+	if err != nil {
 		return nil, err
 	}
 	if opts.GroupRows <= 0 {
@@ -75,7 +78,29 @@ func Create(path string, opts Options) (*Writer, error) {
 	if opts.ChunkRows <= 0 {
 		opts.ChunkRows = defaultChunkRows
 	}
-	return &Writer{path: path, tmp: tmp, opts: opts}, nil
+	return &Writer{path: path, out: out, tmp: out.Path(), opts: opts}, nil
+}
+
+// Replaceable allows replacing path only when it is a .pst: a directory
+// (not a symbolic link) holding a parscope manifest. It is the rule for
+// every --force: whatever else is at the path (a file, a directory of
+// other things) is refused, never deleted.
+func Replaceable(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s exists and is not a .pst trace directory; --force replaces only a .pst, refusing to replace it", path)
+	}
+	data, err := os.ReadFile(filepath.Join(path, manifestFile))
+	var m struct {
+		Format string `json:"format"`
+	}
+	if err != nil || json.Unmarshal(data, &m) != nil || m.Format != FormatName {
+		return fmt.Errorf("%s exists and is not a .pst trace (no parscope %s in it); --force replaces only a .pst, refusing to replace it", path, manifestFile)
+	}
+	return nil
 }
 
 // Header implements trace.Writer. The clock resolution in Meta must be set
@@ -129,7 +154,7 @@ func (w *Writer) Abort() {
 			s.abort()
 		}
 	}
-	os.RemoveAll(w.tmp)
+	w.out.Abort()
 }
 
 // Close finishes every table, writes the index, the dictionaries and the
@@ -198,24 +223,7 @@ func (w *Writer) finish() error {
 	if err := writeManifest(filepath.Join(w.tmp, manifestFile), &m); err != nil {
 		return err
 	}
-	return publish(w.tmp, w.path)
-}
-
-// publish moves the finished temporary directory to path, replacing an
-// existing .pst only after the new one is complete.
-func publish(tmp, path string) error {
-	if _, err := os.Lstat(path); err == nil {
-		old := tmp + ".old"
-		if err := os.Rename(path, old); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			_ = os.Rename(old, path)
-			return err
-		}
-		return os.RemoveAll(old)
-	}
-	return os.Rename(tmp, path)
+	return w.out.Commit()
 }
 
 // keyLess is the storage order of a table: (run, time, process) for timed

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/parscope/parscope/analysis/phase"
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/report"
 	"github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/show/web"
@@ -123,9 +126,15 @@ phases. It writes into DIR:
 
 TRACE is a .pst directory or a trace file of a format import knows (it is
 imported into a temporary .pst; --dict and --format as for import).
-Files are written under temporary names and renamed, so an existing report
-is replaced only once the new one is complete. parscope serve shows the
-same views from a local web server.`,
+  .parscope-report a marker: DIR is a report analyze wrote
+
+The whole report is written into a temporary directory beside DIR, synced
+to disk and renamed into place only once it is complete, so an existing
+report is replaced in one step and a failure or a crash leaves the old one
+as it was. An existing DIR is replaced only when it is a report analyze
+wrote (it holds .parscope-report, or index.html and report.json) or is
+empty; anything else is refused. parscope serve shows the same views from
+a local web server.`,
 		Example: `  parscope analyze --dict testdata/examples/amoeba_blocks.txt -o report testdata/examples/amoeba.srt
   parscope analyze -o ring-report --source src/ ring.pst`,
 		Args: cobra.ExactArgs(1),
@@ -133,15 +142,23 @@ same views from a local web server.`,
 			if out == "" {
 				return usagef("analyze: -o DIR is required")
 			}
+			d, err := atomicfile.CreateDir(out, reportDir)
+			if err != nil {
+				return err
+			}
+			defer d.Abort()
 			b, err := f.build(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
+			files, err := writeReport(d.Path(), out, b)
+			if err != nil {
 				return err
 			}
-			files, err := writeReport(out, b)
-			if err != nil {
+			if err := os.WriteFile(filepath.Join(d.Path(), reportMarker), []byte("a report written by parscope analyze\n"), atomicfile.FileMode); err != nil {
+				return fmt.Errorf("writing %s: %w", filepath.Join(out, reportMarker), causeOf(err))
+			}
+			if err := d.Commit(); err != nil {
 				return err
 			}
 			if asJSON {
@@ -167,19 +184,44 @@ same views from a local web server.`,
 	root.AddCommand(cmd)
 }
 
-// writeReport writes the report files of b into dir.
-func writeReport(dir string, b *report.Bundle) ([]analyzeFile, error) {
+// reportMarker is the file that marks a directory as a report analyze
+// wrote, which a later analyze may replace.
+const reportMarker = ".parscope-report"
+
+// reportDir allows replacing path only when it is a report analyze wrote
+// (with the marker, or, from before the marker, index.html and
+// report.json) or an empty directory.
+func reportDir(path string) error {
+	if atomicfile.EmptyDir(path) == nil {
+		return nil
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		if _, err := os.Lstat(filepath.Join(path, reportMarker)); err == nil {
+			return nil
+		}
+		_, e1 := os.Lstat(filepath.Join(path, "index.html"))
+		_, e2 := os.Lstat(filepath.Join(path, "report.json"))
+		if e1 == nil && e2 == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s exists and is not a report parscope analyze wrote (no %s, index.html or report.json in it); refusing to replace it", path, reportMarker)
+}
+
+// writeReport writes the report files of b into dir, the temporary
+// directory of the report at out: the files listed, and errors, name the
+// paths under out.
+func writeReport(dir, out string, b *report.Bundle) ([]analyzeFile, error) {
 	var files []analyzeFile
 	add := func(name, what string, write func(io.Writer) error) error {
-		p := filepath.Join(dir, name)
-		if err := createOutput(p, write); err != nil {
-			return err
+		if err := createOutput(filepath.Join(dir, name), write); err != nil {
+			return fmt.Errorf("writing %s: %w", filepath.Join(out, name), causeOf(err))
 		}
-		// Temporary files are private; a report is meant to be read.
-		if err := os.Chmod(p, 0o644); err != nil {
-			return err
-		}
-		files = append(files, analyzeFile{p, what})
+		files = append(files, analyzeFile{filepath.Join(out, name), what})
 		return nil
 	}
 	if err := add("index.html", "the report (self-contained, opens offline)", func(w io.Writer) error {
@@ -203,14 +245,23 @@ func writeReport(dir string, b *report.Bundle) ([]analyzeFile, error) {
 	}
 	for _, p := range reportPlots(b) {
 		for _, ext := range []string{".png", ".svg"} {
-			path := filepath.Join(dir, p.name+ext)
-			if err := p.draw(path); err != nil {
-				return nil, fmt.Errorf("plot %s: %w", path, err)
+			if err := p.draw(filepath.Join(dir, p.name+ext)); err != nil {
+				return nil, fmt.Errorf("plot %s: %w", filepath.Join(out, p.name+ext), causeOf(err))
 			}
-			files = append(files, analyzeFile{path, p.what})
+			files = append(files, analyzeFile{filepath.Join(out, p.name+ext), p.what})
 		}
 	}
 	return files, nil
+}
+
+// causeOf strips the path from a file system error about a temporary
+// file, keeping what went wrong ("no space left on device").
+func causeOf(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 func isNil(v any) bool {

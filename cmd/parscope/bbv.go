@@ -195,9 +195,6 @@ func keepFiles(dir string, files []string) error {
 		if err := createOutput(dst, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 			return fmt.Errorf("bbv: --keep: %w", err)
 		}
-		if err := os.Chmod(dst, 0o644); err != nil {
-			return fmt.Errorf("bbv: --keep: %w", err)
-		}
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/parscope/parscope/format/chrome"
 	"github.com/parscope/parscope/format/csv"
 	"github.com/parscope/parscope/format/prv"
+	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/store"
 )
 
@@ -40,8 +43,11 @@ func init() {
   prv     Paraver: OUT.prv, OUT.pcf and OUT.row (one run, --runs picks it;
           default 0), for wxparaver.
 
-Outputs are written under a temporary name and renamed into place, so a
-failed export never leaves a partial file.`,
+Outputs are written under a temporary name beside OUT, synced to disk and
+renamed into place (the CSV directory as a whole), so a failed or killed
+export never leaves a partial file or directory. An existing file is
+replaced only when it is a regular file; an existing CSV directory only
+when it holds nothing but CSV tables export writes (or nothing).`,
 		Example: `  parscope export --format chrome -o amoeba.json amoeba.pst
   parscope export --format csv -o amoeba-csv/ amoeba.pst
   parscope export --format csv --table states -o - amoeba.pst | head`,
@@ -83,7 +89,15 @@ failed export never leaves a partial file.`,
 						return csv.ExportTable(w, tableName, s.Header(), r)
 					})
 				}
-				if err := csv.Export(out, s.Header(), s.Records(opts), s.BBV(opts), csv.Options{}); err != nil {
+				d, err := atomicfile.CreateDir(out, csvDir)
+				if err != nil {
+					return err
+				}
+				defer d.Abort()
+				if err := csv.Export(d.Path(), s.Header(), s.Records(opts), s.BBV(opts), csv.Options{}); err != nil {
+					return fmt.Errorf("export: writing CSV tables into %s: %w", out, causeOf(err))
+				}
+				if err := d.Commit(); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote CSV tables into %s\n", out)
@@ -120,6 +134,32 @@ failed export never leaves a partial file.`,
 	f.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	f.StringVar(&procs, "procs", "", "only these processes (e.g. 4,5,6 or 0-15)")
 	root.AddCommand(cmd)
+}
+
+// csvDir allows replacing path only when it is an empty directory or one
+// holding nothing but the CSV tables export writes.
+func csvDir(path string) error {
+	if atomicfile.EmptyDir(path) == nil {
+		return nil
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s exists and is not a directory of CSV tables; refusing to replace it", path)
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".csv")
+		if !ok || !e.Type().IsRegular() || !slices.Contains(csv.TableNames(), name) {
+			return fmt.Errorf("%s holds %s, which export does not write; refusing to replace the directory", path, e.Name())
+		}
+	}
+	return nil
 }
 
 // readSelection turns --runs and --procs into store read options.

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/collect/rewrite"
+	"github.com/parscope/parscope/internal/atomicfile"
 )
 
 func init() {
@@ -62,36 +63,34 @@ trace at the end of main (PARSCOPE_OUT names it, "off" disables it).`,
 	root.AddCommand(cmd)
 }
 
-// writeDirAtomic fills a temporary directory beside dir with write and
-// renames it to dir (replacing an existing dir), so a failure leaves
-// nothing half-written.
-func writeDirAtomic(dir string, write func(string) error) (err error) {
-	dir = filepath.Clean(dir)
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-*")
+// instrumentedDir allows replacing path only when it is a package that
+// instrument wrote (it holds the block dictionary) or an empty directory.
+func instrumentedDir(path string) error {
+	if atomicfile.EmptyDir(path) == nil {
+		return nil
+	}
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(tmp)
-		}
-	}()
-	if err = os.Chmod(tmp, 0o755); err != nil {
+	if _, derr := os.Lstat(filepath.Join(path, rewrite.DictFile)); !fi.IsDir() || derr != nil {
+		return fmt.Errorf("%s exists and is not a package parscope instrument wrote (no %s in it); --force replaces only such a directory, refusing to replace it", path, rewrite.DictFile)
+	}
+	return nil
+}
+
+// writeDirAtomic fills a temporary directory beside dir with write and
+// renames it to dir (see package atomicfile), so a failure or a crash
+// leaves nothing half-written; an existing dir is replaced only when
+// instrument wrote it.
+func writeDirAtomic(dir string, write func(string) error) error {
+	d, err := atomicfile.CreateDir(dir, instrumentedDir)
+	if err != nil {
 		return err
 	}
-	if err = write(tmp); err != nil {
+	defer d.Abort()
+	if err := write(d.Path()); err != nil {
 		return err
 	}
-	if _, serr := os.Lstat(dir); serr == nil {
-		old := tmp + ".old"
-		if err = os.Rename(dir, old); err != nil {
-			return err
-		}
-		if err = os.Rename(tmp, dir); err != nil {
-			os.Rename(old, dir)
-			return err
-		}
-		return os.RemoveAll(old)
-	}
-	return os.Rename(tmp, dir)
+	return d.Commit()
 }

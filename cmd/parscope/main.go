@@ -26,8 +26,9 @@ program phases and performance probes.
 
 Traces are stored as .pst directories (Parquet tables plus a JSON manifest)
 that DuckDB, pandas or Spark open directly.`,
-	SilenceUsage:  true,
-	SilenceErrors: true,
+	SilenceUsage:      true,
+	SilenceErrors:     true,
+	PersistentPreRunE: checkOutputs,
 }
 
 func main() {

@@ -110,9 +110,15 @@ the sweep; -o is written only when every run succeeded.`,
 				var modes []string
 				for range repeat {
 					// A fresh {out} for every run: programs may refuse to
-					// replace a trace.
-					if err := os.RemoveAll(path); err != nil {
-						return err
+					// replace a trace. Only a trace is removed (--keep may
+					// name a directory that holds other things).
+					if _, err := os.Lstat(path); err == nil {
+						if err := store.Replaceable(path); err != nil {
+							return fmt.Errorf("--keep: %w", err)
+						}
+						if err := os.RemoveAll(path); err != nil {
+							return err
+						}
 					}
 					if err := runTrial(cmd.Context(), argv, timeout); err != nil {
 						return fmt.Errorf("trial %d of %d (%s): %w", i+1, len(grid), pointString(sw.Params, v), err)
@@ -136,7 +142,7 @@ the sweep; -o is written only when every run succeeded.`,
 				}
 				sw.Trials = append(sw.Trials, trial)
 				if keep == "" {
-					os.RemoveAll(path)
+					os.RemoveAll(path) // in our own temporary directory
 				}
 				if !quiet {
 					fmt.Fprintf(cmd.ErrOrStderr(), "trial %d/%d %s: elapsed %s (ran in %v)\n", i+1, len(grid), pointString(sw.Params, v), occSeconds(elapsed), time.Since(began).Round(time.Millisecond))

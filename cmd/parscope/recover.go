@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -10,7 +9,9 @@ import (
 )
 
 func init() {
-	var force bool
+	var (
+		force, keep, asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:   "recover TRACE.pst",
 		Short: "Build a .pst from what a recording program left behind when it died",
@@ -19,20 +20,47 @@ to TRACE.pst.spill/ as it goes and builds TRACE.pst when it calls Close.
 If it ended without Close (os.Exit, a panic in a goroutine, a kill),
 recover builds TRACE.pst from the spill: every record up to each process's
 last flush point, and every full buffer already written. Records still in
-memory at the exit are lost.`,
+memory at the exit are lost.
+
+A chunk of the spill file that is damaged (its checksum or header does not
+check out) is skipped, and every intact chunk after it is still recovered.
+recover then names the skipped byte ranges, keeps the spill directory and
+exits with status 1: the trace is written but incomplete. A chunk cut short
+at the very end of the file is what the program's death left unfinished,
+not damage. The spill directory is removed only when the trace holds every
+intact chunk and --keep is not given.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spill := instrument.SpillDir(args[0])
-			if _, err := os.Stat(spill); err != nil {
-				return fmt.Errorf("nothing to recover for %s: %w", args[0], err)
-			}
-			if err := instrument.Recover(args[0], force); err != nil {
+			rec, err := instrument.Recover(args[0], instrument.RecoverOptions{Force: force, Keep: keep})
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "recovered %s from %s\n", args[0], spill)
-			return nil
+			if asJSON {
+				if err := writeJSON(cmd.OutOrStdout(), rec); err != nil {
+					return err
+				}
+			}
+			spill := instrument.SpillDir(args[0])
+			if len(rec.Skipped) == 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "recovered %s: %s records in %s chunks from %s\n",
+					args[0], humanCount(rec.Records), humanCount(int64(rec.Chunks)), spill)
+				if rec.TornTail > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "the last %s of %s were a chunk left unfinished when the program died\n", humanBytes(rec.TornTail), rec.Spill)
+				}
+				if rec.Kept {
+					fmt.Fprintf(cmd.ErrOrStderr(), "kept %s (--keep)\n", spill)
+				}
+				return nil
+			}
+			for _, s := range rec.Skipped {
+				fmt.Fprintf(cmd.ErrOrStderr(), "skipped damaged bytes %d to %d (%s) of %s\n", s.Offset, s.Offset+s.Bytes, humanBytes(s.Bytes), rec.Spill)
+			}
+			return fmt.Errorf("recovered %s only in part: %s records in %s intact chunks; %d damaged stretch(es) of %s (%s) skipped; %s is kept",
+				args[0], humanCount(rec.Records), humanCount(int64(rec.Chunks)), len(rec.Skipped), rec.Spill, humanBytes(rec.SkippedBytes()), spill)
 		},
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "replace TRACE.pst if it exists")
+	cmd.Flags().BoolVar(&force, "force", false, "replace TRACE.pst if it exists (only a .pst)")
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the spill directory (always kept when anything was skipped)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was recovered and skipped as JSON")
 	root.AddCommand(cmd)
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parscope/parscope/instrument"
 )
 
 // TestRecover kills a recording program after a flush point and rebuilds
@@ -62,5 +64,61 @@ func main() {
 	}
 	if _, _, code := run(t, "recover", filepath.Join(dir, "none.pst")); code != 1 {
 		t.Fatalf("recover without a spill: exit %d, want 1", code)
+	}
+}
+
+// TestRecoverDamagedSpill flips one bit in the sixth chunk of a spill file
+// of 40 chunks: recover brings back the other 39, names the damaged byte
+// range, keeps the spill directory and exits with status 1.
+func TestRecoverDamagedSpill(t *testing.T) {
+	dir := t.TempDir()
+	live := filepath.Join(dir, "live.pst")
+	rec, err := instrument.Start(instrument.Options{Path: live, BufferRecords: 50, MemoryLimit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rec.Process(0)
+	for i := 0; i < 2000; i++ {
+		p.Block(int32(i % 5))
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	pst := filepath.Join(dir, "crash.pst")
+	spill := instrument.SpillDir(pst)
+	if err := os.Mkdir(spill, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"records.bin", "header.json"} {
+		b, err := os.ReadFile(filepath.Join(instrument.SpillDir(live), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "records.bin" {
+			const chunk = 16 + 50*32 // header and 50 entries of 32 bytes
+			if len(b) != 40*chunk {
+				t.Fatalf("the spill file has %d bytes, want 40 chunks of %d", len(b), chunk)
+			}
+			b[5*chunk+100] ^= 1
+		}
+		if err := os.WriteFile(filepath.Join(spill, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.Abort()
+	_, errOut, code := run(t, "recover", pst)
+	if code != 1 || !strings.Contains(errOut, "skipped damaged bytes 8080 to 9696 (1.6 KiB) of "+filepath.Join(spill, "records.bin")) ||
+		!strings.Contains(errOut, "1,950 records in 39 intact chunks") {
+		t.Fatalf("recover: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(spill, "records.bin")); err != nil {
+		t.Fatalf("the spill file is gone: %v", err)
+	}
+	var info infoReport
+	if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", pst)), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Records["state"] != 1950 {
+		t.Fatalf("the trace holds %d states, want 1950", info.Records["state"])
 	}
 }

@@ -7,13 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -59,8 +60,9 @@ func Paths(out string) (prvPath, pcfPath, rowPath string) {
 // Export writes run opts.Run of a trace as a Paraver trace: the .prv, .pcf
 // and .row files named by Paths(out). r must deliver the records in
 // time-merged order (trace.Merge, store.Records). Each file is written
-// under a temporary name next to its destination and renamed into place
-// once all three are complete, so a failed export leaves nothing behind.
+// under a temporary name next to its destination, synced and renamed into
+// place once all three are complete (see package atomicfile), so a failed
+// export leaves nothing behind; only regular files are replaced.
 //
 // The mapping is the importer's in reverse (see the package comment):
 // times in ns; processes become the application/task/thread layout their
@@ -93,23 +95,28 @@ func Export(ctx context.Context, out string, h *trace.Header, r trace.Reader, op
 	lay := layoutOf(h, opts.Run, nproc)
 	prvPath, pcfPath, rowPath := Paths(out)
 
-	var files []*os.File
+	// The body is written to a scratch file first (its header needs the
+	// trace's end), then copied behind the header into the .prv.
+	body, err := atomicfile.Scratch(prvPath)
+	if err != nil {
+		return st, fmt.Errorf("prv export: %w", err)
+	}
+	defer func() {
+		body.Close()
+		os.Remove(body.Name())
+	}()
+	var files []*atomicfile.File
 	defer func() {
 		for _, f := range files {
-			f.Close()
-			os.Remove(f.Name())
+			f.Abort()
 		}
 	}()
-	temp := func(path string) (*os.File, error) {
-		f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	create := func(path string) (*atomicfile.File, error) {
+		f, err := atomicfile.Create(path, atomicfile.RegularFile)
 		if err == nil {
 			files = append(files, f)
 		}
 		return f, err
-	}
-	body, err := temp(prvPath)
-	if err != nil {
-		return st, fmt.Errorf("prv export: %w", err)
 	}
 	ex := &exporter{h: h, lay: lay, nproc: nproc, run: opts.Run, w: bufio.NewWriterSize(body, 1<<20),
 		fromPRV: h.Meta.Source == Name, open: make([]int64, nproc), stats: &st, usedCounters: map[int64]int32{}}
@@ -121,10 +128,10 @@ func Export(ctx context.Context, out string, h *trace.Header, r trace.Reader, op
 		return st, err
 	}
 	if err := ex.w.Flush(); err != nil {
-		return st, fmt.Errorf("prv export: %w", err)
+		return st, fmt.Errorf("prv export: writing %s: %w", prvPath, causeOf(err))
 	}
 
-	final, err := temp(prvPath)
+	final, err := create(prvPath)
 	if err != nil {
 		return st, fmt.Errorf("prv export: %w", err)
 	}
@@ -134,39 +141,44 @@ func Export(ctx context.Context, out string, h *trace.Header, r trace.Reader, op
 		return st, fmt.Errorf("prv export: %w", err)
 	}
 	if _, err := io.Copy(fw, body); err != nil {
-		return st, fmt.Errorf("prv export: %w", err)
+		return st, fmt.Errorf("prv export: writing %s: %w", prvPath, causeOf(err))
 	}
 	if err := fw.Flush(); err != nil {
 		return st, fmt.Errorf("prv export: %w", err)
 	}
-	pcfFile, err := temp(pcfPath)
+	pcfFile, err := create(pcfPath)
 	if err != nil {
 		return st, fmt.Errorf("prv export: %w", err)
 	}
 	if err := writeAll(pcfFile, ex.pcf); err != nil {
 		return st, err
 	}
-	rowFile, err := temp(rowPath)
+	rowFile, err := create(rowPath)
 	if err != nil {
 		return st, fmt.Errorf("prv export: %w", err)
 	}
 	if err := writeAll(rowFile, ex.row); err != nil {
 		return st, err
 	}
-	for _, f := range []*os.File{final, pcfFile, rowFile} {
-		if err := f.Close(); err != nil {
-			return st, fmt.Errorf("prv export: %w", err)
-		}
-	}
-	for _, mv := range [][2]string{{final.Name(), prvPath}, {pcfFile.Name(), pcfPath}, {rowFile.Name(), rowPath}} {
-		if err := os.Rename(mv[0], mv[1]); err != nil {
+	for _, f := range files {
+		if err := f.Commit(); err != nil {
 			return st, fmt.Errorf("prv export: %w", err)
 		}
 	}
 	return st, nil
 }
 
-func writeAll(f *os.File, fill func(w *bufio.Writer)) error {
+// causeOf strips the path from a file system error about the scratch
+// file, keeping what went wrong ("no space left on device").
+func causeOf(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func writeAll(f *atomicfile.File, fill func(w *bufio.Writer)) error {
 	w := bufio.NewWriter(f)
 	fill(w)
 	if err := w.Flush(); err != nil {

@@ -5,10 +5,10 @@
 package plot
 
 import (
+	"bufio"
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -18,6 +18,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/parscope/parscope/internal/atomicfile"
 )
 
 // Size is the default figure size.
@@ -27,8 +29,9 @@ const (
 )
 
 // Save draws a figure of the given size with fn and writes it to path as
-// SVG (.svg) or PNG (anything else), under a temporary name renamed into
-// place, so a failure leaves no partial file.
+// SVG (.svg) or PNG (anything else), atomically (see package atomicfile):
+// a failure or a crash leaves no partial file, and only a regular file is
+// replaced.
 func Save(path string, w, h vg.Length, fn func(dc draw.Canvas) error) error {
 	var canvas vg.CanvasWriterTo
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -45,28 +48,10 @@ func Save(path string, w, h vg.Length, fn func(dc draw.Canvas) error) error {
 	if err := fn(dc); err != nil {
 		return err
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
+	return atomicfile.Write(path, atomicfile.RegularFile, func(w *bufio.Writer) error {
+		_, err := canvas.WriteTo(w)
 		return err
-	}
-	if _, err := canvas.WriteTo(f); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	})
 }
 
 // Category returns the i-th colour of a categorical palette (the ten
