@@ -31,7 +31,8 @@ the source lines, phases, modified entropy, the probe result given with
 It binds the loopback interface by default (port 0 picks a free port) and
 prints the URL. It is read-only and serves only the traces named here, by
 their index: no request names a file. The page and its libraries are
-embedded in the binary; nothing is loaded from the network.`,
+embedded in the binary; nothing is loaded from the network. Source lines
+are read only from inside the --source-dir directories (see analyze).`,
 		Example: `  parscope serve amoeba.pst
   parscope serve --addr 127.0.0.1:8080 before.pst after.pst`,
 		Args: cobra.MinimumNArgs(1),

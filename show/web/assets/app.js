@@ -377,7 +377,7 @@
       if (!reg || !reg.file) { src.append(el('p', { class: 'note' }, id === 0 ? 'Select a structure to see its source lines.' : 'The trace gives no source location for ' + n.name + '.')); return; }
       const lines = cm.sources && cm.sources[reg.file];
       const where = reg.file + ':' + reg.line + (reg.end_line ? '-' + reg.end_line : '') + (reg.function ? ' in ' + reg.function : '');
-      if (!lines) { src.append(el('p', { class: 'note' }, n.name + ' is at ' + where + '; the source file was not found (give its directory with --source).')); return; }
+      if (!lines) { src.append(el('p', { class: 'note' }, n.name + ' is at ' + where + '; the source file was not found inside a source directory (give its directory with --source-dir).')); return; }
       src.append(el('p', { class: 'note' }, n.name + ' at ' + where));
       const a = Math.max(1, reg.line - 5), b = Math.min(lines.length, (reg.end_line || reg.line) + 5);
       const pre = el('pre', { class: 'source' });
