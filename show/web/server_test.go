@@ -2,10 +2,15 @@ package web
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -313,6 +318,73 @@ func TestWriteStatic(t *testing.T) {
 		if !strings.Contains(html, string(head[:n])) {
 			t.Errorf("%s is not inlined", lib)
 		}
+	}
+}
+
+// TestWriteStaticPolicy checks the offline report's Content-Security-
+// Policy: a meta element before any script, allowing exactly the inline
+// scripts and stylesheet of the report by their SHA-256, with no
+// 'unsafe-inline' or 'unsafe-eval' for scripts.
+func TestWriteStaticPolicy(t *testing.T) {
+	bs := orderedBundles(t)
+	var buf bytes.Buffer
+	if err := WriteStatic(&buf, bs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	m := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy" content="([^"]*)">`).FindStringSubmatchIndex(html)
+	if m == nil {
+		t.Fatal("the report has no Content-Security-Policy meta element")
+	}
+	if first := strings.Index(html, "<script"); first < m[0] {
+		t.Errorf("the policy comes after the first script")
+	}
+	policy := html[m[2]:m[3]]
+	directives := map[string][]string{}
+	for _, d := range strings.Split(policy, ";") {
+		f := strings.Fields(d)
+		if len(f) > 0 {
+			directives[f[0]] = f[1:]
+		}
+	}
+	hashes := func(re string) []string {
+		var out []string
+		for _, sm := range regexp.MustCompile(re).FindAllStringSubmatch(html, -1) {
+			sum := sha256.Sum256([]byte(sm[1]))
+			out = append(out, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
+		}
+		return out
+	}
+	scripts := hashes(`(?s)<script>(.*?)</script>`)
+	if len(scripts) != 4 { // echarts, echarts-gl, the data, the app
+		t.Errorf("%d inline scripts, want 4", len(scripts))
+	}
+	slices.Sort(scripts)
+	if got := slices.Sorted(slices.Values(directives["script-src"])); !slices.Equal(got, scripts) {
+		t.Errorf("script-src %s, want the hashes of the inline scripts %s", got, scripts)
+	}
+	if got, want := strings.Join(directives["style-src-elem"], " "), strings.Join(hashes(`(?s)<style>(.*?)</style>`), " "); got != want || want == "" {
+		t.Errorf("style-src-elem %s, want %s", got, want)
+	}
+	for d, want := range map[string]string{"default-src": "'none'", "base-uri": "'none'", "form-action": "'none'", "img-src": "data:"} {
+		if got := strings.Join(directives[d], " "); got != want {
+			t.Errorf("%s %q, want %q", d, got, want)
+		}
+	}
+	if strings.Contains(policy, "unsafe-eval") || strings.Contains(strings.Join(directives["script-src"], " "), "unsafe-inline") {
+		t.Errorf("the policy allows eval or inline scripts: %s", policy)
+	}
+	if strings.Contains(html, cspMarker) {
+		t.Error("the policy marker is left in the report")
+	}
+	// The app served by Server has no inline script for its policy to
+	// allow: script-src 'self' suffices.
+	page, err := fs.ReadFile(Assets(), "index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if regexp.MustCompile(`<script>|<style>|\son[a-z]+=`).Match(page) {
+		t.Error("index.html has an inline script, style or event handler")
 	}
 }
 
