@@ -33,13 +33,7 @@ func readSources(h *trace.Header, dirs []string) map[string][]string {
 		if _, done := out[r.File]; done {
 			continue
 		}
-		f, err := OpenSource(dirs, r.File)
-		if err != nil {
-			continue
-		}
-		lines, err := readLines(f)
-		f.Close()
-		if err == nil {
+		if lines, err := SourceLines(dirs, r.File); err == nil {
 			out[r.File] = lines
 		}
 	}
@@ -67,6 +61,21 @@ func OpenSource(dirs []string, name string) (*os.File, error) {
 		}
 	}
 	return nil, fmt.Errorf("source file %q: not found inside the source directories %q", name, dirs)
+}
+
+// SourceLines reads the lines of the source file name, confined to dirs
+// as OpenSource is (at most SourceMaxLines lines).
+func SourceLines(dirs []string, name string) ([]string, error) {
+	f, err := OpenSource(dirs, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	lines, err := readLines(f)
+	if err != nil {
+		return nil, fmt.Errorf("source file %s: %w", f.Name(), err)
+	}
+	return lines, nil
 }
 
 // openInDir tries name inside dir (see OpenSource).
