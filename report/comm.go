@@ -1,10 +1,7 @@
 package report
 
 import (
-	"bufio"
 	"context"
-	"os"
-	"path/filepath"
 
 	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/store"
@@ -14,9 +11,6 @@ import (
 // CommMaxSide is the largest side of a matrix in the bundle: larger
 // matrices are summed into blocks of adjacent processes.
 const CommMaxSide = 128
-
-// SourceMaxLines bounds the lines read from one source file.
-const SourceMaxLines = 20000
 
 // Comm is the communication per code structure of run 0 (seed 002), with
 // collectives decomposed linearly.
@@ -34,7 +28,8 @@ type Comm struct {
 	// Regions gives the source location of the nodes' regions, by region id.
 	Regions map[int32]trace.RegionDef `json:"regions"`
 	// Sources holds the lines of the source files the regions name that
-	// could be read, by the file name the trace gives.
+	// were found inside the source directories the user gave
+	// (Options.SourceDirs), by the file name the trace gives.
 	Sources map[string][]string `json:"sources,omitempty"`
 }
 
@@ -80,55 +75,4 @@ func coarsen(m *comm.Matrix, g int) *comm.Matrix {
 		}
 	}
 	return out
-}
-
-// readSources reads the source files the regions name, looking for each
-// in dirs (by its name as given when relative, then by its base name).
-// Files that cannot be found are left out.
-func readSources(h *trace.Header, dirs []string) map[string][]string {
-	out := map[string][]string{}
-	for _, r := range h.Regions {
-		if r.File == "" {
-			continue
-		}
-		if _, done := out[r.File]; done {
-			continue
-		}
-		var cands []string
-		if filepath.IsAbs(r.File) {
-			cands = append(cands, r.File)
-		} else {
-			for _, d := range dirs {
-				cands = append(cands, filepath.Join(d, r.File), filepath.Join(d, filepath.Base(r.File)))
-			}
-		}
-		for _, p := range cands {
-			if lines, ok := readLines(p); ok {
-				out[r.File] = lines
-				break
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-func readLines(path string) ([]string, bool) {
-	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	var lines []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() && len(lines) < SourceMaxLines {
-		lines = append(lines, sc.Text())
-	}
-	return lines, sc.Err() == nil
 }

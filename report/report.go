@@ -34,10 +34,11 @@ type Options struct {
 	// phase-space points, modified entropy per process). 0 means
 	// DefaultMaxPoints.
 	MaxPoints int
-	// SourceDirs are directories searched for the source files that code
-	// regions name, to link communication structures to their source
-	// lines. The directory of the trace and those of the files it was
-	// imported from are searched first.
+	// SourceDirs are the directories the user names (--source-dir) to
+	// link communication structures to their source lines. The source
+	// files that code regions name are read from inside these directories
+	// only (see OpenSource); without them no source file is read, as a
+	// trace is untrusted input that could name any file.
 	SourceDirs []string
 	// Probe is a probe result (JSON) to show beside the analyses; nil when
 	// there is none.
@@ -176,11 +177,7 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		b.Skipped[AnalysisProbe] = "no probe result given"
 	}
 	if b.Comm != nil {
-		dirs := []string{filepath.Dir(s.Dir())}
-		for _, in := range h.Meta.Inputs {
-			dirs = append(dirs, filepath.Dir(in))
-		}
-		b.Comm.Sources = readSources(h, append(dirs, opts.SourceDirs...))
+		b.Comm.Sources = readSources(h, opts.SourceDirs)
 	}
 	return b, nil
 }

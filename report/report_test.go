@@ -23,11 +23,16 @@ const examples = "../testdata/examples"
 // importExample imports inputs into a .pst in a temporary directory.
 func importExample(t *testing.T, name, dict string, inputs ...string) string {
 	t.Helper()
+	return importExampleAt(t, filepath.Join(t.TempDir(), name+".pst"), dict, inputs...)
+}
+
+// importExampleAt imports inputs (of the detected format) into the .pst out.
+func importExampleAt(t *testing.T, out, dict string, inputs ...string) string {
+	t.Helper()
 	imp, err := format.Detect(inputs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), name+".pst")
 	w, err := store.Create(out, store.Options{})
 	if err != nil {
 		t.Fatal(err)

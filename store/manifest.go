@@ -3,8 +3,10 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -190,12 +192,27 @@ func writeManifest(path string, m *Manifest) error {
 
 // ReadManifest reads and checks the manifest of the .pst at dir.
 func ReadManifest(dir string) (*Manifest, error) {
-	data, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, fmt.Errorf("%s is not a parscope trace (.pst): no %s", dir, manifestFile)
 		}
 		return nil, err
+	}
+	defer root.Close()
+	return readManifest(root, dir)
+}
+
+// readManifest reads and checks the manifest of the .pst open as root at
+// dir. The manifest is read inside root: a manifest.json that is a symbolic
+// link leading out of the .pst is refused.
+func readManifest(root *os.Root, dir string) (*Manifest, error) {
+	data, err := root.ReadFile(manifestFile)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("%s is not a parscope trace (.pst): no %s", dir, manifestFile)
+		}
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, manifestFile), err)
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
@@ -210,7 +227,20 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if m.TimeUnitNS <= 0 {
 		return nil, fmt.Errorf("%s: time_unit_ns must be positive, got %d", filepath.Join(dir, manifestFile), m.TimeUnitNS)
 	}
+	for _, name := range slices.Sorted(maps.Keys(m.Tables)) {
+		if f := m.Tables[name].File; !plainFileName(f) {
+			return nil, fmt.Errorf("%s: tables.%s.file %q: want the plain name of a file inside the .pst (such as %s.parquet), with no path separator and no ..",
+				filepath.Join(dir, manifestFile), name, f, name)
+		}
+	}
 	return &m, nil
+}
+
+// plainFileName reports whether name is the name of a file in a directory:
+// not empty, not . or .., with no separator (either slash) and no NUL.
+func plainFileName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00") &&
+		filepath.IsLocal(name) && filepath.Base(name) == name
 }
 
 func writeIndex(path string, index []indexRow) error {

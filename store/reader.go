@@ -25,18 +25,30 @@ type Store struct {
 	tables [numTables]*tableFile
 }
 
-// Open opens the .pst at dir, checking its manifest and index.
+// Open opens the .pst at dir, checking its manifest and index. Every file
+// is opened inside dir (os.Root): the manifest names its tables by plain
+// file names, and a table that is not a regular file, or a symbolic link
+// leading out of dir, is refused.
 func Open(dir string) (*Store, error) {
-	m, err := ReadManifest(dir)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("%s is not a parscope trace (.pst): no %s", dir, manifestFile)
+		}
+		return nil, err
+	}
+	// Files opened through root stay open after it is closed.
+	defer root.Close()
+	m, err := readManifest(root, dir)
 	if err != nil {
 		return nil, err
 	}
 	s := &Store{dir: dir, m: m}
 	var index []indexRow
 	if len(m.Tables) > 0 {
-		index, err = parquet.ReadFile[indexRow](filepath.Join(dir, indexFile))
+		index, err = readIndex(root, dir)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, indexFile), err)
+			return nil, err
 		}
 	}
 	byTable := map[int32][]indexRow{}
@@ -48,7 +60,7 @@ func Open(dir string) (*Store, error) {
 		if !ok {
 			continue
 		}
-		tf, err := openTable(filepath.Join(dir, info.File), t, m.TimeUnitNS, byTable[int32(t)])
+		tf, err := openTable(root, dir, info.File, t, m.TimeUnitNS, byTable[int32(t)])
 		if err != nil {
 			s.Close()
 			return nil, err
@@ -197,17 +209,60 @@ type tableFile struct {
 	groups []groupMeta
 }
 
-func openTable(path string, t table, unit int64, index []indexRow) (*tableFile, error) {
-	f, err := os.Open(path)
+// openParquet opens the file name inside root (the .pst at dir) and checks
+// that it is a regular file that starts and ends with Parquet's magic, so
+// that an error never quotes the bytes of a file that is not a table.
+func openParquet(root *os.Root, dir, name string) (*os.File, int64, error) {
+	path := filepath.Join(dir, name)
+	f, err := root.Open(name)
 	if err != nil {
-		return nil, err
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: not a regular file (a table of the .pst must be one)", path)
+	}
+	var head, tail [4]byte
+	if st.Size() < 8 || readFull(f, head[:], 0) != nil || readFull(f, tail[:], st.Size()-4) != nil ||
+		string(head[:]) != "PAR1" || string(tail[:]) != "PAR1" {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: not a Parquet file (want the magic PAR1 at its start and end; the .pst is damaged)", path)
+	}
+	return f, st.Size(), nil
+}
+
+func readFull(f *os.File, b []byte, off int64) error {
+	_, err := f.ReadAt(b, off)
+	return err
+}
+
+// readIndex reads the index of the .pst open as root at dir.
+func readIndex(root *os.Root, dir string) ([]indexRow, error) {
+	f, size, err := openParquet(root, dir, indexFile)
+	if err != nil {
 		return nil, err
 	}
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipBloomFilters(true))
+	defer f.Close()
+	index, err := parquet.Read[indexRow](f, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, indexFile), err)
+	}
+	return index, nil
+}
+
+// openTable opens the table file name inside root (the directory dir).
+func openTable(root *os.Root, dir, name string, t table, unit int64, index []indexRow) (*tableFile, error) {
+	path := filepath.Join(dir, name)
+	f, size, err := openParquet(root, dir, name)
+	if err != nil {
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(f, size, parquet.SkipBloomFilters(true))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)

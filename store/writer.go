@@ -462,7 +462,7 @@ func (s *tableSink) merge(runs []*builder, extra trace.Reader, b *builder) error
 		}
 	}()
 	for _, sp := range runs {
-		f, err := openTable(sp.path, s.t, s.w.unit, sp.index)
+		f, err := openSpill(sp.path, s.t, s.w.unit, sp.index)
 		if err != nil {
 			return err
 		}
@@ -590,4 +590,15 @@ func (b *builder) abort() {
 		b.bw, b.gw = nil, nil
 	}
 	os.Remove(b.path)
+}
+
+// openSpill opens a spilled run, a table file the writer wrote at path.
+func openSpill(path string, t table, unit int64, index []indexRow) (*tableFile, error) {
+	dir := filepath.Dir(path)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return openTable(root, dir, filepath.Base(path), t, unit, index)
 }

@@ -35,7 +35,7 @@ type reportFlags struct {
 
 func (f *reportFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.sources, "source", nil, "a directory holding the program's source files, to show the lines of code structures (repeatable)")
+	fl.StringArrayVar(&f.sources, "source-dir", nil, "a directory holding the program's source files, to show the lines of code structures; only files inside it are read (repeatable; without it no source file is read)")
 	fl.StringVar(&f.probe, "probe", "", "a probe result (JSON) to show in the probe view")
 	fl.StringVar(&f.dict, "dict", "", "when TRACE is not a .pst: the dictionary file naming states (as import --dict)")
 	fl.StringVar(&f.formatName, "format", "", "when TRACE is not a .pst: its format (default: detected)")
@@ -89,7 +89,6 @@ func (f *reportFlags) build(ctx context.Context, path string) (*report.Bundle, e
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	opts.SourceDirs = append([]string{filepath.Dir(path)}, opts.SourceDirs...)
 	b, err := report.Build(ctx, pst, opts)
 	if b != nil {
 		b.Trace = filepath.Base(path)
@@ -133,10 +132,16 @@ to disk and renamed into place only once it is complete, so an existing
 report is replaced in one step and a failure or a crash leaves the old one
 as it was. An existing DIR is replaced only when it is a report analyze
 wrote (it holds .parscope-report, or index.html and report.json) or is
-empty; anything else is refused. parscope serve shows the same views from
-a local web server.`,
+empty; anything else is refused.
+
+A trace is untrusted input: the source files its code regions name are
+read only from inside the directories given with --source-dir (no ".."
+escape, no absolute path or symbolic link leading out); without
+--source-dir no source file is read and a region keeps its file:line label.
+
+parscope serve shows the same views from a local web server.`,
 		Example: `  parscope analyze --dict testdata/examples/amoeba_blocks.txt -o report testdata/examples/amoeba.srt
-  parscope analyze -o ring-report --source src/ ring.pst`,
+  parscope analyze -o ring-report --source-dir src/ ring.pst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {

@@ -260,3 +260,71 @@ func TestAnalyzeErrors(t *testing.T) {
 		t.Error("a failed analyze touched the existing report")
 	}
 }
+
+// TestAnalyzeSourceDir checks that analyze reads the source files a trace
+// names only from inside --source-dir: not the file an absolute path
+// names, nor one next to the trace, and nothing at all without the flag.
+func TestAnalyzeSourceDir(t *testing.T) {
+	dir := t.TempDir()
+	outside, src, traces := filepath.Join(dir, "outside"), filepath.Join(dir, "src"), filepath.Join(dir, "traces")
+	for _, d := range []string{outside, src, traces} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret := filepath.Join(outside, "secret.txt")
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(secret, "root:x:0:0:SECRET\n")
+	write(filepath.Join(traces, "ring.f"), "root:x:0:0:SECRET next to the trace\n")
+	write(filepath.Join(src, "ring.f"), "c\nc\n      X = 1\n")
+	data, err := os.ReadFile(filepath.Join(examples, "ring", "ring.0.trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := strings.NewReplacer(`[#100@ring_@"ring.f"]`, `[#100@ring_@"`+secret+`"]`,
+		`[#110@ring_@"ring.f"]`, `[#110@ring_@"`+secret+`"]`).Replace(string(data))
+	if hostile == string(data) {
+		t.Fatal("the loop of the ring example was not found")
+	}
+	in := filepath.Join(traces, "ring.0.trace")
+	write(in, hostile)
+	noSecret := func(out string) {
+		t.Helper()
+		files, _ := filepath.Glob(filepath.Join(out, "*"))
+		if len(files) == 0 {
+			t.Fatalf("%s: no report written", out)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(b, []byte("root:x:0:0")) {
+				t.Errorf("%s holds a file from outside the source directory", f)
+			}
+		}
+	}
+	type sources struct {
+		Sources map[string][]string `json:"sources"`
+	}
+	out := filepath.Join(dir, "plain")
+	mustRun(t, "analyze", "-o", out, in)
+	noSecret(out)
+	var c sources
+	readJSONFile(t, filepath.Join(out, "comm.json"), &c)
+	if c.Sources != nil {
+		t.Errorf("without --source-dir, sources were read: %q", c.Sources)
+	}
+	out = filepath.Join(dir, "with-src")
+	mustRun(t, "analyze", "-o", out, "--source-dir", src, in)
+	noSecret(out)
+	c = sources{}
+	readJSONFile(t, filepath.Join(out, "comm.json"), &c)
+	if got := strings.Join(c.Sources["ring.f"], "|"); got != "c|c|      X = 1" || len(c.Sources) != 1 {
+		t.Errorf("with --source-dir: sources %q, want only ring.f from %s", c.Sources, src)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/comm"
+	"github.com/parscope/parscope/report"
 	"github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
@@ -22,6 +23,56 @@ type commReport struct {
 	// Selection is the matrix of the selected structures (the whole
 	// program when none is selected).
 	Selection commSelection `json:"selection"`
+	// Sources are the source lines of the selected structures, read from
+	// inside the --source-dir directories (none without them).
+	Sources []commSource `json:"sources,omitempty"`
+}
+
+// commSource is the source of one selected structure: its lines from the
+// first to the last (at most maxSourceLines), or why they were not read.
+type commSource struct {
+	Structure string   `json:"structure"`
+	File      string   `json:"file"`
+	Line      int32    `json:"line"`
+	EndLine   int32    `json:"end_line,omitempty"`
+	Lines     []string `json:"lines,omitempty"`
+	Error     string   `json:"error,omitempty"`
+}
+
+// maxSourceLines bounds the lines shown of one structure.
+const maxSourceLines = 200
+
+// commSources reads the source lines of the selected nodes' regions from
+// inside dirs (report.SourceLines confines them there).
+func commSources(h *trace.Header, res *comm.Result, nodes []int, dirs []string) []commSource {
+	regions := map[int32]trace.RegionDef{}
+	for _, r := range h.Regions {
+		regions[r.ID] = r
+	}
+	var out []commSource
+	for _, id := range nodes {
+		n := &res.Nodes[id]
+		r, ok := regions[n.Region]
+		if n.Region < 0 || !ok || r.File == "" || r.Line <= 0 {
+			continue
+		}
+		cs := commSource{Structure: n.Path, File: r.File, Line: r.Line, EndLine: r.EndLine}
+		lines, err := report.SourceLines(dirs, r.File)
+		if err != nil {
+			cs.Error = err.Error()
+			out = append(out, cs)
+			continue
+		}
+		last := max(r.Line, r.EndLine)
+		for k := r.Line; k <= last && int(k) <= len(lines) && len(cs.Lines) < maxSourceLines; k++ {
+			cs.Lines = append(cs.Lines, lines[k-1])
+		}
+		if len(cs.Lines) == 0 {
+			cs.Error = fmt.Sprintf("%s has %d lines, the structure starts at line %d", r.File, len(lines), r.Line)
+		}
+		out = append(out, cs)
+	}
+	return out
 }
 
 type commSelection struct {
@@ -52,6 +103,7 @@ func init() {
 		scale      string
 		counts     bool
 		asJSON     bool
+		sourceDirs []string
 	)
 	cmd := &cobra.Command{
 		Use:   "comm TRACE.pst",
@@ -72,7 +124,12 @@ Without --aggregate a structure counts alone; with it, with everything nested
 in it. --structure (repeatable; a label, a path like LOOP_100/IF_101, or #id)
 selects structures whose summed matrix is printed (as a table for up to 16
 processes) and plotted; without it the whole program's matrix is shown and
---plot draws it beside the matrices of its largest loops (Figures 9–11).`,
+--plot draws it beside the matrices of its largest loops (Figures 9–11).
+
+With --source-dir, the source lines of the selected structures are printed
+from the file their region names, looked up inside the directories given
+only (no ".." escape, no absolute path or symbolic link leading out: a
+trace is untrusted input); without it no source file is read.`,
 		Example: `  parscope comm ring.pst
   parscope comm --tree ring.pst
   parscope comm --structure IF_101 --plot if101.png ring.pst
@@ -122,6 +179,9 @@ processes) and plotted; without it the whole program's matrix is shown and
 				}
 			}
 			rep := commReport{Trace: args[0], Result: res, Aggregate: aggregate, Ranking: res.Rank(aggregate), Selection: sel}
+			if len(sourceDirs) > 0 {
+				rep.Sources = commSources(s.Header(), res, sel.Nodes, sourceDirs)
+			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), rep)
 			}
@@ -140,6 +200,7 @@ processes) and plotted; without it the whole program's matrix is shown and
 	fl.StringVar(&scale, "scale", "log", "heat-map scale: log or linear")
 	fl.BoolVar(&counts, "counts", false, "plot message counts instead of bytes")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	fl.StringArrayVar(&sourceDirs, "source-dir", nil, "a directory holding the program's source files, to print the lines of the selected structures; only files inside it are read (repeatable; without it no source file is read)")
 	root.AddCommand(cmd)
 }
 
@@ -250,6 +311,20 @@ func printComm(w io.Writer, rep commReport, treeOnly bool) error {
 				}
 				fmt.Fprintln(t, row)
 			}
+		}
+	}
+	for _, src := range rep.Sources {
+		where := fmt.Sprintf("%s:%d", src.File, src.Line)
+		if src.EndLine > src.Line {
+			where += fmt.Sprintf("-%d", src.EndLine)
+		}
+		if src.Error != "" {
+			fmt.Fprintf(t, "\nsource of %s (%s): %s\n", src.Structure, where, src.Error)
+			continue
+		}
+		fmt.Fprintf(t, "\nsource of %s (%s)\n", src.Structure, where)
+		for k, l := range src.Lines {
+			fmt.Fprintf(t, "%5d  %s\n", int(src.Line)+k, l)
 		}
 	}
 	p := res.Problems

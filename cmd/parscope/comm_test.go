@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -245,5 +246,83 @@ func TestCommDumpi(t *testing.T) {
 	// Binomial tree over 4 from 0: edges 0-1, 0-2, 1-3, in and out; no bytes.
 	if m := bin.Selection.Matrix; !slices.Equal(m.Count, []int64{0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0}) || !slices.Equal(m.Bytes, make([]int64, 16)) {
 		t.Errorf("dumpi binomial barrier %v", m.Count)
+	}
+}
+
+// TestCommSourceDir checks that comm prints the selected structures'
+// source lines from inside --source-dir only.
+func TestCommSourceDir(t *testing.T) {
+	pst := importRing(t)
+	dir := t.TempDir()
+	src, outside := filepath.Join(dir, "src"), filepath.Join(dir, "outside")
+	for _, d := range []string{src, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var lines []string
+	for i := 1; i <= 110; i++ {
+		lines = append(lines, "line "+strconv.Itoa(i))
+	}
+	if err := os.WriteFile(filepath.Join(src, "ring.f"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret.f"), []byte(strings.Repeat("SECRET\n", 200)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type sources struct {
+		Sources []struct {
+			Structure, File, Error string
+			Line                   int32
+			EndLine                int32 `json:"end_line"`
+			Lines                  []string
+		}
+	}
+	get := func(args ...string) (sources, string) {
+		t.Helper()
+		out := mustRun(t, append([]string{"comm", "--json"}, args...)...)
+		var s sources
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatal(err)
+		}
+		return s, out
+	}
+	if s, _ := get("--structure", "IF_101", pst); s.Sources != nil {
+		t.Errorf("without --source-dir: %+v", s.Sources)
+	}
+	s, _ := get("--structure", "IF_101", "--structure", "LOOP_100", "--source-dir", src, pst)
+	if len(s.Sources) != 2 {
+		t.Fatalf("sources: %+v", s.Sources)
+	}
+	if c := s.Sources[0]; c.Structure != "LOOP_100/IF_101" || c.File != "ring.f" || c.Line != 101 || c.EndLine != 105 ||
+		strings.Join(c.Lines, "|") != "line 101|line 102|line 103|line 104|line 105" {
+		t.Errorf("IF_101: %+v", c)
+	}
+	if c := s.Sources[1]; c.Structure != "LOOP_100" || len(c.Lines) != 11 || c.Lines[10] != "line 110" {
+		t.Errorf("LOOP_100: %+v", c)
+	}
+	text := mustRun(t, "comm", "--structure", "IF_101", "--source-dir", src, pst)
+	if !strings.Contains(text, "source of LOOP_100/IF_101 (ring.f:101-105)\n  101  line 101\n") {
+		t.Errorf("the text does not print the lines:\n%s", text)
+	}
+	// A region naming a file outside the source directory gets an error,
+	// never the file's lines.
+	manifest := filepath.Join(pst, "manifest.json")
+	data, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"../outside/secret.f", filepath.Join(outside, "secret.f")} {
+		spoilt := strings.ReplaceAll(string(data), `"file": "ring.f"`, `"file": `+strconv.Quote(name))
+		if spoilt == string(data) {
+			t.Fatal("the manifest names no ring.f")
+		}
+		if err := os.WriteFile(manifest, []byte(spoilt), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, out := get("--structure", "IF_101", "--source-dir", src, pst)
+		if strings.Contains(out, "SECRET") || len(s.Sources) != 1 || s.Sources[0].Error == "" || s.Sources[0].Lines != nil {
+			t.Errorf("region file %s: %+v", name, s.Sources)
+		}
 	}
 }

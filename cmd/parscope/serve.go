@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,9 +30,13 @@ the source lines, phases, modified entropy, the probe result given with
 --probe, and two traces side by side (compare).
 
 It binds the loopback interface by default (port 0 picks a free port) and
-prints the URL. It is read-only and serves only the traces named here, by
+prints the URL. It answers only requests addressed to a loopback name
+(localhost, 127.x.x.x, [::1]) or to the address given with --addr, so that
+a web page whose name is re-pointed at this machine (DNS rebinding) cannot
+read the traces; every page carries a strict Content-Security-Policy. It is read-only and serves only the traces named here, by
 their index: no request names a file. The page and its libraries are
-embedded in the binary; nothing is loaded from the network.`,
+embedded in the binary; nothing is loaded from the network. Source lines
+are read only from inside the --source-dir directories (see analyze).`,
 		Example: `  parscope serve amoeba.pst
   parscope serve --addr 127.0.0.1:8080 before.pst after.pst`,
 		Args: cobra.MinimumNArgs(1),
@@ -54,6 +59,9 @@ embedded in the binary; nothing is loaded from the network.`,
 			}
 			if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: listening on %s, which is not a loopback address: anyone who reaches it sees these traces\n", ln.Addr())
+				for _, host := range boundHosts(addr, ip) {
+					h.AllowHost(host)
+				}
 			}
 			srv := web.NewHTTPServer(h)
 			fmt.Fprintf(cmd.OutOrStdout(), "serving %d trace(s) at http://%s/ (Ctrl-C to stop)\n", len(bundles), ln.Addr())
@@ -78,4 +86,29 @@ embedded in the binary; nothing is loaded from the network.`,
 	f.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "the address to listen on (host:port; port 0 picks a free one)")
 	root.AddCommand(cmd)
+}
+
+// boundHosts lists the host names a server bound on purpose to the
+// non-loopback address addr (as given to --addr, listening on ip) is
+// reached by: the host of addr, and for a wildcard address (0.0.0.0, ::)
+// the addresses of the machine's interfaces and its host name.
+func boundHosts(addr string, ip net.IP) []string {
+	var hosts []string
+	if host, _, err := net.SplitHostPort(addr); err == nil && host != "" {
+		hosts = append(hosts, host)
+	}
+	if !ip.IsUnspecified() {
+		return append(hosts, ip.String())
+	}
+	if as, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range as {
+			if n, ok := a.(*net.IPNet); ok {
+				hosts = append(hosts, n.IP.String())
+			}
+		}
+	}
+	if name, err := os.Hostname(); err == nil {
+		hosts = append(hosts, name)
+	}
+	return hosts
 }

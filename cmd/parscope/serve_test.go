@@ -4,14 +4,18 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parscope/parscope/show/web"
 )
 
 // TestServe starts parscope serve on two traces, asks the API for them
@@ -59,6 +63,25 @@ func TestServe(t *testing.T) {
 	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
 		t.Errorf("GET /: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
 	}
+	if res.Header.Get("Content-Security-Policy") != web.ServeCSP {
+		t.Errorf("GET /: Content-Security-Policy %q", res.Header.Get("Content-Security-Policy"))
+	}
+	// A page of another site whose name resolves to this machine (DNS
+	// rebinding) gets nothing.
+	req, err := http.NewRequest(http.MethodGet, m[1]+"api/traces", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "rebind.example:80"
+	res, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusMisdirectedRequest || strings.Contains(string(body), "amoeba") {
+		t.Errorf("Host rebind.example: status %d, %s", res.StatusCode, body)
+	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -74,5 +97,25 @@ func TestServeErrors(t *testing.T) {
 	}
 	if _, errOut, code := run(t, "serve", "--addr", "256.0.0.1:0", importRing(t)); code != 1 || !strings.Contains(errOut, "256.0.0.1") {
 		t.Errorf("serve on a bad address: exit %d, %s", code, errOut)
+	}
+}
+
+// TestBoundHosts checks the hosts a server bound on purpose to a
+// non-loopback address answers besides the loopback names.
+func TestBoundHosts(t *testing.T) {
+	if got := boundHosts("192.0.2.7:8080", net.ParseIP("192.0.2.7")); !slices.Equal(got, []string{"192.0.2.7", "192.0.2.7"}) {
+		t.Errorf("192.0.2.7:8080: %q", got)
+	}
+	if got := boundHosts("viewer.example:0", net.ParseIP("192.0.2.9")); !slices.Equal(got, []string{"viewer.example", "192.0.2.9"}) {
+		t.Errorf("viewer.example:0: %q", got)
+	}
+	// A wildcard address is reached by the machine's addresses and name.
+	got := boundHosts(":0", net.IPv4zero)
+	name, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(got, "127.0.0.1") || !slices.Contains(got, name) {
+		t.Errorf(":0: %q, want the interface addresses (127.0.0.1 among them) and %q", got, name)
 	}
 }

@@ -88,7 +88,7 @@ func BenchmarkOverview(b *testing.B) {
 	for range b.N {
 		for _, target := range targets {
 			rec := httptest.NewRecorder()
-			srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+			srv.ServeHTTP(rec, request(http.MethodGet, target, nil))
 			if rec.Code != http.StatusOK {
 				b.Fatalf("%s: %d %s", target, rec.Code, rec.Body)
 			}

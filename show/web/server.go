@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"mime"
+	"net"
 	"net/http"
 	"path"
 	"slices"
@@ -31,11 +32,65 @@ const (
 // Server serves the app and the JSON of bundles computed beforehand. The
 // traces are addressed by their index in the list given to NewServer; no
 // part of a request names a file.
+//
+// Every answer carries a strict Content-Security-Policy (ServeCSP) and
+// answers only requests whose Host is a loopback name or one the server
+// was told it is reached by (AllowHost): a page of another site whose name
+// the attacker re-points to 127.0.0.1 (DNS rebinding) gets 421.
 type Server struct {
 	traces  []served
 	list    []byte
 	files   fs.FS
 	started time.Time
+	hosts   map[string]bool
+}
+
+// ServeCSP is the Content-Security-Policy of every answer of Server: the
+// app's scripts and stylesheet come from the server itself, nothing runs
+// inline, the page cannot be framed. Inline style attributes are allowed
+// because ECharts lays out its tooltips with them; they cannot run code.
+const ServeCSP = "default-src 'none'; script-src 'self'; style-src-elem 'self'; style-src-attr 'unsafe-inline'; " +
+	"img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// AllowHost makes the server also answer requests whose Host header names
+// host (a name or an IP address; a port, if any, is ignored). Loopback
+// names (localhost, 127.0.0.0/8, ::1) are always allowed; a server bound
+// to another address on purpose allows that address with AllowHost.
+func (s *Server) AllowHost(host string) {
+	if h, ok := normalHost(host); ok {
+		if ip := net.ParseIP(h); ip != nil {
+			h = ip.String()
+		}
+		s.hosts[h] = true
+	}
+}
+
+// normalHost returns the host of a Host header or an address, without its
+// port and brackets, lower-cased and without a trailing dot.
+func normalHost(hostport string) (string, bool) {
+	h := hostport
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		h = host
+	} else if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+	}
+	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	return h, h != ""
+}
+
+// hostAllowed reports whether a request with this Host header is for us.
+func (s *Server) hostAllowed(hostport string) bool {
+	h, ok := normalHost(hostport)
+	if !ok {
+		return false
+	}
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") || s.hosts[h] {
+		return true
+	}
+	if ip := net.ParseIP(h); ip != nil {
+		return ip.IsLoopback() || s.hosts[ip.String()]
+	}
+	return false
 }
 
 type served struct {
@@ -46,7 +101,7 @@ type served struct {
 
 // NewServer prepares the JSON answers of every bundle (marshalled once).
 func NewServer(bundles []*report.Bundle) (*Server, error) {
-	s := &Server{files: Assets(), started: time.Now()}
+	s := &Server{files: Assets(), started: time.Now(), hosts: map[string]bool{}}
 	var list []json.RawMessage
 	for i, b := range bundles {
 		full, err := json.Marshal(b)
@@ -90,6 +145,12 @@ func NewServer(bundles []*report.Bundle) (*Server, error) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Content-Security-Policy", ServeCSP)
+	w.Header().Set("X-Frame-Options", "DENY")
+	if !s.hostAllowed(r.Host) {
+		httpError(w, http.StatusMisdirectedRequest, "host %q is not this server's: it answers loopback names and the address it was bound to", r.Host)
+		return
+	}
 	if len(r.RequestURI) > MaxURL || len(r.URL.RawQuery) > MaxURL {
 		httpError(w, http.StatusRequestURITooLong, "request target longer than %d bytes", MaxURL)
 		return

@@ -2,10 +2,15 @@ package web
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,8 +40,17 @@ func do(t *testing.T, s http.Handler, req *http.Request) (*http.Response, []byte
 	return res, body
 }
 
+// request is a request as a browser on this machine sends it to a server
+// on the loopback interface (httptest's default Host, example.com, is
+// refused as DNS rebinding).
+func request(method, target string, body io.Reader) *http.Request {
+	r := httptest.NewRequest(method, target, body)
+	r.Host = "127.0.0.1:8080"
+	return r
+}
+
 func get(t *testing.T, s http.Handler, target string) (*http.Response, []byte) {
-	return do(t, s, httptest.NewRequest(http.MethodGet, target, nil))
+	return do(t, s, request(http.MethodGet, target, nil))
 }
 
 func wantStatus(t *testing.T, target string, res *http.Response, body []byte, status int, ctype string) {
@@ -84,7 +98,7 @@ func TestServeApp(t *testing.T) {
 			t.Errorf("%s: no nosniff header", c.target)
 		}
 	}
-	res, body := do(t, s, httptest.NewRequest(http.MethodHead, "/", nil))
+	res, body := do(t, s, request(http.MethodHead, "/", nil))
 	if res.StatusCode != http.StatusOK || len(body) != 0 {
 		t.Errorf("HEAD /: status %d, %d body bytes", res.StatusCode, len(body))
 	}
@@ -253,13 +267,13 @@ func TestServeRejects(t *testing.T) {
 		wantStatus(t, target, res, body, http.StatusNotFound, "application/json")
 	}
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
-		res, body := do(t, s, httptest.NewRequest(m, "/api/traces", nil))
+		res, body := do(t, s, request(m, "/api/traces", nil))
 		wantStatus(t, m, res, body, http.StatusMethodNotAllowed, "application/json")
 		if res.Header.Get("Allow") != "GET, HEAD" {
 			t.Errorf("%s: Allow %q", m, res.Header.Get("Allow"))
 		}
 	}
-	res, body := do(t, s, httptest.NewRequest(http.MethodGet, "/api/traces", strings.NewReader("x")))
+	res, body := do(t, s, request(http.MethodGet, "/api/traces", strings.NewReader("x")))
 	wantStatus(t, "GET with a body", res, body, http.StatusRequestEntityTooLarge, "application/json")
 	long := "/api/traces/0/overview?run=0&max=1&from=0" + strings.Repeat("0", MaxURL)
 	res, body = get(t, s, long)
@@ -303,6 +317,162 @@ func TestWriteStatic(t *testing.T) {
 		body.Close()
 		if !strings.Contains(html, string(head[:n])) {
 			t.Errorf("%s is not inlined", lib)
+		}
+	}
+}
+
+// TestWriteStaticPolicy checks the offline report's Content-Security-
+// Policy: a meta element before any script, allowing exactly the inline
+// scripts and stylesheet of the report by their SHA-256, with no
+// 'unsafe-inline' or 'unsafe-eval' for scripts.
+func TestWriteStaticPolicy(t *testing.T) {
+	bs := orderedBundles(t)
+	var buf bytes.Buffer
+	if err := WriteStatic(&buf, bs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	m := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy" content="([^"]*)">`).FindStringSubmatchIndex(html)
+	if m == nil {
+		t.Fatal("the report has no Content-Security-Policy meta element")
+	}
+	if first := strings.Index(html, "<script"); first < m[0] {
+		t.Errorf("the policy comes after the first script")
+	}
+	policy := html[m[2]:m[3]]
+	directives := map[string][]string{}
+	for _, d := range strings.Split(policy, ";") {
+		f := strings.Fields(d)
+		if len(f) > 0 {
+			directives[f[0]] = f[1:]
+		}
+	}
+	hashes := func(re string) []string {
+		var out []string
+		for _, sm := range regexp.MustCompile(re).FindAllStringSubmatch(html, -1) {
+			sum := sha256.Sum256([]byte(sm[1]))
+			out = append(out, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
+		}
+		return out
+	}
+	scripts := hashes(`(?s)<script>(.*?)</script>`)
+	if len(scripts) != 4 { // echarts, echarts-gl, the data, the app
+		t.Errorf("%d inline scripts, want 4", len(scripts))
+	}
+	slices.Sort(scripts)
+	if got := slices.Sorted(slices.Values(directives["script-src"])); !slices.Equal(got, scripts) {
+		t.Errorf("script-src %s, want the hashes of the inline scripts %s", got, scripts)
+	}
+	if got, want := strings.Join(directives["style-src-elem"], " "), strings.Join(hashes(`(?s)<style>(.*?)</style>`), " "); got != want || want == "" {
+		t.Errorf("style-src-elem %s, want %s", got, want)
+	}
+	for d, want := range map[string]string{"default-src": "'none'", "base-uri": "'none'", "form-action": "'none'", "img-src": "data:"} {
+		if got := strings.Join(directives[d], " "); got != want {
+			t.Errorf("%s %q, want %q", d, got, want)
+		}
+	}
+	if strings.Contains(policy, "unsafe-eval") || strings.Contains(strings.Join(directives["script-src"], " "), "unsafe-inline") {
+		t.Errorf("the policy allows eval or inline scripts: %s", policy)
+	}
+	if strings.Contains(html, cspMarker) {
+		t.Error("the policy marker is left in the report")
+	}
+	// The app served by Server has no inline script for its policy to
+	// allow: script-src 'self' suffices.
+	page, err := fs.ReadFile(Assets(), "index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if regexp.MustCompile(`<script>|<style>|\son[a-z]+=`).Match(page) {
+		t.Error("index.html has an inline script, style or event handler")
+	}
+}
+
+// TestServeHost checks the defence against DNS rebinding: only loopback
+// names and the hosts allowed with AllowHost are answered, others get 421
+// and no data.
+func TestServeHost(t *testing.T) {
+	s, _ := testServer(t)
+	s.AllowHost("192.0.2.7:9000")
+	s.AllowHost("Viewer.Example.")
+	s.AllowHost("2001:DB8::1")
+	for _, c := range []struct {
+		host string
+		ok   bool
+	}{
+		{"localhost", true},
+		{"localhost:41213", true},
+		{"LOCALHOST.:80", true},
+		{"app.localhost:80", true},
+		{"127.0.0.1", true},
+		{"127.0.0.1:41213", true},
+		{"127.3.4.5:80", true},
+		{"[::1]", true},
+		{"[::1]:41213", true},
+		{"192.0.2.7:41213", true},
+		{"viewer.example", true},
+		{"viewer.example:8080", true},
+		{"[2001:db8::1]:80", true},
+		{"evil.example", false},
+		{"evil.example:41213", false},
+		{"localhost.evil.example", false},
+		{"127.0.0.1.evil.example", false},
+		{"192.0.2.8", false},
+		{"10.0.0.1:80", false},
+		{"[::2]:80", false},
+		{"", false},
+	} {
+		for _, target := range []string{"/", "/api/traces", "/api/traces/1/comm", "/assets/app.js"} {
+			r := httptest.NewRequest(http.MethodGet, target, nil)
+			r.Host = c.host
+			res, body := do(t, s, r)
+			if c.ok {
+				if res.StatusCode != http.StatusOK {
+					t.Errorf("Host %q %s: status %d, want 200 (%s)", c.host, target, res.StatusCode, body)
+				}
+				continue
+			}
+			wantStatus(t, "Host "+c.host+" "+target, res, body, http.StatusMisdirectedRequest, "application/json")
+			if bytes.Contains(body, []byte("ring")) || bytes.Contains(body, []byte("PARSCOPE")) {
+				t.Errorf("Host %q %s: the refusal carries data: %.200s", c.host, target, body)
+			}
+		}
+	}
+}
+
+// TestServeSecurityHeaders checks the headers of every kind of answer,
+// errors included.
+func TestServeSecurityHeaders(t *testing.T) {
+	s, _ := testServer(t)
+	want := map[string]string{
+		"Content-Security-Policy": ServeCSP,
+		"X-Content-Type-Options":  "nosniff",
+		"Referrer-Policy":         "no-referrer",
+		"X-Frame-Options":         "DENY",
+	}
+	for _, target := range []string{"/", "/assets/app.js", "/api/traces", "/api/traces/1/comm", "/api/traces/9", "/nowhere"} {
+		res, _ := get(t, s, target)
+		for k, v := range want {
+			if got := res.Header.Get(k); got != v {
+				t.Errorf("%s: %s = %q, want %q", target, k, got, v)
+			}
+		}
+	}
+	r := httptest.NewRequest(http.MethodGet, "/", nil) // Host example.com
+	res, _ := do(t, s, r)
+	if res.Header.Get("Content-Security-Policy") != ServeCSP || res.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("refused request: status %d, CSP %q", res.StatusCode, res.Header.Get("Content-Security-Policy"))
+	}
+	// The policy: no inline script, no eval, no framing, nothing from
+	// another origin.
+	for _, d := range []string{"default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "connect-src 'self'"} {
+		if !strings.Contains(ServeCSP, d) {
+			t.Errorf("the policy has no %q", d)
+		}
+	}
+	for _, bad := range []string{"unsafe-eval", "script-src 'self' 'unsafe-inline'", "*", "http:", "https:"} {
+		if strings.Contains(ServeCSP, bad) {
+			t.Errorf("the policy allows %q", bad)
 		}
 	}
 }

@@ -10,7 +10,9 @@ package web
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,6 +38,30 @@ func Assets() fs.FS {
 // dataMarker is where WriteStatic puts the inlined bundles in index.html.
 const dataMarker = "<!--parscope:data-->"
 
+// cspMarker is where WriteStatic puts the report's Content-Security-Policy
+// (a meta element, before any script).
+const cspMarker = "<!--parscope:csp-->"
+
+// staticCSP is the Content-Security-Policy of the offline report, whose
+// scripts and stylesheet are inline: only the inline scripts and
+// stylesheets whose SHA-256 hashes are listed may run or apply (so neither
+// an injected script element nor an inline event handler runs), nothing
+// is fetched. Inline style attributes are allowed because ECharts lays out
+// its tooltips with them; they cannot run code. (frame-ancestors is not
+// honoured in a meta element, so it is left to the server's header.)
+func staticCSP(scripts, styles []string) string {
+	hashes := func(bodies []string) string {
+		var hs []string
+		for _, b := range bodies {
+			sum := sha256.Sum256([]byte(b))
+			hs = append(hs, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
+		}
+		return strings.Join(hs, " ")
+	}
+	return "default-src 'none'; script-src " + hashes(scripts) + "; style-src-elem " + hashes(styles) +
+		"; style-src-attr 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+}
+
 // Parts are the sections of a bundle that the app fetches one by one
 // (api/traces/{i}/{part}); everything else is the trace's summary.
 var Parts = []string{"overview", "entropy", "pca", "phasespace", "occupancy", "mentropy", "comm", "phases", "probe"}
@@ -55,6 +81,7 @@ func WriteStatic(w io.Writer, bundles []*report.Bundle) error {
 		return err
 	}
 	html := string(page)
+	var scripts, styles []string
 	inline := func(tag, name, open, close string) error {
 		body, err := fs.ReadFile(files, name)
 		if err != nil {
@@ -67,6 +94,11 @@ func WriteStatic(w io.Writer, bundles []*report.Bundle) error {
 			return fmt.Errorf("web: index.html has no %s", tag)
 		}
 		html = strings.Replace(html, tag, open+string(body)+"</"+close+">", 1)
+		if close == "script" {
+			scripts = append(scripts, string(body))
+		} else {
+			styles = append(styles, string(body))
+		}
 		return nil
 	}
 	for _, x := range []struct{ tag, name, open, close string }{
@@ -87,8 +119,15 @@ func WriteStatic(w io.Writer, bundles []*report.Bundle) error {
 	if !strings.Contains(html, dataMarker) {
 		return fmt.Errorf("web: index.html has no data marker")
 	}
+	dataScript := "window.PARSCOPE_DATA=" + string(data) + ";"
+	scripts = append(scripts, dataScript)
+	if i, j := strings.Index(html, cspMarker), strings.Index(html, "<script"); i < 0 || j < i {
+		return fmt.Errorf("web: index.html has no policy marker before its first script")
+	}
+	meta := `<meta http-equiv="Content-Security-Policy" content="` + staticCSP(scripts, styles) + `">`
+	html = strings.Replace(html, cspMarker, meta, 1)
 	before, after, _ := strings.Cut(html, dataMarker)
-	for _, s := range []string{before, "<script>window.PARSCOPE_DATA=", string(data), ";</script>", after} {
+	for _, s := range []string{before, "<script>", dataScript, "</script>", after} {
 		if _, err := io.WriteString(w, s); err != nil {
 			return err
 		}

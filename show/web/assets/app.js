@@ -5,6 +5,65 @@
 // `parscope serve` they come from the JSON endpoints api/traces/...
 'use strict';
 
+// The pages run under a Content-Security-Policy without 'unsafe-eval'.
+// echarts-gl compiles the sizes of its post-processing buffers, fixed
+// strings of its own such as "expr([width * 1.0 / 2, height / 2])", with
+// new Function('width', 'height', 'dpr', 'return ' + expr). This wrapper
+// of the Function constructor evaluates exactly that form (numbers, width,
+// height, dpr, + - * /, parentheses and one list) without eval; any other
+// use goes to the real constructor, which the policy refuses.
+window.Function = (function (RealFunction) {
+  function compile(src) {
+    const toks = src.match(/\d+(?:\.\d+)?|[A-Za-z_]\w*|\S/g) || [];
+    let i = 0;
+    const peek = () => toks[i], take = () => toks[i++];
+    const fail = () => { throw new SyntaxError('unsupported expression: ' + src); };
+    function factor() {
+      const t = take();
+      if (t === '(') { const e = sum(); if (take() !== ')') fail(); return e; }
+      if (t === '-') { const f = factor(); return env => -f(env); }
+      if (t === 'width' || t === 'height' || t === 'dpr') return env => env[t];
+      if (/^\d/.test(t || '')) { const v = parseFloat(t); return () => v; }
+      return fail();
+    }
+    function product() {
+      let a = factor();
+      while (peek() === '*' || peek() === '/') {
+        const op = take(), l = a, r = factor();
+        a = op === '*' ? env => l(env) * r(env) : env => l(env) / r(env);
+      }
+      return a;
+    }
+    function sum() {
+      let a = product();
+      while (peek() === '+' || peek() === '-') {
+        const op = take(), l = a, r = product();
+        a = op === '+' ? env => l(env) + r(env) : env => l(env) - r(env);
+      }
+      return a;
+    }
+    let f;
+    if (peek() === '[') {
+      take();
+      const items = [sum()];
+      while (peek() === ',') { take(); items.push(sum()); }
+      if (take() !== ']') fail();
+      f = env => items.map(g => g(env));
+    } else f = sum();
+    if (i !== toks.length) fail();
+    return f;
+  }
+  return new Proxy(RealFunction, {
+    construct(target, args, newTarget) {
+      if (args.length === 4 && args[0] === 'width' && args[1] === 'height' && args[2] === 'dpr' && /^return /.test(args[3])) {
+        const f = compile(args[3].slice(7));
+        return (width, height, dpr) => f({ width, height, dpr });
+      }
+      return Reflect.construct(target, args, newTarget);
+    },
+  });
+})(window.Function);
+
 (function () {
   const STATIC = window.PARSCOPE_DATA || null;
   const HOT = ['#000000', '#8b0000', '#ff2000', '#ff9a00', '#ffff40', '#ffffff'];
@@ -63,6 +122,11 @@
   }
 
   // ---------- helpers ----------
+  // Every string a trace supplies (state, region, event, mode, process,
+  // file and trace names) is untrusted: the page shows it as text (el()
+  // appends text nodes, never HTML), and an ECharts tooltip, which is HTML,
+  // gets it through esc.
+  const esc = v => echarts.format.encodeHTML(String(v));
   function el(tag, attrs, ...kids) {
     const e = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -188,7 +252,7 @@
           ? { type: 'piecewise', dimension: 2, pieces: ids.map((id, k) => ({ value: id, label: label(id), color: PALETTE[k] })), right: 0, top: 'middle' }
           : { type: 'continuous', dimension: 2, min: lo, max: hi, right: 0, top: 'middle', inRange: { color: PALETTE.slice(0, 8) } };
         chart(tc, '', {
-          tooltip: { formatter: p => 'process ' + p.value[1] + ' at ' + xs[p.value[0]] + ' ms: block ' + p.value[2] + (tl.names[p.value[2]] ? ' ' + tl.names[p.value[2]] : '') },
+          tooltip: { formatter: p => esc('process ' + p.value[1] + ' at ' + xs[p.value[0]] + ' ms: block ' + p.value[2] + (tl.names[p.value[2]] ? ' ' + tl.names[p.value[2]] : '')) },
           grid: { left: 60, right: 230, top: 10, bottom: 40 },
           xAxis: { type: 'category', data: xs, name: 'ms' }, yAxis: { type: 'category', data: tl.blocks.map((_, p) => p), name: 'process' },
           visualMap: visual,
@@ -361,7 +425,7 @@
       matTitle.textContent = ids.map(id => cm.nodes[id].path || cm.nodes[id].name).join(' + ') + (aggregate ? ', with nested structures' : ', alone') + ': ' + unit + ' sent, row = sender, column = receiver, log scale' + g;
       const axis = (name) => ({ type: 'category', name, data: [...Array(N).keys()].map(k => k * cm.group), splitArea: { show: false } });
       ch.setOption({
-        backgroundColor: '#fff', tooltip: { formatter: p => 'from ' + p.value[1] * cm.group + ' to ' + p.value[0] * cm.group + ': ' + (counts ? fmt(p.value[3]) + ' messages' : bytes(p.value[3])) },
+        backgroundColor: '#fff', tooltip: { formatter: p => esc('from ' + p.value[1] * cm.group + ' to ' + p.value[0] * cm.group + ': ' + (counts ? fmt(p.value[3]) + ' messages' : bytes(p.value[3]))) },
         // Grey where no message went, so that the white end of the hot scale shows.
         grid: { left: 60, right: 100, top: 20, bottom: 50, show: true, backgroundColor: '#8a919e', borderWidth: 0 },
         xAxis: axis('receiver'), yAxis: Object.assign(axis('sender'), { inverse: true }),
@@ -377,7 +441,7 @@
       if (!reg || !reg.file) { src.append(el('p', { class: 'note' }, id === 0 ? 'Select a structure to see its source lines.' : 'The trace gives no source location for ' + n.name + '.')); return; }
       const lines = cm.sources && cm.sources[reg.file];
       const where = reg.file + ':' + reg.line + (reg.end_line ? '-' + reg.end_line : '') + (reg.function ? ' in ' + reg.function : '');
-      if (!lines) { src.append(el('p', { class: 'note' }, n.name + ' is at ' + where + '; the source file was not found (give its directory with --source).')); return; }
+      if (!lines) { src.append(el('p', { class: 'note' }, n.name + ' is at ' + where + '; the source file was not found inside a source directory (give its directory with --source-dir).')); return; }
       src.append(el('p', { class: 'note' }, n.name + ' at ' + where));
       const a = Math.max(1, reg.line - 5), b = Math.min(lines.length, (reg.end_line || reg.line) + 5);
       const pre = el('pre', { class: 'source' });
@@ -408,7 +472,7 @@
         (p.period ? ', period ' + p.period : '') + (p.init_end ? ', initialisation 0-' + (p.init_end - 1) : ''));
       const colour = id => PALETTE[id % PALETTE.length];
       chart(box, 'strip', {
-        tooltip: { formatter: q => 'phase ' + q.value[2] + ': intervals ' + q.value[0] + '-' + (q.value[1] - 1) },
+        tooltip: { formatter: q => esc('phase ' + q.value[2] + ': intervals ' + q.value[0] + '-' + (q.value[1] - 1)) },
         grid: { left: 40, right: 20, top: 10, bottom: 30 },
         xAxis: { type: 'value', min: 0, max: p.intervals, name: 'interval' }, yAxis: { type: 'value', min: 0, max: 1, show: false },
         series: [{ type: 'custom', data: p.stretches.map(r => [r.start, r.end, r.phase]), renderItem: (params, api) => {
