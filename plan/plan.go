@@ -22,7 +22,7 @@
 // min(Oper·a, Oper·b, ...) = Oper·min(a, b, ...); a System with Task.Oper
 // set reports operations per second as PerfSte·Oper, nothing else changes.
 //
-// How the ambiguous parts of §4.10 are read (docs/seed004-plan.md says
+// How the ambiguous parts of §4.10 are read (docs/multicluster-plan.md says
 // the same, with the hand-computed cases):
 //
 //   - N is "the number of the tasks of this execution" and S_TaskInter "the

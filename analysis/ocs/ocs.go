@@ -18,7 +18,7 @@
 // returns the completion time and the average message delay; Sweep gives
 // the curves of the paper's Figures 12 and 13 (time and delay against the
 // number of planes, one line per strategy). The model is documented on
-// Simulate and in docs/seed002-ocs.md.
+// Simulate and in docs/optical-switch.md.
 package ocs
 
 import (

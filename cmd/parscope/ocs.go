@@ -68,7 +68,7 @@ pays the switching latency on every set-up.
 
 The replay keeps each process's order and its compute time between
 communications; sends are eager, receives wait for their message, links
-serialise messages first come first served (see docs/seed002-ocs.md).
+serialise messages first come first served (see docs/optical-switch.md).
 Collectives are decomposed into point-to-point messages by --decompose.
 --structure ranks the connections of one code structure (as parscope comm
 names them) instead of the whole program's.

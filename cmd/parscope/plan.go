@@ -43,7 +43,7 @@ Perf_Ste/CPerf_Avail), and slashes clusters where no node can. It prints
 the nodes, the clusters with the four terms of (4.8) and the term that
 limits, and the system with all nodes and with the chosen ones.
 
-The YAML format is in docs/seed004-plan.md; errors name the file, line,
+The YAML format is in docs/multicluster-plan.md; errors name the file, line,
 column and field.`,
 		Example: `  parscope plan testdata/plan/two-clusters.yaml
   parscope plan --threshold 0.95 --json grid.yaml`,

@@ -40,7 +40,7 @@
 // occupancy --counters --start U t.pst` gives the tables and the mean node
 // occupancies (--start: the nodes have no mode during the program's set-up,
 // before their first state), and `parscope sweep` runs the benchmark over a
-// grid of parameters (docs/seed003.md).
+// grid of parameters (docs/occupancy.md).
 package main
 
 import (
