@@ -1,5 +1,5 @@
 // Package plan is the multi-cluster master/worker performance model of
-// seed 004 (Strube's thesis, §4.10, after Argollo's multi-cluster model):
+// Strube 2011 (section 4.10, after Argollo's multi-cluster model):
 // from each node's time per task (Perf_Avail, which the thesis's probes
 // predict), each cluster's LAN and internet throughputs and the task and
 // result sizes, it computes the steady performance Perf_Ste of every

@@ -18,7 +18,7 @@ const CommMaxSide = 128
 // SourceMaxLines bounds the lines read from one source file.
 const SourceMaxLines = 20000
 
-// Comm is the communication per code structure of run 0 (seed 002), with
+// Comm is the communication per code structure of run 0 (Jones et al. 2007), with
 // collectives decomposed linearly.
 type Comm struct {
 	*comm.Result

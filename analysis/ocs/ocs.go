@@ -1,6 +1,6 @@
 // Package ocs plans and simulates an optical circuit switched (OCS)
 // interconnect for a traced message-passing program, as in sections 5–6 of
-// seed 002 (Jones et al.): every node is linked to a number of optical switch
+// Jones et al. (2007): every node is linked to a number of optical switch
 // planes, each of which can connect every node to at most one other node
 // (a plane is a partial permutation), and to a slow electronic packet
 // network that carries everything no circuit carries.

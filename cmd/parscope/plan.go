@@ -26,7 +26,7 @@ func init() {
 	)
 	cmd := &cobra.Command{
 		Use:   "plan SYSTEM.yaml",
-		Short: "Multi-cluster master/worker plan: steady performance and which nodes to use (seed 004, eq. 4.8–4.9)",
+		Short: "Multi-cluster master/worker plan: steady performance and which nodes to use (Strube 2011, eq. 4.8–4.9)",
 		Long: `Plan reads a multi-cluster master/worker system (clusters, their nodes with
 the time each takes per task, measured or predicted by a probe, the LAN and
 internet throughputs, and the task and result sizes) and computes the

@@ -1,4 +1,4 @@
-// Command probe-validate checks parscope's performance probes (seed 004,
+// Command probe-validate checks parscope's performance probes (Strube 2011,
 // issue 9 item 3) on emulated targets whose speed differs per phase:
 //
 //	go run ./scripts/probe-validate [-out docs/probes-wall.json] [-plots docs]
