@@ -19,7 +19,7 @@ var sinkBool bool
 // block entry (timestamp included) with parscope, with a dropping filter,
 // with runtime/trace (trace.Log of a constant message into io.Discard, the
 // closest equivalent of one timestamped event with an id) and with the
-// seeds' method (a formatted "time block pid" line per event into a
+// papers' method (Gomez, Cai & Schubert 2017: a formatted "time block pid" line per event into a
 // bufio.Writer on a file).
 func BenchmarkRecordBlock(b *testing.B) {
 	report := func(b *testing.B) {
@@ -97,7 +97,7 @@ func BenchmarkRecordBlock(b *testing.B) {
 		rtrace.Stop()
 		report(b)
 	})
-	b.Run("seeds-fprintf", func(b *testing.B) {
+	b.Run("gomez-fprintf", func(b *testing.B) {
 		f, err := os.Create(filepath.Join(b.TempDir(), "trace.txt"))
 		if err != nil {
 			b.Fatal(err)

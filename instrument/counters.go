@@ -6,7 +6,7 @@ import "slices"
 const denseLimit = 1 << 16
 
 // occupancy accumulates, per state, the time (in ticks) a process spent in
-// it: seed 003's local occupancy counters o_i, kept without the sequence.
+// it: Lyon's (1990) local occupancy counters o_i, kept without the sequence.
 type occupancy struct {
 	started bool
 	cur     int32
@@ -62,7 +62,7 @@ func (o *occupancy) states() []int32 {
 }
 
 // bbvCounter counts block executions per interval of every block entries
-// (seed 004 Figure 4.2, with blocks instead of instructions).
+// (Strube 2011, Figure 4.2, with blocks instead of instructions).
 type bbvCounter struct {
 	every    int64
 	n        int64

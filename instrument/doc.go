@@ -52,12 +52,12 @@
 //
 // All are off by default. Options.Filter decides per event whether to keep
 // it (dropped events are counted, see Filter). Options.Occupancy keeps per
-// process the time spent in each state (seed 003's local occupancy
+// process the time spent in each state (Lyon's 1990 local occupancy
 // counters o_i) and writes them at the process's end as counter records
 // named "occupancy <state>" in nanoseconds, at the process's end time; with
 // DropKinds(trace.KindState) as the filter, only the occupancies are kept.
 // Options.BBVInterval counts per process the executions of each block in
-// intervals of that many block entries (seed 004 Figure 4.2) and writes one
+// intervals of that many block entries (Strube 2011, Figure 4.2) and writes one
 // BBV record per block executed in the interval when it ends (interval
 // number in Seq, its end time in T); the last, partial interval is written
 // at the process's end.

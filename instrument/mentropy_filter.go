@@ -29,7 +29,7 @@ type EntropyOptions struct {
 	Learned  bool
 }
 
-// EntropyFilter is the Filter of seed 001: it computes the modified entropy
+// EntropyFilter is the Filter of Özmen 2002: it computes the modified entropy
 // of each event of a process as it happens (per record kind) and keeps the
 // event when its entropy is above the threshold, and always when it differs
 // from the previous event of its kind, so that a run of repeats is kept as

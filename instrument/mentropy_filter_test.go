@@ -14,7 +14,7 @@ import (
 	"github.com/parscope/parscope/trace"
 )
 
-// table4Config is the Table 4 configuration of seed 001: W = 4, K = 100,
+// table4Config is the Table 4 configuration of Özmen 2002: W = 4, K = 100,
 // α = 0.5 0.7 0.8 0.9 0.99, β = 0.5 0.3 0.2 0.1 0.01.
 var table4Config = mentropy.Config{Window: 4, K: 100, Alpha: []float64{0.5, 0.7, 0.8, 0.9, 0.99},
 	Beta: []float64{0.5, 0.3, 0.2, 0.1, 0.01}}

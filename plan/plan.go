@@ -1,5 +1,5 @@
 // Package plan is the multi-cluster master/worker performance model of
-// seed 004 (Strube's thesis, §4.10, after Argollo's multi-cluster model):
+// Strube 2011 (section 4.10, after Argollo's multi-cluster model):
 // from each node's time per task (Perf_Avail, which the thesis's probes
 // predict), each cluster's LAN and internet throughputs and the task and
 // result sizes, it computes the steady performance Perf_Ste of every
@@ -22,7 +22,7 @@
 // min(Oper·a, Oper·b, ...) = Oper·min(a, b, ...); a System with Task.Oper
 // set reports operations per second as PerfSte·Oper, nothing else changes.
 //
-// How the ambiguous parts of §4.10 are read (docs/seed004-plan.md says
+// How the ambiguous parts of §4.10 are read (docs/multicluster-plan.md says
 // the same, with the hand-computed cases):
 //
 //   - N is "the number of the tasks of this execution" and S_TaskInter "the

@@ -58,7 +58,7 @@ func ReadFile(path string) (System, error) {
 const MaxInput = 16 << 20
 
 // Read reads a system description in YAML; name is the file name used in
-// errors. The format (docs/seed004-plan.md):
+// errors. The format (docs/multicluster-plan.md):
 //
 //	task:
 //	  size: 8KiB            # S_Task (bytes, or with B, kB, KiB, MB, MiB, GB, GiB, kbit, Mbit...)

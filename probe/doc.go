@@ -1,4 +1,4 @@
-// Package probe builds and runs performance probes of Go workers (seed 004,
+// Package probe builds and runs performance probes of Go workers (Strube 2011,
 // Strube, chapters 4–5): from a reference run it finds the worker's phases
 // and their weights, saves the state at the start of each phase's
 // representative interval (minus a warm-up), and on a target machine

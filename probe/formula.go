@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// The formula chain of seed 004 §4.9, equations (4.3)–(4.7), and the rule of
+// The formula chain of Strube 2011, §4.9, equations (4.3)–(4.7), and the rule of
 // three of §5.3. Times are in any one unit (the probe uses seconds).
 
 // Noise is equation (4.3): the slowdown of the instrumented reference run,

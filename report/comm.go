@@ -12,7 +12,7 @@ import (
 // matrices are summed into blocks of adjacent processes.
 const CommMaxSide = 128
 
-// Comm is the communication per code structure of run 0 (seed 002), with
+// Comm is the communication per code structure of run 0 (Jones et al. 2007), with
 // collectives decomposed linearly.
 type Comm struct {
 	*comm.Result

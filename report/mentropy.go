@@ -11,7 +11,7 @@ import (
 // MEntropyWindow is W, the window of the modified entropy.
 const MEntropyWindow = 4
 
-// mentropyAlpha and mentropyBeta are Table 4 of seed 001 (W = 4, variant
+// mentropyAlpha and mentropyBeta are Table 4 of Özmen 2002 (W = 4, variant
 // R), the defaults of `parscope mentropy` (docs/paper-oracles.md 1.3).
 var (
 	mentropyAlpha = []float64{0.5, 0.7, 0.8, 0.9, 0.99}
@@ -19,7 +19,7 @@ var (
 )
 
 // MEntropy is Özmen's modified entropy of each process's event stream
-// (seed 001), with uniform event probabilities.
+// (Özmen 2002), with uniform event probabilities.
 type MEntropy struct {
 	Window  int            `json:"window"`
 	K       float64        `json:"k"`

@@ -17,7 +17,7 @@ const OccupancyWindows = 256
 // largest occupancies first).
 const OccupancyTableRows = 200
 
-// OccupancyRun is the state occupancy of one run (seed 003): every state
+// OccupancyRun is the state occupancy of one run (Lyon 1990): every state
 // is a mode of its own.
 type OccupancyRun struct {
 	Run   int32    `json:"run"`

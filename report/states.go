@@ -26,7 +26,7 @@ const PCAComponents = 3
 // SubsetK is the size of the process windows the subset ranking searches.
 const SubsetK = 3
 
-// Entropy is the entropy of the parallel execution (seed 000).
+// Entropy is the entropy of the parallel execution (Gomez, Cai & Schubert 2017).
 type Entropy struct {
 	// Blocks is N, the number of blocks of the phase space.
 	Blocks int          `json:"blocks"`
@@ -74,7 +74,7 @@ type PCARun struct {
 	Scores [][]float64 `json:"scores"`
 }
 
-// PhaseSpace is the 3D projection of the sampled states (seed 000, 3.3).
+// PhaseSpace is the 3D projection of the sampled states (Gomez, Cai & Schubert 2017, section 3.3).
 type PhaseSpace struct {
 	Elevation string          `json:"elevation"`
 	Runs      []PhaseSpaceRun `json:"runs"`

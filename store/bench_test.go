@@ -14,7 +14,7 @@ import (
 )
 
 // benchRecords returns n state records over procs processes in time order,
-// like a merged seed-000 trace: each process steps through blocks 1..13
+// like a merged "time block pid" trace of Gomez, Cai & Schubert (2017): each process steps through blocks 1..13
 // with random dwell times in microseconds.
 func benchRecords(n, procs int) []trace.Record {
 	rng := rand.New(rand.NewPCG(9, 9))

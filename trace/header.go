@@ -23,7 +23,7 @@ type Header struct {
 // Meta is the trace's metadata.
 type Meta struct {
 	// ClockResolution is the resolution of the source clock in nanoseconds
-	// (1000 for microsecond timestamps, 10000 for seed 000's 10 µs).
+	// (1000 for microsecond timestamps, 10000 for the 10 µs of Gomez, Cai & Schubert 2017).
 	ClockResolution int64 `json:"clock_resolution_ns"`
 	// Source names the format the trace was imported from ("gomez", "annotated", ...).
 	Source string `json:"source,omitempty"`

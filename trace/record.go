@@ -67,7 +67,7 @@ var Kinds = []Kind{KindState, KindEnter, KindExit, KindSend, KindRecv, KindColle
 // Record flags.
 const (
 	// FlagDynamic marks a message whose peer the compiler could not determine
-	// statically (the "[D]" mark of seed 002's annotated traces).
+	// statically (the "[D]" mark of the annotated traces of Jones et al. 2007).
 	FlagDynamic uint8 = 1 << 0
 	// FlagAnySource marks a receive posted with MPI_ANY_SOURCE whose actual
 	// source is not known from the trace (Peer is then -1).

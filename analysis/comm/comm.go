@@ -1,5 +1,5 @@
-// Package comm ties communication to code structure (seed 002, Jones et
-// al., sections 4–6): it builds the code-structure tree of a trace (regions
+// Package comm ties communication to code structure (Jones et
+// al. 2007, sections 4–6): it builds the code-structure tree of a trace (regions
 // nested as they were entered), and for every structure the n×n matrices of
 // bytes and of messages sent inside it, alone or aggregated over its nested
 // structures, the communication degree of every process, and the working

@@ -150,7 +150,7 @@ type SubsetResult struct {
 // window of k processes (0..k-1, 1..k, ...; with cyclic also the windows
 // that wrap around) of run 0 of the trace, and ranks them by how far the
 // chosen measure lies from the others, most anomalous first: the search
-// that points at a starving process (seed 000, Table 5). open returns a
+// that points at a starving process (Gomez, Cai & Schubert 2017, Table 5). open returns a
 // fresh time-merged reader of the trace for each window.
 func Subsets(ctx context.Context, h *trace.Header, open func() trace.Reader, k int, cyclic bool, opts Options, m Measure) ([]SubsetResult, error) {
 	if len(h.Runs) == 0 {

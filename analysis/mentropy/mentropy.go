@@ -1,5 +1,5 @@
 // Package mentropy computes Özmen's modified entropy of an event stream
-// (seed 001): for each event of a process, how much information it carries
+// (Özmen 2002): for each event of a process, how much information it carries
 // given the events just before it. A window of the W previous events and a
 // table of transition probabilities (α for "the same event again", β for
 // "a different event", indexed by how often the most recent event repeated)

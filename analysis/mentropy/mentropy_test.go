@@ -174,7 +174,7 @@ func TestTable3VariantW(t *testing.T) {
 		win = append([]string{names[i]}, win...)[:min(len(win)+1, 4)]
 		if i == 0 {
 			// Not reproducible: the paper prints 2.188759; our rule is
-			// β case, p_w = p(A), x = β0 (documented in docs/seed001.md).
+			// β case, p_w = p(A), x = β0 (documented in docs/modified-entropy.md).
 			if s.Case != First || fmt6(s.H) == fmt6(*r.Paper) || !near(s.H, 100*0.2*g(0.45)) {
 				t.Errorf("row 0: %s H=%v", s.Case, s.H)
 			}

@@ -25,7 +25,7 @@ func readLyonSweep(t *testing.T, name string) *Sweep {
 // TestLyonWorkloadSweeps fits the sweeps of examples/lyon recorded on
 // machine A (testdata/lyon, 60/75/75 trials as the paper's) and checks:
 // the U estimator against the workloads' emulated compute cost, the
-// accuracy of the tableau (the figures docs/seed003.md reports), and
+// accuracy of the tableau (the figures docs/occupancy.md reports), and
 // predictions of trials left out of the fit (fit on half of the trials,
 // predict the other half).
 func TestLyonWorkloadSweeps(t *testing.T) {
@@ -59,7 +59,7 @@ func TestLyonWorkloadSweeps(t *testing.T) {
 				t.Logf("%s = %s (R² %.3f)", eq.Mode, eq.Format(), eq.R2)
 			}
 			if math.Abs(f.Acc95-c.acc95) > 0.0005 {
-				t.Errorf("±%.1f%% of elapsed time at 95%%, docs/seed003.md says ±%.1f%%", 100*f.Acc95, 100*c.acc95)
+				t.Errorf("±%.1f%% of elapsed time at 95%%, docs/occupancy.md says ±%.1f%%", 100*f.Acc95, 100*c.acc95)
 			}
 			if f.Compression != float64(c.trials) {
 				t.Errorf("compression %g:1, want %d:1", f.Compression, c.trials)

@@ -1,6 +1,6 @@
 // Package ocs plans and simulates an optical circuit switched (OCS)
 // interconnect for a traced message-passing program, as in sections 5–6 of
-// seed 002 (Jones et al.): every node is linked to a number of optical switch
+// Jones et al. (2007): every node is linked to a number of optical switch
 // planes, each of which can connect every node to at most one other node
 // (a plane is a partial permutation), and to a slow electronic packet
 // network that carries everything no circuit carries.
@@ -18,7 +18,7 @@
 // returns the completion time and the average message delay; Sweep gives
 // the curves of the paper's Figures 12 and 13 (time and delay against the
 // number of planes, one line per strategy). The model is documented on
-// Simulate and in docs/seed002-ocs.md.
+// Simulate and in docs/optical-switch.md.
 package ocs
 
 import (

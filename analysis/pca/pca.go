@@ -1,5 +1,5 @@
 // Package pca finds the principal components of the state matrix of a
-// parallel execution (rows = states, columns = processes; seed 000,
+// parallel execution (rows = states, columns = processes; Gomez, Cai & Schubert 2017,
 // section 3.4): the first component shows the typical progress of the
 // processes, the next ones how they differ at a moment.
 //

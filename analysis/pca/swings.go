@@ -9,7 +9,7 @@ import (
 // number): rises of at least prominence from the lowest point since the
 // last swing down. On an iterative program whose processes move through
 // the loop together, PC1 climbs once per iteration and falls back when the
-// loop restarts: each swing is one of the V shapes of seed 000's Figure 8,
+// loop restarts: each swing is one of the V shapes of Figure 8 of Gomez, Cai & Schubert (2017),
 // and the count is the number of iterations. A series that never moves by
 // prominence has no swing.
 func Swings(y []float64, prominence float64) int {

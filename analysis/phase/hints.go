@@ -2,7 +2,7 @@ package phase
 
 // Hints describe the shape of an execution from its phase label sequence:
 // where the initialisation ends, the period of the cyclic part, and when
-// each phase runs. They are what the thesis (seed 004, §3) asks of a BBV
+// each phase runs. They are what Strube's thesis (Strube 2011, chapter 3) asks of a BBV
 // analysis besides the simulation points.
 type Hints struct {
 	// InitEnd is the first interval of the steady part: intervals

@@ -1,4 +1,4 @@
-// Package phasespace projects parallel states into 3D the way seed 000
+// Package phasespace projects parallel states into 3D the way Gomez, Cai & Schubert (2017)
 // (section 3.3) displays its phase space: the P-dimensional hypercube
 // stands on its corner (0..0), with its main diagonal vertical. Process i
 // gets a unit vector u_i whose horizontal direction is at angle 2πi/P and

@@ -1,5 +1,5 @@
 // Package state reconstructs total parallel states from per-process block
-// traces, as section 5.5 of Gomez, Cai and Schubert describes: the first
+// traces, as section 5.5 of Gomez, Cai & Schubert (2017) describes: the first
 // state of a run has every process in the start block at time 0; each
 // record sets its process's column; a new state (row) begins whenever the
 // time changes, carrying the other columns over.
@@ -399,7 +399,7 @@ func (t *Tracker) LnMultiplicity() float64 {
 }
 
 // LnProb returns ln p = ln W − P ln N, the combinatorial probability of
-// the current state's class among N blocks (seed 000, section 4).
+// the current state's class among N blocks (Gomez, Cai & Schubert 2017, section 4).
 func (t *Tracker) LnProb(n int) float64 {
 	return t.LnMultiplicity() - float64(len(t.X))*math.Log(float64(n))
 }

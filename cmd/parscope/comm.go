@@ -107,7 +107,7 @@ func init() {
 	)
 	cmd := &cobra.Command{
 		Use:   "comm TRACE.pst",
-		Short: "Communication per code structure: tree, matrices, degrees, working sets (seed 002)",
+		Short: "Communication per code structure: tree, matrices, degrees, working sets (Jones et al. 2007)",
 		Long: `comm ties communication to code structure. It builds the code-structure tree
 (regions nested as they were entered; a trace without regions is a single
 root, "program") and for every structure the bytes and messages sent inside

@@ -41,7 +41,7 @@ func init() {
 		Use:   "entropy TRACE.pst",
 		Short: "Entropy of the parallel execution: combinatorial, histogram, empirical, per subset and over time",
 		Long: `Entropy measures how disordered the execution was, from its parallel states
-(Gomez, Cai and Schubert). A state of P processes among N blocks has the
+(Gomez, Cai & Schubert 2017). A state of P processes among N blocks has the
 combinatorial probability p = P!/(N^P Π b_k!), where b_k processes are in
 block k. Measures (bits), per run and over all runs:
 

@@ -55,7 +55,7 @@ func init() {
 	)
 	cmd := &cobra.Command{
 		Use:   "mentropy [TRACE.pst]",
-		Short: "Özmen's modified entropy of each process's event stream (seed 001)",
+		Short: "Modified entropy of each process's event stream (Özmen 2002)",
 		Long: `Mentropy computes, for every event of every process, the modified entropy
 H = −K·p_w·x·ln x (nats): a window of the W previous events, a transition
 table (α when the event repeats the most recent one, β when it differs, row I

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// Table 3 of seed 001 through the CLI: variant W, Table 2, p = A .2 B .4 C .4.
+// Table 3 of Özmen (2002) through the CLI: variant W, Table 2, p = A .2 B .4 C .4.
 func TestMentropyStreamTable3(t *testing.T) {
 	out := mustRun(t, "mentropy", "--variant", "W", "--window", "4", "--alpha", "0.1,0.3,0.6,0.9",
 		"--beta", "0.45,0.35,0.2,0.05", "--K", "100", "--prob", "A=0.2,B=0.4,C=0.4", "--csv",

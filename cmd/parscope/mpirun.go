@@ -45,7 +45,8 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "mpirun -o OUT.pst [flags] -- LAUNCHER [ARGS...]",
 		Short: "Run an MPI program under parscope's PMPI shim and merge its ranks into a .pst",
-		Long: `mpirun records an MPI program (seed 002). It builds parscope's PMPI shim
+		Long: `mpirun records an MPI program, its messages tied to code structure as in
+Jones et al. 2007. It builds parscope's PMPI shim
 with the MPI library's mpicc (once; builds are cached), runs the launch command
 with the shim preloaded (LD_PRELOAD) in every rank, then merges the per-rank
 files into OUT.pst: point-to-point messages (blocking and non-blocking, with

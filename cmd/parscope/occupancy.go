@@ -75,7 +75,7 @@ func init() {
 	)
 	cmd := &cobra.Command{
 		Use:   "occupancy TRACE.pst",
-		Short: "State occupancies: macrostates, occupancy tables, mean node occupancy (seed 003)",
+		Short: "State occupancies: macrostates, occupancy tables, mean node occupancy (Lyon 1990)",
 		Long: `Occupancy puts every process of a run, at any time, in one of m modes (its
 states, or groups of states given by --modes) and reports, per run, Lyon's
 tables: the occupancy table (T3: the time spent with each combination of

@@ -23,7 +23,7 @@ import (
 	"github.com/parscope/parscope/trace"
 )
 
-// The parameter sweeps, estimator fits and predictions of seed 003
+// The parameter sweeps, estimator fits and predictions of Lyon (1990)
 // (Lyon's "Mean Node Occupancies and Three Hypercube Paradigms" to
 // "Estimators and Modeling"): `parscope sweep`, `parscope fit` and
 // `parscope predict`.
@@ -39,7 +39,7 @@ func init() {
 	)
 	cmd := &cobra.Command{
 		Use:   "sweep --param NAME=VALUES... [flags] -- COMMAND [ARGS...]",
-		Short: "Run a workload over a grid of parameters and tabulate its mean node occupancies (seed 003)",
+		Short: "Run a workload over a grid of parameters and tabulate its mean node occupancies (Lyon 1990)",
 		Long: `Sweep runs COMMAND once per point of the grid of --param values (every
 combination, the last --param varying fastest). In COMMAND and ARGS, {NAME}
 is replaced by the value of parameter NAME and {out} by the path of a .pst
@@ -389,7 +389,7 @@ func init() {
 	)
 	cmd := &cobra.Command{
 		Use:   "fit SWEEP.csv [SWEEP.csv...]",
-		Short: "Fit estimator equations of the mean node occupancies of sweeps: Lyon's tableau (seed 003)",
+		Short: "Fit estimator equations of the mean node occupancies of sweeps: Lyon's tableau (Lyon 1990)",
 		Long: `Fit fits, for every mode of each sweep table (written by parscope sweep), an
 estimator equation of its mean node occupancy in the sweep's parameters, and
 prints the tableau: one column per sweep (workload), one row per mode; each
@@ -549,7 +549,7 @@ func init() {
 	)
 	cmd := &cobra.Command{
 		Use:   "predict FIT.json (--at NAME=V,... ... | --check SWEEP.csv) [flags]",
-		Short: "Evaluate fitted occupancy estimators at new parameter settings (seed 003)",
+		Short: "Evaluate fitted occupancy estimators at new parameter settings (Lyon 1990)",
 		Long: `Predict evaluates the equations of a fit written by parscope fit -o: with
 --at (repeatable) at the given parameter settings, printing the estimated
 mean node occupancy of each mode, the elapsed time T and T relative to the

@@ -514,7 +514,7 @@ func TestSweepLyonWorkload(t *testing.T) {
 }
 
 // TestFitLyonTableau prints the tableau of the sweeps of examples/lyon
-// recorded on machine A (docs/seed003.md) and Lyon's "what if grain g
+// recorded on machine A (docs/occupancy.md) and Lyon's "what if grain g
 // changes" for Ring.
 func TestFitLyonTableau(t *testing.T) {
 	data := "../../analysis/occupancy/testdata/lyon"

@@ -51,7 +51,7 @@ func init() {
 	def := ocs.DefaultParams()
 	cmd := &cobra.Command{
 		Use:   "ocs TRACE.pst",
-		Short: "Optical circuit switch planning and simulation: time and delay against planes (seed 002, Figures 12–13)",
+		Short: "Optical circuit switch planning and simulation: time and delay against planes (Jones et al. 2007, Figures 12–13)",
 		Long: `ocs simulates the trace's messages on an interconnect of optical circuit
 switch planes (each plane gives every node at most one outgoing and one
 incoming circuit) beside a slow electronic packet network, for each number
@@ -68,7 +68,7 @@ pays the switching latency on every set-up.
 
 The replay keeps each process's order and its compute time between
 communications; sends are eager, receives wait for their message, links
-serialise messages first come first served (see docs/seed002-ocs.md).
+serialise messages first come first served (see docs/optical-switch.md).
 Collectives are decomposed into point-to-point messages by --decompose.
 --structure ranks the connections of one code structure (as parscope comm
 names them) instead of the whole program's.
@@ -207,7 +207,7 @@ func plotOCS(path string, rep ocsReport) ([]string, error) {
 			series = append(series, plot.Series{Name: "electronic only", X: []float64{float64(lo), float64(hi)}, Y: []float64{e, e}})
 		}
 		name := base + fig.suffix + ext
-		title := fmt.Sprintf("%s: %s, %d processes (OCS, seed 002)", filepath.Base(rep.Trace), fig.title, rep.Procs)
+		title := fmt.Sprintf("%s: %s, %d processes (optical circuit switch, Jones et al. 2007)", filepath.Base(rep.Trace), fig.title, rep.Procs)
 		if err := plot.Lines(name, title, "optical switch planes", fig.ylabel, series); err != nil {
 			return out, err
 		}

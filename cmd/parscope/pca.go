@@ -40,7 +40,7 @@ func init() {
 	)
 	cmd := &cobra.Command{
 		Use:   "pca TRACE.pst",
-		Short: "Principal components of the state matrix (seed 000, section 3.4)",
+		Short: "Principal components of the state matrix (Gomez, Cai & Schubert 2017, section 3.4)",
 		Long: `PCA treats every reconstructed state as a row and every process as a column,
 and finds the directions of largest variance. The first component shows the
 typical progress of the processes; the next ones how they differ at a moment.

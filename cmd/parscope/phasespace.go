@@ -24,7 +24,7 @@ func init() {
 	)
 	cmd := &cobra.Command{
 		Use:   "phasespace TRACE.pst",
-		Short: "Project the parallel states into 3D: the hypercube on its diagonal (seed 000, section 3.3)",
+		Short: "Project the parallel states into 3D: the hypercube on its diagonal (Gomez, Cai & Schubert 2017, section 3.3)",
 		Long: `Phasespace places every state at X3 = Σ u_i x_i, where process i's unit
 vector u_i points at angle 2πi/P around the vertical and rises so that the
 all-start corner is at the bottom and the all-end corner straight above it.

@@ -26,7 +26,7 @@ func init() {
 	)
 	cmd := &cobra.Command{
 		Use:   "plan SYSTEM.yaml",
-		Short: "Multi-cluster master/worker plan: steady performance and which nodes to use (seed 004, eq. 4.8–4.9)",
+		Short: "Multi-cluster master/worker plan: steady performance and which nodes to use (Strube 2011, eq. 4.8–4.9)",
 		Long: `Plan reads a multi-cluster master/worker system (clusters, their nodes with
 the time each takes per task, measured or predicted by a probe, the LAN and
 internet throughputs, and the task and result sizes) and computes the
@@ -43,7 +43,7 @@ Perf_Ste/CPerf_Avail), and slashes clusters where no node can. It prints
 the nodes, the clusters with the four terms of (4.8) and the term that
 limits, and the system with all nodes and with the chosen ones.
 
-The YAML format is in docs/seed004-plan.md; errors name the file, line,
+The YAML format is in docs/multicluster-plan.md; errors name the file, line,
 column and field.`,
 		Example: `  parscope plan testdata/plan/two-clusters.yaml
   parscope plan --threshold 0.95 --json grid.yaml`,

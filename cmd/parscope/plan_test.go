@@ -12,7 +12,7 @@ import (
 const planData = "../../testdata/plan"
 
 // TestPlanGolden pins the text and JSON output of plan on the example
-// systems (docs/seed004-plan.md computes them by hand).
+// systems (docs/multicluster-plan.md computes them by hand).
 func TestPlanGolden(t *testing.T) {
 	for _, name := range []string{"two-clusters", "three-clusters", "tradeoff", "grid"} {
 		for _, form := range []struct{ ext, flag string }{{".golden.txt", ""}, {".golden.json", "--json"}} {

@@ -26,9 +26,9 @@ func probeWorker(cmd *cobra.Command, args []string, before int, use string) ([]s
 func init() {
 	pc := &cobra.Command{
 		Use:   "probe",
-		Short: "Build and run performance probes of Go workers (seed 004)",
+		Short: "Build and run performance probes of Go workers (Strube 2011)",
 		Long: `probe predicts a worker's run time on another machine from a few
-representative intervals (seed 004, chapters 4–5). The worker is a Go
+representative intervals (Strube 2011, chapters 4–5). The worker is a Go
 program that describes its computation as a probe.Task and calls
 probe.Main; parscope runs it as a child process and talks to the driver
 through a work directory named by PARSCOPE_PROBE_DIR.

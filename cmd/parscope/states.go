@@ -72,7 +72,7 @@ func init() {
 	)
 	cmd := &cobra.Command{
 		Use:   "states TRACE.pst",
-		Short: "Reconstruct the total parallel states of each run (seed 000, section 5.5)",
+		Short: "Reconstruct the total parallel states of each run (Gomez, Cai & Schubert 2017, section 5.5)",
 		Long: `States rebuilds the parallel state of every run: the first state has every
 process in the start block at time 0; each block entry sets its process's
 column, and a new state begins whenever the time changes.

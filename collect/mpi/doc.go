@@ -1,5 +1,5 @@
-// Package mpi records MPI programs (seed 002's traces of real message
-// passing): a PMPI shim in C, preloaded into every rank with LD_PRELOAD,
+// Package mpi records MPI programs (traces of real message passing, as
+// Jones et al. 2007 recorded them): a PMPI shim in C, preloaded into every rank with LD_PRELOAD,
 // writes one binary file per rank, and Merge turns the files of a run into
 // trace records (a .pst through the store).
 //

@@ -99,7 +99,7 @@ func sorted(s map[int]bool) []int { return slices.Sorted(maps.Keys(s)) }
 // fine-level halo exchange ("loop 151") uses exactly the 3D face
 // neighbours, symmetrically; the coarse exchange ("loop 159") the
 // neighbours on the grid of active ranks; the agglomeration each inactive
-// rank's owner. Point-to-point only (seed 002 section 5), the
+// rank's owner. Point-to-point only (Jones et al. 2007, section 5), the
 // whole-program degree is the union of these, and on 16 and 27 ranks it is
 // higher than the degree of every innermost structure, the paper's
 // finding: the program needs more partners than any of its loops.

@@ -1,11 +1,11 @@
 // Package rewrite is the source-to-source pass behind `parscope
-// instrument` (the analogue of seed 002's SUIF pass): it type-checks a Go
+// instrument` (the analogue of the SUIF pass of Jones et al. 2007): it type-checks a Go
 // package and rewrites it to record itself with the instrument library.
 //
 // # Blocks
 //
 // Basic blocks are numbered across the package in textual order (files by
-// name, then position), as in seed 000 section 3.1: block 0 is a process's
+// name, then position), as in Gomez, Cai & Schubert (2017), section 3.1: block 0 is a process's
 // start and the highest block its end; in between, each function has an
 // entry block (its lowest), its exit block (its highest, recorded by a
 // defer when it returns or panics) and a block at the start of every then

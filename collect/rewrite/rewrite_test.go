@@ -65,7 +65,7 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestBlockNumbering checks seed 000's numbering: 0 is the start, the
+// TestBlockNumbering checks the numbering of Gomez, Cai & Schubert (2017): 0 is the start, the
 // highest id the end, the others consecutive in textual order, and each
 // function's entry is its lowest block and its exit its highest.
 func TestBlockNumbering(t *testing.T) {

@@ -1,5 +1,5 @@
-// Command amoeba is seed 000's parallel amoeba (downhill simplex) code
-// (section 5.1, Table 1): N+1 processes, one per vertex of the simplex,
+// Command amoeba is the parallel amoeba (downhill simplex) code of Gomez,
+// Cai & Schubert 2017 (section 5.1, Table 1): N+1 processes, one per vertex of the simplex,
 // minimise an N-dimensional hyperboloid f(x) = sqrt(1 + |x - m|^2) for 20
 // iterations, recording the basic blocks of Table 1 (1..13):
 //

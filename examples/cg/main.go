@@ -1,5 +1,5 @@
 // Command cg is the Go version of examples/mpi/cg.c, a CG-like
-// communication pattern (NAS CG's, seed 002 section 6): goroutines are the
+// communication pattern (NAS CG's, Jones et al. 2007, section 6): goroutines are the
 // ranks, channels the links, and the instrumentation library records every
 // message and region.
 //

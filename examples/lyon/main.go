@@ -1,5 +1,5 @@
 // Command lyon runs the three communication benchmarks of Lyon's NISTIR
-// 4418 (seed 003), whose communication dependency is weak, moderate and
+// 4418 (Lyon 1990), whose communication dependency is weak, moderate and
 // strong:
 //
 //	go run ./examples/lyon -bench random -n 8 -g 400 -e 150 -o random.pst
@@ -40,7 +40,7 @@
 // occupancy --counters --start U t.pst` gives the tables and the mean node
 // occupancies (--start: the nodes have no mode during the program's set-up,
 // before their first state), and `parscope sweep` runs the benchmark over a
-// grid of parameters (docs/seed003.md).
+// grid of parameters (docs/occupancy.md).
 package main
 
 import (

@@ -1,5 +1,5 @@
-// Command masterworker is the master/worker program of seed 001 (Figure 3)
-// and seed 004 (chapter 2): a master dispatches tasks to workers, every
+// Command masterworker is the master/worker program of Özmen 2002 (Figure 3)
+// and Strube 2011 (chapter 2): a master dispatches tasks to workers, every
 // process including the master works on its share, each task a loop of
 // do_calc, and the master collects the results:
 //
@@ -10,7 +10,7 @@
 // the number of do_calc steps of every task (between calc/2 and calc).
 // Each instrumentation point of Figure 3 is recorded both as a block and
 // as a named event (program_st, send_i, recv1, do_calc, send_res,
-// recv_res, program_sp), the event stream seed 001's modified entropy
+// recv_res, program_sp), the event stream Özmen's (2002) modified entropy
 // reads.
 package main
 

@@ -1,4 +1,4 @@
-// Command matmul is a one-phase probe workload (seed 004 §6): a repeated
+// Command matmul is a one-phase probe workload (Strube 2011, §6): a repeated
 // dense matrix product. Each repetition computes C = A×B, then A becomes C
 // scaled to a largest entry of 1, so every repetition does the same work on
 // new numbers:

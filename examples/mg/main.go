@@ -1,5 +1,5 @@
 // Command mg is the Go version of examples/mpi/mg.c, the MG-like multigrid
-// halo exchange of seed 002 (section 5, the comm3/give3 code of Figure 3):
+// halo exchange of Jones et al. 2007 (section 5, the comm3/give3 code of Figure 3):
 // goroutines are the ranks, channels the links, and the instrumentation
 // library records every message and region.
 //

@@ -1,5 +1,5 @@
 /*
- * cg.c: a CG-like communication pattern in MPI (NAS CG's, seed 002 section
+ * cg.c: a CG-like communication pattern in MPI (NAS CG's, Jones et al. 2007, section
  * 6), for any number of ranks (8, 16 and 27 are the tested ones).
  *
  * The ranks form a 2D grid of nprows x npcols (npcols the smallest divisor

@@ -1,5 +1,5 @@
 /*
- * mg.c: an MG-like multigrid halo exchange in MPI (seed 002, section 5, the
+ * mg.c: an MG-like multigrid halo exchange in MPI (Jones et al. 2007, section 5, the
  * comm3/give3 code of Figure 3), for any number of ranks (8, 16 and 27 are
  * the tested ones).
  *

@@ -1,6 +1,6 @@
 // Command multicluster runs a master/worker application over emulated
 // clusters and compares the throughput it achieves with the steady
-// performance that package plan predicts (seed 004, §4.10, eq. 4.8–4.9):
+// performance that package plan predicts (Strube 2011, §4.10, eq. 4.8–4.9):
 //
 //	go run ./examples/multicluster -config testdata/plan/two-clusters.yaml [-tasks 200] [-thresholds 0.9,0.7] [-json]
 //

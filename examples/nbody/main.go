@@ -1,5 +1,5 @@
 // Command nbody is a probe workload with two phases of different kinds
-// (seed 004 §6): a direct-summation gravitational n-body simulation whose
+// (Strube 2011, §6): a direct-summation gravitational n-body simulation whose
 // time steps compute the forces in parallel (GOMAXPROCS goroutines), and
 // whose periodic analysis — the potential energy and a histogram of the
 // pair distances — runs serially:

@@ -1,5 +1,5 @@
 // Command phasesize is a probe workload whose phases change with the
-// problem size (seed 004 §5.3, Figures 5.1 vs 5.2): a fixed-cost setup, then
+// problem size (Strube 2011, §5.3, Figures 5.1 vs 5.2): a fixed-cost setup, then
 // iterations of an O(n²) relaxation of an n×n grid and an O(n) boundary
 // spectrum. With a small -n the setup and the boundary weigh most; with a
 // large -n the relaxation dominates and the other phases shrink to little

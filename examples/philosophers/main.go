@@ -1,4 +1,4 @@
-// Command philosophers is seed 000's dining philosophers (section 5.2),
+// Command philosophers is the dining philosophers of Gomez, Cai & Schubert 2017 (section 5.2),
 // recording each philosopher's state as its block:
 //
 //	go run ./examples/philosophers -o phil.pst [-seed N] [-variant symmetric|livelock]
@@ -10,7 +10,7 @@
 // EAT -> THINK are allowed, with probability 0.3 of changing state per
 // iteration and at most 30, 10 and 10 turns in THINK, ASK and EAT. A
 // philosopher in THINK holds on to nothing: a neighbour in ASK takes the
-// fork they share. The state is the 4-bit code of seed 000 section 5.4:
+// fork they share. The state is the 4-bit code of Gomez, Cai & Schubert 2017, section 5.4:
 // THINK=00, ASK=01, EAT=10 in the high bits, left fork 10 and right fork 01
 // in the low bits, EAT ignoring the low bits, so states 0..8.
 //

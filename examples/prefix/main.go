@@ -1,4 +1,4 @@
-// Command prefix is seed 000's recursive parallel prefix sum (section 5.3,
+// Command prefix is the recursive parallel prefix sum of Gomez, Cai & Schubert 2017 (section 5.3,
 // Table 2) over 16 processes, five prefix computations in sequence,
 // recording the blocks of Table 2 (0..7):
 //

@@ -1,5 +1,5 @@
 // Command sweep is a wavefront probe workload in the manner of Sweep3D
-// (seed 004 §4.2.3, §6): a discrete-ordinates transport sweep on an n×n
+// (Strube 2011, §4.2.3, §6): a discrete-ordinates transport sweep on an n×n
 // grid. Each iteration sweeps the grid from its four corners; a cell's
 // angular flux depends on its upstream neighbours, so a sweep proceeds by
 // anti-diagonals, whose cells are independent and are computed in parallel

@@ -1,4 +1,4 @@
-// Command transpose is the parallel matrix transpose of seed 001's section 5
+// Command transpose is the parallel matrix transpose of Özmen 2002, section 5
 // (the AIMS example): 16 processes, the matrix distributed by rows, then
 // exchanged all-to-all so that it ends distributed by columns:
 //

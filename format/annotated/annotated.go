@@ -48,7 +48,7 @@ const maxHeld = 1 << 16
 
 func init() { format.Register(Importer{}) }
 
-// Importer imports annotated MPI traces (seed 002). The zero value is ready
+// Importer imports annotated MPI traces (Jones et al. 2007). The zero value is ready
 // to use; it is registered under Name.
 type Importer struct{}
 
@@ -57,7 +57,7 @@ func (Importer) Name() string { return Name }
 
 // Describe is a one-line description for help texts.
 func (Importer) Describe() string {
-	return "code-structure-annotated MPI traces (seed 002, Jones et al.): one file per rank"
+	return "code-structure-annotated MPI traces (Jones et al. 2007): one file per rank"
 }
 
 var (

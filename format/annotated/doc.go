@@ -1,5 +1,5 @@
 // Package annotated imports the code-structure-annotated MPI traces of
-// seed 002 (Jones et al., "linking compilation and visualization", section
+// Jones et al. 2007 ("Linking Compilation and Visualization for Massively Parallel Programs", section
 // 3.1, Figure 4): the output of a program whose compiler inserted prints at
 // the entry and exit of loops and conditionals and around every MPI call.
 //

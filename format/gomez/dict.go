@@ -17,7 +17,7 @@ import (
 const nameLimit = 24
 
 // ReadDict reads a block dictionary: lines "id description" like Table 1 of
-// seed 000, where id is a non-negative integer and the rest of the line,
+// Gomez, Cai & Schubert 2017, where id is a non-negative integer and the rest of the line,
 // after spaces or tabs, is the description. A first line that does not
 // start with an integer is a column header and is skipped; blank lines and
 // '#' lines are skipped. It returns one StateDef per line in file order,

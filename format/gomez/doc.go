@@ -1,5 +1,5 @@
-// Package gomez imports the "time block pid" block traces of Gomez, Cai and
-// Schubert (seed 000, sections 5.4 and 5.5) into parscope's trace model.
+// Package gomez imports the "time block pid" block traces of Gomez, Cai &
+// Schubert (2017, sections 5.4 and 5.5) into parscope's trace model.
 //
 // # The format
 //

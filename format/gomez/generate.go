@@ -11,7 +11,7 @@ import (
 	"strconv"
 )
 
-// amoebaBody is one iteration of the amoeba simplex loop of seed 000's
+// amoebaBody is one iteration of the amoeba simplex loop of Gomez, Cai & Schubert's (2017)
 // Table 1; 0 marks the two slots of the branch (blocks 5 and 6, or the
 // shrink, blocks 7 and 8).
 var amoebaBody = [...]int32{2, 3, 4, 0, 0, 9, 10, 11, 12}
@@ -36,7 +36,7 @@ type genRec struct {
 
 // Generate writes a synthetic merged "time block pid" trace to w, sorted on
 // time, of runs concatenated runs (each starting again at time 0) in which
-// procs processes step through the 13 blocks of seed 000's amoeba simplex
+// procs processes step through the 13 blocks of Gomez, Cai & Schubert's (2017) amoeba simplex
 // (Table 1): block 1, then iterations of blocks 2, 3, 4, either 5 and 6 or
 // 7 and 8, 9, 10, 11 and 12, and block 13 as the last record. Every process
 // writes exactly recordsPerProc records per run. Durations are random

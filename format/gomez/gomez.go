@@ -36,7 +36,7 @@ func (Importer) Name() string { return Name }
 
 // Describe returns a one-line description for help texts.
 func (Importer) Describe() string {
-	return `"time block pid" block traces of Gomez, Cai and Schubert (seed 000); merged .srt or one file per process`
+	return `"time block pid" block traces of Gomez, Cai & Schubert (2017); merged .srt or one file per process`
 }
 
 // Import reads the inputs and writes their block entries to w as state

@@ -1,7 +1,7 @@
-// Command probe-validate checks parscope's performance probes (seed 004,
+// Command probe-validate checks parscope's performance probes (Strube 2011,
 // issue 9 item 3) on emulated targets whose speed differs per phase:
 //
-//	go run ./scripts/probe-validate [-out docs/seed004-probes.json] [-plots docs]
+//	go run ./scripts/probe-validate [-out docs/probes-wall.json] [-plots docs]
 //
 // For every workload it builds the worker twice (normally, and without
 // optimisations: -gcflags=all=-N -l), builds a probe on the reference (the
@@ -245,7 +245,7 @@ func run(outJSON, plots, only string, repeat, refRuns, actualRuns int, clock pro
 	for name, c := range curves {
 		printCurve(name, c)
 		if plots != "" {
-			if err := plotCurve(filepath.Join(plots, "seed004-curve-"+name+".png"), name, c); err != nil {
+			if err := plotCurve(filepath.Join(plots, "probes-curve-"+name+".png"), name, c); err != nil {
 				return err
 			}
 		}

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// HeatColor maps f in [0, 1] to the heat scale of seed 002's matrices:
+// HeatColor maps f in [0, 1] to the heat scale of the matrices of Jones et al. 2007:
 // black (0, no traffic) through red and yellow to white (1, the most).
 // Values outside [0, 1] are clamped.
 func HeatColor(f float64) color.RGBA {
@@ -51,7 +51,7 @@ func HeatMap(path string, h Heat, opts HeatOptions) error {
 
 // HeatMaps draws matrices side by side on one shared scale with one colour
 // bar, to path (.png or .svg): the whole-program matrix against those of
-// its subloops, as seed 002's Figures 9–11.
+// its subloops, as Figures 9–11 of Jones et al. 2007.
 func HeatMaps(path string, maps []Heat, opts HeatOptions) error {
 	if len(maps) == 0 {
 		return fmt.Errorf("plot %s: no matrices to draw", path)

@@ -1,6 +1,6 @@
 /*
  * parscope.h: mark code regions (loops, phases) in an MPI program so that
- * parscope's MPI tracing ties communication to them (seed 002):
+ * parscope's MPI tracing ties communication to them (Jones et al. 2007):
  *
  *   #include "parscope.h"
  *   parscope_region_begin("loop 36");

@@ -75,7 +75,7 @@ func Main(name string, c *Common, fs *flag.FlagSet, opts func() (instrument.Opti
 }
 
 // Spin does n rounds of 9 floating-point operations (3 multiplications, 6
-// additions, the cost unit of seed 000's FUN) and returns a value that
+// additions, the cost unit of FUN in Gomez, Cai & Schubert 2017) and returns a value that
 // depends on all of them, so the compiler cannot drop the loop.
 func Spin(n int, x float64) float64 {
 	a, b, c := x, 1.0000001, 0.9999999

@@ -27,9 +27,9 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	// Five runs of an amoeba-simplex-like program on 17 processes, as seed 000.
+	// Five runs of an amoeba-simplex-like program on 17 processes, as in Gomez, Cai & Schubert 2017.
 	write("amoeba.srt", func(f *os.File) error { return gomez.Generate(f, 5, 17, 200, 2015) })
-	// A 4-rank ring exchange in seed 002's annotated format, one file per rank.
+	// A 4-rank ring exchange in the annotated format of Jones et al. 2007, one file per rank.
 	for r := 0; r < 4; r++ {
 		write(fmt.Sprintf("ring/ring.%d.trace", r), func(f *os.File) error { return annotated.Generate(f, r, 4, 64) })
 	}

@@ -36,7 +36,7 @@ Run "parscope-beam ANALYSIS -h" for the flags of an analysis.
 `, strings.Join(pipelines.Analyses, ", "), strings.Join(pipelines.Runners, ", "))
 }
 
-// defaultTable is seed 001's Table 4 transition table (W = 4), the
+// defaultTable is Özmen's (2002) Table 4 transition table (W = 4), the
 // default of parscope mentropy.
 var defaultTable = [2]string{"0.5,0.7,0.8,0.9,0.99", "0.5,0.3,0.2,0.1,0.01"}
 
@@ -85,7 +85,7 @@ func main() {
 	case pipelines.MEntropy:
 		fl.String("of", "events", "the stream: events, states or regions")
 		fl.IntVar(&mwin, "W", 4, "W, the number of previous events in the window")
-		fl.StringVar(&alpha, "alpha", "", "α table, comma-separated (default: seed 001 Table 4 for W = 4)")
+		fl.StringVar(&alpha, "alpha", "", "α table, comma-separated (default: Özmen 2002, Table 4, for W = 4)")
 		fl.StringVar(&beta, "beta", "", "β table, comma-separated")
 		fl.Float64Var(&cfg.MEntropy.K, "K", 1, "the constant K")
 		fl.StringVar(&variant, "variant", "R", "R or W")
