@@ -1,5 +1,5 @@
 // Package entropy measures how disordered a parallel execution is, from its
-// reconstructed parallel states (package state), as Gomez, Cai and Schubert
+// reconstructed parallel states (package state), as Gomez, Cai & Schubert (2017)
 // define it, with the exact definitions of docs/paper-oracles.md section 3.
 //
 // A state of P processes among N blocks belongs to the class given by how
