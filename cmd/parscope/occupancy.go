@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"os"
 	"slices"
@@ -34,10 +38,15 @@ type occupancyRun struct {
 	Possible    string   `json:"possible_macrostates"`
 	Observed    int      `json:"observed_macrostates"`
 	// Compression is records in : occupancy table rows out.
-	Compression float64           `json:"compression"`
-	Table       []occupancyMacro  `json:"table"`
-	Projection  *occupancyProject `json:"projection,omitempty"`
-	Mean        []occupancyMean   `json:"mean,omitempty"`
+	Compression float64 `json:"compression"`
+	// Table holds the --top macrostates with the largest occupancy, in
+	// order of first appearance; TableOmitted counts the rows left out.
+	// With --all it is every row, written as they are read from the
+	// result rather than built in memory first.
+	Table        []occupancyMacro  `json:"table,omitempty"`
+	TableOmitted int               `json:"table_omitted,omitempty"`
+	Projection   *occupancyProject `json:"projection,omitempty"`
+	Mean         []occupancyMean   `json:"mean,omitempty"`
 	// Work is Σ occupancy (s) × rate over the table the --rates file
 	// applies to (WorkOf: "table" or "projection").
 	Work   *float64 `json:"work,omitempty"`
@@ -69,7 +78,7 @@ func init() {
 	var (
 		runs, modesFile, project, start string
 		ratesFile                       string
-		mean, asJSON, counters          bool
+		mean, asJSON, counters, all     bool
 		top                             int
 		plotPath, barsPath              string
 	)
@@ -171,9 +180,12 @@ of the time with k processes in it), for the first selected run.`,
 			if len(results) == 0 {
 				return fmt.Errorf("%s: no records to analyse", args[0])
 			}
+			if all {
+				top = 0
+			}
 			var reps []occupancyRun
 			for _, res := range results {
-				rep, err := occupancyReport(res.Run, res, keep, mean || counters)
+				rep, err := occupancyReport(res.Run, res, keep, mean || counters, top)
 				if err != nil {
 					return err
 				}
@@ -217,9 +229,12 @@ of the time with k processes in it), for the first selected run.`,
 				}
 			}
 			if asJSON {
+				if top <= 0 {
+					return writeOccupancyJSON(cmd.OutOrStdout(), reps, results)
+				}
 				return writeJSON(cmd.OutOrStdout(), reps)
 			}
-			return printOccupancy(cmd.OutOrStdout(), reps, top)
+			return printOccupancy(cmd.OutOrStdout(), reps, results, top)
 		},
 	}
 	fl := cmd.Flags()
@@ -231,7 +246,8 @@ of the time with k processes in it), for the first selected run.`,
 	fl.BoolVar(&mean, "mean", false, "also print the mean node occupancy of each mode")
 	fl.BoolVar(&counters, "counters", false, "also average the instrument library's occupancy counters (implies --mean)")
 	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	fl.IntVar(&top, "top", 20, "print at most this many table rows per run (0: all)")
+	fl.IntVar(&top, "top", 20, "print the table rows of the largest occupancy, at most this many per run (0: all)")
+	fl.BoolVar(&all, "all", false, "print every row of the occupancy table, in order of first appearance (as --top 0)")
 	fl.StringVar(&plotPath, "plot", "", "draw the processes per mode over time (stacked) to this .png or .svg")
 	fl.StringVar(&barsPath, "bars", "", "draw the occupancy histogram of each mode to this .png or .svg")
 	root.AddCommand(cmd)
@@ -245,11 +261,37 @@ func macros(in []occupancy.Macro) []occupancyMacro {
 	return out
 }
 
-// occupancyReport summarises one run's result.
-func occupancyReport(run int32, res *occupancy.Result, keep []int, mean bool) (occupancyRun, error) {
+// topMacros returns the at most n rows of table with the largest
+// occupancy (ties to the earlier row), in table order (first appearance).
+func topMacros(table []occupancy.Macro, n int) []occupancy.Macro {
+	if n >= len(table) {
+		return table
+	}
+	idx := make([]int, len(table))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(table[y].Occupancy, table[x].Occupancy) })
+	idx = idx[:n]
+	slices.Sort(idx)
+	out := make([]occupancy.Macro, n)
+	for i, j := range idx {
+		out[i] = table[j]
+	}
+	return out
+}
+
+// occupancyReport summarises one run's result, with the top rows of its
+// occupancy table by occupancy; top <= 0 leaves the table to be streamed
+// from res (writeOccupancyJSON, printOccupancy).
+func occupancyReport(run int32, res *occupancy.Result, keep []int, mean bool, top int) (occupancyRun, error) {
 	rep := occupancyRun{Run: run, Procs: res.Procs, Modes: res.Modes, Begin: res.Begin, End: res.End,
 		Records: res.Records, Microstates: res.Microstates, MacroRows: res.Rows,
-		Possible: res.Possible().String(), Observed: len(res.Table), Table: macros(res.Table)}
+		Possible: res.Possible().String(), Observed: len(res.Table)}
+	if top > 0 {
+		rep.Table = macros(topMacros(res.Table, top))
+		rep.TableOmitted = len(res.Table) - len(rep.Table)
+	}
 	if len(res.Table) > 0 {
 		rep.Compression = float64(res.Records) / float64(len(res.Table))
 	}
@@ -278,7 +320,42 @@ func occupancyReport(run int32, res *occupancy.Result, keep []int, mean bool) (o
 	return rep, nil
 }
 
-func printOccupancy(w io.Writer, reps []occupancyRun, top int) error {
+// writeOccupancyJSON writes reps as writeJSON does, with each run's whole
+// occupancy table written row by row from its result: the table is never
+// copied nor encoded as one value.
+func writeOccupancyJSON(w io.Writer, reps []occupancyRun, results []*occupancy.Result) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString("[\n")
+	for i, rep := range reps {
+		head, err := json.MarshalIndent(rep, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		// head is {"run": ..., ...}: the table goes first, then the rest.
+		bw.WriteString("  {\n    \"table\": [")
+		for j, m := range results[i].Table {
+			if j > 0 {
+				bw.WriteByte(',')
+			}
+			bw.WriteString("\n      ")
+			row, err := json.Marshal(occupancyMacro{Counts: m.Counts, Occupancy: m.Occupancy})
+			if err != nil {
+				return err
+			}
+			bw.Write(row)
+		}
+		bw.WriteString("\n    ],")
+		bw.Write(head[1:])
+		if i+1 < len(reps) {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
+}
+
+func printOccupancy(w io.Writer, reps []occupancyRun, results []*occupancy.Result, top int) error {
 	for i, r := range reps {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -293,9 +370,19 @@ func printOccupancy(w io.Writer, reps []occupancyRun, top int) error {
 				fmt.Fprintf(w, "%s = %s\n", cols[j], name)
 			}
 		}
-		fmt.Fprintln(w, "occupancy table (T3)")
-		if err := printMacros(w, cols, r.Table, r.End-r.Begin, top); err != nil {
-			return err
+		if top > 0 {
+			fmt.Fprintln(w, "occupancy table (T3)")
+			if r.TableOmitted > 0 {
+				fmt.Fprintf(w, "the %d rows of the largest occupancy, in order of first appearance; %d more rows (--all prints all)\n", len(r.Table), r.TableOmitted)
+			}
+			if err := printMacros(w, cols, macroRows(r.Table), r.End-r.Begin); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintln(w, "occupancy table (T3)")
+			if err := printMacros(w, cols, slices.Values(results[i].Table), r.End-r.Begin); err != nil {
+				return err
+			}
 		}
 		if r.Projection != nil {
 			fmt.Fprintf(w, "\nprojection on %s (T4)\n", strings.Join(r.Projection.Modes, ", "))
@@ -303,7 +390,7 @@ func printOccupancy(w io.Writer, reps []occupancyRun, top int) error {
 			for _, k := range r.Projection.Index {
 				pcols = append(pcols, cols[k])
 			}
-			if err := printMacros(w, pcols, r.Projection.Table, r.End-r.Begin, top); err != nil {
+			if err := printMacros(w, pcols, macroRows(r.Projection.Table), r.End-r.Begin); err != nil {
 				return err
 			}
 		}
@@ -377,14 +464,26 @@ func columnNames(modes []string) []string {
 	return modes
 }
 
-func printMacros(w io.Writer, modes []string, rows []occupancyMacro, total int64, top int) error {
+// macroRows lists rows as occupancy table rows.
+func macroRows(rows []occupancyMacro) iter.Seq[occupancy.Macro] {
+	return func(yield func(occupancy.Macro) bool) {
+		for _, m := range rows {
+			if !yield(occupancy.Macro{Counts: m.Counts, Occupancy: m.Occupancy}) {
+				return
+			}
+		}
+	}
+}
+
+// printMacrosBlock is the number of rows aligned together: the aligned
+// text of a whole table is never held at once.
+const printMacrosBlock = 4096
+
+func printMacros(w io.Writer, modes []string, rows iter.Seq[occupancy.Macro], total int64) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, strings.Join(modes, "\t")+"\toccupancy\tshare")
-	for i, m := range rows {
-		if top > 0 && i == top {
-			fmt.Fprintf(tw, "... %d more rows (--top 0 prints all)\n", len(rows)-top)
-			break
-		}
+	n := 0
+	for m := range rows {
 		for _, c := range m.Counts {
 			fmt.Fprintf(tw, "%d\t", c)
 		}
@@ -393,6 +492,11 @@ func printMacros(w io.Writer, modes []string, rows []occupancyMacro, total int64
 			share = 100 * float64(m.Occupancy) / float64(total)
 		}
 		fmt.Fprintf(tw, "%s\t%.2f%%\n", fmtNS(m.Occupancy), share)
+		if n++; n%printMacrosBlock == 0 {
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
 	}
 	return tw.Flush()
 }
