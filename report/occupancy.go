@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	"github.com/parscope/parscope/analysis/occupancy"
@@ -64,8 +65,10 @@ func buildOccupancy(ctx context.Context, s *store.Store) ([]*OccupancyRun, error
 	if k, ok := modes.Mode(state.DefaultStart(h)); ok {
 		start = modes.Names[k]
 	}
+	// The tables need no time trace: memory stays bounded by the distinct
+	// macrostates, not the length of the run.
 	results, err := occupancy.Compute(ctx, h, s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindState}}), modes,
-		occupancy.Options{Start: start, Trace: true})
+		occupancy.Options{Start: start})
 	if err != nil {
 		return nil, err
 	}
@@ -102,21 +105,72 @@ func buildOccupancy(ctx context.Context, s *store.Store) ([]*OccupancyRun, error
 		for w := range o.Counts {
 			o.Counts[w] = make([]float64, len(res.Modes))
 		}
-		for _, row := range res.Trace {
-			// Spread the row's duration over the windows it covers.
-			t0, t1 := float64(row.T-res.Begin), float64(row.T+row.Dur-res.Begin)
-			for w := max(int(t0/o.Window), 0); w < OccupancyWindows && float64(w)*o.Window < t1; w++ {
-				lo, hi := max(t0, float64(w)*o.Window), min(t1, float64(w+1)*o.Window)
-				if hi <= lo {
-					continue
-				}
-				for j, c := range row.Counts {
-					o.Counts[w][j] += float64(c) * (hi - lo) / o.Window
-				}
-			}
+		if err := spreadOccupancy(ctx, s, modes, start, res, o); err != nil {
+			return nil, err
 		}
-		res.Trace = nil
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// spreadOccupancy fills o.Counts, the processes per mode over time, with a
+// second pass over the run's records: the macrostate rows (T2) are rebuilt
+// from the microstates as they stream by, each spread over the windows it
+// covers and dropped, so memory does not grow with the run. The rows, and
+// so the windows, are those of the result's time trace (Options.Trace):
+// processes without a mode yet are in the start mode, adjacent
+// microstates with the same counts form one row.
+func spreadOccupancy(ctx context.Context, s *store.Store, modes *occupancy.Modes, start string, res *occupancy.Result, o *OccupancyRun) error {
+	m := len(res.Modes)
+	startMode := int32(-1)
+	if start != "" {
+		startMode = int32(modes.Index(start))
+	}
+	var (
+		row    occupancy.Row
+		counts = make([]int32, m)
+		has    bool
+	)
+	row.Counts = make([]int32, m)
+	spread := func(row *occupancy.Row) {
+		// Spread the row's duration over the windows it covers.
+		t0, t1 := float64(row.T-res.Begin), float64(row.T+row.Dur-res.Begin)
+		for w := max(int(t0/o.Window), 0); w < OccupancyWindows && float64(w)*o.Window < t1; w++ {
+			lo, hi := max(t0, float64(w)*o.Window), min(t1, float64(w+1)*o.Window)
+			if hi <= lo {
+				continue
+			}
+			for j, c := range row.Counts {
+				o.Counts[w][j] += float64(c) * (hi - lo) / o.Window
+			}
+		}
+	}
+	micro := func(t, dur int64, pm []int32) {
+		clear(counts)
+		for _, k := range pm {
+			if k < 0 {
+				k = startMode
+			}
+			if k >= 0 {
+				counts[k]++
+			}
+		}
+		if has && slices.Equal(counts, row.Counts) {
+			row.Dur += dur
+			return
+		}
+		if has {
+			spread(&row)
+		}
+		row.T, row.Dur, has = t, dur, true
+		copy(row.Counts, counts)
+	}
+	rd := s.Records(store.ReadOptions{Runs: []int32{res.Run}, Kinds: []trace.Kind{trace.KindState}})
+	if _, err := occupancy.Compute(ctx, s.Header(), rd, modes, occupancy.Options{Start: start, Micro: micro}); err != nil {
+		return err
+	}
+	if has {
+		spread(&row)
+	}
+	return nil
 }
