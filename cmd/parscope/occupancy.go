@@ -94,6 +94,11 @@ each mode (T5), computed from the table and from per-process counters (they
 agree). It also reports the number of possible macrostates C(p+m-1, p), how
 many were observed, and the compression from records to table rows.
 
+The table shows the --top macrostates of largest occupancy (20 by default),
+still in order of first appearance, and says how many rows it left out;
+--all writes every row (with --json, one row at a time as it is read from
+the result, never the whole table encoded at once).
+
 --rates reads a rate table r(.) (lines "C1,...,Ck RATE", the counts of a
 macrostate and its rate; "* RATE" for every macrostate not listed) and prints
 the total work Σ occupancy × rate, occupancy in seconds, as the r(.) columns
