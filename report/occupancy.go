@@ -2,7 +2,6 @@ package report
 
 import (
 	"context"
-	"slices"
 	"sort"
 
 	"github.com/parscope/parscope/analysis/occupancy"
@@ -114,25 +113,12 @@ func buildOccupancy(ctx context.Context, s *store.Store) ([]*OccupancyRun, error
 }
 
 // spreadOccupancy fills o.Counts, the processes per mode over time, with a
-// second pass over the run's records: the macrostate rows (T2) are rebuilt
-// from the microstates as they stream by, each spread over the windows it
-// covers and dropped, so memory does not grow with the run. The rows, and
-// so the windows, are those of the result's time trace (Options.Trace):
-// processes without a mode yet are in the start mode, adjacent
-// microstates with the same counts form one row.
+// second pass over the run's records: the macrostate rows (T2) stream by
+// (occupancy.EachRow), each spread over the windows it covers and dropped,
+// so memory does not grow with the run.
 func spreadOccupancy(ctx context.Context, s *store.Store, modes *occupancy.Modes, start string, res *occupancy.Result, o *OccupancyRun) error {
-	m := len(res.Modes)
-	startMode := int32(-1)
-	if start != "" {
-		startMode = int32(modes.Index(start))
-	}
-	var (
-		row    occupancy.Row
-		counts = make([]int32, m)
-		has    bool
-	)
-	row.Counts = make([]int32, m)
-	spread := func(row *occupancy.Row) {
+	rd := s.Records(store.ReadOptions{Runs: []int32{res.Run}, Kinds: []trace.Kind{trace.KindState}})
+	_, err := occupancy.EachRow(ctx, s.Header(), rd, modes, occupancy.Options{Start: start}, func(row *occupancy.Row) {
 		// Spread the row's duration over the windows it covers.
 		t0, t1 := float64(row.T-res.Begin), float64(row.T+row.Dur-res.Begin)
 		for w := max(int(t0/o.Window), 0); w < OccupancyWindows && float64(w)*o.Window < t1; w++ {
@@ -144,33 +130,6 @@ func spreadOccupancy(ctx context.Context, s *store.Store, modes *occupancy.Modes
 				o.Counts[w][j] += float64(c) * (hi - lo) / o.Window
 			}
 		}
-	}
-	micro := func(t, dur int64, pm []int32) {
-		clear(counts)
-		for _, k := range pm {
-			if k < 0 {
-				k = startMode
-			}
-			if k >= 0 {
-				counts[k]++
-			}
-		}
-		if has && slices.Equal(counts, row.Counts) {
-			row.Dur += dur
-			return
-		}
-		if has {
-			spread(&row)
-		}
-		row.T, row.Dur, has = t, dur, true
-		copy(row.Counts, counts)
-	}
-	rd := s.Records(store.ReadOptions{Runs: []int32{res.Run}, Kinds: []trace.Kind{trace.KindState}})
-	if _, err := occupancy.Compute(ctx, s.Header(), rd, modes, occupancy.Options{Start: start, Micro: micro}); err != nil {
-		return err
-	}
-	if has {
-		spread(&row)
-	}
-	return nil
+	})
+	return err
 }

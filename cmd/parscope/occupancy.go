@@ -177,7 +177,7 @@ of the time with k processes in it), for the first selected run.`,
 					return fmt.Errorf("%s: macrostates of %d counts, expected %d (the modes %s) or, with --project, the number of projected modes", ratesFile, k, len(modes.Names), strings.Join(modes.Names, ", "))
 				}
 			}
-			opts := occupancy.Options{Start: start, Trace: plotPath != ""}
+			opts := occupancy.Options{Start: start}
 			results, err := occupancy.Compute(cmd.Context(), h, s.Records(sel), modes, opts)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
@@ -224,7 +224,24 @@ of the time with k processes in it), for the first selected run.`,
 				}
 			}
 			if plotPath != "" {
-				if err := plotMountains(plotPath, reps[0].Run, results[0]); err != nil {
+				// A second pass streams the macrostate trace of the run
+				// drawn and keeps only the rows drawn.
+				one := sel
+				one.Runs = []int32{results[0].Run}
+				idx := plot.Thin(int(results[0].Rows), maxPlotRows)
+				var rows []occupancy.Row
+				i := 0
+				if _, err := occupancy.EachRow(cmd.Context(), h, s.Records(one), modes, opts, func(row *occupancy.Row) {
+					if len(rows) < len(idx) && idx[len(rows)] == i {
+						r := *row
+						r.Counts = slices.Clone(row.Counts)
+						rows = append(rows, r)
+					}
+					i++
+				}); err != nil {
+					return fmt.Errorf("%s: %w", args[0], err)
+				}
+				if err := plotMountains(plotPath, reps[0].Run, results[0], rows); err != nil {
 					return err
 				}
 			}
@@ -510,22 +527,21 @@ func printMacros(w io.Writer, modes []string, rows iter.Seq[occupancy.Macro], to
 const maxPlotRows = 4000
 
 // plotMountains draws the number of processes in each mode over time as
-// stacked areas: mode 0 at the bottom.
-func plotMountains(path string, run int32, res *occupancy.Result) error {
+// stacked areas: mode 0 at the bottom. rows are the macrostate rows drawn
+// (at most maxPlotRows of the run's, thinned evenly).
+func plotMountains(path string, run int32, res *occupancy.Result, rows []occupancy.Row) error {
 	p := gplot.New()
 	p.Title.Text = fmt.Sprintf("processes per mode over time, run %d", run)
 	p.X.Label.Text = "time (s)"
 	p.Y.Label.Text = "processes"
 	p.Y.Min, p.Y.Max = 0, float64(res.Procs)
 	p.Legend.Top = true
-	idx := plot.Thin(len(res.Trace), maxPlotRows)
 	m := len(res.Modes)
 	// Draw the cumulative counts from the top mode down, each filled to the
 	// axis, so the lower modes cover the upper ones.
 	for j := m - 1; j >= 0; j-- {
 		var xy plotter.XYs
-		for n, i := range idx {
-			row := res.Trace[i]
+		for n, row := range rows {
 			var y float64
 			for k := 0; k <= j; k++ {
 				y += float64(row.Counts[k])
@@ -533,8 +549,8 @@ func plotMountains(path string, run int32, res *occupancy.Result) error {
 			// A thinned row lasts until the next row drawn, so the steps
 			// stay contiguous.
 			end := row.T + row.Dur
-			if n+1 < len(idx) {
-				end = res.Trace[idx[n+1]].T
+			if n+1 < len(rows) {
+				end = rows[n+1].T
 			}
 			t0, t1 := float64(row.T)/1e9, float64(end)/1e9
 			xy = append(xy, plotter.XY{X: t0, Y: y}, plotter.XY{X: t1, Y: y})

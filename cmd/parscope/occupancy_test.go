@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -12,8 +13,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/internal/needtool"
+	"github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -584,5 +587,43 @@ func TestFitLyonTableau(t *testing.T) {
 	}
 	if _, errOut, code := run(t, "predict", fit, "--at", "n=1"); code == 0 || !strings.Contains(errOut, `--fit "": `) {
 		t.Errorf("predict without --fit on a file of 3 fits: exit %d, %s", code, errOut)
+	}
+}
+
+// TestOccupancyPlotStreamed checks that the mountain range drawn from the
+// streamed macrostate trace is byte for byte the one drawn from the whole
+// trace kept in memory and thinned, on a run of more rows than are drawn.
+func TestOccupancyPlotStreamed(t *testing.T) {
+	pst := importAmoeba(t)
+	dir := t.TempDir()
+	got := filepath.Join(dir, "streamed.svg")
+	mustRun(t, "occupancy", "--runs", "3", "--plot", got, pst)
+	s, err := store.Open(pst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Header()
+	modes := occupancy.StateModes(h)
+	results, err := occupancy.Compute(context.Background(), h, s.Records(store.ReadOptions{Runs: []int32{3}}), modes, occupancy.Options{Trace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := results[0]
+	var rows []occupancy.Row
+	for _, i := range plot.Thin(len(res.Trace), maxPlotRows) {
+		rows = append(rows, res.Trace[i])
+	}
+	if len(res.Trace) < 100 {
+		t.Fatalf("run 3 has %d macrostate rows, too few to test", len(res.Trace))
+	}
+	want := filepath.Join(dir, "kept.svg")
+	if err := plotMountains(want, 3, res, rows); err != nil {
+		t.Fatal(err)
+	}
+	a, errA := os.ReadFile(got)
+	b, errB := os.ReadFile(want)
+	if errA != nil || errB != nil || len(a) < 1000 || string(a) != string(b) {
+		t.Errorf("the streamed plot (%d bytes, %v) differs from the kept trace's (%d bytes, %v)", len(a), errA, len(b), errB)
 	}
 }
