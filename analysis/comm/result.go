@@ -188,9 +188,10 @@ func (a *Accumulator) Result() *Result {
 			n.Name, n.Kind, n.Entries = RootName, "program", 1
 			continue
 		}
-		n.Name, n.Kind = fmt.Sprintf("region %d", nd.region), "region"
 		if def := a.idx.Region(nd.region); def != nil {
 			n.Name, n.Kind = def.Label, def.Kind.String()
+		} else {
+			n.Name, n.Kind = fmt.Sprintf("region %d", nd.region), "region"
 		}
 		res.Nodes[nd.parent].Children = append(res.Nodes[nd.parent].Children, id)
 	}
