@@ -5,12 +5,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/analysis/comm"
+	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/state"
 	"github.com/parscope/parscope/format"
@@ -378,6 +380,56 @@ func TestOccupancyWindowsUnchanged(t *testing.T) {
 			if !slices.EqualFunc(o.Counts, want[o.Run], slices.Equal[[]float64]) {
 				t.Errorf("%s run %d: processes per mode over time differ from the macrostate trace's:\n%v\nwant\n%v", filepath.Base(path), o.Run, o.Counts[:4], want[o.Run][:4])
 			}
+		}
+	}
+}
+
+// TestMEntropyStreamedUnchanged checks that the modified entropy buckets,
+// now summed as the events stream by, are those computed from the whole
+// series kept in memory (mentropy.FromTrace), with and without bucketing.
+func TestMEntropyStreamedUnchanged(t *testing.T) {
+	ring, _ := filepath.Glob(filepath.Join(examples, "ring", "ring.*.trace"))
+	path := importExample(t, "ring", "", ring...)
+	s, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := mentropy.Config{Window: MEntropyWindow, K: 1, Alpha: mentropyAlpha, Beta: mentropyBeta, Variant: mentropy.VariantR}
+	series, err := mentropy.FromTrace(context.Background(), s.Header(), s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindEvent}}),
+		mentropy.OfEvents, c, mentropy.ProbSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, points := range []int{7, DefaultMaxPoints} {
+		want := &MEntropy{Window: c.Window, K: c.K, Variant: string(c.Variant)}
+		for _, ps := range series {
+			n := len(ps.Steps)
+			p := MEntropyProc{Run: ps.Run, Proc: ps.Proc, Events: n, Alphabet: ps.Alphabet.Names()}
+			buckets := min(n, points)
+			for b := range buckets {
+				lo, hi := b*n/buckets, (b+1)*n/buckets
+				mx, sum := ps.Steps[lo].H, 0.0
+				for _, st := range ps.Steps[lo:hi] {
+					mx = max(mx, st.H)
+					sum += st.H
+				}
+				p.Index = append(p.Index, lo)
+				p.T = append(p.T, ps.T[lo])
+				p.Max = append(p.Max, mx)
+				p.Mean = append(p.Mean, sum/float64(hi-lo))
+			}
+			want.Procs = append(want.Procs, p)
+		}
+		got, err := buildMEntropy(context.Background(), s, Options{MaxPoints: points})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || len(got.Procs) != 4 {
+			t.Errorf("%d points: streamed %+v\nwant %+v", points, got.Procs[0], want.Procs[0])
+		}
+		if points == 7 && len(got.Procs[0].Max) != 7 {
+			t.Errorf("%d buckets, want 7", len(got.Procs[0].Max))
 		}
 	}
 }
