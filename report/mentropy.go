@@ -45,29 +45,48 @@ type MEntropyProc struct {
 
 func buildMEntropy(ctx context.Context, s *store.Store, opts Options) (*MEntropy, error) {
 	c := mentropy.Config{Window: MEntropyWindow, K: 1, Alpha: mentropyAlpha, Beta: mentropyBeta, Variant: mentropy.VariantR}
-	series, err := mentropy.FromTrace(ctx, s.Header(), s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindEvent}}),
-		mentropy.OfEvents, c, mentropy.ProbSpec{})
+	open := func() trace.Reader { return s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindEvent}}) }
+	// The events of each process are summed into at most opts.MaxPoints
+	// buckets of consecutive events as they stream by (mentropy.EachStep):
+	// nothing is kept per event.
+	type bucket struct {
+		p        *MEntropyProc
+		b, hi, n int // current bucket, its end, buckets in all
+		mx, sum  float64
+		lo       int
+	}
+	procs := map[*mentropy.Stream]*bucket{}
+	streams, err := mentropy.EachStep(ctx, s.Header(), open, mentropy.OfEvents, c, mentropy.ProbSpec{}, func(ps *mentropy.Stream, i int, t int64, st mentropy.Step) error {
+		bk := procs[ps]
+		if bk == nil {
+			n := ps.Events
+			bk = &bucket{p: &MEntropyProc{Run: ps.Run, Proc: ps.Proc, Events: n, Alphabet: ps.Alphabet.Names()}, n: min(n, opts.MaxPoints), hi: -1}
+			procs[ps] = bk
+		}
+		if bk.hi < 0 || i == bk.hi {
+			// A bucket begins: events lo..hi-1 of b = 0..n-1.
+			if bk.hi >= 0 {
+				bk.b++
+			}
+			bk.lo, bk.hi = bk.b*ps.Events/bk.n, (bk.b+1)*ps.Events/bk.n
+			bk.mx, bk.sum = st.H, 0
+			bk.p.Index = append(bk.p.Index, bk.lo)
+			bk.p.T = append(bk.p.T, t)
+		}
+		bk.mx = max(bk.mx, st.H)
+		bk.sum += st.H
+		if i == bk.hi-1 {
+			bk.p.Max = append(bk.p.Max, bk.mx)
+			bk.p.Mean = append(bk.p.Mean, bk.sum/float64(bk.hi-bk.lo))
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	me := &MEntropy{Window: c.Window, K: c.K, Variant: string(c.Variant)}
-	for _, ps := range series {
-		n := len(ps.Steps)
-		p := MEntropyProc{Run: ps.Run, Proc: ps.Proc, Events: n, Alphabet: ps.Alphabet.Names()}
-		buckets := min(n, opts.MaxPoints)
-		for b := range buckets {
-			lo, hi := b*n/buckets, (b+1)*n/buckets
-			mx, sum := ps.Steps[lo].H, 0.0
-			for _, st := range ps.Steps[lo:hi] {
-				mx = max(mx, st.H)
-				sum += st.H
-			}
-			p.Index = append(p.Index, lo)
-			p.T = append(p.T, ps.T[lo])
-			p.Max = append(p.Max, mx)
-			p.Mean = append(p.Mean, sum/float64(hi-lo))
-		}
-		me.Procs = append(me.Procs, p)
+	for _, ps := range streams {
+		me.Procs = append(me.Procs, *procs[ps].p)
 	}
 	return me, nil
 }

@@ -64,8 +64,10 @@ func buildOccupancy(ctx context.Context, s *store.Store) ([]*OccupancyRun, error
 	if k, ok := modes.Mode(state.DefaultStart(h)); ok {
 		start = modes.Names[k]
 	}
+	// The tables need no time trace: memory stays bounded by the distinct
+	// macrostates, not the length of the run.
 	results, err := occupancy.Compute(ctx, h, s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindState}}), modes,
-		occupancy.Options{Start: start, Trace: true})
+		occupancy.Options{Start: start})
 	if err != nil {
 		return nil, err
 	}
@@ -102,21 +104,32 @@ func buildOccupancy(ctx context.Context, s *store.Store) ([]*OccupancyRun, error
 		for w := range o.Counts {
 			o.Counts[w] = make([]float64, len(res.Modes))
 		}
-		for _, row := range res.Trace {
-			// Spread the row's duration over the windows it covers.
-			t0, t1 := float64(row.T-res.Begin), float64(row.T+row.Dur-res.Begin)
-			for w := max(int(t0/o.Window), 0); w < OccupancyWindows && float64(w)*o.Window < t1; w++ {
-				lo, hi := max(t0, float64(w)*o.Window), min(t1, float64(w+1)*o.Window)
-				if hi <= lo {
-					continue
-				}
-				for j, c := range row.Counts {
-					o.Counts[w][j] += float64(c) * (hi - lo) / o.Window
-				}
-			}
+		if err := spreadOccupancy(ctx, s, modes, start, res, o); err != nil {
+			return nil, err
 		}
-		res.Trace = nil
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// spreadOccupancy fills o.Counts, the processes per mode over time, with a
+// second pass over the run's records: the macrostate rows (T2) stream by
+// (occupancy.EachRow), each spread over the windows it covers and dropped,
+// so memory does not grow with the run.
+func spreadOccupancy(ctx context.Context, s *store.Store, modes *occupancy.Modes, start string, res *occupancy.Result, o *OccupancyRun) error {
+	rd := s.Records(store.ReadOptions{Runs: []int32{res.Run}, Kinds: []trace.Kind{trace.KindState}})
+	_, err := occupancy.EachRow(ctx, s.Header(), rd, modes, occupancy.Options{Start: start}, func(row *occupancy.Row) {
+		// Spread the row's duration over the windows it covers.
+		t0, t1 := float64(row.T-res.Begin), float64(row.T+row.Dur-res.Begin)
+		for w := max(int(t0/o.Window), 0); w < OccupancyWindows && float64(w)*o.Window < t1; w++ {
+			lo, hi := max(t0, float64(w)*o.Window), min(t1, float64(w+1)*o.Window)
+			if hi <= lo {
+				continue
+			}
+			for j, c := range row.Counts {
+				o.Counts[w][j] += float64(c) * (hi - lo) / o.Window
+			}
+		}
+	})
+	return err
 }

@@ -5,12 +5,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/analysis/comm"
+	"github.com/parscope/parscope/analysis/mentropy"
+	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/state"
 	"github.com/parscope/parscope/format"
 	_ "github.com/parscope/parscope/format/all"
@@ -294,5 +297,144 @@ func TestReadProbe(t *testing.T) {
 	}
 	if _, err := ReadProbe(filepath.Join(dir, "missing.json")); err == nil {
 		t.Error("ReadProbe of a missing file succeeded")
+	}
+}
+
+// windowsFromTrace computes the processes per mode over time the way the
+// report did before it streamed them: from the whole macrostate trace (T2)
+// kept in memory.
+func windowsFromTrace(t *testing.T, path string) map[int32][][]float64 {
+	t.Helper()
+	s, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Header()
+	modes := occupancy.StateModes(h)
+	start := ""
+	if k, ok := modes.Mode(state.DefaultStart(h)); ok {
+		start = modes.Names[k]
+	}
+	results, err := occupancy.Compute(context.Background(), h, s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindState}}), modes,
+		occupancy.Options{Start: start, Trace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int32][][]float64{}
+	for _, res := range results {
+		window := max(float64(res.End-res.Begin), 1) / OccupancyWindows
+		counts := make([][]float64, OccupancyWindows)
+		for w := range counts {
+			counts[w] = make([]float64, len(res.Modes))
+		}
+		for _, row := range res.Trace {
+			t0, t1 := float64(row.T-res.Begin), float64(row.T+row.Dur-res.Begin)
+			for w := max(int(t0/window), 0); w < OccupancyWindows && float64(w)*window < t1; w++ {
+				lo, hi := max(t0, float64(w)*window), min(t1, float64(w+1)*window)
+				if hi <= lo {
+					continue
+				}
+				for j, c := range row.Counts {
+					counts[w][j] += float64(c) * (hi - lo) / window
+				}
+			}
+		}
+		out[res.Run] = counts
+	}
+	return out
+}
+
+// TestOccupancyWindowsUnchanged checks that the processes per mode over
+// time, now streamed in a second pass, are bit for bit those computed from
+// the whole macrostate trace: on the amoeba runs, and on a trace whose
+// processes start late (in the start mode until their first state).
+func TestOccupancyWindowsUnchanged(t *testing.T) {
+	late := filepath.Join(t.TempDir(), "late.pst")
+	w, err := store.Create(late, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := w.Header()
+	h.Meta.ClockResolution = 1
+	h.States = []trace.StateDef{{ID: 1, Name: "init"}, {ID: 2, Name: "work"}, {ID: 3, Name: "wait"}}
+	h.Runs = []trace.RunInfo{{ID: 0, Procs: 3}, {ID: 1, Procs: 3}}
+	recs := []trace.Record{
+		trace.State(0, 0, 0, 2), trace.State(0, 1, 7, 3), trace.State(0, 0, 13, 3), trace.State(0, 0, 13, 2),
+		trace.State(0, 2, 50, 2), trace.State(0, 1, 51, 2), trace.State(0, 1, 300, 3), trace.State(0, 0, 1001, 3),
+		trace.State(1, 1, 0, 3), trace.State(1, 1, 5, 2), trace.State(1, 0, 9, 2), trace.State(1, 2, 777, 3), trace.State(1, 0, 778, 3),
+	}
+	for i := range recs {
+		if err := w.Add(recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{amoeba(t), late} {
+		want := windowsFromTrace(t, path)
+		b, err := Build(context.Background(), path, Options{MaxPoints: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Occupancy) != len(want) || len(want) < 2 {
+			t.Fatalf("%s: %d occupancy runs, want %d (at least 2)", path, len(b.Occupancy), len(want))
+		}
+		for _, o := range b.Occupancy {
+			if !slices.EqualFunc(o.Counts, want[o.Run], slices.Equal[[]float64]) {
+				t.Errorf("%s run %d: processes per mode over time differ from the macrostate trace's:\n%v\nwant\n%v", filepath.Base(path), o.Run, o.Counts[:4], want[o.Run][:4])
+			}
+		}
+	}
+}
+
+// TestMEntropyStreamedUnchanged checks that the modified entropy buckets,
+// now summed as the events stream by, are those computed from the whole
+// series kept in memory (mentropy.FromTrace), with and without bucketing.
+func TestMEntropyStreamedUnchanged(t *testing.T) {
+	ring, _ := filepath.Glob(filepath.Join(examples, "ring", "ring.*.trace"))
+	path := importExample(t, "ring", "", ring...)
+	s, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := mentropy.Config{Window: MEntropyWindow, K: 1, Alpha: mentropyAlpha, Beta: mentropyBeta, Variant: mentropy.VariantR}
+	series, err := mentropy.FromTrace(context.Background(), s.Header(), s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindEvent}}),
+		mentropy.OfEvents, c, mentropy.ProbSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, points := range []int{7, DefaultMaxPoints} {
+		want := &MEntropy{Window: c.Window, K: c.K, Variant: string(c.Variant)}
+		for _, ps := range series {
+			n := len(ps.Steps)
+			p := MEntropyProc{Run: ps.Run, Proc: ps.Proc, Events: n, Alphabet: ps.Alphabet.Names()}
+			buckets := min(n, points)
+			for b := range buckets {
+				lo, hi := b*n/buckets, (b+1)*n/buckets
+				mx, sum := ps.Steps[lo].H, 0.0
+				for _, st := range ps.Steps[lo:hi] {
+					mx = max(mx, st.H)
+					sum += st.H
+				}
+				p.Index = append(p.Index, lo)
+				p.T = append(p.T, ps.T[lo])
+				p.Max = append(p.Max, mx)
+				p.Mean = append(p.Mean, sum/float64(hi-lo))
+			}
+			want.Procs = append(want.Procs, p)
+		}
+		got, err := buildMEntropy(context.Background(), s, Options{MaxPoints: points})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || len(got.Procs) != 4 {
+			t.Errorf("%d points: streamed %+v\nwant %+v", points, got.Procs[0], want.Procs[0])
+		}
+		if points == 7 && len(got.Procs[0].Max) != 7 {
+			t.Errorf("%d buckets, want 7", len(got.Procs[0].Max))
+		}
 	}
 }

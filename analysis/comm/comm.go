@@ -98,6 +98,9 @@ type node struct {
 	kids    []kid      // the first children, searched before the map
 }
 
+// maxKids is the number of children a node keeps in its kids list.
+const maxKids = 8
+
 type kid struct {
 	region int32
 	node   int
@@ -212,16 +215,21 @@ func (a *Accumulator) child(parent int, region int32) int {
 			return c.node
 		}
 	}
+	// The first 8 children are in kids; only the others go in the map, so
+	// a deep tree of few children per node needs no map entry per node.
 	k := childKey{parent, region}
-	if id, ok := a.children[k]; ok {
-		return id
+	if len(pn.kids) == maxKids {
+		if id, ok := a.children[k]; ok {
+			return id
+		}
 	}
 	id := len(a.nodes)
 	a.nodes = append(a.nodes, &node{parent: parent, region: region, depth: a.nodes[parent].depth + 1,
 		entries: make([]int32, a.n)})
-	a.children[k] = id
-	if len(pn.kids) < 8 {
+	if len(pn.kids) < maxKids {
 		pn.kids = append(pn.kids, kid{region, id})
+	} else {
+		a.children[k] = id
 	}
 	return id
 }

@@ -131,7 +131,7 @@ func TestHandMadeMatrices(t *testing.T) {
 	}
 	res := analyze(t, m, Options{WorkingSets: true})
 	// The tree: program > LOOP_A > IF_B.
-	if len(res.Nodes) != 3 || res.Nodes[1].Path != "LOOP_A" || res.Nodes[2].Path != "LOOP_A/IF_B" ||
+	if len(res.Nodes) != 3 || res.Path(1) != "LOOP_A" || res.Path(2) != "LOOP_A/IF_B" ||
 		res.Nodes[2].Entries != 3 || res.Nodes[1].Entries != 3 || !slices.Equal(res.Nodes[0].Children, []int{1}) {
 		t.Fatalf("tree %+v", res.Nodes)
 	}
@@ -237,10 +237,11 @@ func TestMerge(t *testing.T) {
 	// Node ids may differ; compare by path.
 	byPath := func(r *Result) map[string]string {
 		out := map[string]string{}
-		for _, n := range r.Nodes {
+		for i, n := range r.Nodes {
+			path := r.Path(i)
 			n.ID, n.Parent, n.Children = 0, 0, nil
 			b, _ := json.Marshal(n)
-			out[n.Path] = string(b) + "|" + mapString(cells(n.agg))
+			out[path] = string(b) + "|" + mapString(cells(n.agg))
 		}
 		return out
 	}
@@ -292,7 +293,7 @@ func TestBadInput(t *testing.T) {
 	if p.BadPeer != 1 || p.OutsideComm != 2 || p.Undecomposed != 1 || p.UnbalancedExits != 2 || p.Unclosed != 2 || p.UnmatchedSends != 1 {
 		t.Errorf("problems %+v", p)
 	}
-	if len(res.Nodes) != 3 || res.Nodes[2].Path != "L/I" || res.Nodes[0].Aggregate.Messages != 0 {
+	if len(res.Nodes) != 3 || res.Path(2) != "L/I" || res.Nodes[0].Aggregate.Messages != 0 {
 		t.Errorf("tree %+v", res.Nodes)
 	}
 	a, _ := New(&m.H, Options{})

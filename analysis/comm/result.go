@@ -35,10 +35,12 @@ type Node struct {
 	Region int32  `json:"region"`
 	Name   string `json:"name"`
 	Kind   string `json:"kind"`
-	// Path is the names from the root's child down to this node, joined by "/".
-	Path     string `json:"path"`
-	Depth    int    `json:"depth"`
-	Children []int  `json:"children,omitempty"`
+	// Depth is the number of structures from the root down to this one
+	// (the root's is 0). A node's path is not stored: it is its parent's
+	// path and its name (Result.Path), so that a tree of any depth takes
+	// memory proportional to its nodes.
+	Depth    int   `json:"depth"`
+	Children []int `json:"children,omitempty"`
 	// Entries counts the entries into this structure over all processes.
 	Entries int64 `json:"entries"`
 	// Own is the communication in this structure alone (not in nested
@@ -179,10 +181,6 @@ func (a *Accumulator) Result() *Result {
 		if nd.bytes != nil {
 			n.own = &Matrix{N: a.n, Bytes: slices.Clone(nd.bytes), Count: slices.Clone(nd.count)}
 		}
-		if traffic[id] {
-			n.agg = NewMatrix(a.n)
-			n.agg.AddMatrix(n.own)
-		}
 		for _, e := range nd.entries {
 			n.Entries += int64(e)
 		}
@@ -190,34 +188,48 @@ func (a *Accumulator) Result() *Result {
 			n.Name, n.Kind, n.Entries = RootName, "program", 1
 			continue
 		}
-		n.Name, n.Kind = fmt.Sprintf("region %d", nd.region), "region"
 		if def := a.idx.Region(nd.region); def != nil {
 			n.Name, n.Kind = def.Label, def.Kind.String()
-		}
-		if nd.parent == 0 {
-			n.Path = n.Name
 		} else {
-			n.Path = res.Nodes[nd.parent].Path + "/" + n.Name
+			n.Name, n.Kind = fmt.Sprintf("region %d", nd.region), "region"
 		}
 		res.Nodes[nd.parent].Children = append(res.Nodes[nd.parent].Children, id)
 	}
-	for id := len(res.Nodes) - 1; id > 0; id-- {
-		if traffic[id] {
-			res.Nodes[res.Nodes[id].Parent].agg.AddMatrix(res.Nodes[id].agg)
-		}
-	}
-	for id := range res.Nodes {
+	// Aggregates from the leaves up (children come after their parent). A
+	// structure without traffic of its own and with one child with traffic
+	// shares that child's aggregate matrix and statistics: a deep chain of
+	// calls above one that communicates holds one matrix, not one per call.
+	for id := len(res.Nodes) - 1; id >= 0; id-- {
 		n := &res.Nodes[id]
 		n.Own, n.Aggregate = emptyStats, emptyStats
 		if n.own != empty {
 			n.Own = stats(n.own)
 		}
-		if n.agg != empty {
-			n.Aggregate = stats(n.agg)
-		}
 		if a.opts.WorkingSets {
 			n.WorkingSets = workingSets(windows[id])
 		}
+		if !traffic[id] {
+			continue
+		}
+		only, busy := -1, 0
+		for _, c := range n.Children {
+			if traffic[c] {
+				only = c
+				busy++
+			}
+		}
+		if n.own == empty && busy == 1 {
+			n.agg, n.Aggregate = res.Nodes[only].agg, res.Nodes[only].Aggregate
+			continue
+		}
+		n.agg = NewMatrix(a.n)
+		n.agg.AddMatrix(n.own)
+		for _, c := range n.Children {
+			if traffic[c] {
+				n.agg.AddMatrix(res.Nodes[c].agg)
+			}
+		}
+		n.Aggregate = stats(n.agg)
 	}
 	return res
 }
@@ -289,6 +301,38 @@ func workingSets(windows [][]uint64) *WorkingSets {
 	return ws
 }
 
+// Path returns the names of the structures from the root's child down to
+// node id, joined by "/" ("" for the root), built by following the parents.
+func (r *Result) Path(id int) string {
+	if id <= 0 || id >= len(r.Nodes) {
+		return ""
+	}
+	var names []string
+	for ; id > 0; id = r.Nodes[id].Parent {
+		names = append(names, r.Nodes[id].Name)
+	}
+	slices.Reverse(names)
+	return strings.Join(names, "/")
+}
+
+// hasPath reports whether Path(id) == path, without building the path:
+// the names are matched from the node up, so a name that is no suffix of
+// path costs one comparison.
+func (r *Result) hasPath(id int, path string) bool {
+	for id > 0 {
+		n := &r.Nodes[id]
+		if n.Parent == 0 {
+			return path == n.Name
+		}
+		rest, ok := strings.CutSuffix(path, n.Name)
+		if !ok || !strings.HasSuffix(rest, "/") {
+			return false
+		}
+		path, id = rest[:len(rest)-1], n.Parent
+	}
+	return false
+}
+
 // Find returns the nodes named name: by region label, by path
 // ("LOOP_100/IF_101"), by node id ("#3"), or "program" for the root.
 func (r *Result) Find(name string) []int {
@@ -301,7 +345,7 @@ func (r *Result) Find(name string) []int {
 	var out []int
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
-		if n.Name == name || (i > 0 && n.Path == name) {
+		if n.Name == name || (i > 0 && r.hasPath(i, name)) {
 			out = append(out, i)
 		}
 	}

@@ -396,7 +396,7 @@ func reportPlots(b *report.Bundle) []reportPlot {
 					break
 				}
 				if c.Matrices[id].Own.Pairs() > 0 {
-					maps = append(maps, plot.Heat{Title: c.Nodes[id].Path, Values: c.Matrices[id].Own.Values(false)})
+					maps = append(maps, plot.Heat{Title: c.Path(id), Values: c.Matrices[id].Own.Values(false)})
 				}
 			}
 			return plot.HeatMaps(path, maps, plot.HeatOptions{Title: "Communication matrices (bytes; structures alone)", Unit: "bytes", Log: true})

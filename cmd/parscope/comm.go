@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -230,7 +231,7 @@ func plotComm(path string, res *comm.Result, sel commSelection, aggregate, count
 		}
 		for _, id := range pick {
 			n := &res.Nodes[id]
-			maps = append(maps, plot.Heat{Title: n.Path, Values: n.Matrix(aggregate).Values(counts)})
+			maps = append(maps, plot.Heat{Title: res.Path(id), Values: n.Matrix(aggregate).Values(counts)})
 		}
 		opts.Title = fmt.Sprintf("Communication matrices (%s; structures %s)", unit, mode)
 		return plot.HeatMaps(path, maps, opts)
@@ -242,6 +243,19 @@ func plotComm(path string, res *comm.Result, sel commSelection, aggregate, count
 	return plot.HeatMap(path, plot.Heat{Title: title, Values: sel.Matrix.Values(counts)}, opts)
 }
 
+// maxIndent is the deepest level of the structure tree drawn by
+// indentation; deeper structures say their depth, so that a line stays
+// short however deep the nesting.
+const maxIndent = 32
+
+// treeIndent indents a structure at depth d of the tree.
+func treeIndent(d int) string {
+	if d <= maxIndent {
+		return strings.Repeat("  ", d)
+	}
+	return strings.Repeat("  ", maxIndent) + "[depth " + strconv.Itoa(d) + "] "
+}
+
 func printComm(w io.Writer, rep commReport, treeOnly bool) error {
 	res := rep.Result
 	t := newTable(w)
@@ -251,22 +265,25 @@ func printComm(w io.Writer, rep commReport, treeOnly bool) error {
 	}
 	fmt.Fprintf(t, "trace %s, run %d: %d processes, %s\n\n", rep.Trace, res.Run, res.Procs, coll)
 	fmt.Fprintln(t, "structure\tkind\tentries\tbytes\tmsgs\tdegree\tagg bytes\tagg msgs\tagg degree\tworking sets")
-	var walk func(id int)
-	walk = func(id int) {
+	// Depth first with an explicit stack: a trace may nest regions a
+	// million deep.
+	stack := []int{0}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
 		n := &res.Nodes[id]
 		ws := "-"
 		if n.WorkingSets != nil && n.WorkingSets.MaxPairs > 0 {
 			w := n.WorkingSets
 			ws = fmt.Sprintf("%d windows, %d distinct, %d-%d pairs", w.Windows, w.Distinct, w.MinPairs, w.MaxPairs)
 		}
-		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n", strings.Repeat("  ", n.Depth), n.Name, n.Kind,
+		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n", treeIndent(n.Depth), n.Name, n.Kind,
 			humanCount(n.Entries), humanBytes(n.Own.Bytes), humanCount(n.Own.Messages), n.Own.Degree,
 			humanBytes(n.Aggregate.Bytes), humanCount(n.Aggregate.Messages), n.Aggregate.Degree, ws)
-		for _, c := range n.Children {
-			walk(c)
+		for i := len(n.Children) - 1; i >= 0; i-- {
+			stack = append(stack, n.Children[i])
 		}
 	}
-	walk(0)
 	if treeOnly {
 		return t.Flush()
 	}
@@ -274,7 +291,7 @@ func printComm(w io.Writer, rep commReport, treeOnly bool) error {
 	if rep.Aggregate {
 		mode = "aggregate"
 	}
-	name := func(id int) string { return res.Nodes[id].Path }
+	name := res.Path
 	fmt.Fprintf(t, "\nranking (%s)\tby volume\t\tby degree\n", mode)
 	for i := range rep.Ranking.ByVolume {
 		v, d := rep.Ranking.ByVolume[i], rep.Ranking.ByDegree[i]

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"os"
 	"slices"
@@ -34,10 +38,15 @@ type occupancyRun struct {
 	Possible    string   `json:"possible_macrostates"`
 	Observed    int      `json:"observed_macrostates"`
 	// Compression is records in : occupancy table rows out.
-	Compression float64           `json:"compression"`
-	Table       []occupancyMacro  `json:"table"`
-	Projection  *occupancyProject `json:"projection,omitempty"`
-	Mean        []occupancyMean   `json:"mean,omitempty"`
+	Compression float64 `json:"compression"`
+	// Table holds the --top macrostates with the largest occupancy, in
+	// order of first appearance; TableOmitted counts the rows left out.
+	// With --all it is every row, written as they are read from the
+	// result rather than built in memory first.
+	Table        []occupancyMacro  `json:"table,omitempty"`
+	TableOmitted int               `json:"table_omitted,omitempty"`
+	Projection   *occupancyProject `json:"projection,omitempty"`
+	Mean         []occupancyMean   `json:"mean,omitempty"`
 	// Work is Σ occupancy (s) × rate over the table the --rates file
 	// applies to (WorkOf: "table" or "projection").
 	Work   *float64 `json:"work,omitempty"`
@@ -69,7 +78,7 @@ func init() {
 	var (
 		runs, modesFile, project, start string
 		ratesFile                       string
-		mean, asJSON, counters          bool
+		mean, asJSON, counters, all     bool
 		top                             int
 		plotPath, barsPath              string
 	)
@@ -84,6 +93,11 @@ its projection on some modes (T4), and with --mean the mean node occupancy of
 each mode (T5), computed from the table and from per-process counters (they
 agree). It also reports the number of possible macrostates C(p+m-1, p), how
 many were observed, and the compression from records to table rows.
+
+The table shows the --top macrostates of largest occupancy (20 by default),
+still in order of first appearance, and says how many rows it left out;
+--all writes every row (with --json, one row at a time as it is read from
+the result, never the whole table encoded at once).
 
 --rates reads a rate table r(.) (lines "C1,...,Ck RATE", the counts of a
 macrostate and its rate; "* RATE" for every macrostate not listed) and prints
@@ -163,7 +177,7 @@ of the time with k processes in it), for the first selected run.`,
 					return fmt.Errorf("%s: macrostates of %d counts, expected %d (the modes %s) or, with --project, the number of projected modes", ratesFile, k, len(modes.Names), strings.Join(modes.Names, ", "))
 				}
 			}
-			opts := occupancy.Options{Start: start, Trace: plotPath != ""}
+			opts := occupancy.Options{Start: start}
 			results, err := occupancy.Compute(cmd.Context(), h, s.Records(sel), modes, opts)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
@@ -171,9 +185,12 @@ of the time with k processes in it), for the first selected run.`,
 			if len(results) == 0 {
 				return fmt.Errorf("%s: no records to analyse", args[0])
 			}
+			if all {
+				top = 0
+			}
 			var reps []occupancyRun
 			for _, res := range results {
-				rep, err := occupancyReport(res.Run, res, keep, mean || counters)
+				rep, err := occupancyReport(res.Run, res, keep, mean || counters, top)
 				if err != nil {
 					return err
 				}
@@ -207,7 +224,24 @@ of the time with k processes in it), for the first selected run.`,
 				}
 			}
 			if plotPath != "" {
-				if err := plotMountains(plotPath, reps[0].Run, results[0]); err != nil {
+				// A second pass streams the macrostate trace of the run
+				// drawn and keeps only the rows drawn.
+				one := sel
+				one.Runs = []int32{results[0].Run}
+				idx := plot.Thin(int(results[0].Rows), maxPlotRows)
+				var rows []occupancy.Row
+				i := 0
+				if _, err := occupancy.EachRow(cmd.Context(), h, s.Records(one), modes, opts, func(row *occupancy.Row) {
+					if len(rows) < len(idx) && idx[len(rows)] == i {
+						r := *row
+						r.Counts = slices.Clone(row.Counts)
+						rows = append(rows, r)
+					}
+					i++
+				}); err != nil {
+					return fmt.Errorf("%s: %w", args[0], err)
+				}
+				if err := plotMountains(plotPath, reps[0].Run, results[0], rows); err != nil {
 					return err
 				}
 			}
@@ -217,9 +251,12 @@ of the time with k processes in it), for the first selected run.`,
 				}
 			}
 			if asJSON {
+				if top <= 0 {
+					return writeOccupancyJSON(cmd.OutOrStdout(), reps, results)
+				}
 				return writeJSON(cmd.OutOrStdout(), reps)
 			}
-			return printOccupancy(cmd.OutOrStdout(), reps, top)
+			return printOccupancy(cmd.OutOrStdout(), reps, results, top)
 		},
 	}
 	fl := cmd.Flags()
@@ -231,7 +268,8 @@ of the time with k processes in it), for the first selected run.`,
 	fl.BoolVar(&mean, "mean", false, "also print the mean node occupancy of each mode")
 	fl.BoolVar(&counters, "counters", false, "also average the instrument library's occupancy counters (implies --mean)")
 	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	fl.IntVar(&top, "top", 20, "print at most this many table rows per run (0: all)")
+	fl.IntVar(&top, "top", 20, "print the table rows of the largest occupancy, at most this many per run (0: all)")
+	fl.BoolVar(&all, "all", false, "print every row of the occupancy table, in order of first appearance (as --top 0)")
 	fl.StringVar(&plotPath, "plot", "", "draw the processes per mode over time (stacked) to this .png or .svg")
 	fl.StringVar(&barsPath, "bars", "", "draw the occupancy histogram of each mode to this .png or .svg")
 	root.AddCommand(cmd)
@@ -245,11 +283,37 @@ func macros(in []occupancy.Macro) []occupancyMacro {
 	return out
 }
 
-// occupancyReport summarises one run's result.
-func occupancyReport(run int32, res *occupancy.Result, keep []int, mean bool) (occupancyRun, error) {
+// topMacros returns the at most n rows of table with the largest
+// occupancy (ties to the earlier row), in table order (first appearance).
+func topMacros(table []occupancy.Macro, n int) []occupancy.Macro {
+	if n >= len(table) {
+		return table
+	}
+	idx := make([]int, len(table))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(table[y].Occupancy, table[x].Occupancy) })
+	idx = idx[:n]
+	slices.Sort(idx)
+	out := make([]occupancy.Macro, n)
+	for i, j := range idx {
+		out[i] = table[j]
+	}
+	return out
+}
+
+// occupancyReport summarises one run's result, with the top rows of its
+// occupancy table by occupancy; top <= 0 leaves the table to be streamed
+// from res (writeOccupancyJSON, printOccupancy).
+func occupancyReport(run int32, res *occupancy.Result, keep []int, mean bool, top int) (occupancyRun, error) {
 	rep := occupancyRun{Run: run, Procs: res.Procs, Modes: res.Modes, Begin: res.Begin, End: res.End,
 		Records: res.Records, Microstates: res.Microstates, MacroRows: res.Rows,
-		Possible: res.Possible().String(), Observed: len(res.Table), Table: macros(res.Table)}
+		Possible: res.Possible().String(), Observed: len(res.Table)}
+	if top > 0 {
+		rep.Table = macros(topMacros(res.Table, top))
+		rep.TableOmitted = len(res.Table) - len(rep.Table)
+	}
 	if len(res.Table) > 0 {
 		rep.Compression = float64(res.Records) / float64(len(res.Table))
 	}
@@ -278,7 +342,42 @@ func occupancyReport(run int32, res *occupancy.Result, keep []int, mean bool) (o
 	return rep, nil
 }
 
-func printOccupancy(w io.Writer, reps []occupancyRun, top int) error {
+// writeOccupancyJSON writes reps as writeJSON does, with each run's whole
+// occupancy table written row by row from its result: the table is never
+// copied nor encoded as one value.
+func writeOccupancyJSON(w io.Writer, reps []occupancyRun, results []*occupancy.Result) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString("[\n")
+	for i, rep := range reps {
+		head, err := json.MarshalIndent(rep, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		// head is {"run": ..., ...}: the table goes first, then the rest.
+		bw.WriteString("  {\n    \"table\": [")
+		for j, m := range results[i].Table {
+			if j > 0 {
+				bw.WriteByte(',')
+			}
+			bw.WriteString("\n      ")
+			row, err := json.Marshal(occupancyMacro{Counts: m.Counts, Occupancy: m.Occupancy})
+			if err != nil {
+				return err
+			}
+			bw.Write(row)
+		}
+		bw.WriteString("\n    ],")
+		bw.Write(head[1:])
+		if i+1 < len(reps) {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
+}
+
+func printOccupancy(w io.Writer, reps []occupancyRun, results []*occupancy.Result, top int) error {
 	for i, r := range reps {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -293,9 +392,19 @@ func printOccupancy(w io.Writer, reps []occupancyRun, top int) error {
 				fmt.Fprintf(w, "%s = %s\n", cols[j], name)
 			}
 		}
-		fmt.Fprintln(w, "occupancy table (T3)")
-		if err := printMacros(w, cols, r.Table, r.End-r.Begin, top); err != nil {
-			return err
+		if top > 0 {
+			fmt.Fprintln(w, "occupancy table (T3)")
+			if r.TableOmitted > 0 {
+				fmt.Fprintf(w, "the %d rows of the largest occupancy, in order of first appearance; %d more rows (--all prints all)\n", len(r.Table), r.TableOmitted)
+			}
+			if err := printMacros(w, cols, macroRows(r.Table), r.End-r.Begin); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintln(w, "occupancy table (T3)")
+			if err := printMacros(w, cols, slices.Values(results[i].Table), r.End-r.Begin); err != nil {
+				return err
+			}
 		}
 		if r.Projection != nil {
 			fmt.Fprintf(w, "\nprojection on %s (T4)\n", strings.Join(r.Projection.Modes, ", "))
@@ -303,7 +412,7 @@ func printOccupancy(w io.Writer, reps []occupancyRun, top int) error {
 			for _, k := range r.Projection.Index {
 				pcols = append(pcols, cols[k])
 			}
-			if err := printMacros(w, pcols, r.Projection.Table, r.End-r.Begin, top); err != nil {
+			if err := printMacros(w, pcols, macroRows(r.Projection.Table), r.End-r.Begin); err != nil {
 				return err
 			}
 		}
@@ -377,14 +486,26 @@ func columnNames(modes []string) []string {
 	return modes
 }
 
-func printMacros(w io.Writer, modes []string, rows []occupancyMacro, total int64, top int) error {
+// macroRows lists rows as occupancy table rows.
+func macroRows(rows []occupancyMacro) iter.Seq[occupancy.Macro] {
+	return func(yield func(occupancy.Macro) bool) {
+		for _, m := range rows {
+			if !yield(occupancy.Macro{Counts: m.Counts, Occupancy: m.Occupancy}) {
+				return
+			}
+		}
+	}
+}
+
+// printMacrosBlock is the number of rows aligned together: the aligned
+// text of a whole table is never held at once.
+const printMacrosBlock = 4096
+
+func printMacros(w io.Writer, modes []string, rows iter.Seq[occupancy.Macro], total int64) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, strings.Join(modes, "\t")+"\toccupancy\tshare")
-	for i, m := range rows {
-		if top > 0 && i == top {
-			fmt.Fprintf(tw, "... %d more rows (--top 0 prints all)\n", len(rows)-top)
-			break
-		}
+	n := 0
+	for m := range rows {
 		for _, c := range m.Counts {
 			fmt.Fprintf(tw, "%d\t", c)
 		}
@@ -393,6 +514,11 @@ func printMacros(w io.Writer, modes []string, rows []occupancyMacro, total int64
 			share = 100 * float64(m.Occupancy) / float64(total)
 		}
 		fmt.Fprintf(tw, "%s\t%.2f%%\n", fmtNS(m.Occupancy), share)
+		if n++; n%printMacrosBlock == 0 {
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
 	}
 	return tw.Flush()
 }
@@ -401,22 +527,21 @@ func printMacros(w io.Writer, modes []string, rows []occupancyMacro, total int64
 const maxPlotRows = 4000
 
 // plotMountains draws the number of processes in each mode over time as
-// stacked areas: mode 0 at the bottom.
-func plotMountains(path string, run int32, res *occupancy.Result) error {
+// stacked areas: mode 0 at the bottom. rows are the macrostate rows drawn
+// (at most maxPlotRows of the run's, thinned evenly).
+func plotMountains(path string, run int32, res *occupancy.Result, rows []occupancy.Row) error {
 	p := gplot.New()
 	p.Title.Text = fmt.Sprintf("processes per mode over time, run %d", run)
 	p.X.Label.Text = "time (s)"
 	p.Y.Label.Text = "processes"
 	p.Y.Min, p.Y.Max = 0, float64(res.Procs)
 	p.Legend.Top = true
-	idx := plot.Thin(len(res.Trace), maxPlotRows)
 	m := len(res.Modes)
 	// Draw the cumulative counts from the top mode down, each filled to the
 	// axis, so the lower modes cover the upper ones.
 	for j := m - 1; j >= 0; j-- {
 		var xy plotter.XYs
-		for n, i := range idx {
-			row := res.Trace[i]
+		for n, row := range rows {
 			var y float64
 			for k := 0; k <= j; k++ {
 				y += float64(row.Counts[k])
@@ -424,8 +549,8 @@ func plotMountains(path string, run int32, res *occupancy.Result) error {
 			// A thinned row lasts until the next row drawn, so the steps
 			// stay contiguous.
 			end := row.T + row.Dur
-			if n+1 < len(idx) {
-				end = res.Trace[idx[n+1]].T
+			if n+1 < len(rows) {
+				end = rows[n+1].T
 			}
 			t0, t1 := float64(row.T)/1e9, float64(end)/1e9
 			xy = append(xy, plotter.XY{X: t0, Y: y}, plotter.XY{X: t1, Y: y})

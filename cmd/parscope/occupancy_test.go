@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -12,8 +13,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/internal/needtool"
+	"github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -150,7 +153,7 @@ func TestOccupancyAmoeba(t *testing.T) {
 	pst := importAmoeba(t)
 	dir := t.TempDir()
 	mountains, bars := filepath.Join(dir, "m.png"), filepath.Join(dir, "b.svg")
-	reps := decodeOccupancy(t, mustRun(t, "occupancy", "--mean", "--json", "--plot", mountains, "--bars", bars, pst))
+	reps := decodeOccupancy(t, mustRun(t, "occupancy", "--all", "--mean", "--json", "--plot", mountains, "--bars", bars, pst))
 	if len(reps) != 5 {
 		t.Fatalf("%d runs, want 5", len(reps))
 	}
@@ -173,7 +176,7 @@ func TestOccupancyAmoeba(t *testing.T) {
 	// per-mode sums of the finer modes.
 	modes := filepath.Join(dir, "two.modes")
 	os.WriteFile(modes, []byte("# the convergence check against the rest\n10 check\n* work\n"), 0o644)
-	two := decodeOccupancy(t, mustRun(t, "occupancy", "--mean", "--json", "--modes", modes, "--runs", "1", pst))
+	two := decodeOccupancy(t, mustRun(t, "occupancy", "--all", "--mean", "--json", "--modes", modes, "--runs", "1", pst))
 	if len(two) != 1 || two[0].Run != 1 || !slices.Equal(two[0].Modes, []string{"check", "work"}) {
 		t.Fatalf("grouped: %+v", two)
 	}
@@ -189,6 +192,53 @@ func TestOccupancyAmoeba(t *testing.T) {
 	}
 	if len(two[0].Table) > len(reps[1].Table) {
 		t.Errorf("grouped table has %d rows, more than the %d of the blocks", len(two[0].Table), len(reps[1].Table))
+	}
+}
+
+// TestOccupancyTop checks the default answer: the --top rows of the
+// largest occupancy, in order of first appearance, with the count of the
+// rows left out; --all streams the whole table, which holds them.
+func TestOccupancyTop(t *testing.T) {
+	pst := importAmoeba(t)
+	all := decodeOccupancy(t, mustRun(t, "occupancy", "--all", "--json", "--runs", "2", pst))
+	if len(all) != 1 || len(all[0].Table) != 923 || all[0].TableOmitted != 0 {
+		t.Fatalf("--all: %d runs, first with %d rows, %d omitted; want 1 run of 923 rows", len(all), len(all[0].Table), all[0].TableOmitted)
+	}
+	checkConsistent(t, all[0])
+	for _, n := range []int{20, 5} {
+		args := []string{"occupancy", "--json", "--runs", "2", pst}
+		if n != 20 {
+			args = append(args, "--top", strconv.Itoa(n))
+		}
+		top := decodeOccupancy(t, mustRun(t, args...))[0]
+		if len(top.Table) != n || top.TableOmitted != 923-n || top.Observed != 923 {
+			t.Fatalf("--top %d: %d rows, %d omitted, %d observed", n, len(top.Table), top.TableOmitted, top.Observed)
+		}
+		// The expected rows: the n largest occupancies of the whole table
+		// (ties to the earlier row), in table order.
+		idx := make([]int, len(all[0].Table))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(x, y int) int { return int(all[0].Table[y].Occupancy - all[0].Table[x].Occupancy) })
+		idx = idx[:n]
+		slices.Sort(idx)
+		for i, j := range idx {
+			if want := all[0].Table[j]; !slices.Equal(top.Table[i].Counts, want.Counts) || top.Table[i].Occupancy != want.Occupancy {
+				t.Errorf("--top %d row %d = %+v, want row %d of the table %+v", n, i, top.Table[i], j, want)
+			}
+		}
+		if top.Table[0].Occupancy <= 0 || top.MacroRows != all[0].MacroRows || top.End != all[0].End {
+			t.Errorf("--top %d: summary %+v differs from --all's", n, top)
+		}
+	}
+	txt := mustRun(t, "occupancy", "--runs", "2", "--top", "3", pst)
+	if !strings.Contains(txt, "the 3 rows of the largest occupancy, in order of first appearance; 920 more rows (--all prints all)") {
+		t.Errorf("text output does not say what it left out:\n%s", txt)
+	}
+	txtAll := mustRun(t, "occupancy", "--runs", "2", "--all", pst)
+	if n := strings.Count(txtAll, "\n"); n < 923 {
+		t.Errorf("--all printed %d lines, fewer than the 923 rows", n)
 	}
 }
 
@@ -226,7 +276,7 @@ func TestOccupancyGoTrace(t *testing.T) {
 	if _, errOut, code := run(t, "occupancy", pst); code != 1 || !strings.Contains(errOut, "processes in no mode") {
 		t.Errorf("no start mode: exit %d, %q", code, errOut)
 	}
-	reps := decodeOccupancy(t, mustRun(t, "occupancy", "--mean", "--json", "--start", "not-exist", pst))
+	reps := decodeOccupancy(t, mustRun(t, "occupancy", "--all", "--mean", "--json", "--start", "not-exist", pst))
 	if len(reps) != 1 {
 		t.Fatalf("%d runs", len(reps))
 	}
@@ -238,7 +288,7 @@ func TestOccupancyGoTrace(t *testing.T) {
 	// The four goroutine states of a live goroutine, and "gone".
 	modes := filepath.Join(t.TempDir(), "go.modes")
 	os.WriteFile(modes, []byte("running running\nrunnable runnable\nwaiting waiting\nsyscall syscall\n* gone\n"), 0o644)
-	four := decodeOccupancy(t, mustRun(t, "occupancy", "--mean", "--json", "--start", "gone", "--modes", modes, pst))
+	four := decodeOccupancy(t, mustRun(t, "occupancy", "--all", "--mean", "--json", "--start", "gone", "--modes", modes, pst))
 	checkConsistent(t, four[0])
 	if !slices.Equal(four[0].Modes, []string{"running", "runnable", "waiting", "syscall", "gone"}) || four[0].Possible != "1001" {
 		t.Errorf("modes %v, possible %s; want the four states and gone, C(14,10)=1001", four[0].Modes, four[0].Possible)
@@ -534,5 +584,43 @@ func TestFitLyonTableau(t *testing.T) {
 	}
 	if _, errOut, code := run(t, "predict", fit, "--at", "n=1"); code == 0 || !strings.Contains(errOut, `--fit "": `) {
 		t.Errorf("predict without --fit on a file of 3 fits: exit %d, %s", code, errOut)
+	}
+}
+
+// TestOccupancyPlotStreamed checks that the mountain range drawn from the
+// streamed macrostate trace is byte for byte the one drawn from the whole
+// trace kept in memory and thinned, on a run of more rows than are drawn.
+func TestOccupancyPlotStreamed(t *testing.T) {
+	pst := importAmoeba(t)
+	dir := t.TempDir()
+	got := filepath.Join(dir, "streamed.svg")
+	mustRun(t, "occupancy", "--runs", "3", "--plot", got, pst)
+	s, err := store.Open(pst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Header()
+	modes := occupancy.StateModes(h)
+	results, err := occupancy.Compute(context.Background(), h, s.Records(store.ReadOptions{Runs: []int32{3}}), modes, occupancy.Options{Trace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := results[0]
+	var rows []occupancy.Row
+	for _, i := range plot.Thin(len(res.Trace), maxPlotRows) {
+		rows = append(rows, res.Trace[i])
+	}
+	if len(res.Trace) < 100 {
+		t.Fatalf("run 3 has %d macrostate rows, too few to test", len(res.Trace))
+	}
+	want := filepath.Join(dir, "kept.svg")
+	if err := plotMountains(want, 3, res, rows); err != nil {
+		t.Fatal(err)
+	}
+	a, errA := os.ReadFile(got)
+	b, errB := os.ReadFile(want)
+	if errA != nil || errB != nil || len(a) < 1000 || string(a) != string(b) {
+		t.Errorf("the streamed plot (%d bytes, %v) differs from the kept trace's (%d bytes, %v)", len(a), errA, len(b), errB)
 	}
 }

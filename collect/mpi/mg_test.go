@@ -158,7 +158,7 @@ func TestMGWorkload(t *testing.T) {
 			if wholeDeg != c.whole || maxWhole != c.whole {
 				t.Errorf("whole-program degree %d (model %d), want %d", wholeDeg, maxWhole, c.whole)
 			}
-			for _, n := range res.Nodes {
+			for i, n := range res.Nodes {
 				if len(n.Children) > 0 || n.Aggregate.Messages == 0 {
 					continue
 				}
@@ -166,12 +166,12 @@ func TestMGWorkload(t *testing.T) {
 					// On 2x2x2 the one active rank gathers from all 7 others:
 					// agglomeration alone already reaches the whole degree.
 					if n.Aggregate.Degree > wholeDeg {
-						t.Errorf("%s: degree %d above the whole program's %d", n.Path, n.Aggregate.Degree, wholeDeg)
+						t.Errorf("%s: degree %d above the whole program's %d", res.Path(i), n.Aggregate.Degree, wholeDeg)
 					}
 					continue
 				}
 				if n.Aggregate.Degree >= wholeDeg {
-					t.Errorf("%s: degree %d, not below the whole program's %d", n.Path, n.Aggregate.Degree, wholeDeg)
+					t.Errorf("%s: degree %d, not below the whole program's %d", res.Path(i), n.Aggregate.Degree, wholeDeg)
 				}
 			}
 		})

@@ -94,9 +94,9 @@ func TestMG16(t *testing.T) {
 	if root.Aggregate.Degree != 9 {
 		t.Errorf("whole-program degree %d, want 9", root.Aggregate.Degree)
 	}
-	for _, n := range res.Nodes {
+	for i, n := range res.Nodes {
 		if len(n.Children) == 0 && n.Aggregate.Degree >= root.Aggregate.Degree {
-			t.Errorf("%s: degree %d, not below the whole program's", n.Path, n.Aggregate.Degree)
+			t.Errorf("%s: degree %d, not below the whole program's", res.Path(i), n.Aggregate.Degree)
 		}
 	}
 }

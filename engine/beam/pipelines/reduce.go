@@ -294,11 +294,13 @@ type CommResult struct {
 func CanonicalComm(res *comm.Result) *CommResult {
 	n := len(res.Nodes)
 	chain := make([]string, n)
+	paths := make([]string, n)
 	for i, nd := range res.Nodes {
 		if nd.Parent >= 0 && nd.Parent < i {
 			chain[i] = chain[nd.Parent] + "/"
 		}
 		chain[i] += fmt.Sprint(nd.Region)
+		paths[i] = res.Path(i)
 	}
 	order := make([]int, n)
 	for i := range order {
@@ -308,7 +310,7 @@ func CanonicalComm(res *comm.Result) *CommResult {
 		if a == 0 || b == 0 { // the root first
 			return cmp.Compare(a, b)
 		}
-		return cmp.Or(strings.Compare(res.Nodes[a].Path, res.Nodes[b].Path), strings.Compare(chain[a], chain[b]))
+		return cmp.Or(strings.Compare(paths[a], paths[b]), strings.Compare(chain[a], chain[b]))
 	})
 	newID := make([]int, n)
 	for to, from := range order {

@@ -413,6 +413,9 @@ window.Function = (function (RealFunction) {
       };
       walk(0);
     }
+    // A structure's path is its parents' names and its own: the result
+    // stores only the parent, so a deep tree stays small.
+    const pathOf = (id) => { const names = []; for (; id > 0; id = cm.nodes[id].parent) names.push(cm.nodes[id].name); return names.reverse().join('/'); };
     function drawMatrix() {
       const ids = [...selected];
       const first = cm.matrices[ids[0]][aggregate ? 'aggregate' : 'own'];
@@ -422,7 +425,7 @@ window.Function = (function (RealFunction) {
       let hi = 0;
       for (let i = 0; i < N; i++) for (let j = 0; j < N; j++) { const v = vals[i * N + j]; if (v > 0) { data.push([j, i, Math.log10(v), v]); hi = Math.max(hi, Math.log10(v)); } }
       const unit = counts ? 'messages' : 'bytes', g = cm.group > 1 ? ' (processes in groups of ' + cm.group + ')' : '';
-      matTitle.textContent = ids.map(id => cm.nodes[id].path || cm.nodes[id].name).join(' + ') + (aggregate ? ', with nested structures' : ', alone') + ': ' + unit + ' sent, row = sender, column = receiver, log scale' + g;
+      matTitle.textContent = ids.map(id => pathOf(id) || cm.nodes[id].name).join(' + ') + (aggregate ? ', with nested structures' : ', alone') + ': ' + unit + ' sent, row = sender, column = receiver, log scale' + g;
       const axis = (name) => ({ type: 'category', name, data: [...Array(N).keys()].map(k => k * cm.group), splitArea: { show: false } });
       ch.setOption({
         backgroundColor: '#fff', tooltip: { formatter: p => esc('from ' + p.value[1] * cm.group + ' to ' + p.value[0] * cm.group + ': ' + (counts ? fmt(p.value[3]) + ' messages' : bytes(p.value[3]))) },
@@ -461,7 +464,7 @@ window.Function = (function (RealFunction) {
     const rank = cm.ranking_own.by_volume.slice(0, 10);
     card(c, 'Structures by volume (alone)', table(['rank', 'structure', 'bytes', 'messages', 'degree', 'working sets'], rank.map((id, i) => {
       const n = cm.nodes[id], w = n.working_sets;
-      return [i + 1, n.path, bytes(n.own.bytes), fmt(n.own.messages), n.own.degree, w && w.max_pairs ? w.windows + ' windows, ' + w.distinct + ' distinct, ' + w.min_pairs + '-' + w.max_pairs + ' pairs' : '-'];
+      return [i + 1, pathOf(id), bytes(n.own.bytes), fmt(n.own.messages), n.own.degree, w && w.max_pairs ? w.windows + ' windows, ' + w.distinct + ' distinct, ' + w.min_pairs + '-' + w.max_pairs + ' pairs' : '-'];
     })));
   }
 

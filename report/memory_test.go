@@ -1,0 +1,76 @@
+package report
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/parscope/parscope/internal/memlimit"
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+// TestLongTraceMemory builds the report of a .pst of 10^7 state records
+// under a 512 MiB memory limit: four processes in three states, process i
+// entering state (k+i) mod 3 at time 10·k. The report keeps results at the
+// detail a browser draws, never a row per record. The occupancy numbers
+// are checked against their closed form.
+func TestLongTraceMemory(t *testing.T) {
+	steps := int64(2_500_000)
+	if memlimit.Race {
+		steps = 25_000
+	}
+	memlimit.Run(t, 512<<20, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "cycle.pst")
+		w, err := store.Create(path, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := w.Header()
+		h.Meta.ClockResolution = 1
+		h.States = []trace.StateDef{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}, {ID: 2, Name: "c"}}
+		h.Runs = []trace.RunInfo{{ID: 0, Procs: 4}}
+		for k := range steps {
+			for p := range int64(4) {
+				if err := w.Add(trace.State(0, int32(p), 10*k, int32((k+p)%3))); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := Build(context.Background(), path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Occupancy) != 1 {
+			t.Fatalf("%d occupancy runs", len(b.Occupancy))
+		}
+		o := b.Occupancy[0]
+		if o.Records != 4*steps || o.End != 10*(steps-1) || o.Microstates != steps-1 || o.MacroRows != steps-1 || o.Observed != 3 {
+			t.Fatalf("%d records, end %d, %d microstates, %d rows, %d macrostates", o.Records, o.End, o.Microstates, o.MacroRows, o.Observed)
+		}
+		// Every mode holds two processes a third of the time and one the
+		// rest: 4/3 processes on average, in every window (to a step in
+		// the window's steps/256), and 1/3 of the run in each mode.
+		tol := 2 * OccupancyWindows / float64(steps)
+		for w, c := range o.Counts {
+			for j, v := range c {
+				if math.Abs(v-4.0/3) > tol {
+					t.Fatalf("window %d mode %d: %v processes, want 4/3", w, j, v)
+				}
+			}
+		}
+		for _, m := range o.Mean {
+			if math.Abs(m.Share-1.0/3) > 1e-6 {
+				t.Errorf("mode %s: share %v, want 1/3", m.Mode, m.Share)
+			}
+		}
+		if b.PCA == nil || len(b.PCA.Runs) != 1 || len(b.PCA.Runs[0].Index) > DefaultMaxPoints || b.Entropy == nil {
+			t.Fatalf("the state analyses are missing or hold more than %d points", DefaultMaxPoints)
+		}
+		t.Logf("%d states, %d sampled", b.PCA.Runs[0].States, len(b.PCA.Runs[0].Index))
+	})
+}
