@@ -57,7 +57,7 @@ func commSources(h *trace.Header, res *comm.Result, nodes []int, dirs []string) 
 		if n.Region < 0 || !ok || r.File == "" || r.Line <= 0 {
 			continue
 		}
-		cs := commSource{Structure: n.Path, File: r.File, Line: r.Line, EndLine: r.EndLine}
+		cs := commSource{Structure: res.Path(id), File: r.File, Line: r.Line, EndLine: r.EndLine}
 		lines, err := report.SourceLines(dirs, r.File)
 		if err != nil {
 			cs.Error = err.Error()
