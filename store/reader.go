@@ -276,7 +276,6 @@ type segment struct{ pos, end int }
 // pageScratch holds the typed buffers one goroutine decodes pages into.
 type pageScratch struct {
 	i32 []int32
-	i64 []int64
 	f64 []float64
 }
 

@@ -13,13 +13,6 @@ import (
 // ownData is the folder of the BBV files made with parscope bbv.
 const ownData = "../../testdata/bbv"
 
-// dataSets are every BBV file we have: SimPoint's sample, the two shared
-// real files and our own three.
-var dataSets = []string{
-	"shared:simpoint-3.2/sample/sample.bb", "shared:bzip2_rt_100M.bb.gz", "shared:phases.bb.gz",
-	"own:seq.bb.gz", "own:cycle.bb.gz", "own:sort.bb.gz",
-}
-
 // loadDataSet parses a data set as SimPoint does.
 func loadDataSet(t testing.TB, name string) *bbv.File {
 	t.Helper()

@@ -41,7 +41,6 @@ func importFile(t testing.TB, paths ...string) (*trace.Memory, error) {
 // the type:value pairs of its event records.
 type lineCounts struct {
 	states, events, comms, globals, commLines, pairs int
-	threads                                          int
 }
 
 func countLines(t testing.TB, path string) lineCounts {
