@@ -184,6 +184,11 @@ func (s *spiller) stop() error {
 func scanChunks(f *os.File) (map[int32][]*chunk, int64, error) {
 	chunks := map[int32][]*chunk{}
 	var off int64
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	size := st.Size()
 	hdr := make([]byte, chunkHeader)
 	var payload []byte
 	for {
@@ -199,7 +204,8 @@ func scanChunks(f *os.File) (map[int32][]*chunk, int64, error) {
 		proc := int32(binary.LittleEndian.Uint32(hdr[4:]))
 		n := int(binary.LittleEndian.Uint32(hdr[8:]))
 		sum := binary.LittleEndian.Uint32(hdr[12:])
-		if proc < 0 || n <= 0 || n > 1<<26 {
+		if proc < 0 || n <= 0 || n > 1<<26 || int64(n)*entrySize > size-off-chunkHeader {
+			// A damaged header, or a chunk cut short: nothing to allocate for.
 			return chunks, off, nil
 		}
 		if cap(payload) < n*entrySize {
