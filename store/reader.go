@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -231,6 +232,22 @@ func openTable(path string, t table, unit int64, index []indexRow) (*tableFile, 
 		g.tmin = min(g.tmin, ix.TMin)
 		g.tmax = max(g.tmax, ix.TMax)
 		g.segs = append(g.segs, ix)
+	}
+	for i := range tf.groups {
+		// The segments of a group are its processes' rows: back to back
+		// from row 0, each non-empty and of the group's run. Readers slice
+		// the decoded columns by them.
+		g := &tf.groups[i]
+		slices.SortFunc(g.segs, func(a, b indexRow) int { return cmp.Compare(a.First, b.First) })
+		next := int64(0)
+		for _, s := range g.segs {
+			if s.First != next || s.Rows <= 0 || s.Rows > tf.rows || s.Run != g.run {
+				f.Close()
+				return nil, fmt.Errorf("%s: the index gives process %d of run %d rows %d..%d of row group %d, which do not follow the rows before them (from %d on, run %d; the .pst is damaged)",
+					path, s.Proc, s.Run, s.First, s.First+s.Rows, i, next, g.run)
+			}
+			next += s.Rows
+		}
 	}
 	for i, rg := range pf.RowGroups() {
 		if tf.groups[i].rows != rg.NumRows() {
