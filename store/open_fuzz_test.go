@@ -312,3 +312,39 @@ func TestIndexSegmentsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestUnboundedReadIgnoresIndexTimes checks that reading without a time
+// bound returns every record whatever times the index gives its row
+// groups: records before time 0 (which the writer accepts), and a group
+// whose index claims it ends before 0 (an input FuzzIndex found).
+func TestUnboundedReadIgnoresIndexTimes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "neg.pst")
+	recs := []trace.Record{trace.State(0, 0, -50, 1), trace.State(0, 0, -20, 2), trace.State(0, 1, -40, 1)}
+	w, err := Create(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := trace.ReadAll(s.Records(ReadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sortedText(got) != sortedText(recs) {
+		t.Errorf("read\n%s\nwant\n%s", sortedText(got), sortedText(recs))
+	}
+	if got, err := trace.ReadAll(s.Records(ReadOptions{From: -45, To: -30})); err != nil || len(got) != 1 || got[0].T != -40 {
+		t.Errorf("reading [-45, -30) ns: %v, %v; want the state at -40", got, err)
+	}
+}

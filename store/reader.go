@@ -167,6 +167,9 @@ func newFilter(o ReadOptions) readFilter {
 	return f
 }
 
+// timeBound reports whether the reader selects a time range.
+func (f *readFilter) timeBound() bool { return f.from != 0 || f.to != math.MaxInt64 }
+
 func (f *readFilter) wantsTable(t table) bool {
 	if f.kinds == nil {
 		return true
@@ -328,7 +331,9 @@ func (r *tableReader) load(g int) error {
 	if r.f.runs != nil && !r.f.runs[gm.run] {
 		return nil
 	}
-	if r.tf.t.timed() && (gm.tmax < r.f.from || gm.tmin >= r.f.to) {
+	// Skip a group outside the time bounds, if any: without bounds every
+	// record is read, before time 0 too, whatever the index says.
+	if r.tf.t.timed() && r.f.timeBound() && (gm.tmax < r.f.from || gm.tmin >= r.f.to) {
 		return nil
 	}
 	var sel []indexRow
@@ -569,7 +574,7 @@ func (r *tableReader) sortByTime() {
 // filter drops from r.order the rows outside the requested kinds and times.
 func (r *tableReader) filter() {
 	f := &r.f
-	timeBound := f.from != 0 || f.to != math.MaxInt64
+	timeBound := f.timeBound()
 	kc := kindColumn[r.tf.t]
 	if !timeBound && (f.kinds == nil || kc < 0 && f.kinds[defaultKind[r.tf.t]]) {
 		return
