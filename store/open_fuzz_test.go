@@ -18,9 +18,8 @@ import (
 
 // fuzzTrace is the .pst the store fuzz targets start from: two processes
 // of one run with states and a message each way, in one row group per
-// table. Its files are the seeds (and the checked-in corpus under
-// testdata/fuzz/FuzzOpen); the fuzzer then changes the manifest, the index
-// and the states table.
+// table, written by this package's writer. Its files are the seeds; the
+// fuzzer then changes the manifest, the index and the states table.
 func fuzzTrace(t testing.TB) (manifest, index, states []byte) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "seed.pst")
