@@ -53,11 +53,21 @@ run_package() {
 		t0=$SECONDS
 		out=$bin/out.txt
 		status=ok
+		before=$(ls "$dir/testdata/fuzz/$name" 2>/dev/null || true)
 		if ! (cd "$dir" && "$exe" -test.run=NONE -test.fuzz="^$name\$" -test.fuzztime="$fuzztime" \
 			-test.fuzzminimizetime="$mintime" -test.fuzzcachedir="$cache/$path" >"$out" 2>&1); then
-			status=FAIL
-			failed=1
-			cat "$out"
+			# Go 1.26's fuzzing coordinator can report its own -fuzztime
+			# deadline as a failure on a loaded machine (go.dev/issue/75804,
+			# fixed in Go 1.27): no input is written and the only message
+			# is "context deadline exceeded". That is not a finding.
+			if [ "$(ls "$dir/testdata/fuzz/$name" 2>/dev/null || true)" = "$before" ] &&
+				grep -qx '    context deadline exceeded' "$out" && ! grep -q 'Failing input written' "$out"; then
+				status=late
+			else
+				status=FAIL
+				failed=1
+				cat "$out"
+			fi
 		fi
 		# The last progress line says how much was done.
 		line=$(grep -o 'execs: [0-9]*' "$out" | tail -1 || true)
@@ -82,6 +92,6 @@ while read -r first rest; do
 	esac
 done <<<"$list"
 
-echo "== fuzz summary ($total targets, $fuzztime each, $((SECONDS - start))s in all)"
+echo "== fuzz summary ($total targets, $fuzztime each, $((SECONDS - start))s in all; late: stopped by the Go 1.26 deadline race, not a finding)"
 printf '%s\n' "${summary[@]}"
 exit $failed
