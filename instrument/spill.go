@@ -292,7 +292,9 @@ func nextIntact(f io.ReaderAt, from, size int64, hdr []byte, payload *[]byte) (i
 	var magic [4]byte
 	binary.LittleEndian.PutUint32(magic[:], chunkMagic)
 	const window = 1 << 20
-	buf := make([]byte, window+len(magic)-1)
+	// The buffer is no larger than what is left to search, so a small
+	// damaged file costs no more than its size.
+	buf := make([]byte, min(int64(window+len(magic)-1), max(size-from, 0)))
 	for pos := from; pos+chunkHeader <= size; {
 		m := min(int64(len(buf)), size-pos)
 		b := buf[:m]

@@ -100,7 +100,7 @@ func writeJSONFile(path string, v any) error {
 // runPlain is the uninstrumented timed run: ETuninstRef.
 func runPlain(task Task, cfg *childConfig, res *childResult) error {
 	if err := task.Init(nop{}); err != nil {
-		return fmt.Errorf("Init: %w", err)
+		return fmt.Errorf("task initialisation: %w", err)
 	}
 	sw, err := newStopwatch(cfg.Clock)
 	if err != nil {
@@ -136,7 +136,7 @@ func runVectors(info Info, task Task, cfg *childConfig, res *childResult) error 
 	c := &counter{next: p}
 	if err := task.Init(c); err != nil {
 		rec.Abort()
-		return fmt.Errorf("Init: %w", err)
+		return fmt.Errorf("task initialisation: %w", err)
 	}
 	start := time.Now()
 	var steps, last int64
@@ -169,7 +169,7 @@ func runCapture(dir string, task Task, cfg *childConfig, res *childResult) error
 	}
 	c := &counter{}
 	if err := task.Init(c); err != nil {
-		return fmt.Errorf("Init: %w", err)
+		return fmt.Errorf("task initialisation: %w", err)
 	}
 	res.Snapshots = make([]snapResult, len(cfg.SnapshotAt))
 	sw, err := newStopwatch(cfg.Clock)

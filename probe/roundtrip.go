@@ -50,7 +50,7 @@ func RoundTrip(newTask func() Task, cut int64) ([]byte, error) {
 		return nil, err
 	}
 	if err := second.Restore(state); err != nil {
-		return nil, fmt.Errorf("Restore: %w", err)
+		return nil, fmt.Errorf("restoring the snapshot into a new task: %w", err)
 	}
 	rest := int64(0)
 	for done := false; !done; {
@@ -101,7 +101,7 @@ func RestoreAllocs(newTask func() Task, steps int) (allocs float64, err error) {
 	runtime.ReadMemStats(&before)
 	for range runs {
 		if err := to.Restore(state); err != nil {
-			return 0, fmt.Errorf("Restore: %w", err)
+			return 0, fmt.Errorf("restoring the snapshot into a new task: %w", err)
 		}
 	}
 	runtime.ReadMemStats(&after)

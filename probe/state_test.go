@@ -360,7 +360,7 @@ func TestStateUnsupported(t *testing.T) {
 		{&withChan{}, "probe: withChan.C: chan int is not supported"},
 		{&withFunc{}, "probe: withFunc.F: func() is not supported"},
 		{&withComplex{}, "probe: withComplex.Z: complex128 is not supported"},
-		{&hiddenOnly{}, "probe: hiddenOnly: probe.hiddenOnly is not supported: it has no exported fields"},
+		{&hiddenOnly{n: 1}, "probe: hiddenOnly: probe.hiddenOnly is not supported: it has no exported fields"},
 		{&withHidden{}, "probe: withHidden.H: probe.hiddenOnly is not supported: it has no exported fields"},
 		{&withEmpty{}, "probe: withEmpty.E: [][0]int is not supported: its elements take no bytes"},
 		{&inSlice{}, "probe: inSlice.Ps[].P: *int is not supported"},

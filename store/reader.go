@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -178,6 +179,9 @@ func newFilter(o ReadOptions) readFilter {
 	return f
 }
 
+// timeBound reports whether the reader selects a time range.
+func (f *readFilter) timeBound() bool { return f.from != 0 || f.to != math.MaxInt64 }
+
 func (f *readFilter) wantsTable(t table) bool {
 	if f.kinds == nil {
 		return true
@@ -287,6 +291,22 @@ func openTable(root *os.Root, dir, name string, t table, unit int64, index []ind
 		g.tmax = max(g.tmax, ix.TMax)
 		g.segs = append(g.segs, ix)
 	}
+	for i := range tf.groups {
+		// The segments of a group are its processes' rows: back to back
+		// from row 0, each non-empty and of the group's run. Readers slice
+		// the decoded columns by them.
+		g := &tf.groups[i]
+		slices.SortFunc(g.segs, func(a, b indexRow) int { return cmp.Compare(a.First, b.First) })
+		next := int64(0)
+		for _, s := range g.segs {
+			if s.First != next || s.Rows <= 0 || s.Rows > tf.rows || s.Run != g.run {
+				f.Close()
+				return nil, fmt.Errorf("%s: the index gives process %d of run %d rows %d..%d of row group %d, which do not follow the rows before them (from %d on, run %d; the .pst is damaged)",
+					path, s.Proc, s.Run, s.First, s.First+s.Rows, i, next, g.run)
+			}
+			next += s.Rows
+		}
+	}
 	for i, rg := range pf.RowGroups() {
 		if tf.groups[i].rows != rg.NumRows() {
 			f.Close()
@@ -331,7 +351,6 @@ type segment struct{ pos, end int }
 // pageScratch holds the typed buffers one goroutine decodes pages into.
 type pageScratch struct {
 	i32 []int32
-	i64 []int64
 	f64 []float64
 }
 
@@ -367,7 +386,9 @@ func (r *tableReader) load(g int) error {
 	if r.f.runs != nil && !r.f.runs[gm.run] {
 		return nil
 	}
-	if r.tf.t.timed() && (gm.tmax < r.f.from || gm.tmin >= r.f.to) {
+	// Skip a group outside the time bounds, if any: without bounds every
+	// record is read, before time 0 too, whatever the index says.
+	if r.tf.t.timed() && r.f.timeBound() && (gm.tmax < r.f.from || gm.tmin >= r.f.to) {
 		return nil
 	}
 	var sel []indexRow
@@ -608,7 +629,7 @@ func (r *tableReader) sortByTime() {
 // filter drops from r.order the rows outside the requested kinds and times.
 func (r *tableReader) filter() {
 	f := &r.f
-	timeBound := f.from != 0 || f.to != math.MaxInt64
+	timeBound := f.timeBound()
 	kc := kindColumn[r.tf.t]
 	if !timeBound && (f.kinds == nil || kc < 0 && f.kinds[defaultKind[r.tf.t]]) {
 		return

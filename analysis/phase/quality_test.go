@@ -13,17 +13,10 @@ import (
 // ownData is the folder of the BBV files made with parscope bbv.
 const ownData = "../../testdata/bbv"
 
-// dataSets are every BBV file we have: SimPoint's sample and the two real
-// files of testdata/real/bbv, and our own three of testdata/bbv.
-var dataSets = []string{
-	"real:simpoint-3.2/sample/sample.bb", "real:bzip2_rt_100M.bb.gz", "real:phases.bb.gz",
-	"own:seq.bb.gz", "own:cycle.bb.gz", "own:sort.bb.gz",
-}
-
 // loadDataSet parses a data set as SimPoint does.
 func loadDataSet(t testing.TB, name string) *bbv.File {
 	t.Helper()
-	if rel, ok := cutPrefix(name, "real:"); ok {
+	if rel, ok := cutPrefix(name, "shared:"); ok {
 		return loadBB(t, rel)
 	}
 	rel, _ := cutPrefix(name, "own:")
@@ -57,7 +50,7 @@ func loadReference(t testing.TB, r reference) (*bbv.File, Options) {
 	t.Helper()
 	name := r.bb
 	if !strings.HasPrefix(name, "own:") {
-		name = "real:" + name
+		name = "shared:" + name
 	}
 	opts := DefaultOptions()
 	if r.opts != nil {

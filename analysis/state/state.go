@@ -131,8 +131,7 @@ type reconstructor struct {
 
 	run     int32
 	started bool
-	col     map[int32]int // process -> column, for a subset
-	cols    []int         // process -> column (dense), -1 when not selected
+	cols    []int // process -> column (dense), -1 when not selected
 	tr      *Tracker
 	row     Row
 	pending bool // row holds a state not yet delivered

@@ -25,17 +25,17 @@ import (
 
 // phasesFlags are the options of the phases command.
 type phasesFlags struct {
-	compat                      bool
-	maxK, dim, iters, initSeeds int
-	minPhaseSize                int
-	kList, initKM, dimS         string
-	seed, seedProj              int64
-	bicThreshold, coverage      float64
-	vli                         bool
-	saveSimpoints, saveWeights  string
-	saveLabels, plotPath        string
-	jsonOut                     bool
-	runs, procs                 string
+	compat                     bool
+	maxK, iters, initSeeds     int
+	minPhaseSize               int
+	kList, initKM, dimS        string
+	seed, seedProj             int64
+	bicThreshold, coverage     float64
+	vli                        bool
+	saveSimpoints, saveWeights string
+	saveLabels, plotPath       string
+	jsonOut                    bool
+	runs, procs                string
 }
 
 // phasesReport is the --json output: one analysis per BBV stream.

@@ -121,11 +121,11 @@ func TestGzipEqualsPlain(t *testing.T) {
 }
 
 func TestStrict(t *testing.T) {
-	f, err := parseString(t, "# header\n\nT:3:10   :1:5\tT\n", ParseOptions{})
+	_, err := parseString(t, "# header\n\nT:3:10   :1:5\tT\n", ParseOptions{})
 	if err == nil || !strings.Contains(err.Error(), "in.bb:3: column 15:") {
 		t.Fatalf("got %v, want an error at in.bb:3 column 15", err)
 	}
-	f, err = parseString(t, "# header\n\nT:3:10   :1:5   \nT:2:1.5e3:7:0\n\n# Thread 1\n#   Total intervals: 2\n", ParseOptions{})
+	f, err := parseString(t, "# header\n\nT:3:10   :1:5   \nT:2:1.5e3:7:0\n\n# Thread 1\n#   Total intervals: 2\n", ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

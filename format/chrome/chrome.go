@@ -201,7 +201,6 @@ type exporter struct {
 	regions map[int32]*frag
 	events  map[int32][]byte
 	ctrs    map[int32]*frag
-	scratch []byte
 }
 
 // frag holds the pre-rendered, escaped JSON pieces of a dictionary entry.

@@ -35,11 +35,6 @@ func minimalDefs() [][]byte {
 	}
 }
 
-type record struct {
-	typ  uint8
-	body []byte
-}
-
 func rec(typ uint8, parts ...[]byte) []byte {
 	b := []byte{typ}
 	var p []byte

@@ -29,7 +29,6 @@ func realTrace(t testing.TB, name string) string {
 // the type:value pairs of its event records.
 type lineCounts struct {
 	states, events, comms, globals, commLines, pairs int
-	threads                                          int
 }
 
 func countLines(t testing.TB, path string) lineCounts {

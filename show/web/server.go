@@ -257,13 +257,19 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, t *served) {
 		}
 		return n, true
 	}
+	// One bad parameter is one error answer: stop at the first.
 	const big = 1 << 62
-	run, ok1 := num("run", 0, 0, 1<<31-1)
-	from, ok2 := num("from", 0, -big, big)
-	to, ok3 := num("to", 0, -big, big)
-	most, ok4 := num("max", DefaultWindows, 1, MaxWindows)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return
+	var run, from, to, most int64
+	for _, p := range []struct {
+		v           *int64
+		name        string
+		def, lo, hi int64
+	}{{&run, "run", 0, 0, 1<<31 - 1}, {&from, "from", 0, -big, big}, {&to, "to", 0, -big, big}, {&most, "max", DefaultWindows, 1, MaxWindows}} {
+		n, ok := num(p.name, p.def, p.lo, p.hi)
+		if !ok {
+			return
+		}
+		*p.v = n
 	}
 	if t.bundle.Overview == nil {
 		httpError(w, http.StatusNotFound, "no overview")

@@ -1,0 +1,48 @@
+package dumpi
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parscope/parscope/format"
+)
+
+// FuzzMeta feeds arbitrary bytes as a .meta file, starting from the real
+// sample's (testdata/testtrace, written by libdumpi): readMeta must return
+// an error naming the file, or a process count in range with one .bin per
+// rank, each beside the .meta whatever directories fileprefix names.
+func FuzzMeta(f *testing.F) {
+	sample, err := os.ReadFile(filepath.Join("testdata", "testtrace", "testtrace.meta"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(sample)
+	f.Add([]byte("numprocs=2\nfileprefix=../../etc/x\n"))
+	f.Add([]byte("numprocs=1048577\nfileprefix=a\nnot a pair\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "f.meta")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := readMeta(path)
+		if err != nil {
+			var fe *format.Error
+			if !errors.As(err, &fe) || fe.File != path {
+				t.Fatalf("error %v is not a *format.Error naming %s", err, path)
+			}
+			return
+		}
+		if m.procs < 1 || m.procs > 1<<20 || len(m.bins) != m.procs {
+			t.Fatalf("%d processes, %d .bin files", m.procs, len(m.bins))
+		}
+		for r, bin := range m.bins {
+			if filepath.Dir(bin) != dir || !strings.HasSuffix(bin, ".bin") {
+				t.Fatalf("rank %d's file %s is not a .bin beside %s", r, bin, path)
+			}
+		}
+	})
+}

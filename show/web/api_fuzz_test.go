@@ -1,0 +1,100 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/parscope/parscope/report"
+)
+
+// FuzzAPI sends arbitrary request targets (path and query) with GET, HEAD
+// or another method to a server over the example traces of testdata
+// (amoeba, ring, gzip). The server must answer without a panic and
+// without a 5xx; every error is a JSON {"error": ...}; every JSON answer
+// parses; a trace answered is one that exists; and an overview answers at
+// most the windows asked for unless it comes from the coarsest level.
+func FuzzAPI(f *testing.F) {
+	s, err := NewServer(orderedBundles(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	targets := []string{
+		"/", "/index.html", "/assets/app.js", "/assets/app.css", "/assets/../server.go", "/assets/",
+		"/api/traces", "/api/traces/", "/api/traces/1", "/api/traces/01", "/api/traces/-1", "/api/traces/3",
+		"/api/traces/1/overview?run=0&from=0&to=1000000&max=10", "/api/traces/1/overview?run=0&run=1",
+		"/api/traces/1/overview?from=9223372036854775807&to=-9223372036854775808&max=4096",
+		"/api/traces/0/overview?run=2147483647", "/api/traces/2/overview?max=0", "/api/traces/1/x/y",
+	}
+	for _, p := range Parts {
+		targets = append(targets, "/api/traces/1/"+p, "/api/traces/2/"+p)
+	}
+	for _, target := range targets {
+		f.Add(target, uint8(0))
+	}
+	f.Add("/api/traces", uint8(1))
+	f.Add("/api/traces/0", uint8(2))
+	f.Fuzz(func(t *testing.T, target string, method uint8) {
+		u, err := url.ParseRequestURI(target)
+		if err != nil {
+			return // net/http answers 400 before any handler runs
+		}
+		req := &http.Request{Method: []string{http.MethodGet, http.MethodHead, http.MethodPost}[method%3],
+			URL: u, RequestURI: target, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{}, Host: "localhost"}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		res := rec.Result()
+		body := rec.Body.Bytes()
+		if res.StatusCode >= 500 {
+			t.Fatalf("%s %s: status %d: %s", req.Method, target, res.StatusCode, body)
+		}
+		if req.Method == http.MethodHead || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+			return
+		}
+		if res.StatusCode >= 400 {
+			var e map[string]string
+			if err := json.Unmarshal(body, &e); err != nil || e["error"] == "" {
+				t.Fatalf("%s: error body %q is not {\"error\": ...}", target, body)
+			}
+			return
+		}
+		if !json.Valid(body) {
+			t.Fatalf("%s: invalid JSON %.200q", target, body)
+		}
+		parts := strings.Split(strings.TrimPrefix(u.Path, "/api/traces/"), "/")
+		if strings.HasPrefix(u.Path, "/api/traces/") {
+			if i, err := strconv.Atoi(parts[0]); err != nil || i < 0 || i >= len(s.traces) {
+				t.Fatalf("%s: answered %d for trace %q", target, res.StatusCode, parts[0])
+			}
+		}
+		if len(parts) == 2 && parts[1] == "overview" && u.RawQuery != "" {
+			var sl report.Slice
+			if err := json.Unmarshal(body, &sl); err != nil {
+				t.Fatal(err)
+			}
+			most := DefaultWindows
+			if m := u.Query().Get("max"); m != "" {
+				most, _ = strconv.Atoi(m)
+			}
+			if len(sl.Counts) != len(sl.Starts)*len(sl.Kinds) {
+				t.Fatalf("%s: %d windows of %d kinds and %d counts", target, len(sl.Starts), len(sl.Kinds), len(sl.Counts))
+			}
+			// More windows than asked for only from the coarsest level.
+			i, _ := strconv.Atoi(parts[0])
+			levels := -1
+			for _, r := range s.traces[i].bundle.Overview.Runs {
+				if r.Run == sl.Run {
+					levels = len(r.Levels)
+				}
+			}
+			if len(sl.Starts) > most && sl.Level != levels-1 {
+				t.Fatalf("%s: %d windows from level %d of %d, at most %d asked for", target, len(sl.Starts), sl.Level, levels, most)
+			}
+		}
+	})
+}
