@@ -181,6 +181,16 @@ func importFile(ctx context.Context, path string, popts ParseOptions, proc int32
 			}
 		}
 	}
+	if n == 0 {
+		// An empty file, or one of only other text, is not a BBV file:
+		// importing it would give a trace of nothing.
+		what := "the file is empty"
+		if lines := p.lr.Line(); lines > 0 {
+			what = fmt.Sprintf("none of its %d line(s) is one", lines)
+		}
+		return 0, 0, &format.Error{File: path, Offset: -1,
+			Msg: fmt.Sprintf(`no basic block vectors: %s (expected lines "T:block:count :block:count ..." as valgrind exp-bbv writes)`, what)}
+	}
 	return n, p.dim, nil
 }
 
