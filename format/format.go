@@ -62,6 +62,36 @@ func OffsetError(file string, offset int64, format string, args ...any) *Error {
 	return &Error{File: file, Offset: offset, Msg: fmt.Sprintf(format, args...)}
 }
 
+// WarningPrefix starts the Header.Meta.Extra keys that hold an import's
+// warnings: what an importer noticed about its input and went on with.
+const WarningPrefix = "warning."
+
+// Warn records a warning about the input in h, under WarningPrefix+key.
+// `parscope import` prints the warnings once the import is done, and
+// `parscope info` shows them with the other metadata.
+func Warn(h *trace.Header, key, msg string) {
+	if h.Meta.Extra == nil {
+		h.Meta.Extra = map[string]string{}
+	}
+	h.Meta.Extra[WarningPrefix+key] = msg
+}
+
+// Warnings returns the warnings recorded in h with Warn, sorted by key.
+func Warnings(h *trace.Header) []string {
+	var keys []string
+	for k := range h.Meta.Extra {
+		if strings.HasPrefix(k, WarningPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = h.Meta.Extra[k]
+	}
+	return out
+}
+
 // Options are the import options common to all formats. A format ignores
 // what does not apply to it and documents what it reads from Params.
 type Options struct {
