@@ -9,6 +9,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -190,7 +191,7 @@ func writeManifest(path string, m *Manifest) error {
 
 // ReadManifest reads and checks the manifest of the .pst at dir.
 func ReadManifest(dir string) (*Manifest, error) {
-	data, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	data, err := regular.ReadFile(filepath.Join(dir, manifestFile))
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, fmt.Errorf("%s is not a parscope trace (.pst): no %s", dir, manifestFile)

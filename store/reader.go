@@ -13,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -34,10 +35,16 @@ func Open(dir string) (*Store, error) {
 	s := &Store{dir: dir, m: m}
 	var index []indexRow
 	if len(m.Tables) > 0 {
+		if err := regular.Check(filepath.Join(dir, indexFile)); err != nil {
+			return nil, err
+		}
 		index, err = parquet.ReadFile[indexRow](filepath.Join(dir, indexFile))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, indexFile), err)
 		}
+	}
+	if err := checkCounts(dir, m); err != nil {
+		return nil, err
 	}
 	byTable := map[int32][]indexRow{}
 	for _, ix := range index {
@@ -60,6 +67,30 @@ func Open(dir string) (*Store, error) {
 		s.tables[t] = tf
 	}
 	return s, nil
+}
+
+// checkCounts checks the manifest against itself: the records of each kind
+// its statistics count must add up to the rows of the table that holds
+// that kind, and a kind with records must have its table.
+func checkCounts(dir string, m *Manifest) error {
+	var want [numTables]int64
+	for _, k := range trace.Kinds {
+		n := m.Stats.Records[k.String()]
+		if n < 0 {
+			return fmt.Errorf("%s: the manifest counts %d %s records (the .pst is damaged)", filepath.Join(dir, manifestFile), n, k)
+		}
+		want[tableOf(k)] += n
+	}
+	for t := table(0); t < numTables; t++ {
+		info, ok := m.Tables[t.String()]
+		switch {
+		case !ok && want[t] > 0:
+			return fmt.Errorf("%s: the manifest counts %d records of table %s but lists no such table (the .pst is damaged)", filepath.Join(dir, manifestFile), want[t], t)
+		case ok && info.Rows != want[t]:
+			return fmt.Errorf("%s: the manifest lists %d rows in %s but counts %d records of its kinds (the .pst is damaged)", filepath.Join(dir, manifestFile), info.Rows, info.File, want[t])
+		}
+	}
+	return nil
 }
 
 // Close releases the open files.
@@ -198,7 +229,7 @@ type tableFile struct {
 }
 
 func openTable(path string, t table, unit int64, index []indexRow) (*tableFile, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}

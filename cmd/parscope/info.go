@@ -84,12 +84,22 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "info TRACE.pst",
 		Short: "Summarise a trace: runs, processes, records by kind, time span, states, messages",
+		Long: `Info summarises a .pst trace from its manifest: runs, processes, records
+by kind, time span, states, messages, the repairs and warnings of its import,
+and its tables. It first checks the tables the manifest lists: a table whose
+Parquet footer or index disagrees with the manifest's row counts, or a file
+that is missing or not a regular file, is reported as an error.`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := store.ReadManifest(args[0])
+			// Open checks what the manifest lists: every table's rows
+			// against its Parquet footer and the index, and the record
+			// counts against the tables.
+			s, err := store.Open(args[0])
 			if err != nil {
 				return err
 			}
+			s.Close()
+			m := s.Manifest()
 			rep := newInfoReport(args[0], m)
 			if n, err := droppedByFilter(args[0], &m.Header); err != nil {
 				return err

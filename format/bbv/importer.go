@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -140,7 +140,7 @@ func (Importer) Import(ctx context.Context, inputs []string, opts format.Options
 
 // importFile streams one file's vectors into w as records of process proc.
 func importFile(ctx context.Context, path string, popts ParseOptions, proc int32, w trace.Writer) (int, int32, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return 0, 0, fmt.Errorf("bbv: %w", err)
 	}
