@@ -89,7 +89,7 @@ by kind, time span, states, messages, the repairs and warnings of its import,
 and its tables. It first checks the tables the manifest lists: a table whose
 Parquet footer or index disagrees with the manifest's row counts, or a file
 that is missing or not a regular file, is reported as an error.`,
-		Args:  cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Open checks what the manifest lists: every table's rows
 			// against its Parquet footer and the index, and the record
