@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/parscope/parscope/trace"
 )
@@ -60,6 +61,24 @@ func LineError(file string, line int, format string, args ...any) *Error {
 // OffsetError returns an Error located at a byte offset of a file.
 func OffsetError(file string, offset int64, format string, args ...any) *Error {
 	return &Error{File: file, Offset: offset, Msg: fmt.Sprintf(format, args...)}
+}
+
+// MaxEcho is about how many bytes of an input an error message repeats.
+const MaxEcho = 64
+
+// Excerpt returns s for an error message: whole when it is at most MaxEcho
+// bytes, otherwise its first MaxEcho bytes (cut at a UTF-8 character
+// boundary) followed by "…" and its full length, so that a 100 MB field
+// does not become a 100 MB message.
+func Excerpt(s []byte) string {
+	if len(s) <= MaxEcho {
+		return string(s)
+	}
+	n := MaxEcho
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:n], len(s))
 }
 
 // WarningPrefix starts the Header.Meta.Extra keys that hold an import's
