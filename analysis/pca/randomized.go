@@ -59,13 +59,13 @@ func checkExact(p int) error {
 	}
 	if ExactBytes(p) > MaxExactBytes {
 		return fmt.Errorf("pca: the exact PCA of %d processes needs a %s covariance matrix and workspace (at most %s); use the randomized method (pca.Randomized)",
-			p, HumanBytes(ExactBytes(p)), HumanBytes(MaxExactBytes))
+			p, humanBytes(ExactBytes(p)), humanBytes(MaxExactBytes))
 	}
 	return nil
 }
 
-// HumanBytes formats a byte count in B, KiB, MiB, GiB, TiB or PiB.
-func HumanBytes(b float64) string {
+// humanBytes formats a byte count in B, KiB, MiB, GiB, TiB or PiB.
+func humanBytes(b float64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
 	i := 0
 	for b >= 1024 && i < len(units)-1 {
@@ -100,7 +100,7 @@ func Randomized(ctx context.Context, p, k int, timeWeighted bool, seed uint64, p
 		k = p
 	}
 	if need := RandomizedBytes(p, k); need > MaxRandomizedBytes {
-		return nil, fmt.Errorf("pca: the randomized PCA of %d processes needs %s (at most %s)", p, HumanBytes(need), HumanBytes(MaxRandomizedBytes))
+		return nil, fmt.Errorf("pca: the randomized PCA of %d processes needs %s (at most %s)", p, humanBytes(need), humanBytes(MaxRandomizedBytes))
 	}
 	l := min(k+Oversample, p)
 	rng := rand.New(rand.NewPCG(seed, 0x9ca))
@@ -398,7 +398,7 @@ func Compute(ctx context.Context, p, k int, timeWeighted bool, seed uint64, pass
 	}
 	if k <= 0 {
 		return nil, fmt.Errorf("pca: all %d components of %d processes would need %s; ask for the top few (the randomized method gives them for more than %d processes)",
-			p, p, HumanBytes(ExactBytes(p)), ExactMaxProcs)
+			p, p, humanBytes(ExactBytes(p)), ExactMaxProcs)
 	}
 	return Randomized(ctx, p, k, timeWeighted, seed, pass)
 }
