@@ -125,7 +125,7 @@ func (s *importer) scanPids() error {
 			}
 			return fmt.Errorf("gomez: %w", err)
 		}
-		for {
+		for untilCtx := ctxEvery; ; {
 			line, err := lr.Next()
 			if err != nil {
 				lr.Close()
@@ -133,6 +133,13 @@ func (s *importer) scanPids() error {
 					break
 				}
 				return err
+			}
+			if untilCtx--; untilCtx == 0 {
+				untilCtx = ctxEvery
+				if err := s.ctx.Err(); err != nil {
+					lr.Close()
+					return &format.Error{File: path, Line: lr.Line(), Offset: -1, Msg: "import interrupted", Err: err}
+				}
 			}
 			_, _, pid, ok := s.p.fast(line)
 			if !ok {
