@@ -60,7 +60,9 @@
 // 3, 70 and 1000000 has three processes, not 1000001. Each process of each
 // run then keeps its pid in Header.Procs, as its name ("pid 1000000") and as
 // Extra["pid"]; `parscope info` shows them. Pids that are already 0..P-1
-// are kept as they are and get no entry.
+// are kept as they are and get no entry. Declaring the number of
+// processes (procs=N, below) keeps the pids as they are and skips that
+// first read.
 //
 // # Options
 //
