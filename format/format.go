@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/parscope/parscope/trace"
 )
@@ -60,6 +61,54 @@ func LineError(file string, line int, format string, args ...any) *Error {
 // OffsetError returns an Error located at a byte offset of a file.
 func OffsetError(file string, offset int64, format string, args ...any) *Error {
 	return &Error{File: file, Offset: offset, Msg: fmt.Sprintf(format, args...)}
+}
+
+// MaxEcho is about how many bytes of an input an error message repeats.
+const MaxEcho = 64
+
+// Excerpt returns s for an error message: whole when it is at most MaxEcho
+// bytes, otherwise its first MaxEcho bytes (cut at a UTF-8 character
+// boundary) followed by "…" and its full length, so that a 100 MB field
+// does not become a 100 MB message.
+func Excerpt(s []byte) string {
+	if len(s) <= MaxEcho {
+		return string(s)
+	}
+	n := MaxEcho
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:n], len(s))
+}
+
+// WarningPrefix starts the Header.Meta.Extra keys that hold an import's
+// warnings: what an importer noticed about its input and went on with.
+const WarningPrefix = "warning."
+
+// Warn records a warning about the input in h, under WarningPrefix+key.
+// `parscope import` prints the warnings once the import is done, and
+// `parscope info` shows them with the other metadata.
+func Warn(h *trace.Header, key, msg string) {
+	if h.Meta.Extra == nil {
+		h.Meta.Extra = map[string]string{}
+	}
+	h.Meta.Extra[WarningPrefix+key] = msg
+}
+
+// Warnings returns the warnings recorded in h with Warn, sorted by key.
+func Warnings(h *trace.Header) []string {
+	var keys []string
+	for k := range h.Meta.Extra {
+		if strings.HasPrefix(k, WarningPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = h.Meta.Extra[k]
+	}
+	return out
 }
 
 // Options are the import options common to all formats. A format ignores

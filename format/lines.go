@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/parscope/parscope/internal/regular"
 )
 
 // gzipMagic starts every gzip stream.
@@ -19,7 +21,7 @@ func IsGzip(data []byte) bool { return bytes.HasPrefix(data, gzipMagic) }
 // Head returns up to n leading bytes of a file, decompressed if the file is
 // gzipped (a truncated gzip stream yields what could be decompressed).
 func Head(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +61,7 @@ type LineReader struct {
 
 // OpenLines opens path for line reading.
 func OpenLines(path string) (*LineReader, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}

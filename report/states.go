@@ -20,6 +20,10 @@ const EntropyWindows = 200
 // TimelineWindows is the number of samples per process of the state timeline.
 const TimelineWindows = 256
 
+// MaxTimelineProcs is the largest number of processes drawn in the state
+// timeline (P×TimelineWindows samples); larger traces have none.
+const MaxTimelineProcs = 4096
+
 // PCAComponents is the number of principal components kept.
 const PCAComponents = 3
 
@@ -79,7 +83,8 @@ type PhaseSpace struct {
 	Elevation string          `json:"elevation"`
 	Runs      []PhaseSpaceRun `json:"runs"`
 	// Timeline samples, per run, the block of every process at the middle
-	// of TimelineWindows windows: the overview's state chart.
+	// of TimelineWindows windows: the overview's state chart. It is empty
+	// for traces of more than MaxTimelineProcs processes.
 	Timeline []Timeline `json:"timeline"`
 }
 
@@ -141,8 +146,9 @@ func buildStates(ctx context.Context, s *store.Store, b *Bundle, opts Options) e
 		allOK = true
 		run   int32
 		acc   *pca.Accumulator
+		procs = -1 // the processes of the first row; -1 before it
 		rows  = map[int32]int64{}
-		tls   []Timeline
+		tls   = []Timeline{} // never null in JSON
 		prevX []int32
 		next  int
 	)
@@ -171,18 +177,40 @@ func buildStates(ctx context.Context, s *store.Store, b *Bundle, opts Options) e
 			flush()
 			flushTimeline()
 			cur, run = entropy.NewAccumulator(eopts), r.Run
-			sp := spans[r.Run]
-			tl := Timeline{Run: r.Run, Begin: sp.Begin, Width: float64(sp.End-sp.Begin+1) / TimelineWindows, Blocks: make([][]int32, r.P()), Names: names}
-			for p := range tl.Blocks {
-				tl.Blocks[p] = make([]int32, TimelineWindows)
+			if r.P() <= MaxTimelineProcs {
+				sp := spans[r.Run]
+				tl := Timeline{Run: r.Run, Begin: sp.Begin, Width: float64(sp.End-sp.Begin+1) / TimelineWindows, Blocks: make([][]int32, r.P()), Names: names}
+				for p := range tl.Blocks {
+					tl.Blocks[p] = make([]int32, TimelineWindows)
+				}
+				tls = append(tls, tl)
 			}
-			tls = append(tls, tl)
 			prevX, next = nil, 0
 		}
-		if acc == nil {
-			acc = pca.NewAccumulator(r.P(), false)
+		if procs < 0 {
+			procs = r.P()
+			if pca.Exact(procs) {
+				var err error
+				if acc, err = pca.NewAccumulator(procs, false); err != nil {
+					return err
+				}
+			}
 		}
 		rows[r.Run]++
+		if acc != nil {
+			if err := acc.Add(r); err != nil {
+				return err
+			}
+		}
+		if err := cur.Add(r); err != nil {
+			return err
+		}
+		if err := win.Add(r); err != nil {
+			return err
+		}
+		if r.P() > MaxTimelineProcs {
+			return nil
+		}
 		tl := &tls[len(tls)-1]
 		for ; prevX != nil && next < TimelineWindows && tl.Begin+int64((float64(next)+0.5)*tl.Width) < r.T; next++ {
 			for p := range tl.Blocks {
@@ -190,20 +218,14 @@ func buildStates(ctx context.Context, s *store.Store, b *Bundle, opts Options) e
 			}
 		}
 		prevX = append(prevX[:0], r.X...)
-		if err := cur.Add(r); err != nil {
-			return err
-		}
-		if err := win.Add(r); err != nil {
-			return err
-		}
-		return acc.Add(r)
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	flush()
 	flushTimeline()
-	if acc == nil {
+	if procs < 0 {
 		return fmt.Errorf("no states to analyse")
 	}
 	if allOK && len(ent.Runs) > 1 {
@@ -211,7 +233,7 @@ func buildStates(ctx context.Context, s *store.Store, b *Bundle, opts Options) e
 		ent.All = &a
 	}
 	ent.Series = win.Result()
-	if p := len(tls[0].Blocks); p > SubsetK && p <= opts.SubsetProcs {
+	if p := procs; p > SubsetK && p <= opts.SubsetProcs {
 		res, err := entropy.Subsets(ctx, h, open, SubsetK, false, eopts, entropy.MeasureCombDistinct)
 		if err != nil {
 			return fmt.Errorf("%s: %w", analysisSubsetRank, err)
@@ -220,7 +242,16 @@ func buildStates(ctx context.Context, s *store.Store, b *Bundle, opts Options) e
 	}
 	b.Entropy = ent
 
-	res, err := acc.Result(PCAComponents)
+	var res *pca.Result
+	if acc != nil {
+		res, err = acc.Result(PCAComponents)
+	} else {
+		// Too many processes for the P×P covariance: the randomized
+		// method, which reads the states a few more times.
+		res, err = pca.Randomized(ctx, procs, PCAComponents, false, 1, func(fn func(*state.Row) error) error {
+			return state.Reconstruct(ctx, h, open(), sopts, fn)
+		})
+	}
 	if err != nil {
 		return err
 	}

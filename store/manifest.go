@@ -2,7 +2,9 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -207,12 +210,12 @@ func ReadManifest(dir string) (*Manifest, error) {
 // dir. The manifest is read inside root: a manifest.json that is a symbolic
 // link leading out of the .pst is refused.
 func readManifest(root *os.Root, dir string) (*Manifest, error) {
-	data, err := root.ReadFile(manifestFile)
+	data, err := readRegular(root, dir, manifestFile)
 	if err != nil {
-		if os.IsNotExist(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s is not a parscope trace (.pst): no %s", dir, manifestFile)
 		}
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, manifestFile), err)
+		return nil, err
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
@@ -345,4 +348,23 @@ func writeDicts(dir string, h *trace.Header) error {
 		}
 	}
 	return nil
+}
+
+// readRegular reads the file name inside root (the .pst at dir), refusing
+// one that is not a regular file before opening it: opening a named pipe
+// would block.
+func readRegular(root *os.Root, dir, name string) ([]byte, error) {
+	path := filepath.Join(dir, name)
+	fi, err := root.Stat(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := regular.CheckMode(path, fi.Mode()); err != nil {
+		return nil, err
+	}
+	data, err := root.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return data, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -52,6 +53,9 @@ func Open(dir string) (*Store, error) {
 			return nil, err
 		}
 	}
+	if err := checkCounts(dir, m); err != nil {
+		return nil, err
+	}
 	byTable := map[int32][]indexRow{}
 	for _, ix := range index {
 		byTable[ix.Table] = append(byTable[ix.Table], ix)
@@ -73,6 +77,30 @@ func Open(dir string) (*Store, error) {
 		s.tables[t] = tf
 	}
 	return s, nil
+}
+
+// checkCounts checks the manifest against itself: the records of each kind
+// its statistics count must add up to the rows of the table that holds
+// that kind, and a kind with records must have its table.
+func checkCounts(dir string, m *Manifest) error {
+	var want [numTables]int64
+	for _, k := range trace.Kinds {
+		n := m.Stats.Records[k.String()]
+		if n < 0 {
+			return fmt.Errorf("%s: the manifest counts %d %s records (the .pst is damaged)", filepath.Join(dir, manifestFile), n, k)
+		}
+		want[tableOf(k)] += n
+	}
+	for t := table(0); t < numTables; t++ {
+		info, ok := m.Tables[t.String()]
+		switch {
+		case !ok && want[t] > 0:
+			return fmt.Errorf("%s: the manifest counts %d records of table %s but lists no such table (the .pst is damaged)", filepath.Join(dir, manifestFile), want[t], t)
+		case ok && info.Rows != want[t]:
+			return fmt.Errorf("%s: the manifest lists %d rows in %s but counts %d records of its kinds (the .pst is damaged)", filepath.Join(dir, manifestFile), info.Rows, info.File, want[t])
+		}
+	}
+	return nil
 }
 
 // Close releases the open files.
@@ -218,6 +246,12 @@ type tableFile struct {
 // that an error never quotes the bytes of a file that is not a table.
 func openParquet(root *os.Root, dir, name string) (*os.File, int64, error) {
 	path := filepath.Join(dir, name)
+	// Stat before opening: opening a named pipe would block.
+	if fi, err := root.Stat(name); err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	} else if err := regular.CheckMode(path, fi.Mode()); err != nil {
+		return nil, 0, err
+	}
 	f, err := root.Open(name)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", path, err)

@@ -1,7 +1,11 @@
 package occupancy
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -54,19 +58,27 @@ const (
 	ElapsedColumn = "elapsed"
 )
 
-// WriteSweep writes s as comma-separated values: a header of the parameter
-// names, "mode:NAME" per mode and "elapsed" (when known), then one line per
-// trial, times in seconds.
+// WriteSweep writes s as comma-separated values (RFC 4180): a header of the
+// parameter names, "mode:NAME" per mode and "elapsed" (when known), then
+// one line per trial, times in seconds. A name holding a comma or a quote,
+// or starting with '#', is quoted, so that ReadSweep reads back exactly s.
+// A sweep that no file can hold (see CheckSweep) is refused with an error
+// and nothing is written.
 func WriteSweep(w io.Writer, s *Sweep) error {
-	head := slices.Clone(s.Params)
-	for _, m := range s.Modes {
-		head = append(head, ModeColumn+m)
-	}
-	if s.HasElapsed {
-		head = append(head, ElapsedColumn)
+	if err := CheckSweep(s); err != nil {
+		return err
 	}
 	var b bytes.Buffer
-	b.WriteString(strings.Join(head, ",") + "\n")
+	for i, name := range sweepHeader(s) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if strings.ContainsAny(name, ",\"") || strings.HasPrefix(name, "#") {
+			name = `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+		}
+		b.WriteString(name)
+	}
+	b.WriteByte('\n')
 	for _, t := range s.Trials {
 		vals := append(slices.Clone(t.Values), t.Means...)
 		if s.HasElapsed {
@@ -84,42 +96,128 @@ func WriteSweep(w io.Writer, s *Sweep) error {
 	return err
 }
 
-// ReadSweep reads a sweep file as WriteSweep writes it (name is used in
-// errors). Blank lines and lines starting with '#' are skipped. Every
-// column must be named once, at least one must be a mode, and every value
-// must be a finite number; the error names the line and column.
-func ReadSweep(r io.Reader, name string) (*Sweep, error) {
-	lr, err := format.NewLineReader(name, r)
-	if err != nil {
-		return nil, err
+// sweepHeader returns the column names of s.
+func sweepHeader(s *Sweep) []string {
+	head := slices.Clone(s.Params)
+	for _, m := range s.Modes {
+		head = append(head, ModeColumn+m)
 	}
+	if s.HasElapsed {
+		head = append(head, ElapsedColumn)
+	}
+	return head
+}
+
+// CheckSweep reports why a sweep cannot be written to a file that reads
+// back the same, or nil: it needs at least one mode; names must be
+// non-empty, without surrounding white space (ReadSweep trims it) or line
+// breaks; a parameter name must not be "elapsed", start with "mode:" or
+// hold '*', '/', '(', ')' or a space (the estimator terms use them); no
+// column may be named twice; every trial needs a value per parameter and
+// per mode, and every value must be finite.
+func CheckSweep(s *Sweep) error {
+	if len(s.Modes) == 0 {
+		return errors.New("occupancy: a sweep needs at least one mode")
+	}
+	for _, p := range s.Params {
+		switch {
+		case p == ElapsedColumn || strings.HasPrefix(p, ModeColumn):
+			return fmt.Errorf("occupancy: parameter name %q would read back as a mode or the elapsed time", p)
+		case strings.ContainsAny(p, "*/() "):
+			return fmt.Errorf("occupancy: parameter name %q: expected no '*', '/', '(', ')' or space", p)
+		}
+	}
+	seen := map[string]bool{}
+	for _, name := range sweepHeader(s) {
+		bare := strings.TrimPrefix(name, ModeColumn)
+		switch {
+		case bare == "" || strings.TrimSpace(bare) != bare || strings.ContainsAny(bare, "\r\n"):
+			return fmt.Errorf("occupancy: column name %q: expected a non-empty name without surrounding white space or line breaks", name)
+		case seen[name]:
+			return fmt.Errorf("occupancy: column %q named twice", name)
+		}
+		seen[name] = true
+	}
+	for i, t := range s.Trials {
+		if len(t.Values) != len(s.Params) || len(t.Means) != len(s.Modes) {
+			return fmt.Errorf("occupancy: trial %d has %d values and %d means, want %d and %d", i+1, len(t.Values), len(t.Means), len(s.Params), len(s.Modes))
+		}
+		for _, v := range append(append(slices.Clone(t.Values), t.Means...), t.Elapsed) {
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				return fmt.Errorf("occupancy: trial %d holds %v: expected finite numbers", i+1, v)
+			}
+		}
+	}
+	return nil
+}
+
+// ReadSweep reads a sweep file as WriteSweep writes it (name is used in
+// errors): comma-separated values with RFC 4180 quoting, plain or gzipped.
+// Blank lines and lines starting with '#' are skipped, and white space
+// around a field is ignored. Every column must be named once, at least one
+// must be a mode, and every value must be a finite number; the error names
+// the line and column.
+func ReadSweep(r io.Reader, name string) (*Sweep, error) {
+	br := bufio.NewReader(r)
+	var in io.Reader = br
+	if magic, _ := br.Peek(2); format.IsGzip(magic) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &format.Error{File: name, Offset: 0, Msg: "bad gzip header", Err: err}
+		}
+		defer zr.Close()
+		in = zr
+	}
+	cr := csv.NewReader(in)
+	cr.Comment = '#'
+	cr.TrimLeadingSpace = true
+	cr.FieldsPerRecord = -1
 	s := &Sweep{}
 	var kind []int // per column: 0 parameter, 1 mode, 2 elapsed
 	var head []string
-	err = eachLine(lr, func(line []byte) error {
-		fields := strings.Split(string(line), ",")
+	for {
+		fields, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, format.LineError(name, pe.Line, "column %d: %v", pe.Column, pe.Err)
+			}
+			return nil, &format.Error{File: name, Offset: -1, Msg: "read error", Err: err}
+		}
+		line, _ := cr.FieldPos(0)
+		if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
+			continue // a line of white space
+		}
 		if head == nil {
 			seen := map[string]bool{}
 			for _, f := range fields {
 				f = strings.TrimSpace(f)
+				if m, ok := strings.CutPrefix(f, ModeColumn); ok {
+					f = ModeColumn + strings.TrimSpace(m)
+				}
 				switch {
 				case f == "":
-					return lr.Errorf("an empty column name in the header")
+					return nil, format.LineError(name, line, "an empty column name in the header")
+				case strings.ContainsAny(f, "\r\n"):
+					return nil, format.LineError(name, line, "column name %q: expected no line break", format.Excerpt([]byte(f)))
 				case seen[f]:
-					return lr.Errorf("column %q named twice", f)
+					return nil, format.LineError(name, line, "column %q named twice", format.Excerpt([]byte(f)))
 				case f == ElapsedColumn:
 					s.HasElapsed = true
 					kind = append(kind, 2)
 				case strings.HasPrefix(f, ModeColumn):
 					m := strings.TrimPrefix(f, ModeColumn)
 					if m == "" {
-						return lr.Errorf("column %q names no mode", f)
+						return nil, format.LineError(name, line, "column %q names no mode", format.Excerpt([]byte(f)))
 					}
 					s.Modes = append(s.Modes, m)
 					kind = append(kind, 1)
 				default:
 					if strings.ContainsAny(f, "*/() ") {
-						return lr.Errorf("parameter name %q: expected no '*', '/', '(', ')' or space", f)
+						return nil, format.LineError(name, line, "parameter name %q: expected no '*', '/', '(', ')' or space", format.Excerpt([]byte(f)))
 					}
 					s.Params = append(s.Params, f)
 					kind = append(kind, 0)
@@ -127,19 +225,20 @@ func ReadSweep(r io.Reader, name string) (*Sweep, error) {
 				seen[f] = true
 			}
 			if len(s.Modes) == 0 {
-				return lr.Errorf("expected a header with at least one %q column", ModeColumn+"NAME")
+				return nil, format.LineError(name, line, "expected a header with at least one %q column", ModeColumn+"NAME")
 			}
 			head = fields
-			return nil
+			continue
 		}
 		if len(fields) != len(head) {
-			return lr.Errorf("%d values, expected %d (one per header column)", len(fields), len(head))
+			return nil, format.LineError(name, line, "%d values, expected %d (one per header column)", len(fields), len(head))
 		}
 		t := Trial{Values: make([]float64, 0, len(s.Params)), Means: make([]float64, 0, len(s.Modes))}
 		for i, f := range fields {
 			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 			if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-				return lr.Errorf("column %d (%s): expected a finite number, got %q", i+1, strings.TrimSpace(head[i]), f)
+				return nil, format.LineError(name, line, "column %d (%s): expected a finite number, got %q", i+1,
+					format.Excerpt([]byte(strings.TrimSpace(head[i]))), format.Excerpt([]byte(f)))
 			}
 			switch kind[i] {
 			case 0:
@@ -151,10 +250,6 @@ func ReadSweep(r io.Reader, name string) (*Sweep, error) {
 			}
 		}
 		s.Trials = append(s.Trials, t)
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	if head == nil {
 		return nil, &format.Error{File: name, Offset: -1, Msg: "expected a header line, found no lines"}

@@ -176,6 +176,9 @@ func (w *Workload) Simulate(s Strategy, planes int, p Params) (*Result, error) {
 	if planes < 0 {
 		return nil, fmt.Errorf("ocs: %d planes", planes)
 	}
+	if err := w.checkSimMemory(planes); err != nil {
+		return nil, err
+	}
 	st := w.newSim(s, planes, p)
 	switch {
 	case s.Static():
@@ -203,6 +206,9 @@ func (w *Workload) SimulateRanked(s Strategy, ranked []Connection, planes int, p
 	if planes < 0 {
 		return nil, fmt.Errorf("ocs: %d planes", planes)
 	}
+	if err := w.checkSimMemory(planes); err != nil {
+		return nil, err
+	}
 	st := w.newSim(Best, planes, p)
 	st.res.Strategy = s
 	if err := st.preassign(ranked); err != nil {
@@ -210,6 +216,27 @@ func (w *Workload) SimulateRanked(s Strategy, ranked []Connection, planes int, p
 	}
 	st.run()
 	return &st.res, nil
+}
+
+// MaxSimBytes bounds the memory of a simulation's tables: a P×P table of
+// the plane carrying each pair and, for the runtime strategy, a planes×P
+// table per direction.
+const MaxSimBytes = 1 << 30
+
+// SimBytes returns the memory (in bytes) the tables of a simulation of w
+// on planes planes need.
+func (w *Workload) SimBytes(planes int) float64 {
+	n := float64(w.Procs)
+	return 4*n*n + 8*float64(planes)*n
+}
+
+// checkSimMemory refuses, before allocating, a simulation whose tables
+// would need more than MaxSimBytes.
+func (w *Workload) checkSimMemory(planes int) error {
+	if need := w.SimBytes(planes); need > MaxSimBytes {
+		return fmt.Errorf("ocs: simulating %d processes on %d planes needs %.1f GiB of tables (at most %d GiB)", w.Procs, planes, need/(1<<30), MaxSimBytes>>30)
+	}
+	return nil
 }
 
 func (w *Workload) newSim(s Strategy, planes int, p Params) *sim {

@@ -30,10 +30,16 @@ func (a *Accumulator) Partial() Partial {
 
 // FromPartial returns the accumulator p was taken from.
 func FromPartial(p Partial) (*Accumulator, error) {
-	if p.Procs < 0 || len(p.X) != p.Procs || len(p.Sum) != p.Procs || len(p.Cross) != p.Procs*p.Procs {
+	if err := checkExact(p.Procs); err != nil {
+		return nil, err
+	}
+	if len(p.X) != p.Procs || len(p.Sum) != p.Procs || len(p.Cross) != p.Procs*p.Procs {
 		return nil, fmt.Errorf("pca: a partial of %d processes with %d, %d and %d values (want P, P and P×P)", p.Procs, len(p.X), len(p.Sum), len(p.Cross))
 	}
-	a := NewAccumulator(p.Procs, p.TimeWeighted)
+	a, err := NewAccumulator(p.Procs, p.TimeWeighted)
+	if err != nil {
+		return nil, err
+	}
 	a.n, a.cumW, a.seeded = p.Rows, p.Weight, p.Seeded
 	copy(a.x, p.X)
 	copy(a.sum, p.Sum)

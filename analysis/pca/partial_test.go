@@ -15,7 +15,7 @@ import (
 func TestPartial(t *testing.T) {
 	h, recs := randomTrace(5, 1000, 7)
 	split := func() (*Accumulator, *Accumulator) {
-		a, b := NewAccumulator(5, true), NewAccumulator(5, true)
+		a, b := mustAccumulator(t, 5, true), mustAccumulator(t, 5, true)
 		i := 0
 		err := state.Reconstruct(context.Background(), h, trace.NewSliceReader(recs), state.Options{}, func(r *state.Row) error {
 			i++

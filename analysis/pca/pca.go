@@ -43,10 +43,15 @@ type Accumulator struct {
 }
 
 // NewAccumulator returns an accumulator for states of p processes; with
-// timeWeighted each state counts by its duration, otherwise by 1.
-func NewAccumulator(p int, timeWeighted bool) *Accumulator {
+// timeWeighted each state counts by its duration, otherwise by 1. It
+// refuses, with an error naming the memory needed, a p whose P×P matrices
+// would need more than MaxExactBytes (see Exact and Randomized).
+func NewAccumulator(p int, timeWeighted bool) (*Accumulator, error) {
+	if err := checkExact(p); err != nil {
+		return nil, err
+	}
 	return &Accumulator{p: p, timeW: timeWeighted, x: make([]float64, p), last: make([]float64, p),
-		sum: make([]float64, p), cross: make([]float64, p*p)}
+		sum: make([]float64, p), cross: make([]float64, p*p)}, nil
 }
 
 // Add adds one state row.

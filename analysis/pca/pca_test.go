@@ -35,7 +35,7 @@ func randomTrace(p, n int, seed uint64) (*trace.Header, []trace.Record) {
 func rows(t *testing.T, h *trace.Header, recs []trace.Record, timeW bool) (*mat.Dense, []float64, *Accumulator) {
 	t.Helper()
 	p := int(h.Runs[0].Procs)
-	acc := NewAccumulator(p, timeW)
+	acc := mustAccumulator(t, p, timeW)
 	var data, w []float64
 	err := state.Reconstruct(context.Background(), h, trace.NewSliceReader(recs), state.Options{}, func(r *state.Row) error {
 		for _, v := range r.X {
@@ -142,7 +142,7 @@ func TestLockstep(t *testing.T) {
 func TestMerge(t *testing.T) {
 	h, recs := randomTrace(5, 1000, 3)
 	_, _, whole := rows(t, h, recs, true)
-	a, b := NewAccumulator(5, true), NewAccumulator(5, true)
+	a, b := mustAccumulator(t, 5, true), mustAccumulator(t, 5, true)
 	i := 0
 	state.Reconstruct(context.Background(), h, trace.NewSliceReader(recs), state.Options{}, func(r *state.Row) error {
 		i++
@@ -162,7 +162,7 @@ func TestMerge(t *testing.T) {
 }
 
 func TestEmpty(t *testing.T) {
-	if _, err := NewAccumulator(3, false).Result(1); err == nil {
+	if _, err := mustAccumulator(t, 3, false).Result(1); err == nil {
 		t.Fatal("PCA of no states succeeded")
 	}
 }
@@ -174,7 +174,7 @@ func BenchmarkPCA1024(b *testing.B) {
 	h, recs := walkTrace(p, 1_000_000)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		acc := NewAccumulator(p, false)
+		acc := mustAccumulator(b, p, false)
 		if err := state.Reconstruct(context.Background(), h, trace.NewSliceReader(recs), state.Options{}, acc.Add); err != nil {
 			b.Fatal(err)
 		}
@@ -184,4 +184,14 @@ func BenchmarkPCA1024(b *testing.B) {
 		}
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/pca")
+}
+
+// mustAccumulator returns an accumulator of p processes or stops the test.
+func mustAccumulator(t testing.TB, p int, timeW bool) *Accumulator {
+	t.Helper()
+	a, err := NewAccumulator(p, timeW)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -80,7 +80,7 @@ func pcaBoth(tb testing.TB, h *trace.Header, recs []trace.Record, k int) (*Resul
 	}
 
 	start := time.Now()
-	acc := NewAccumulator(p, false)
+	acc := mustAccumulator(tb, p, false)
 	if err := state.Reconstruct(context.Background(), h, trace.NewSliceReader(recs), state.Options{}, acc.Add); err != nil {
 		tb.Fatal(err)
 	}

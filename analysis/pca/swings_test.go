@@ -40,7 +40,7 @@ func TestSwingsByHand(t *testing.T) {
 // times process 0 enters the loop's first block (2).
 func TestSwingsCountIterations(t *testing.T) {
 	h, recs := readGomez(t, "../../testdata/examples/amoeba.srt")
-	acc := NewAccumulator(int(h.Runs[0].Procs), false)
+	acc := mustAccumulator(t, int(h.Runs[0].Procs), false)
 	if err := state.Reconstruct(context.Background(), h, trace.NewSliceReader(recs), state.Options{}, acc.Add); err != nil {
 		t.Fatal(err)
 	}

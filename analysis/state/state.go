@@ -137,6 +137,14 @@ type reconstructor struct {
 	pending bool // row holds a state not yet delivered
 }
 
+// MaxProcs is the largest number of processes (columns) of a state: the
+// reconstruction holds about TrackerBytes per process, so this bounds its
+// memory to 4 GiB.
+const MaxProcs = 1 << 26
+
+// TrackerBytes is the memory the reconstruction holds per process.
+const TrackerBytes = 64
+
 func (rc *reconstructor) beginRun(run int32) error {
 	rc.run, rc.started = run, true
 	var procs []int32
@@ -146,6 +154,10 @@ func (rc *reconstructor) beginRun(run int32) error {
 		n := int32(0)
 		if int(run) < len(rc.h.Runs) {
 			n = rc.h.Runs[run].Procs
+		}
+		if n > MaxProcs {
+			return fmt.Errorf("state: run %d has %d processes: its states would need %d MiB (at most %d processes)",
+				run, n, int64(n)*TrackerBytes>>20, MaxProcs)
 		}
 		for p := int32(0); p < n; p++ {
 			procs = append(procs, p)

@@ -92,6 +92,9 @@ replaced only with --force.`,
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "imported %s records (%s) from %d file(s) into %s in %s\n",
 				humanCount(n), imp.Name(), len(args), out, time.Since(start).Round(time.Millisecond))
+			for _, warn := range format.Warnings(s.Header()) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn)
+			}
 			return nil
 		},
 	}

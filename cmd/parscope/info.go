@@ -41,6 +41,19 @@ type infoReport struct {
 	Repairs         map[string]int64           `json:"repairs,omitempty"`
 	Tables          map[string]store.TableInfo `json:"tables"`
 	Extra           map[string]string          `json:"extra,omitempty"`
+	// Procs names processes: the original id of each when an importer
+	// renumbered them (a gomez pid, an MPI rank, a Paraver task).
+	Procs []trace.ProcInfo `json:"procs,omitempty"`
+}
+
+// maxInfoProcs is how many process names the table shows.
+const maxInfoProcs = 16
+
+// informativeName reports whether a process's name says more than its
+// number ("rank 3" for process 3 does not).
+func informativeName(p trace.ProcInfo) bool {
+	n := p.Name
+	return n != "" && n != fmt.Sprint(p.Proc) && n != fmt.Sprintf("rank %d", p.Proc) && n != fmt.Sprintf("process %d", p.Proc)
 }
 
 func newInfoReport(path string, m *store.Manifest) infoReport {
@@ -53,6 +66,7 @@ func newInfoReport(path string, m *store.Manifest) infoReport {
 		Sends: m.Stats.Sends, Recvs: m.Stats.Recvs, MessageBytes: m.Stats.MessageBytes,
 		Collectives: m.Stats.Collectives, CollectiveBytes: m.Stats.CollectiveBytes,
 		BBVIntervals: m.Stats.BBVIntervals, Repairs: h.Repairs, Tables: m.Tables, Extra: h.Meta.Extra,
+		Procs: h.Procs,
 	}
 	for _, s := range h.States {
 		if s.Name != "" || s.Description != "" {
@@ -70,12 +84,22 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "info TRACE.pst",
 		Short: "Summarise a trace: runs, processes, records by kind, time span, states, messages",
-		Args:  cobra.ExactArgs(1),
+		Long: `Info summarises a .pst trace from its manifest: runs, processes, records
+by kind, time span, states, messages, the repairs and warnings of its import,
+and its tables. It first checks the tables the manifest lists: a table whose
+Parquet footer or index disagrees with the manifest's row counts, or a file
+that is missing or not a regular file, is reported as an error.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := store.ReadManifest(args[0])
+			// Open checks what the manifest lists: every table's rows
+			// against its Parquet footer and the index, and the record
+			// counts against the tables.
+			s, err := store.Open(args[0])
 			if err != nil {
 				return err
 			}
+			s.Close()
+			m := s.Manifest()
 			rep := newInfoReport(args[0], m)
 			if n, err := droppedByFilter(args[0], &m.Header); err != nil {
 				return err
@@ -152,6 +176,18 @@ func printInfo(cmd *cobra.Command, r infoReport) error {
 	slices.Sort(keys)
 	for _, k := range keys {
 		fmt.Fprintf(w, "meta %s\t%s\n", k, r.Extra[k])
+	}
+	shown := 0
+	for _, p := range r.Procs {
+		if !informativeName(p) {
+			continue
+		}
+		if shown == maxInfoProcs {
+			fmt.Fprintf(w, "  …\tmore process names (--json lists them all)\n")
+			break
+		}
+		fmt.Fprintf(w, "process %d of run %d\t%s\n", p.Proc, p.Run, p.Name)
+		shown++
 	}
 	if err := w.Flush(); err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"io"
 	"iter"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
@@ -133,7 +133,7 @@ of the time with k processes in it), for the first selected run.`,
 			h := s.Header()
 			modes := occupancy.StateModes(h)
 			if modesFile != "" {
-				f, err := os.Open(modesFile)
+				f, err := regular.Open(modesFile)
 				if err != nil {
 					return err
 				}
@@ -159,7 +159,7 @@ of the time with k processes in it), for the first selected run.`,
 			var rates occupancy.Rates
 			ratesOn := "table"
 			if ratesFile != "" {
-				f, err := os.Open(ratesFile)
+				f, err := regular.Open(ratesFile)
 				if err != nil {
 					return err
 				}

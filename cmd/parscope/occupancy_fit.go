@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -268,7 +269,7 @@ func trialMeans(ctx context.Context, path, modesFile, start string, global bool)
 func loadModes(h *trace.Header, modesFile string) (*occupancy.Modes, error) {
 	modes := occupancy.StateModes(h)
 	if modesFile != "" {
-		f, err := os.Open(modesFile)
+		f, err := regular.Open(modesFile)
 		if err != nil {
 			return nil, err
 		}
@@ -341,7 +342,7 @@ func printSweep(w io.Writer, sw *occupancy.Sweep) error {
 // readSweepFile reads a sweep table; its name (without extension) names
 // the fit.
 func readSweepFile(path string) (*occupancy.Sweep, string, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, "", err
 	}
@@ -563,7 +564,7 @@ measured elapsed time. --fit selects a fit by name when the file has several.`,
 			if (len(at) == 0) == (check == "") {
 				return usagef("give --at NAME=V,... (repeatable) or --check SWEEP.csv")
 			}
-			r, err := os.Open(args[0])
+			r, err := regular.Open(args[0])
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -46,6 +47,12 @@ and finds the directions of largest variance. The first component shows the
 typical progress of the processes; the next ones how they differ at a moment.
 For a lockstep execution all the variance is in the first component.
 
+Up to 4096 processes the covariance matrix is formed and decomposed exactly.
+Above that (its P×P matrices would need gigabytes) the top components are
+found by randomized subspace iteration (Halko, Martinsson & Tropp 2011),
+which reads the trace a few more times and needs memory in proportion to
+P times the number of components; --components 0 (all) is then refused.
+
 --plot draws PC1 against the state number, one line per run (the paper's
 Figure 8); --plot-pc12 draws PC1 against PC2 with markers growing with time
 (Figure 6).`,
@@ -58,22 +65,19 @@ Figure 8); --plot-pc12 draws PC1 against PC2 with markers growing with time
 				return err
 			}
 			defer s.Close()
-			var acc *pca.Accumulator
-			err = state.Reconstruct(cmd.Context(), s.Header(), open(), sopts, func(r *state.Row) error {
-				if acc == nil {
-					acc = pca.NewAccumulator(r.P(), timeWeighted)
-				}
-				return acc.Add(r)
-			})
+			pass := func(fn func(*state.Row) error) error {
+				return state.Reconstruct(cmd.Context(), s.Header(), open(), sopts, fn)
+			}
+			procs, err := firstRowProcs(pass)
 			if err != nil {
 				return err
 			}
-			if acc == nil {
+			if procs < 0 {
 				return fmt.Errorf("%s: no states to analyse (the trace has no state records)", args[0])
 			}
-			res, err := acc.Result(components)
+			res, err := pca.Compute(cmd.Context(), procs, components, timeWeighted, 1, pass)
 			if err != nil {
-				return err
+				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			// Second pass: scores per run, for the plots.
 			sc := pca.NewScorer(res)
@@ -152,6 +156,23 @@ Figure 8); --plot-pc12 draws PC1 against PC2 with markers growing with time
 	fl.StringVar(&plotPC12, "plot-pc12", "", "draw PC1 against PC2 to this .png or .svg")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
 	root.AddCommand(cmd)
+}
+
+// errFirstRow stops a pass after its first row.
+var errFirstRow = errors.New("first row seen")
+
+// firstRowProcs returns the number of processes of the first state row
+// that pass gives, reading no further, or -1 when there is none.
+func firstRowProcs(pass pca.Pass) (int, error) {
+	procs := -1
+	err := pass(func(r *state.Row) error {
+		procs = r.P()
+		return errFirstRow
+	})
+	if err != nil && !errors.Is(err, errFirstRow) {
+		return 0, err
+	}
+	return procs, nil
 }
 
 // thinSeries keeps at most maxPlotPoints points per series; with sized, the

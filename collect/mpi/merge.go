@@ -3,13 +3,13 @@ package mpi
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -151,7 +151,7 @@ func ReadFiles(paths []string) ([]*RankFile, error) {
 	var out []*RankFile
 	byRank := map[int32]string{}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := regular.ReadFile(p)
 		if err != nil {
 			return nil, &format.Error{File: p, Offset: -1, Msg: "cannot read the rank file", Err: err}
 		}

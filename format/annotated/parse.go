@@ -275,7 +275,7 @@ func (p *parser) rankHeader(rest []byte) (bool, error) {
 	}
 	r, ok := parseInt(f[1])
 	if !ok || r < 0 || r >= math.MaxInt32 {
-		return false, p.errorf("malformed rank header: expected %s, found rank %q", want, f[1])
+		return false, p.errorf("malformed rank header: expected %s, found rank %q", want, format.Excerpt([]byte(f[1])))
 	}
 	p.it.rank, p.it.hasSize = r, false
 	if len(f) == 4 {
@@ -415,7 +415,7 @@ func (p *parser) stamp(what string) (int64, error) {
 	}
 	t, ok := parseStamp(tok, p.unit)
 	if !ok {
-		return 0, p.errorf("bad timestamp %q: expected seconds with at most 9 decimals, such as 1793.078235000", tok)
+		return 0, p.errorf("bad timestamp %q: expected seconds with at most 9 decimals, such as 1793.078235000", format.Excerpt([]byte(tok)))
 	}
 	return t, nil
 }

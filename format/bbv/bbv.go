@@ -29,10 +29,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/regular"
 )
 
 // DefaultMaxDim is the largest block id accepted when ParseOptions.MaxDim
@@ -114,7 +114,7 @@ func (o ParseOptions) maxDim() int32 {
 
 // ReadFile parses the basic block vector file at path, plain or gzipped.
 func ReadFile(path string, opts ParseOptions) (*File, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("bbv: %w", err)
 	}

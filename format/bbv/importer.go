@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -140,7 +140,7 @@ func (Importer) Import(ctx context.Context, inputs []string, opts format.Options
 
 // importFile streams one file's vectors into w as records of process proc.
 func importFile(ctx context.Context, path string, popts ParseOptions, proc int32, w trace.Writer) (int, int32, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return 0, 0, fmt.Errorf("bbv: %w", err)
 	}
@@ -180,6 +180,16 @@ func importFile(ctx context.Context, path string, popts ParseOptions, proc int32
 				return 0, 0, fmt.Errorf("%s:%d: %w", path, line, err)
 			}
 		}
+	}
+	if n == 0 {
+		// An empty file, or one of only other text, is not a BBV file:
+		// importing it would give a trace of nothing.
+		what := "the file is empty"
+		if lines := p.lr.Line(); lines > 0 {
+			what = fmt.Sprintf("none of its %d line(s) is one", lines)
+		}
+		return 0, 0, &format.Error{File: path, Offset: -1,
+			Msg: fmt.Sprintf(`no basic block vectors: %s (expected lines "T:block:count :block:count ..." as valgrind exp-bbv writes)`, what)}
 	}
 	return n, p.dim, nil
 }

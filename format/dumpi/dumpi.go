@@ -28,13 +28,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -81,7 +81,7 @@ type meta struct {
 }
 
 func readMeta(path string) (*meta, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, &format.Error{File: path, Offset: -1, Msg: "cannot open", Err: err}
 	}
@@ -149,7 +149,7 @@ func (Importer) Import(ctx context.Context, inputs []string, opts format.Options
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b, err := os.ReadFile(bin)
+		b, err := regular.ReadFile(bin)
 		if err != nil {
 			return &format.Error{File: bin, Offset: -1, Msg: "cannot read the rank's trace", Err: err}
 		}

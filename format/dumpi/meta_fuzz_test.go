@@ -8,18 +8,15 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/realdata"
 )
 
 // FuzzMeta feeds arbitrary bytes as a .meta file, starting from the real
-// sample's (testdata/testtrace, written by libdumpi): readMeta must return
+// sample's (testdata/real/traces/dumpi, written by libdumpi): readMeta must return
 // an error naming the file, or a process count in range with one .bin per
 // rank, each beside the .meta whatever directories fileprefix names.
 func FuzzMeta(f *testing.F) {
-	sample, err := os.ReadFile(filepath.Join("testdata", "testtrace", "testtrace.meta"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(sample)
+	f.Add(realdata.Read(f, "traces/dumpi/testtrace.meta"))
 	f.Add([]byte("numprocs=2\nfileprefix=../../etc/x\n"))
 	f.Add([]byte("numprocs=1048577\nfileprefix=a\nnot a pair\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

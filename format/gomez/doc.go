@@ -49,8 +49,20 @@
 //     order of execution.
 //
 // Runs are numbered from 0 and Header.Runs[r].Procs is one more than the
-// largest pid seen in run r, or the declared number of processes (see
-// below) when one is given.
+// largest process number seen in run r, or the declared number of processes
+// (see below) when one is given.
+//
+// # Process numbers
+//
+// Without a declared number of processes, the pids are renumbered densely
+// when they are not already 0..P-1: the inputs are read once for the pids
+// they use, and the n-th smallest pid becomes process n. A trace of pids
+// 3, 70 and 1000000 has three processes, not 1000001. Each process of each
+// run then keeps its pid in Header.Procs, as its name ("pid 1000000") and as
+// Extra["pid"]; `parscope info` shows them. Pids that are already 0..P-1
+// are kept as they are and get no entry. Declaring the number of
+// processes (procs=N, below) keeps the pids as they are and skips that
+// first read.
 //
 // # Options
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,6 +84,11 @@ func Import(ctx context.Context, inputs []string, opts format.Options, w trace.W
 	h.Meta.Inputs = append(h.Meta.Inputs, inputs...)
 
 	s := &importer{ctx: ctx, w: w, h: h, p: newParser(unit, procs), inputs: inputs, multi: len(inputs) > 1}
+	if procs == 0 {
+		if err := s.scanPids(); err != nil {
+			return err
+		}
+	}
 	for i, path := range inputs {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("gomez: %w", err)
@@ -96,7 +102,91 @@ func Import(ctx context.Context, inputs []string, opts format.Options, w trace.W
 			Msg: `no records (expected lines of "time block pid")`}
 	}
 	s.addStates(dict)
+	s.addLabels()
 	return nil
+}
+
+// scanPids reads every input once for the pids it uses and, when they are
+// not 0..P-1, sets up the dense renumbering: the n-th smallest pid becomes
+// process n. Lines that do not parse are left to the import proper, which
+// reports them.
+func (s *importer) scanPids() error {
+	seen := make([]uint64, (s.p.maxPid+1+63)/64)
+	maxPid := -1
+	for _, path := range s.inputs {
+		if err := s.ctx.Err(); err != nil {
+			return fmt.Errorf("gomez: %w", err)
+		}
+		lr, err := format.OpenLines(path)
+		if err != nil {
+			var fe *format.Error
+			if errors.As(err, &fe) {
+				return err
+			}
+			return fmt.Errorf("gomez: %w", err)
+		}
+		for untilCtx := ctxEvery; ; {
+			line, err := lr.Next()
+			if err != nil {
+				lr.Close()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return err
+			}
+			if untilCtx--; untilCtx == 0 {
+				untilCtx = ctxEvery
+				if err := s.ctx.Err(); err != nil {
+					lr.Close()
+					return &format.Error{File: path, Line: lr.Line(), Offset: -1, Msg: "import interrupted", Err: err}
+				}
+			}
+			_, _, pid, ok := s.p.fast(line)
+			if !ok {
+				kind, _, _, p2, _ := s.p.slow(line)
+				if kind != lineRecord {
+					continue
+				}
+				pid = p2
+			}
+			seen[pid>>6] |= 1 << (pid & 63)
+			maxPid = max(maxPid, int(pid))
+		}
+	}
+	n := 0
+	for _, w := range seen {
+		n += bits.OnesCount64(w)
+	}
+	if n == maxPid+1 {
+		return nil // already dense
+	}
+	s.remap = make([]int32, maxPid+1)
+	for i := range s.remap {
+		s.remap[i] = -1
+	}
+	for pid, next := 0, int32(0); pid <= maxPid; pid++ {
+		if seen[pid>>6]&(1<<(pid&63)) != 0 {
+			s.remap[pid] = next
+			s.pids = append(s.pids, int32(pid))
+			next++
+		}
+	}
+	return nil
+}
+
+// addLabels gives every process of every run, when the pids were
+// renumbered, its original pid: as its name ("pid 1000000") and as
+// Extra["pid"].
+func (s *importer) addLabels() {
+	if s.remap == nil {
+		return
+	}
+	for _, r := range s.h.Runs {
+		for p := int32(0); p < r.Procs && int(p) < len(s.pids); p++ {
+			pid := strconv.Itoa(int(s.pids[p]))
+			s.h.Procs = append(s.h.Procs, trace.ProcInfo{Run: r.ID, Proc: p, Name: "pid " + pid, Extra: map[string]string{"pid": pid}})
+		}
+	}
 }
 
 // importer is the state of one Import call.
@@ -109,6 +199,11 @@ type importer struct {
 	multi  bool // several inputs: check processes across files
 
 	records int64
+
+	// remap[pid] is the dense process number of pid when the pids are not
+	// 0..P-1 (nil otherwise); pids[n] is the pid of process n.
+	remap []int32
+	pids  []int32
 
 	// Per-pid scratch for the current run of the current file: stamp[pid]
 	// == epoch when the pid has a record in it, lastT its last time.
@@ -185,6 +280,13 @@ func (s *importer) file(index int, path string) (err error) {
 			}
 			t, block, pid = t2, b2, p2
 		}
+		orig := pid
+		if s.remap != nil {
+			if int(pid) >= len(s.remap) || s.remap[pid] < 0 {
+				return lr.Errorf("pid %d was not seen when the file was first read (did it change during the import?)", pid)
+			}
+			pid = s.remap[pid]
+		}
 		if t < prevT {
 			// The clock dropped back: the next run starts.
 			s.endRun(run, index)
@@ -201,7 +303,7 @@ func (s *importer) file(index int, path string) (err error) {
 			// Track each process of the run for the check across files.
 			if uint(pid) < uint(len(s.stamp)) && s.stamp[pid] == s.epoch {
 				s.lastT[pid] = t
-			} else if err := s.firstOfRun(run, pid, t, path, lr.Line()); err != nil {
+			} else if err := s.firstOfRun(run, pid, orig, t, path, lr.Line()); err != nil {
 				return err
 			}
 		}
@@ -238,12 +340,12 @@ func (s *importer) beginRun() {
 // firstOfRun handles the first record of pid in the current run of the
 // current file: it checks the process against earlier files and starts its
 // scratch entry.
-func (s *importer) firstOfRun(run, pid int32, t int64, path string, line int) error {
+func (s *importer) firstOfRun(run, pid, orig int32, t int64, path string, line int) error {
 	if s.multi && s.prior != nil {
 		if pe, ok := s.prior[uint64(run)<<32|uint64(pid)]; ok && t < pe.t {
 			return format.LineError(path, line,
 				"pid %d of run %d goes back in time: %v here, but input %d (%s) already had it at %v",
-				pid, run, time.Duration(t), pe.file+1, s.inputs[pe.file], time.Duration(pe.t))
+				orig, run, time.Duration(t), pe.file+1, s.inputs[pe.file], time.Duration(pe.t))
 		}
 	}
 	if int(pid) >= len(s.stamp) {

@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/parscope/parscope/format"
 )
 
 // MaxProcs bounds the pids the importer accepts when the number of
@@ -184,9 +188,9 @@ func (p *parser) slow(line []byte) (kind lineKind, t int64, block, pid int32, ms
 	}
 	switch {
 	case p.procs > 0 && pv >= uint64(p.procs):
-		return lineBad, 0, 0, 0, fmt.Sprintf("unknown rank %s: the trace declares %d processes", f[2], p.procs)
+		return lineBad, 0, 0, 0, fmt.Sprintf("unknown rank %s: the trace declares %d processes", format.Excerpt(f[2]), p.procs)
 	case pv > p.maxPid:
-		return lineBad, 0, 0, 0, fmt.Sprintf("pid %s is out of range (at most %d; declare procs=N for the number of processes)", f[2], p.maxPid)
+		return lineBad, 0, 0, 0, fmt.Sprintf("pid %s is out of range (at most %d; declare procs=N for the number of processes)", format.Excerpt(f[2]), p.maxPid)
 	}
 	return lineRecord, t, int32(bv), int32(pv), ""
 }
@@ -214,15 +218,15 @@ func parseDigits(s []byte) (v uint64, ok, overflow bool) {
 func parseField(s []byte, name string, pos int, max uint64) (uint64, string) {
 	if len(s) > 1 && s[0] == '-' {
 		if _, ok, _ := parseDigits(s[1:]); ok {
-			return 0, fmt.Sprintf("%s %s is negative", name, s)
+			return 0, fmt.Sprintf("%s %s is negative", name, format.Excerpt(s))
 		}
 	}
 	v, ok, overflow := parseDigits(s)
 	if !ok {
-		return 0, fmt.Sprintf(`expected an integer %s (field %d of "time block pid"), got %q`, name, pos, s)
+		return 0, fmt.Sprintf(`expected an integer %s (field %d of "time block pid"), got %q`, name, pos, format.Excerpt(s))
 	}
 	if overflow || v > max {
-		return 0, fmt.Sprintf("%s %s is out of range (at most %d)", name, s, max)
+		return 0, fmt.Sprintf("%s %s is out of range (at most %d)", name, format.Excerpt(s), max)
 	}
 	return v, ""
 }
@@ -247,12 +251,12 @@ func (p *parser) parseTime(s []byte) (int64, string) {
 		}
 	}
 	bad := func() (int64, string) {
-		return 0, fmt.Sprintf(`expected a non-negative number for the time (field 1 of "time block pid"), got %q`, s)
+		return 0, fmt.Sprintf(`expected a non-negative number for the time (field 1 of "time block pid"), got %q`, format.Excerpt(s))
 	}
 	if len(s) > 1 && s[0] == '-' {
 		if _, ok, _ := parseDigits(whole[1:]); ok {
 			if _, ok2, _ := parseDigits(frac); ok2 || frac == nil {
-				return 0, fmt.Sprintf("time %s is negative", s)
+				return 0, fmt.Sprintf("time %s is negative", format.Excerpt(s))
 			}
 		}
 	}
@@ -283,11 +287,30 @@ func (p *parser) parseTime(s []byte) (int64, string) {
 		}
 	}
 	if overflow || w > (math.MaxInt64-fracNS)/uint64(p.unit) {
-		return 0, fmt.Sprintf("time %s is out of range (at most %d ns)", s, int64(math.MaxInt64))
+		return 0, fmt.Sprintf("time %s is out of range (at most %s)", format.Excerpt(s), p.maxTime())
 	}
 	return int64(w)*p.unit + int64(fracNS), ""
 }
 
 func (p *parser) tooFine(s []byte) string {
-	return fmt.Sprintf("time %s is finer than 1ns (the time unit is %v: at most %d fractional digits)", s, time.Duration(p.unit), p.unitTZ)
+	return fmt.Sprintf("time %s is finer than 1ns (the time unit is %v: at most %d fractional digits)", format.Excerpt(s), time.Duration(p.unit), p.unitTZ)
+}
+
+// maxTime is the largest time the input can give, in its own unit (the
+// largest int64 number of nanoseconds): "9223372036854775.807 µs" for
+// microseconds, "922337203685477.5807 × 10µs" for a unit of 10 µs.
+func (p *parser) maxTime() string {
+	whole, rem := uint64(math.MaxInt64)/uint64(p.unit), uint64(math.MaxInt64)%uint64(p.unit)
+	num := strconv.FormatUint(whole, 10)
+	if digits := len(strconv.FormatInt(p.unit-1, 10)); p.unit > 1 && rem > 0 {
+		hi, lo := bits.Mul64(rem, pow10[digits])
+		q, _ := bits.Div64(hi, lo, uint64(p.unit)) // q < 10^digits, so hi < unit
+		frac := fmt.Sprintf("%0*d", digits, q)
+		num += "." + strings.TrimRight(frac, "0")
+	}
+	label := time.Duration(p.unit).String()
+	if len(label) > 1 && label[0] == '1' && (label[1] < '0' || label[1] > '9') && label[1] != '.' {
+		return num + " " + label[1:]
+	}
+	return num + " × " + label
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	xtrace "golang.org/x/exp/trace"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -248,7 +248,7 @@ func (c *converter) file(run int32, path string) (err error) {
 	if err := c.ctx.Err(); err != nil {
 		return fmt.Errorf("gotrace: %w", err)
 	}
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return fmt.Errorf("gotrace: %w", err)
 	}

@@ -3,9 +3,9 @@ package otf2
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/regular"
 )
 
 // Magic is what every OTF2 anchor file holds after its two-byte header
@@ -43,7 +43,7 @@ func isAnchor(head []byte) bool {
 
 // ReadAnchor reads and checks an OTF2 anchor file.
 func ReadAnchor(path string) (*Anchor, error) {
-	b, err := os.ReadFile(path)
+	b, err := regular.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("otf2: %w", err)
 	}

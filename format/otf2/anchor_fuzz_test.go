@@ -2,22 +2,19 @@ package otf2
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/parscope/parscope/internal/realdata"
 )
 
 // FuzzAnchor feeds arbitrary bytes as an anchor file (traces.otf2),
-// starting from the real ones in testdata (Score-P 7.1): parseAnchor must
+// starting from the real ones in testdata/real/traces/otf2 (Score-P 7.1): parseAnchor must
 // return an error located inside the input, or an anchor whose version,
 // chunk sizes, substrate and compression are ones the reader supports and
 // whose texts are bytes of the input.
 func FuzzAnchor(f *testing.F) {
 	for _, dir := range []string{"ping-pong-otf2"} {
-		b, err := os.ReadFile(filepath.Join("testdata", dir, "traces.otf2"))
-		if err != nil {
-			f.Fatal(err)
-		}
+		b := realdata.Read(f, "traces/otf2/"+dir+"/traces.otf2")
 		f.Add(b)
 		f.Add(b[:len(b)/2])
 	}

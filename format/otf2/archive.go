@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/regular"
 )
 
 // Archive is an opened OTF2 archive: its anchor file and global
@@ -60,7 +61,7 @@ func Open(path string) (*Archive, error) {
 	}
 	ar := &Archive{Path: anchor, Anchor: a, base: strings.TrimSuffix(anchor, ".otf2")}
 	defPath := ar.base + ".def"
-	f, err := os.Open(defPath)
+	f, err := regular.Open(defPath)
 	if err != nil {
 		return nil, fmt.Errorf("otf2: global definitions: %w", err)
 	}
@@ -110,7 +111,7 @@ func (ar *Archive) OpenEvents(loc Location) (*LocationEvents, error) {
 	dir := ar.base
 	id := strconv.FormatUint(loc.ID, 10)
 	local := &LocalDefs{Skipped: map[uint8]int{}}
-	if lf, err := os.Open(filepath.Join(dir, id+".def")); err == nil {
+	if lf, err := regular.Open(filepath.Join(dir, id+".def")); err == nil {
 		st, err := lf.Stat()
 		if err == nil {
 			local, err = ReadLocalDefs(lf.Name(), lf, st.Size(), int64(ar.Anchor.DefChunkSize))
@@ -123,7 +124,7 @@ func (ar *Archive) OpenEvents(loc Location) (*LocationEvents, error) {
 		return nil, fmt.Errorf("otf2: %w", err)
 	}
 	path := filepath.Join(dir, id+".evt")
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if errors.Is(err, fs.ErrNotExist) && loc.Events == 0 {
 		return nil, nil
 	}

@@ -45,6 +45,11 @@ const (
 	// RepairUnopenedExit counts MPI call end events (value 0) with no call of
 	// that type open on the thread; they were dropped.
 	RepairUnopenedExit = "prv-mpi-exit-without-enter"
+	// RepairEndsEarly counts traces whose last record lies before the end
+	// time the header declares: the file was most likely cut short (on a
+	// line boundary, where nothing else shows it). The import goes on with
+	// what is there and warns (format.Warn).
+	RepairEndsEarly = "prv-ends-before-header-end"
 )
 
 // Event type ranges with a meaning of their own.
@@ -189,6 +194,7 @@ type importer struct {
 	hdr  *header
 	unit int64
 	end  int64 // the trace's end in ns
+	last int64 // the latest time of any record so far, in ns
 	// procs holds the state of each process that has had a record, by
 	// process id; the others are nil, so that what a header declares costs
 	// nothing until records name it.
@@ -337,6 +343,11 @@ func importLines(ctx context.Context, lr *format.LineReader, path string, pc *pc
 
 	if err := im.body(); err != nil {
 		return err
+	}
+	if im.last < im.end {
+		h.Repair(RepairEndsEarly, 1)
+		format.Warn(h, "prv.ends-early", fmt.Sprintf("%s: the records end at %d ns, before the end time the header declares (%d ns): the file may be cut short after line %d",
+			path, im.last, im.end, im.lr.Line()))
 	}
 	for p, ps := range im.procs {
 		if ps != nil {
@@ -531,6 +542,7 @@ func (im *importer) time(v int64, what string) (int64, error) {
 	if v < 0 || v > math.MaxInt64/im.unit {
 		return 0, im.lr.Errorf("%s %d is out of range", what, v)
 	}
+	im.last = max(im.last, v*im.unit)
 	return v * im.unit, nil
 }
 

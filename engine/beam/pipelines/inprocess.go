@@ -47,7 +47,10 @@ func InProcess(ctx context.Context, cfg Config) ([]byte, error) {
 		var acc *pca.Accumulator
 		err := state.Reconstruct(ctx, h, states(), state.Options{}, func(r *state.Row) error {
 			if acc == nil {
-				acc = pca.NewAccumulator(r.P(), cfg.TimeWeighted)
+				var err error
+				if acc, err = pca.NewAccumulator(r.P(), cfg.TimeWeighted); err != nil {
+					return err
+				}
 			}
 			return acc.Add(r)
 		})

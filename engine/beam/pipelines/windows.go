@@ -208,7 +208,10 @@ func (f *windowFn) ProcessElement(ctx context.Context, key string, _, seeds func
 		var acc *pca.Accumulator
 		err := w.reconstruct(ctx, false, func(r *state.Row) error {
 			if acc == nil {
-				acc = pca.NewAccumulator(r.P(), f.Cfg.TimeWeighted)
+				var err error
+				if acc, err = pca.NewAccumulator(r.P(), f.Cfg.TimeWeighted); err != nil {
+					return err
+				}
 			}
 			return acc.Add(r)
 		})

@@ -1,0 +1,67 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/parscope/parscope/analysis/pca"
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+// TestManyProcesses builds the report of a trace of more processes than the
+// exact PCA and the timeline take: the PCA comes from the randomized method
+// (one process moves far, so PC1 is that process), the timeline is an empty
+// list (not null), and nothing of P×P or P×TimelineWindows is allocated.
+func TestManyProcesses(t *testing.T) {
+	const p = pca.ExactMaxProcs + 4
+	path := filepath.Join(t.TempDir(), "many.pst")
+	w, err := store.Create(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	w.Header().Meta.ClockResolution = 1
+	w.Header().EnsureRun(0, p)
+	w.Header().States = []trace.StateDef{{ID: 0}, {ID: 1}, {ID: 2}, {ID: 50}}
+	for i := int64(1); i <= 40; i++ {
+		if err := w.Add(trace.State(0, 7, 10*i, int32(50*(i%2)))); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Add(trace.State(0, int32(100+i), 10*i+5, int32(1+i%2))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Build(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.PCA == nil || b.PhaseSpace == nil {
+		t.Fatalf("no PCA or phase space; skipped: %v", b.Skipped)
+	}
+	if b.PCA.Procs != p || len(b.PCA.Components) != PCAComponents {
+		t.Fatalf("PCA of %d processes with %d components, want %d and %d", b.PCA.Procs, len(b.PCA.Components), p, PCAComponents)
+	}
+	if l := b.PCA.Components[0].Loadings[7]; math.Abs(l-1) > 1e-4 {
+		t.Errorf("PC1 loading of process 7 = %g, want 1 (it carries almost all the variance)", l)
+	}
+	js, err := json.Marshal(b.PhaseSpace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps struct {
+		Timeline []json.RawMessage `json:"timeline"`
+	}
+	if err := json.Unmarshal(js, &ps); err != nil {
+		t.Fatal(err)
+	}
+	if ps.Timeline == nil || len(ps.Timeline) != 0 {
+		t.Errorf("timeline = %s, want []", js[:min(len(js), 200)])
+	}
+}
