@@ -11,6 +11,7 @@ import (
 	"github.com/parscope/parscope/format/chrome"
 	"github.com/parscope/parscope/format/csv"
 	"github.com/parscope/parscope/format/prv"
+	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/store"
 )
 
@@ -70,7 +71,7 @@ failed export never leaves a partial file.`,
 				}
 				if out != "-" {
 					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %s trace events (%s flows) from %s records\n",
-						out, humanCount(st.Events), humanCount(st.Flows), humanCount(st.Records))
+						out, human.Count(st.Events), human.Count(st.Flows), human.Count(st.Records))
 				}
 				return nil
 			case "csv":
@@ -104,7 +105,7 @@ failed export never leaves a partial file.`,
 				}
 				p, _, _ := prv.Paths(out)
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (+ .pcf, .row): %s records, %s skipped, %s unmatched message sides\n",
-					p, humanCount(st.Records), humanCount(st.Skipped), humanCount(st.Unmatched))
+					p, human.Count(st.Records), human.Count(st.Skipped), human.Count(st.Unmatched))
 				return nil
 			case "":
 				return usagef("export: --format is required (chrome, csv or prv)")

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/store"
 )
 
@@ -91,7 +92,7 @@ replaced only with --force.`,
 				n += c
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "imported %s records (%s) from %d file(s) into %s in %s\n",
-				humanCount(n), imp.Name(), len(args), out, time.Since(start).Round(time.Millisecond))
+				human.Count(n), imp.Name(), len(args), out, time.Since(start).Round(time.Millisecond))
 			return nil
 		},
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -139,7 +140,7 @@ the sweep; -o is written only when every run succeeded.`,
 					os.RemoveAll(path)
 				}
 				if !quiet {
-					fmt.Fprintf(cmd.ErrOrStderr(), "trial %d/%d %s: elapsed %s (ran in %v)\n", i+1, len(grid), pointString(sw.Params, v), occSeconds(elapsed), time.Since(began).Round(time.Millisecond))
+					fmt.Fprintf(cmd.ErrOrStderr(), "trial %d/%d %s: elapsed %s (ran in %v)\n", i+1, len(grid), pointString(sw.Params, v), human.Seconds(elapsed), time.Since(began).Round(time.Millisecond))
 				}
 			}
 			if out != "" {
@@ -276,10 +277,6 @@ func loadModes(h *trace.Header, modesFile string) (*occupancy.Modes, error) {
 	}
 	return modes, nil
 }
-
-// occSeconds formats seconds, rounded to the ns, with four significant
-// digits and a unit.
-func occSeconds(s float64) string { return fmtMeanNS(math.Round(s * 1e9)) }
 
 type sweepTrialJSON struct {
 	Params  map[string]float64 `json:"params"`
@@ -512,7 +509,7 @@ func printTableau(w io.Writer, fits []*occupancy.Fit) error {
 		tw := newTable(w)
 		fmt.Fprintln(tw, "mode\tterms\tR²\tRMS\tcross-validated RMS\tshare of T's error (95%)")
 		for _, e := range f.Equations {
-			fmt.Fprintf(tw, "%s\t%d\t%.4f\t%s\t%s\t%s\n", e.Mode, len(e.Terms), e.R2, occSeconds(e.RMS), occSeconds(e.CVRMS), pct(e.Acc95))
+			fmt.Fprintf(tw, "%s\t%d\t%.4f\t%s\t%s\t%s\n", e.Mode, len(e.Terms), e.R2, human.Seconds(e.RMS), human.Seconds(e.CVRMS), pct(e.Acc95))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -6,6 +6,7 @@
 package progress
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -90,6 +91,8 @@ type Bar struct {
 	what  string
 	last  time.Time
 	drawn bool
+	stop  chan struct{} // closed by Done when Live runs
+	part  []byte        // a partial line written to Stages
 }
 
 // Start returns a bar on stderr for work of total units (0 or less when
@@ -147,13 +150,80 @@ func (b *Bar) Describe(what string) {
 	b.maybeDraw(true)
 }
 
-// Done clears the line, leaving the terminal as it was before the bar.
+// Live redraws the bar every Interval until Done, so that the elapsed
+// time moves while a step that reports nothing runs.
+func (b *Bar) Live() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stop != nil {
+		return
+	}
+	b.stop = make(chan struct{})
+	go func(stop chan struct{}) {
+		t := time.NewTicker(Interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				now := b.now()
+				b.mu.Lock()
+				if b.stop == stop { // not Done while this waited for mu
+					b.draw(now, false)
+				}
+				b.mu.Unlock()
+			}
+		}
+	}(b.stop)
+}
+
+// Stages returns a writer whose every line becomes the bar's description
+// and counts one step: for code that logs the stage it has reached.
+func (b *Bar) Stages() io.Writer { return stageWriter{b} }
+
+type stageWriter struct{ b *Bar }
+
+func (s stageWriter) Write(p []byte) (int, error) {
+	b := s.b
+	if b == nil {
+		return len(p), nil
+	}
+	b.mu.Lock()
+	b.part = append(b.part, p...)
+	var lines []string
+	for {
+		i := bytes.IndexByte(b.part, '\n')
+		if i < 0 {
+			break
+		}
+		lines = append(lines, string(b.part[:i]))
+		b.part = b.part[i+1:]
+	}
+	b.mu.Unlock()
+	for _, l := range lines {
+		b.done.Add(1)
+		b.Describe(l)
+	}
+	return len(p), nil
+}
+
+// Done stops Live, and clears the line, leaving the terminal as it was
+// before the bar. The bar may be drawn again after Done: Done then clears
+// it again.
 func (b *Bar) Done() {
 	if b == nil {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.stop != nil {
+		close(b.stop)
+		b.stop = nil
+	}
 	if b.drawn {
 		io.WriteString(b.w, "\r\x1b[K")
 		b.drawn = false
@@ -164,6 +234,12 @@ func (b *Bar) maybeDraw(force bool) {
 	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.draw(now, force)
+}
+
+// draw draws the bar unless Interval has not passed since the last draw
+// (and force is false); b.mu is held.
+func (b *Bar) draw(now time.Time, force bool) {
 	if !force && b.drawn && now.Sub(b.last) < Interval {
 		return
 	}
@@ -172,7 +248,8 @@ func (b *Bar) maybeDraw(force bool) {
 }
 
 // line renders the bar: what, done of total, percentage, a 20-cell bar,
-// the rate and the time left.
+// the rate (of records or bytes) and the time left; before anything is
+// done, the time elapsed.
 func (b *Bar) line(now time.Time) string {
 	done, total := b.done.Load(), b.total.Load()
 	var s strings.Builder
@@ -191,12 +268,19 @@ func (b *Bar) line(now time.Time) string {
 		fmt.Fprintf(&s, "  %3d%% [%s%s]", int(frac*100), strings.Repeat("=", full), strings.Repeat(" ", cells-full))
 	}
 	elapsed := now.Sub(b.start)
+	if done == 0 && elapsed >= time.Second {
+		s.WriteString("  ")
+		s.WriteString(elapsed.Round(time.Second).String())
+		s.WriteString(" elapsed")
+	}
 	if elapsed > 0 && done > 0 {
 		rate := float64(done) / elapsed.Seconds()
-		s.WriteString("  ")
-		s.WriteString(b.amount(int64(rate)))
-		s.WriteString(b.suffix())
-		s.WriteString("/s")
+		if b.unit != Steps {
+			s.WriteString("  ")
+			s.WriteString(b.amount(int64(rate)))
+			s.WriteString(b.suffix())
+			s.WriteString("/s")
+		}
 		if total > done {
 			eta := time.Duration(float64(total-done) / rate * float64(time.Second))
 			s.WriteString("  ETA ")
@@ -218,7 +302,7 @@ func (b *Bar) suffix() string {
 	case Records:
 		return " records"
 	case Steps:
-		return " steps"
+		return " done"
 	}
 	return ""
 }

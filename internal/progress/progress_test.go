@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -123,8 +124,68 @@ func TestRenderBytesAndUnknownTotal(t *testing.T) {
 	ft.Reset()
 	u := newBar(&ft, "analysing", 0, Steps, c.now)
 	u.Describe("analysing: entropy")
-	want = "\ranalysing: entropy  0 steps\x1b[K"
+	want = "\ranalysing: entropy  0 done\x1b[K"
 	if got := ft.String(); got != want {
 		t.Fatalf("unknown total\n got %q\nwant %q", got, want)
 	}
+}
+
+func TestStagesAndLive(t *testing.T) {
+	var ft fakeTerminal
+	c := &clock{time.Unix(0, 0)}
+	b := newBar(&ft, "probe build", 0, Steps, c.now)
+	c.t = c.t.Add(3 * time.Second)
+	b.Describe("probe build")
+	if got, want := ft.String(), "\rprobe build  0 done  3s elapsed\x1b[K"; got != want {
+		t.Fatalf("before any step\n got %q\nwant %q", got, want)
+	}
+	ft.Reset()
+	w := b.Stages()
+	io.WriteString(w, "vectors: 10 blocks")
+	if ft.Len() != 0 {
+		t.Fatalf("a partial line redrew the bar: %q", ft.String())
+	}
+	io.WriteString(w, " in 2 steps\nphases: 3\n")
+	if got, want := ft.String(), "\rvectors: 10 blocks in 2 steps  1 done\x1b[K\rphases: 3  2 done\x1b[K"; got != want {
+		t.Fatalf("stages drew\n got %q\nwant %q", got, want)
+	}
+	if b.done.Load() != 2 {
+		t.Fatalf("steps = %d, want 2", b.done.Load())
+	}
+}
+
+func TestLiveRedrawsUntilDone(t *testing.T) {
+	var mu sync.Mutex
+	var ft fakeTerminal
+	lw := lockedWriter{&mu, &ft}
+	b := newBar(lw, "serve", 0, Steps, time.Now)
+	b.Live()
+	b.Live() // a second call starts nothing more
+	time.Sleep(3 * Interval)
+	b.Done()
+	mu.Lock()
+	n := strings.Count(ft.String(), "\rserve")
+	end := strings.HasSuffix(ft.String(), "\r\x1b[K")
+	ft.Reset()
+	mu.Unlock()
+	if n < 1 || !end {
+		t.Fatalf("Live drew %d times, ended cleared %v", n, end)
+	}
+	time.Sleep(2 * Interval)
+	mu.Lock()
+	defer mu.Unlock()
+	if ft.Len() != 0 {
+		t.Fatalf("drawn after Done: %q", ft.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
