@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/parscope/parscope/internal/needtool"
 )
 
 // TestVersionMatchesBuildInfo checks parscope version against what the Go
@@ -195,4 +199,66 @@ func candidates(t *testing.T, args []string) map[string]bool {
 		got[name] = true
 	}
 	return got
+}
+
+// TestQuietVerboseAndPipes checks the global flags and that nothing but
+// notes reaches stderr when it is a pipe: no progress line, no escape.
+func TestQuietVerboseAndPipes(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(examples, "amoeba.srt")
+	dict := filepath.Join(examples, "amoeba_blocks.txt")
+	pst := filepath.Join(dir, "a.pst")
+	_, stderr, code := run(t, "import", "-o", pst, "--dict", dict, src)
+	if code != 0 || !regexp.MustCompile(`^imported [0-9,]+ records \(gomez\) from 1 file\(s\) into \S+a\.pst in \S+\n$`).MatchString(stderr) {
+		t.Fatalf("import in a pipe: exit %d, stderr %q; want one note", code, stderr)
+	}
+	for _, q := range []string{"-q", "--quiet"} {
+		_, stderr, code = run(t, q, "import", "--force", "-o", pst, "--dict", dict, src)
+		if code != 0 || stderr != "" {
+			t.Fatalf("import %s: exit %d, stderr %q; want nothing", q, code, stderr)
+		}
+	}
+	// Quiet still reports errors.
+	if _, stderr, code = run(t, "-q", "info", filepath.Join(dir, "none.pst")); code != 1 || !strings.Contains(stderr, "none.pst") {
+		t.Fatalf("info -q of a missing trace: exit %d, stderr %q", code, stderr)
+	}
+	out := filepath.Join(dir, "report")
+	_, stderr, code = run(t, "analyze", "-v", "-o", out, pst)
+	for _, step := range []string{"overview", "states", "occupancy"} {
+		if !regexp.MustCompile(`(?m)^a\.pst: ` + step + ` took \S+$`).MatchString(stderr) {
+			t.Errorf("analyze -v: no line for %s in %q", step, stderr)
+		}
+	}
+	if code != 0 || strings.ContainsAny(stderr, "\r\x1b") {
+		t.Fatalf("analyze -v in a pipe: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, _ = run(t, "analyze", "-o", out, pst); stderr != "" {
+		t.Fatalf("analyze in a pipe wrote %q to stderr", stderr)
+	}
+}
+
+// TestProgressOnATerminal runs analyze with stderr on a pseudo-terminal
+// (script from bsdutils) and checks that the progress line is drawn
+// and cleared.
+func TestProgressOnATerminal(t *testing.T) {
+	script := needtool.Path(t, "bsdutils", "script")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "report")
+	cmdline := fmt.Sprintf("%s analyze --dict %s -o %s %s", bin, filepath.Join(examples, "amoeba_blocks.txt"), out, filepath.Join(examples, "amoeba.srt"))
+	typescript, err := exec.Command(script, "-q", "-e", "-c", cmdline, "/dev/null").Output()
+	if err != nil {
+		t.Fatalf("script: %v", err)
+	}
+	s := string(typescript)
+	if !strings.Contains(s, "\ranalysing amoeba.srt: overview") || !strings.Contains(s, "\r\x1b[K") {
+		t.Fatalf("no progress line drawn and cleared on a terminal:\n%q", s)
+	}
+	// The line is cleared before the results are printed.
+	last := strings.LastIndex(s, "\r\x1b[K")
+	if i := strings.Index(s, "trace"); i < last {
+		t.Fatalf("results printed before the progress line was cleared:\n%q", s)
+	}
+	if _, _, code := run(t, "-q", "version"); code != 0 {
+		t.Fatal("version -q failed")
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/parscope/parscope/format/csv"
 	"github.com/parscope/parscope/format/prv"
 	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/store"
 )
 
@@ -70,7 +71,7 @@ failed export never leaves a partial file.`,
 					return err
 				}
 				if out != "-" {
-					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %s trace events (%s flows) from %s records\n",
+					progress.Notef(cmd.ErrOrStderr(), "wrote %s: %s trace events (%s flows) from %s records\n",
 						out, human.Count(st.Events), human.Count(st.Flows), human.Count(st.Records))
 				}
 				return nil
@@ -87,7 +88,7 @@ failed export never leaves a partial file.`,
 				if err := csv.Export(out, s.Header(), s.Records(opts), s.BBV(opts), csv.Options{}); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "wrote CSV tables into %s\n", out)
+				progress.Notef(cmd.ErrOrStderr(), "wrote CSV tables into %s\n", out)
 				return nil
 			case "prv", "paraver":
 				if out == "-" {
@@ -104,7 +105,7 @@ failed export never leaves a partial file.`,
 					return err
 				}
 				p, _, _ := prv.Paths(out)
-				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (+ .pcf, .row): %s records, %s skipped, %s unmatched message sides\n",
+				progress.Notef(cmd.ErrOrStderr(), "wrote %s (+ .pcf, .row): %s records, %s skipped, %s unmatched message sides\n",
 					p, human.Count(st.Records), human.Count(st.Skipped), human.Count(st.Unmatched))
 				return nil
 			case "":

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/store"
 )
 
@@ -91,8 +91,8 @@ replaced only with --force.`,
 			for _, c := range s.Manifest().Stats.Records {
 				n += c
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "imported %s records (%s) from %d file(s) into %s in %s\n",
-				human.Count(n), imp.Name(), len(args), out, time.Since(start).Round(time.Millisecond))
+			progress.Notef(cmd.ErrOrStderr(), "imported %s records (%s) from %d file(s) into %s in %s\n",
+				human.Count(n), imp.Name(), len(args), out, human.Duration(time.Since(start)))
 			return nil
 		},
 	}

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/collect/rewrite"
+	"github.com/parscope/parscope/internal/progress"
 )
 
 func init() {
@@ -50,7 +50,7 @@ trace at the end of main (PARSCOPE_OUT names it, "off" disables it).`,
 			if err := writeDirAtomic(out, res.Write); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "instrumented %s into %s: %d blocks, %d regions\n",
+			progress.Notef(cmd.ErrOrStderr(), "instrumented %s into %s: %d blocks, %d regions\n",
 				dir, out, len(res.Dict.Blocks), len(res.Dict.Regions))
 			return nil
 		},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parscope/parscope/collect/mpi"
 	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/store"
 )
 
@@ -162,7 +163,7 @@ anything.`,
 				case runErr != nil:
 					return fmt.Errorf("mpirun: running %s: %w", args[0], runErr)
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "parscope: %s ran in %s (exit status %d)\n", args[0], time.Since(start).Round(time.Millisecond), rep.ExitCode)
+				progress.Notef(cmd.ErrOrStderr(), "parscope: %s ran in %s (exit status %d)\n", args[0], time.Since(start).Round(time.Millisecond), rep.ExitCode)
 			}
 			if rawDir != "" || mergeDir != "" {
 				rep.RawDir = dir

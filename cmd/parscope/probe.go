@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/probe"
 	"github.com/parscope/parscope/show/plot"
 )
@@ -48,12 +49,12 @@ through a work directory named by PARSCOPE_PROBE_DIR.
 
 func probeBuildCmd() *cobra.Command {
 	var (
-		out      string
-		o        probe.BuildOptions
-		force    bool
-		jsonOut  bool
-		progress bool
-		clock    string
+		out     string
+		o       probe.BuildOptions
+		force   bool
+		jsonOut bool
+		passes  bool
+		clock   string
 	)
 	cmd := &cobra.Command{
 		Use:   "build -o OUT.probe [flags] -- WORKER ARGS...",
@@ -79,8 +80,15 @@ others. OUT is written only when everything succeeded.`,
 					return fmt.Errorf("probe build: %s exists (use --force to replace it)", out)
 				}
 			}
-			if progress {
+			// Each pass is a line with --passes or --verbose, else the
+			// stage the progress line shows on a terminal.
+			bar := progress.Start("probe build", 0, progress.Steps)
+			bar.Live()
+			defer bar.Done()
+			if passes || progress.CurrentLevel() >= progress.Verbose {
 				o.Log = cmd.ErrOrStderr()
+			} else if bar != nil {
+				o.Log = bar.Stages()
 			}
 			if o.Clock, err = probe.ParseClock(clock); err != nil {
 				return usageError{err}
@@ -115,7 +123,7 @@ others. OUT is written only when everything succeeded.`,
 	f.IntVar(&o.RefRuns, "ref-runs", 3, "uninstrumented reference runs, each followed by its share of the replays (the mean is kept)")
 	f.BoolVar(&force, "force", false, "replace OUT if it exists")
 	f.BoolVar(&jsonOut, "json", false, "print the manifest as JSON")
-	f.BoolVar(&progress, "progress", false, "report each pass on stderr")
+	f.BoolVar(&passes, "progress", false, "report each pass on stderr, a line each (as --verbose does)")
 	return cmd
 }
 
@@ -222,7 +230,10 @@ func runProbe(cmd *cobra.Command, args []string, name string, o *probe.RunOption
 	if err != nil {
 		return nil, nil, fmt.Errorf("probe %s: %w", name, err)
 	}
+	bar := progress.Start(fmt.Sprintf("probe %s: measuring %d phases of %s", name, len(p.Manifest.Phases), p.Manifest.Worker.Name), 0, progress.Steps)
+	bar.Live()
 	pred, err := probe.Run(cmd.Context(), p, c, *o)
+	bar.Done()
 	if err != nil {
 		return nil, nil, fmt.Errorf("probe %s: %w", name, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/instrument"
+	"github.com/parscope/parscope/internal/progress"
 )
 
 func init() {
@@ -29,7 +30,7 @@ memory at the exit are lost.`,
 			if err := instrument.Recover(args[0], force); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "recovered %s from %s\n", args[0], spill)
+			progress.Notef(cmd.ErrOrStderr(), "recovered %s from %s\n", args[0], spill)
 			return nil
 		},
 	}

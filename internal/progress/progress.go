@@ -150,6 +150,22 @@ func (b *Bar) Describe(what string) {
 	b.maybeDraw(true)
 }
 
+// Notef writes a note as the package's Notef does, above the bar: the bar
+// is cleared first and drawn again below the note.
+func (b *Bar) Notef(w io.Writer, format string, args ...any) {
+	if b == nil {
+		Notef(w, format, args...)
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.drawn {
+		io.WriteString(b.w, "\r\x1b[K")
+	}
+	Notef(w, format, args...)
+	b.draw(b.now(), true)
+}
+
 // Live redraws the bar every Interval until Done, so that the elapsed
 // time moves while a step that reports nothing runs.
 func (b *Bar) Live() {

@@ -189,3 +189,22 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+func TestNoteAboveTheBar(t *testing.T) {
+	var ft fakeTerminal
+	c := &clock{time.Unix(0, 0)}
+	b := newBar(&ft, "sweep", 4, Steps, c.now)
+	b.Set(1)
+	ft.Reset()
+	b.Notef(&ft, "trial %d done\n", 1)
+	want := "\r\x1b[Ktrial 1 done\n\rsweep  1 / 4 done   25% [=====               ]\x1b[K"
+	if got := ft.String(); got != want {
+		t.Fatalf("note\n got %q\nwant %q", got, want)
+	}
+	var nilBar *Bar
+	ft.Reset()
+	nilBar.Notef(&ft, "plain\n")
+	if ft.String() != "plain\n" {
+		t.Fatalf("a nil bar's note = %q", ft.String())
+	}
+}
