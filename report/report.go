@@ -43,6 +43,10 @@ type Options struct {
 	// Probe is a probe result (JSON) to show beside the analyses; nil when
 	// there is none.
 	Probe json.RawMessage
+	// Progress, when not nil, is called before each analysis that applies
+	// with its name, how many have finished and how many apply, and once
+	// more with name "" when all have finished.
+	Progress func(name string, done, total int)
 	// SubsetProcs is the largest process count for which the entropy
 	// subset ranking runs (it reads the trace once per subset). 0 means
 	// DefaultSubsetProcs.
@@ -154,11 +158,23 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		{AnalysisPhases, when(m.Stats.BBVIntervals > 0 || rec["bbv"] > 0, "the trace has no basic block vectors"),
 			func() (err error) { b.Phases, err = buildPhases(ctx, s); return }},
 	}
+	total := 0
+	for _, st := range steps {
+		if st.reason == "" {
+			total++
+		}
+	}
+	report := func(name string) {
+		if opts.Progress != nil {
+			opts.Progress(name, len(b.Ran), total)
+		}
+	}
 	for _, st := range steps {
 		if st.reason != "" {
 			b.Skipped[st.name] = st.reason
 			continue
 		}
+		report(st.name)
 		start := time.Now()
 		if err := st.run(); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", s.Dir(), st.name, err)
@@ -166,6 +182,7 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		b.Seconds[st.name] = time.Since(start).Seconds()
 		b.Ran = append(b.Ran, st.name)
 	}
+	report("")
 	if opts.Probe != nil {
 		if !json.Valid(opts.Probe) {
 			return nil, fmt.Errorf("probe result: not valid JSON")

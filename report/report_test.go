@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -205,12 +206,17 @@ func TestRingBundle(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "ring.f"), []byte(strings.Repeat("c\n", 120)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := Build(context.Background(), path, Options{SourceDirs: []string{src}, Probe: []byte(`{"k": [1, 2]}`)})
+	var calls []string
+	progress := func(name string, done, total int) { calls = append(calls, fmt.Sprintf("%s %d/%d", name, done, total)) }
+	b, err := Build(context.Background(), path, Options{SourceDirs: []string{src}, Probe: []byte(`{"k": [1, 2]}`), Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(b.Ran, ","); got != "overview,mentropy,comm,probe" {
 		t.Errorf("ran %s", got)
+	}
+	if got, want := strings.Join(calls, ", "), "overview 0/3, mentropy 1/3, comm 2/3,  3/3"; got != want {
+		t.Errorf("progress calls %q, want %q", got, want)
 	}
 	c := b.Comm
 	if c.Procs != 4 || len(c.Nodes) != 3 || len(c.Matrices) != 3 || c.Group != 1 || len(c.Sources["ring.f"]) != 120 {

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 # Debian packages the tests use. Missing ones are installed when running as
 # root (CI, the development machines); otherwise the script says what to install.
-packages=(valgrind otf2-tools python3-sklearn mpich libmpich-dev openmpi-bin libopenmpi-dev chromium)
+packages=(valgrind otf2-tools python3-sklearn mpich libmpich-dev openmpi-bin libopenmpi-dev chromium nodejs)
 export PARSCOPE_REQUIRE_TOOLS=1
 missing=()
 for p in "${packages[@]}"; do
@@ -23,6 +23,17 @@ if ((${#missing[@]})); then
 		exit 1
 	fi
 fi
+
+# DuckDB for node (npm @duckdb/node-api, which ships its engine in the
+# package): cmd/parscope's TestPstOpensInDuckDB opens a .pst with it as
+# docs/format.md shows.
+duckdb_node=${XDG_CACHE_HOME:-$HOME/.cache}/parscope/duckdb-node
+if [ ! -d "$duckdb_node/node_modules/@duckdb/node-api" ]; then
+	command -v npm >/dev/null || { echo "npm is needed to install @duckdb/node-api" >&2; exit 1; }
+	echo "== installing @duckdb/node-api (npm) into $duckdb_node"
+	npm install --prefix "$duckdb_node" --no-audit --no-fund --silent @duckdb/node-api@1.5.6-r.1 >/dev/null
+fi
+export PARSCOPE_DUCKDB_NODE=$duckdb_node
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))

@@ -12,12 +12,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/phase"
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/internal/atomicfile"
+	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/report"
 	"github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/show/web"
@@ -61,7 +64,7 @@ func (f *reportFlags) build(ctx context.Context, path string) (*report.Bundle, e
 		if f.dict != "" || f.formatName != "" {
 			return nil, usagef("%s is a .pst trace: --dict and --format apply to trace files to import", path)
 		}
-		return report.Build(ctx, path, opts)
+		return buildReport(ctx, path, filepath.Base(path), opts)
 	}
 	var imp format.Importer
 	if f.formatName != "" {
@@ -83,17 +86,43 @@ func (f *reportFlags) build(ctx context.Context, path string) (*report.Bundle, e
 		return nil, err
 	}
 	defer w.Abort()
-	if err := imp.Import(ctx, []string{path}, format.Options{Dict: f.dict, Params: map[string]string{}}, w); err != nil {
+	pw := withProgress(w, "importing "+filepath.Base(path))
+	err = imp.Import(ctx, []string{path}, format.Options{Dict: f.dict, Params: map[string]string{}}, pw)
+	pw.done()
+	if err != nil {
 		return nil, err
 	}
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	b, err := report.Build(ctx, pst, opts)
+	b, err := buildReport(ctx, pst, filepath.Base(path), opts)
 	if b != nil {
 		b.Trace = filepath.Base(path)
 	}
 	return b, err
+}
+
+// buildReport runs report.Build on the .pst at path, showing which
+// analysis of name runs on a terminal, and with --verbose how long each
+// took.
+func buildReport(ctx context.Context, path, name string, opts report.Options) (*report.Bundle, error) {
+	bar := progress.Start("analysing "+name, 0, progress.Steps)
+	bar.Live()
+	defer bar.Done()
+	var last string
+	var began time.Time
+	opts.Progress = func(step string, done, total int) {
+		if last != "" && progress.CurrentLevel() >= progress.Verbose {
+			bar.Notef(os.Stderr, "%s: %s took %s\n", name, last, human.Duration(time.Since(began)))
+		}
+		last, began = step, time.Now()
+		bar.SetTotal(int64(total))
+		bar.Set(int64(done))
+		if step != "" {
+			bar.Describe("analysing " + name + ": " + step)
+		}
+	}
+	return report.Build(ctx, path, opts)
 }
 
 // analyzeFile is one file written by analyze.

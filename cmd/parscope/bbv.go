@@ -17,6 +17,8 @@ import (
 
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/format/bbv"
+	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/store"
 )
 
@@ -125,8 +127,8 @@ import succeeds; an existing OUT is replaced only with --force.`,
 			if err := w.Close(); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "bbv: %d process(es) with basic block vectors of %s instructions in %s (%d without a complete interval left out) in %s\n",
-				len(files), humanCount(interval), out, skipped, time.Since(start).Round(time.Millisecond))
+			progress.Notef(cmd.ErrOrStderr(), "bbv: %d process(es) with basic block vectors of %s instructions in %s (%d without a complete interval left out) in %s\n",
+				len(files), human.Count(interval), out, skipped, time.Since(start).Round(time.Millisecond))
 			return nil
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/comm"
+	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/report"
 	"github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/store"
@@ -278,8 +279,8 @@ func printComm(w io.Writer, rep commReport, treeOnly bool) error {
 			ws = fmt.Sprintf("%d windows, %d distinct, %d-%d pairs", w.Windows, w.Distinct, w.MinPairs, w.MaxPairs)
 		}
 		fmt.Fprintf(t, "%s%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n", treeIndent(n.Depth), n.Name, n.Kind,
-			humanCount(n.Entries), humanBytes(n.Own.Bytes), humanCount(n.Own.Messages), n.Own.Degree,
-			humanBytes(n.Aggregate.Bytes), humanCount(n.Aggregate.Messages), n.Aggregate.Degree, ws)
+			human.Count(n.Entries), human.Bytes(n.Own.Bytes), human.Count(n.Own.Messages), n.Own.Degree,
+			human.Bytes(n.Aggregate.Bytes), human.Count(n.Aggregate.Messages), n.Aggregate.Degree, ws)
 		for i := len(n.Children) - 1; i >= 0; i-- {
 			stack = append(stack, n.Children[i])
 		}
@@ -303,11 +304,11 @@ func printComm(w io.Writer, rep commReport, treeOnly bool) error {
 			fmt.Fprintf(t, "\t(%d more structures)\n", len(rep.Ranking.ByVolume)-i)
 			break
 		}
-		fmt.Fprintf(t, "%d\t%s\t%s\t%s\t%d (mean %.2f)\n", i+1, name(v), humanBytes(sv.Bytes), name(d), sd.Degree, sd.MeanDegree)
+		fmt.Fprintf(t, "%d\t%s\t%s\t%s\t%d (mean %.2f)\n", i+1, name(v), human.Bytes(sv.Bytes), name(d), sd.Degree, sd.MeanDegree)
 	}
 	m := rep.Selection.Matrix
 	b, c := m.Totals()
-	fmt.Fprintf(t, "\nmatrix of %s: %s in %s messages, %d pairs\n", strings.Join(rep.Selection.Structures, " + "), humanBytes(b), humanCount(c), m.Pairs())
+	fmt.Fprintf(t, "\nmatrix of %s: %s in %s messages, %d pairs\n", strings.Join(rep.Selection.Structures, " + "), human.Bytes(b), human.Count(c), m.Pairs())
 	if m.N <= maxTableProcs {
 		for _, what := range []string{"bytes", "messages"} {
 			fmt.Fprintf(t, "%s sent (row: sender, column: receiver)\n", what)
@@ -324,7 +325,7 @@ func printComm(w io.Writer, rep commReport, treeOnly bool) error {
 					if what == "messages" {
 						v = cc
 					}
-					row += humanCount(v) + "\t"
+					row += human.Count(v) + "\t"
 				}
 				fmt.Fprintln(t, row)
 			}
@@ -345,8 +346,8 @@ func printComm(w io.Writer, rep commReport, treeOnly bool) error {
 		}
 	}
 	p := res.Problems
-	fmt.Fprintf(t, "\nmatched messages\t%s\n", humanCount(res.Matched))
-	fmt.Fprintf(t, "unmatched\t%s sends, %s receives\n", humanCount(p.UnmatchedSends), humanCount(p.UnmatchedRecvs))
+	fmt.Fprintf(t, "\nmatched messages\t%s\n", human.Count(res.Matched))
+	fmt.Fprintf(t, "unmatched\t%s sends, %s receives\n", human.Count(p.UnmatchedSends), human.Count(p.UnmatchedRecvs))
 	for _, u := range p.Unmatched {
 		fmt.Fprintf(t, "  \t%s\n", u)
 	}
@@ -356,7 +357,7 @@ func printComm(w io.Writer, rep commReport, treeOnly bool) error {
 	}{{"sends to a process outside the run", p.BadPeer}, {"collectives outside their communicator", p.OutsideComm},
 		{"collectives not decomposed", p.Undecomposed}, {"unbalanced region exits", p.UnbalancedExits}, {"regions never closed", p.Unclosed}} {
 		if x.n > 0 {
-			fmt.Fprintf(t, "%s\t%s\n", x.what, humanCount(x.n))
+			fmt.Fprintf(t, "%s\t%s\n", x.what, human.Count(x.n))
 		}
 	}
 	return t.Flush()

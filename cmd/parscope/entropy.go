@@ -9,6 +9,7 @@ import (
 
 	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/internal/human"
 )
 
 // entropyReport is what `parscope entropy` computes; --json prints it.
@@ -179,7 +180,7 @@ func printEntropy(cmd *cobra.Command, rep entropyReport) error {
 	default:
 		fmt.Fprintln(w, "run\tP\tN\tstates\tcomb\tcomb distinct\tclasses\tsurprisal mean\thistogram mean\tempirical\tclass max")
 		row := func(name string, r entropy.Result) {
-			fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%.6g\t%.6g\t%d\t%.6g\t%.6g\t%.6g\t%.6g\n", name, r.P, r.N, humanCount(r.Rows),
+			fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%.6g\t%.6g\t%d\t%.6g\t%.6g\t%.6g\t%.6g\n", name, r.P, r.N, human.Count(r.Rows),
 				r.CombEntropy, r.CombEntropyDistinct, r.DistinctClasses, r.SurprisalMean, r.HistogramEntropyMean, r.EmpiricalEntropy, r.ClassEntropyMax)
 		}
 		for _, r := range rep.Runs {

@@ -14,6 +14,8 @@ import (
 	"github.com/parscope/parscope/format/csv"
 	"github.com/parscope/parscope/format/prv"
 	"github.com/parscope/parscope/internal/atomicfile"
+	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/store"
 )
 
@@ -75,8 +77,8 @@ when it holds nothing but CSV tables export writes (or nothing).`,
 					return err
 				}
 				if out != "-" {
-					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %s trace events (%s flows) from %s records\n",
-						out, humanCount(st.Events), humanCount(st.Flows), humanCount(st.Records))
+					progress.Notef(cmd.ErrOrStderr(), "wrote %s: %s trace events (%s flows) from %s records\n",
+						out, human.Count(st.Events), human.Count(st.Flows), human.Count(st.Records))
 				}
 				return nil
 			case "csv":
@@ -100,7 +102,7 @@ when it holds nothing but CSV tables export writes (or nothing).`,
 				if err := d.Commit(); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "wrote CSV tables into %s\n", out)
+				progress.Notef(cmd.ErrOrStderr(), "wrote CSV tables into %s\n", out)
 				return nil
 			case "prv", "paraver":
 				if out == "-" {
@@ -117,8 +119,8 @@ when it holds nothing but CSV tables export writes (or nothing).`,
 					return err
 				}
 				p, _, _ := prv.Paths(out)
-				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (+ .pcf, .row): %s records, %s skipped, %s unmatched message sides\n",
-					p, humanCount(st.Records), humanCount(st.Skipped), humanCount(st.Unmatched))
+				progress.Notef(cmd.ErrOrStderr(), "wrote %s (+ .pcf, .row): %s records, %s skipped, %s unmatched message sides\n",
+					p, human.Count(st.Records), human.Count(st.Skipped), human.Count(st.Unmatched))
 				return nil
 			case "":
 				return usagef("export: --format is required (chrome, csv or prv)")

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/store"
 )
 
@@ -90,10 +92,10 @@ replaced only with --force.`,
 			for _, c := range s.Manifest().Stats.Records {
 				n += c
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "imported %s records (%s) from %d file(s) into %s in %s\n",
-				humanCount(n), imp.Name(), len(args), out, time.Since(start).Round(time.Millisecond))
+			progress.Notef(cmd.ErrOrStderr(), "imported %s records (%s) from %d file(s) into %s in %s\n",
+				human.Count(n), imp.Name(), len(args), out, human.Duration(time.Since(start)))
 			for _, warn := range format.Warnings(s.Header()) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn)
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn) // even with --quiet: the trace differs from its input
 			}
 			return nil
 		},

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/instrument"
+	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -130,11 +131,11 @@ func printInfo(cmd *cobra.Command, r infoReport) error {
 	}
 	fmt.Fprintf(w, "clock\t%s resolution\n", time.Duration(r.ClockResolutionNS))
 	fmt.Fprintf(w, "runs\t%d\n", len(r.Runs))
-	fmt.Fprintf(w, "records\t%s\n", humanCount(r.TotalRecords))
+	fmt.Fprintf(w, "records\t%s\n", human.Count(r.TotalRecords))
 	kinds := make([]string, 0, len(r.Records))
 	for _, k := range trace.Kinds {
 		if n, ok := r.Records[k.String()]; ok {
-			kinds = append(kinds, fmt.Sprintf("%s %s", humanCount(n), k))
+			kinds = append(kinds, fmt.Sprintf("%s %s", human.Count(n), k))
 		}
 	}
 	if len(kinds) > 0 {
@@ -147,24 +148,24 @@ func printInfo(cmd *cobra.Command, r infoReport) error {
 		fmt.Fprintf(w, "regions\t%d code regions\n", r.Regions)
 	}
 	if r.Sends+r.Recvs > 0 {
-		fmt.Fprintf(w, "messages\t%s sends, %s receives, %s sent\n", humanCount(r.Sends), humanCount(r.Recvs), humanBytes(r.MessageBytes))
+		fmt.Fprintf(w, "messages\t%s sends, %s receives, %s sent\n", human.Count(r.Sends), human.Count(r.Recvs), human.Bytes(r.MessageBytes))
 	}
 	if r.Collectives > 0 {
-		fmt.Fprintf(w, "collectives\t%s, %s\n", humanCount(r.Collectives), humanBytes(r.CollectiveBytes))
+		fmt.Fprintf(w, "collectives\t%s, %s\n", human.Count(r.Collectives), human.Bytes(r.CollectiveBytes))
 	}
 	if r.EventNames > 0 {
 		fmt.Fprintf(w, "events\t%d distinct names\n", r.EventNames)
 	}
 	if r.BBVIntervals > 0 {
-		fmt.Fprintf(w, "bbv\t%s intervals\n", humanCount(r.BBVIntervals))
+		fmt.Fprintf(w, "bbv\t%s intervals\n", human.Count(r.BBVIntervals))
 	}
 	if r.DroppedByFilter > 0 {
-		fmt.Fprintf(w, "dropped\t%s events by a recording filter (their run lengths are kept)\n", humanCount(r.DroppedByFilter))
+		fmt.Fprintf(w, "dropped\t%s events by a recording filter (their run lengths are kept)\n", human.Count(r.DroppedByFilter))
 	}
 	if len(r.Repairs) > 0 {
 		var rs []string
 		for k, n := range r.Repairs {
-			rs = append(rs, fmt.Sprintf("%s %s", k, humanCount(n)))
+			rs = append(rs, fmt.Sprintf("%s %s", k, human.Count(n)))
 		}
 		slices.Sort(rs)
 		fmt.Fprintf(w, "repairs\t%s\n", strings.Join(rs, ", "))
@@ -197,7 +198,7 @@ func printInfo(cmd *cobra.Command, r infoReport) error {
 		w = newTable(cmd.OutOrStdout())
 		fmt.Fprintln(w, "run\tprocs\trecords\tstart\tend\tspan\tstates used")
 		for _, rs := range r.Runs {
-			fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%d\n", rs.Run, rs.Procs, humanCount(rs.Records),
+			fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%d\n", rs.Run, rs.Procs, human.Count(rs.Records),
 				time.Duration(rs.TMin), time.Duration(rs.TMax), time.Duration(rs.TMax-rs.TMin), rs.StatesUsed)
 		}
 		if err := w.Flush(); err != nil {
@@ -214,7 +215,7 @@ func printInfo(cmd *cobra.Command, r infoReport) error {
 	slices.Sort(names)
 	for _, n := range names {
 		t := r.Tables[n]
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", t.File, humanCount(t.Rows), t.RowGroups, humanBytes(t.Bytes))
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", t.File, human.Count(t.Rows), t.RowGroups, human.Bytes(t.Bytes))
 	}
 	return w.Flush()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/parscope/parscope/collect/rewrite"
 	"github.com/parscope/parscope/internal/atomicfile"
+	"github.com/parscope/parscope/internal/progress"
 )
 
 func init() {
@@ -51,7 +52,7 @@ trace at the end of main (PARSCOPE_OUT names it, "off" disables it).`,
 			if err := writeDirAtomic(out, res.Write); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "instrumented %s into %s: %d blocks, %d regions\n",
+			progress.Notef(cmd.ErrOrStderr(), "instrumented %s into %s: %d blocks, %d regions\n",
 				dir, out, len(res.Dict.Blocks), len(res.Dict.Regions))
 			return nil
 		},

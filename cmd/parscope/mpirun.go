@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/collect/mpi"
+	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/store"
 )
 
@@ -162,7 +164,7 @@ anything.`,
 				case runErr != nil:
 					return fmt.Errorf("mpirun: running %s: %w", args[0], runErr)
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "parscope: %s ran in %s (exit status %d)\n", args[0], time.Since(start).Round(time.Millisecond), rep.ExitCode)
+				progress.Notef(cmd.ErrOrStderr(), "parscope: %s ran in %s (exit status %d)\n", args[0], time.Since(start).Round(time.Millisecond), rep.ExitCode)
 			}
 			if rawDir != "" || mergeDir != "" {
 				rep.RawDir = dir
@@ -234,16 +236,16 @@ func printMPIRun(w io.Writer, rep mpirunReport) error {
 		fmt.Fprintf(t, "MPI\t%s\n", r.MPI)
 	}
 	fmt.Fprintf(t, "ranks\t%d (%d files)\n", r.Ranks, len(r.Files))
-	fmt.Fprintf(t, "messages\t%s sends, %s receives, %s matched\n", humanCount(r.Sends), humanCount(r.Recvs), humanCount(r.Matched))
-	fmt.Fprintf(t, "collectives\t%s\n", humanCount(r.Collectives))
+	fmt.Fprintf(t, "messages\t%s sends, %s receives, %s matched\n", human.Count(r.Sends), human.Count(r.Recvs), human.Count(r.Matched))
+	fmt.Fprintf(t, "collectives\t%s\n", human.Count(r.Collectives))
 	cs := ""
 	if r.CallSites {
 		cs = " (MPI call sites)"
 	}
-	fmt.Fprintf(t, "regions\t%d%s, %s marks\n", r.Regions, cs, humanCount(r.RegionMarks))
+	fmt.Fprintf(t, "regions\t%d%s, %s marks\n", r.Regions, cs, human.Count(r.RegionMarks))
 	fmt.Fprintf(t, "communicators\t%d\n", r.Communicators)
 	if r.AnySource > 0 {
-		fmt.Fprintf(t, "MPI_ANY_SOURCE\t%s receives, %s resolved from their status\n", humanCount(r.AnySource), humanCount(r.AnySourceResolved))
+		fmt.Fprintf(t, "MPI_ANY_SOURCE\t%s receives, %s resolved from their status\n", human.Count(r.AnySource), human.Count(r.AnySourceResolved))
 	}
 	var partial []string
 	for _, f := range r.Files {
@@ -261,7 +263,7 @@ func printMPIRun(w io.Writer, rep mpirunReport) error {
 	if len(r.MissingRanks) > 0 {
 		fmt.Fprintf(t, "missing ranks\t%v\n", r.MissingRanks)
 	}
-	fmt.Fprintf(t, "unmatched\t%s sends, %s receives\n", humanCount(r.UnmatchedSends), humanCount(r.UnmatchedRecvs))
+	fmt.Fprintf(t, "unmatched\t%s sends, %s receives\n", human.Count(r.UnmatchedSends), human.Count(r.UnmatchedRecvs))
 	for _, u := range r.Unmatched {
 		fmt.Fprintf(t, "\t%s\n", u)
 	}
@@ -272,7 +274,7 @@ func printMPIRun(w io.Writer, rep mpirunReport) error {
 		{"MPI_PROC_NULL calls", r.ProcNull}, {"unknown communicators", r.UnknownComm},
 		{"completions of unknown requests", r.UnknownRequest}, {"call sites without a source line", int64(r.UnresolvedSites)}} {
 		if x.n > 0 {
-			fmt.Fprintf(t, "%s\t%s\n", x.what, humanCount(x.n))
+			fmt.Fprintf(t, "%s\t%s\n", x.what, human.Count(x.n))
 		}
 	}
 	for _, o := range r.Outside {

@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/store"
@@ -384,7 +385,7 @@ func printOccupancy(w io.Writer, reps []occupancyRun, results []*occupancy.Resul
 		}
 		fmt.Fprintf(w, "run %d: %d processes, %d modes (%s), %s\n", r.Run, r.Procs, len(r.Modes), strings.Join(r.Modes, ", "), fmtNS(r.End-r.Begin))
 		fmt.Fprintf(w, "records %s -> microstates %s -> macrostate rows %s -> occupancy table %d rows (compression %.1f:1)\n",
-			humanCount(r.Records), humanCount(r.Microstates), humanCount(r.MacroRows), r.Observed, r.Compression)
+			human.Count(r.Records), human.Count(r.Microstates), human.Count(r.MacroRows), r.Observed, r.Compression)
 		fmt.Fprintf(w, "macrostates: %d observed of %s possible (C(p+m-1, p))\n\n", r.Observed, r.Possible)
 		cols := columnNames(r.Modes)
 		if !slices.Equal(cols, r.Modes) {
@@ -429,9 +430,9 @@ func printOccupancy(w io.Writer, reps []occupancyRun, results []*occupancy.Resul
 			}
 			fmt.Fprintln(tw, "share")
 			for _, m := range r.Mean {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t", m.Mode, fmtMeanNS(m.Global), fmtMeanNS(m.Local))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t", m.Mode, human.Nanos(m.Global), human.Nanos(m.Local))
 				if m.Counters != nil {
-					fmt.Fprintf(tw, "%s\t", fmtMeanNS(*m.Counters))
+					fmt.Fprintf(tw, "%s\t", human.Nanos(*m.Counters))
 				} else if withCounters {
 					fmt.Fprint(tw, "-\t")
 				}
@@ -443,19 +444,6 @@ func printOccupancy(w io.Writer, reps []occupancyRun, results []*occupancy.Resul
 		}
 	}
 	return nil
-}
-
-// fmtMeanNS formats a mean time in ns with four significant digits.
-func fmtMeanNS(v float64) string {
-	for _, u := range []struct {
-		name  string
-		scale float64
-	}{{"s", 1e9}, {"ms", 1e6}, {"µs", 1e3}} {
-		if math.Abs(v) >= u.scale {
-			return strconv.FormatFloat(v/u.scale, 'g', 4, 64) + u.name
-		}
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64) + "ns"
 }
 
 // modeIndex finds a mode by name, or by its column name A1..Am.

@@ -19,6 +19,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
@@ -34,7 +36,7 @@ func init() {
 		params                []string
 		modesFile, start, out string
 		keep                  string
-		global, asJSON, quiet bool
+		global, asJSON        bool
 		timeout               time.Duration
 		repeat                int
 	)
@@ -103,7 +105,11 @@ the sweep; -o is written only when every run succeeded.`,
 				sw.Params = append(sw.Params, a.Name)
 			}
 			grid := occupancy.Grid(axes)
+			bar := progress.Start("sweep", int64(len(grid)), progress.Steps)
+			bar.Live()
+			defer bar.Done()
 			for i, v := range grid {
+				bar.Describe(fmt.Sprintf("sweep: trial %d (%s)", i+1, pointString(sw.Params, v)))
 				path := filepath.Join(dir, fmt.Sprintf("trial-%04d.pst", i+1))
 				argv := substitute(args, sw.Params, v, path)
 				began := time.Now()
@@ -145,9 +151,8 @@ the sweep; -o is written only when every run succeeded.`,
 				if keep == "" {
 					os.RemoveAll(path) // in our own temporary directory
 				}
-				if !quiet {
-					fmt.Fprintf(cmd.ErrOrStderr(), "trial %d/%d %s: elapsed %s (ran in %v)\n", i+1, len(grid), pointString(sw.Params, v), occSeconds(elapsed), time.Since(began).Round(time.Millisecond))
-				}
+				bar.Notef(cmd.ErrOrStderr(), "trial %d/%d %s: elapsed %s (ran in %s)\n", i+1, len(grid), pointString(sw.Params, v), human.Seconds(elapsed), human.Duration(time.Since(began)))
+				bar.Set(int64(i + 1))
 			}
 			if out != "" {
 				if err := createOutput(out, func(w io.Writer) error { return occupancy.WriteSweep(w, sw) }); err != nil {
@@ -168,7 +173,6 @@ the sweep; -o is written only when every run succeeded.`,
 	fl.StringVarP(&out, "output", "o", "", "write the sweep table (CSV) to this file")
 	fl.StringVar(&keep, "keep", "", "keep the traces in this directory (trial-NNNN.pst)")
 	fl.DurationVar(&timeout, "timeout", 10*time.Minute, "kill a run that takes longer")
-	fl.BoolVar(&quiet, "quiet", false, "do not report each trial on stderr")
 	fl.IntVar(&repeat, "repeat", 1, "run each point this many times and keep the run of median elapsed time")
 	fl.BoolVar(&asJSON, "json", false, "print the table as JSON")
 	root.AddCommand(cmd)
@@ -283,10 +287,6 @@ func loadModes(h *trace.Header, modesFile string) (*occupancy.Modes, error) {
 	}
 	return modes, nil
 }
-
-// occSeconds formats seconds, rounded to the ns, with four significant
-// digits and a unit.
-func occSeconds(s float64) string { return fmtMeanNS(math.Round(s * 1e9)) }
 
 type sweepTrialJSON struct {
 	Params  map[string]float64 `json:"params"`
@@ -519,7 +519,7 @@ func printTableau(w io.Writer, fits []*occupancy.Fit) error {
 		tw := newTable(w)
 		fmt.Fprintln(tw, "mode\tterms\tR²\tRMS\tcross-validated RMS\tshare of T's error (95%)")
 		for _, e := range f.Equations {
-			fmt.Fprintf(tw, "%s\t%d\t%.4f\t%s\t%s\t%s\n", e.Mode, len(e.Terms), e.R2, occSeconds(e.RMS), occSeconds(e.CVRMS), pct(e.Acc95))
+			fmt.Fprintf(tw, "%s\t%d\t%.4f\t%s\t%s\t%s\n", e.Mode, len(e.Terms), e.R2, human.Seconds(e.RMS), human.Seconds(e.CVRMS), pct(e.Acc95))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

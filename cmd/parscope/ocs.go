@@ -10,6 +10,7 @@ import (
 
 	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/ocs"
+	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
@@ -216,19 +217,6 @@ func plotOCS(path string, rep ocsReport) ([]string, error) {
 	return out, nil
 }
 
-// fmtOCSTime formats a time with a unit that keeps about four digits.
-func fmtOCSTime(s float64) string {
-	switch {
-	case s == 0:
-		return "0"
-	case s < 1e-3:
-		return fmt.Sprintf("%.2f µs", s*1e6)
-	case s < 1:
-		return fmt.Sprintf("%.3f ms", s*1e3)
-	}
-	return fmt.Sprintf("%.3f s", s)
-}
-
 func printOCS(w io.Writer, rep ocsReport) error {
 	t := newTable(w)
 	c := rep.Curves
@@ -237,26 +225,26 @@ func printOCS(w io.Writer, rep ocsReport) error {
 	if rep.Decomposition != "" {
 		coll = "collectives decomposed " + rep.Decomposition
 	}
-	fmt.Fprintf(t, "trace %s, run %d: %d processes, %s messages, %s\n", rep.Trace, rep.Run, rep.Procs, humanCount(int64(rep.Messages)), coll)
+	fmt.Fprintf(t, "trace %s, run %d: %d processes, %s messages, %s\n", rep.Trace, rep.Run, rep.Procs, human.Count(int64(rep.Messages)), coll)
 	fmt.Fprintf(t, "optical %g Gbit/s per circuit, switching %g ms; electronic %g Gbit/s, %g µs; runtime threshold %s\n",
-		p.OpticalBW*8/1e9, p.SwitchLatency*1e3, p.ElecBW*8/1e9, p.ElecLatency*1e6, humanBytes(p.Threshold))
+		p.OpticalBW*8/1e9, p.SwitchLatency*1e3, p.ElecBW*8/1e9, p.ElecLatency*1e6, human.Bytes(p.Threshold))
 	fmt.Fprintf(t, "static strategies rank the %d connections of %s\n", rep.Connections, strings.Join(rep.RankedFrom, " + "))
 	e := c.Electronic
-	fmt.Fprintf(t, "electronic network only: time %s, delay %s (%s messages, %s)\n\n", fmtOCSTime(e.Time), fmtOCSTime(e.Delay), humanCount(e.Messages), humanBytes(e.Bytes))
+	fmt.Fprintf(t, "electronic network only: time %s, delay %s (%s messages, %s)\n\n", human.Seconds(e.Time), human.Seconds(e.Delay), human.Count(e.Messages), human.Bytes(e.Bytes))
 	fmt.Fprintln(t, "planes\tstrategy\ttime\tdelay\tbytes on circuits\tcircuits\tevictions\tplanes used")
 	for j, k := range c.Planes {
 		for i, s := range c.Strategies {
 			r := c.Results[i][j]
 			ev := "-"
 			if s == ocs.Runtime {
-				ev = humanCount(r.Evictions)
+				ev = human.Count(r.Evictions)
 			}
-			fmt.Fprintf(t, "%d\t%s\t%s\t%s\t%.1f%%\t%s\t%s\t%d\n", k, s, fmtOCSTime(r.Time), fmtOCSTime(r.Delay), 100*r.CircuitFraction,
-				humanCount(r.Circuits), ev, r.PlanesUsed)
+			fmt.Fprintf(t, "%d\t%s\t%s\t%s\t%.1f%%\t%s\t%s\t%d\n", k, s, human.Seconds(r.Time), human.Seconds(r.Delay), 100*r.CircuitFraction,
+				human.Count(r.Circuits), ev, r.PlanesUsed)
 		}
 	}
 	pr := rep.Problems
-	fmt.Fprintf(t, "\nunmatched\t%s sends (sent, not waited for), %s receives (not waited for)\n", humanCount(pr.UnmatchedSends), humanCount(pr.UnmatchedRecvs))
+	fmt.Fprintf(t, "\nunmatched\t%s sends (sent, not waited for), %s receives (not waited for)\n", human.Count(pr.UnmatchedSends), human.Count(pr.UnmatchedRecvs))
 	for _, x := range []struct {
 		what string
 		n    int64
@@ -264,7 +252,7 @@ func printOCS(w io.Writer, rep ocsReport) error {
 		{"collectives not decomposed", pr.Undecomposed}, {"collectives whose members disagree", pr.CollectiveMismatch},
 		{"collectives some member never reached", pr.IncompleteCollectives}} {
 		if x.n > 0 {
-			fmt.Fprintf(t, "%s\t%s\n", x.what, humanCount(x.n))
+			fmt.Fprintf(t, "%s\t%s\n", x.what, human.Count(x.n))
 		}
 	}
 	var broken int64
@@ -274,7 +262,7 @@ func printOCS(w io.Writer, rep ocsReport) error {
 		}
 	}
 	if broken > 0 {
-		fmt.Fprintf(t, "waits broken to escape a cycle the trace's order allows no other way out of\t%s (at most, per simulation)\n", humanCount(broken))
+		fmt.Fprintf(t, "waits broken to escape a cycle the trace's order allows no other way out of\t%s (at most, per simulation)\n", human.Count(broken))
 	}
 	for _, f := range rep.Plots {
 		fmt.Fprintf(t, "plot\t%s\n", f)

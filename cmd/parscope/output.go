@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,12 +10,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/parscope/parscope/internal/atomicfile"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -31,86 +29,29 @@ func writeJSON(w io.Writer, v any) error {
 // newTable returns a tab-aligned writer for plain-text tables.
 func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 2, 4, 2, ' ', 0) }
 
-// stderrIsTerminal reports whether progress output should be shown.
-func stderrIsTerminal() bool { return term.IsTerminal(int(os.Stderr.Fd())) }
-
-// progressWriter wraps a trace.Writer and shows a record counter with its
-// rate on stderr while it runs, when stderr is a terminal.
+// progressWriter wraps a trace.Writer and shows the records written, with
+// their rate, on a terminal (see internal/progress).
 type progressWriter struct {
 	trace.Writer
-	bar     *progressbar.ProgressBar
-	what    string
-	total   int64
-	pending int
+	bar     *progress.Bar
+	pending int64
 }
 
 func withProgress(w trace.Writer, what string) *progressWriter {
-	p := &progressWriter{Writer: w, what: what}
-	if stderrIsTerminal() {
-		p.bar = progressbar.NewOptions64(-1,
-			progressbar.OptionSetWriter(os.Stderr),
-			progressbar.OptionSetDescription(what),
-			progressbar.OptionShowIts(),
-			progressbar.OptionSetItsString("records"),
-			progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
-	}
-	return p
+	return &progressWriter{Writer: w, bar: progress.Start(what, 0, progress.Records)}
 }
 
 func (p *progressWriter) Add(r trace.Record) error {
 	if p.bar != nil {
-		p.pending++
-		if p.pending == 1<<16 {
-			p.total += int64(p.pending)
-			p.bar.Describe(fmt.Sprintf("%s: %s records", p.what, humanCount(p.total)))
-			_ = p.bar.Add(p.pending)
+		if p.pending++; p.pending == 4096 {
+			p.bar.Add(p.pending)
 			p.pending = 0
 		}
 	}
 	return p.Writer.Add(r)
 }
 
-func (p *progressWriter) done() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
-}
-
-// humanBytes formats a byte count with binary units.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-// humanCount formats an integer with thousands separators.
-func humanCount(n int64) string {
-	s := fmt.Sprint(n)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	var out []byte
-	for i := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
-}
+func (p *progressWriter) done() { p.bar.Done() }
 
 // createOutput calls write with a writer for path ("-" is stdout). A file
 // is written under a temporary name beside path, fsynced and renamed into

@@ -8,6 +8,7 @@ import (
 
 	"github.com/parscope/parscope/analysis/pca"
 	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/show/plot"
 )
 
@@ -133,7 +134,7 @@ Figure 8); --plot-pc12 draws PC1 against PC2 with markers growing with time
 				return writeJSON(cmd.OutOrStdout(), pcaReport{Result: res, Runs: runs})
 			}
 			w := newTable(cmd.OutOrStdout())
-			fmt.Fprintf(w, "states\t%s over %d runs, %d processes\n", humanCount(res.Rows), len(runs), res.Procs)
+			fmt.Fprintf(w, "states\t%s over %d runs, %d processes\n", human.Count(res.Rows), len(runs), res.Procs)
 			fmt.Fprintf(w, "total variance\t%.6g\n", res.TotalVariance)
 			fmt.Fprintln(w, "\ncomponent\tvariance\texplained\tcumulative")
 			cum := 0.0

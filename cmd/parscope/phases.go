@@ -19,6 +19,8 @@ import (
 
 	"github.com/parscope/parscope/analysis/phase"
 	"github.com/parscope/parscope/format/bbv"
+	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 	figure "github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/store"
 )
@@ -188,10 +190,14 @@ func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
 	if err != nil {
 		return err
 	}
+	bar := progress.Start("phases: reading "+filepath.Base(input), 0, progress.Steps)
+	bar.Live()
+	defer bar.Done()
 	streams, err := loadStreams(cmd.Context(), input, fl)
 	if err != nil {
 		return err
 	}
+	bar.SetTotal(int64(len(streams)))
 	saving := fl.saveSimpoints != "" || fl.saveWeights != "" || fl.saveLabels != "" || fl.plotPath != ""
 	if saving && len(streams) > 1 {
 		return usagef("phases: %s has %d BBV streams; --save-* and --plot need one (select it with --runs/--procs)", input, len(streams))
@@ -202,11 +208,16 @@ func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
 		}
 	}
 	rep := phasesReport{Input: input}
-	for _, s := range streams {
+	for i, s := range streams {
+		bar.Describe("phases: " + s.File.Name)
 		start := time.Now()
 		res, err := phase.Run(cmd.Context(), s.File, opts)
 		if err != nil {
 			return err
+		}
+		bar.Set(int64(i + 1))
+		if progress.CurrentLevel() >= progress.Verbose {
+			bar.Notef(os.Stderr, "phases: %s: %d intervals, k = %d, in %s\n", s.File.Name, res.Intervals, res.K, human.Duration(time.Since(start)))
 		}
 		rep.Analyses = append(rep.Analyses, phasesAnalysis{Name: s.File.Name, Run: s.Run, Proc: s.Proc,
 			Seconds: time.Since(start).Seconds(), Result: res})

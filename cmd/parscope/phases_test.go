@@ -210,7 +210,7 @@ func TestPhasesErrors(t *testing.T) {
 		{"bad coverage", []string{"phases", "--coverage", "1.5", one}, 2, "--coverage"},
 		{"plot extension", []string{"phases", "--plot", filepath.Join(dir, "x.gif"), one}, 2, ".png or .svg"},
 		{"bad input", []string{"phases", bad}, 1, "bad.bb:2: column 3: block id 0"},
-		{"no args", []string{"phases"}, 1, "accepts 1 arg"},
+		{"no args", []string{"phases"}, 2, "accepts 1 arg"},
 		{"procs on a file", []string{"phases", "--procs", "1", one}, 2, "apply to a .pst"},
 		{"min phase size", []string{"phases", "--min-phase-size", "0", one}, 2, "--min-phase-size must be at least 1"},
 	} {

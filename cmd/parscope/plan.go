@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/plan"
 )
 
@@ -80,15 +80,12 @@ func fmtRate(v float64) string {
 	return fmt.Sprintf("%.3f", v)
 }
 
-// fmtSeconds formats a task time.
-func fmtSeconds(s float64) string { return time.Duration(s * 1e9).Round(time.Microsecond).String() }
-
 func writePlan(w io.Writer, file string, sys plan.System, p plan.Plan) error {
 	t := sys.Task
 	fmt.Fprintf(w, "%s: %d clusters, %d nodes; efficiency threshold %g\n", file, len(sys.Clusters), p.All.Nodes, p.Threshold)
-	fmt.Fprintf(w, "task %s, result %s, S_Comm %s", humanBytes(int64(t.Size)), humanBytes(int64(t.Result)), humanBytes(int64(t.CommBytes())))
+	fmt.Fprintf(w, "task %s, result %s, S_Comm %s", human.Bytes(int64(t.Size)), human.Bytes(int64(t.Result)), human.Bytes(int64(t.CommBytes())))
 	if t.N() > 1 || t.InterTask > 0 || t.InterResult > 0 {
-		fmt.Fprintf(w, "; inter-cluster packages of %d tasks: %s, results %s", t.N(), humanBytes(int64(t.InterTaskBytes())), humanBytes(int64(t.InterResultBytes())))
+		fmt.Fprintf(w, "; inter-cluster packages of %d tasks: %s, results %s", t.N(), human.Bytes(int64(t.InterTaskBytes())), human.Bytes(int64(t.InterResultBytes())))
 	}
 	fmt.Fprintln(w, "; performance in tasks/s")
 
@@ -101,7 +98,7 @@ func writePlan(w io.Writer, file string, sys plan.System, p plan.Plan) error {
 			if n.Used {
 				used = "yes"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%s\t%.3f\n", c.Name, n.Name, fmtSeconds(n.TaskTime), n.Source, n.PerfAvail, used, n.Contribution)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%s\t%.3f\n", c.Name, n.Name, human.Seconds(n.TaskTime), n.Source, n.PerfAvail, used, n.Contribution)
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/probe"
 	"github.com/parscope/parscope/show/plot"
 )
@@ -47,12 +49,12 @@ through a work directory named by PARSCOPE_PROBE_DIR.
 
 func probeBuildCmd() *cobra.Command {
 	var (
-		out      string
-		o        probe.BuildOptions
-		force    bool
-		jsonOut  bool
-		progress bool
-		clock    string
+		out     string
+		o       probe.BuildOptions
+		force   bool
+		jsonOut bool
+		passes  bool
+		clock   string
 	)
 	cmd := &cobra.Command{
 		Use:   "build -o OUT.probe [flags] -- WORKER ARGS...",
@@ -78,8 +80,15 @@ others. OUT is written only when everything succeeded.`,
 					return fmt.Errorf("probe build: %s exists (use --force to replace it)", out)
 				}
 			}
-			if progress {
+			// Each pass is a line with --passes or --verbose, else the
+			// stage the progress line shows on a terminal.
+			bar := progress.Start("probe build", 0, progress.Steps)
+			bar.Live()
+			defer bar.Done()
+			if passes || progress.CurrentLevel() >= progress.Verbose {
 				o.Log = cmd.ErrOrStderr()
+			} else if bar != nil {
+				o.Log = bar.Stages()
 			}
 			if o.Clock, err = probe.ParseClock(clock); err != nil {
 				return usageError{err}
@@ -114,7 +123,7 @@ others. OUT is written only when everything succeeded.`,
 	f.IntVar(&o.RefRuns, "ref-runs", 3, "uninstrumented reference runs, each followed by its share of the replays (the mean is kept)")
 	f.BoolVar(&force, "force", false, "replace OUT if it exists")
 	f.BoolVar(&jsonOut, "json", false, "print the manifest as JSON")
-	f.BoolVar(&progress, "progress", false, "report each pass on stderr")
+	f.BoolVar(&passes, "progress", false, "report each pass on stderr, a line each (as --verbose does)")
 	return cmd
 }
 
@@ -137,7 +146,7 @@ func printManifest(w io.Writer, path string, p *probe.Probe) error {
 	fmt.Fprintf(w, "probe %s: worker %s %s (%s %v)\n", path, m.Worker.Name, m.Worker.Version, m.Worker.Path, m.Worker.Args)
 	fmt.Fprintf(w, "reference (%s clock): ETuninstRef %.4fs  ETRef %.4fs  noise %.4f  %d intervals of %d blocks, warm-up %d blocks\n",
 		m.Clock, m.ETUninstRef, m.ETRef, probe.Noise(m.ETRef, m.ETUninstRef), m.Intervals, m.Interval, m.WarmUp)
-	fmt.Fprintf(w, "snapshots: %s compressed, %s raw\n", humanBytes(c), humanBytes(r))
+	fmt.Fprintf(w, "snapshots: %s compressed, %s raw\n", human.Bytes(c), human.Bytes(r))
 	if m.Reduction != "" {
 		fmt.Fprintf(w, "reduction: %s\n", m.Reduction)
 	}
@@ -146,7 +155,7 @@ func printManifest(w io.Writer, path string, p *probe.Probe) error {
 	for _, ph := range m.Phases {
 		snap := "dropped"
 		if ph.Snapshot != nil {
-			snap = humanBytes(ph.Snapshot.Size)
+			snap = human.Bytes(ph.Snapshot.Size)
 		}
 		fmt.Fprintf(tw, "%d\t%.4f\t%.4f\t%d\t%d\t%d-%d\t%s\t%s\n", ph.ID, ph.Weight, ph.TimeShare, ph.Size, ph.Representative,
 			ph.StartStep, ph.EndStep, fmtNS(int64(ph.TPhaseRef*1e9)), snap)
@@ -221,7 +230,10 @@ func runProbe(cmd *cobra.Command, args []string, name string, o *probe.RunOption
 	if err != nil {
 		return nil, nil, fmt.Errorf("probe %s: %w", name, err)
 	}
+	bar := progress.Start(fmt.Sprintf("probe %s: measuring %d phases of %s", name, len(p.Manifest.Phases), p.Manifest.Worker.Name), 0, progress.Steps)
+	bar.Live()
 	pred, err := probe.Run(cmd.Context(), p, c, *o)
+	bar.Done()
 	if err != nil {
 		return nil, nil, fmt.Errorf("probe %s: %w", name, err)
 	}
@@ -238,25 +250,23 @@ func printPrediction(w io.Writer, pred *probe.Prediction) error {
 		}
 		probed, n, tuv, pp := "-", "-", "-", "-"
 		if ph.Status == "ok" {
-			probed, tuv, pp = fmtSec(ph.TProbed), strconv.FormatFloat(ph.TimeUnitValue, 'f', 2, 64), fmtSec(ph.PhasePredicted)
+			probed, tuv, pp = human.Seconds(ph.TProbed), strconv.FormatFloat(ph.TimeUnitValue, 'f', 2, 64), human.Seconds(ph.PhasePredicted)
 			if ph.Samples > 1 {
-				probed += " ±" + fmtSec(ph.TProbedErr)
+				probed += " ±" + human.Seconds(ph.TProbedErr)
 			}
 			n = strconv.Itoa(ph.Samples)
 		}
-		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\n", ph.ID, ph.Weight, fmtSec(ph.TPhaseRef), probed, n, tuv, pp, st)
+		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\n", ph.ID, ph.Weight, human.Seconds(ph.TPhaseRef), probed, n, tuv, pp, st)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "predicted run time: %s ±%s (eq. 4.7 over %.1f%% of the run: %s; noise %.4f)\n",
-		fmtSec(pred.Predicted), fmtSec(pred.StdErr), 100*pred.Covered, fmtSec(pred.Partial), pred.Noise)
+		human.Seconds(pred.Predicted), human.Seconds(pred.StdErr), 100*pred.Covered, human.Seconds(pred.Partial), pred.Noise)
 	fmt.Fprintf(w, "probe run time: %s (%.2f%% of the predicted run); executed %.2f%% of the run's blocks\n",
-		fmtSec(pred.ProbeTime), 100*pred.ProbeFraction, 100*pred.Represented)
+		human.Seconds(pred.ProbeTime), 100*pred.ProbeFraction, 100*pred.Represented)
 	return nil
 }
-
-func fmtSec(s float64) string { return time.Duration(s * 1e9).Round(time.Microsecond).String() }
 
 func probeReduceCmd() *cobra.Command {
 	var (
@@ -345,7 +355,7 @@ it, against the prediction from every phase.`,
 			tw := newTable(cmd.OutOrStdout())
 			fmt.Fprintln(tw, "K\tweight\tsize\traw size\tpredicted\terror")
 			for _, pt := range pts {
-				fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%.2f%%\n", pt.K, pt.Weight, humanBytes(pt.Bytes), humanBytes(pt.RawBytes), fmtSec(pt.Predicted), 100*pt.Error)
+				fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%.2f%%\n", pt.K, pt.Weight, human.Bytes(pt.Bytes), human.Bytes(pt.RawBytes), human.Seconds(pt.Predicted), 100*pt.Error)
 			}
 			return tw.Flush()
 		},

@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/instrument"
+	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 )
 
 func init() {
@@ -42,21 +44,21 @@ intact chunk and --keep is not given.`,
 			}
 			spill := instrument.SpillDir(args[0])
 			if len(rec.Skipped) == 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "recovered %s: %s records in %s chunks from %s\n",
-					args[0], humanCount(rec.Records), humanCount(int64(rec.Chunks)), spill)
+				progress.Notef(cmd.ErrOrStderr(), "recovered %s: %s records in %s chunks from %s\n",
+					args[0], human.Count(rec.Records), human.Count(int64(rec.Chunks)), spill)
 				if rec.TornTail > 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "the last %s of %s were a chunk left unfinished when the program died\n", humanBytes(rec.TornTail), rec.Spill)
+					progress.Notef(cmd.ErrOrStderr(), "the last %s of %s were a chunk left unfinished when the program died\n", human.Bytes(rec.TornTail), rec.Spill)
 				}
 				if rec.Kept {
-					fmt.Fprintf(cmd.ErrOrStderr(), "kept %s (--keep)\n", spill)
+					progress.Notef(cmd.ErrOrStderr(), "kept %s (--keep)\n", spill)
 				}
 				return nil
 			}
 			for _, s := range rec.Skipped {
-				fmt.Fprintf(cmd.ErrOrStderr(), "skipped damaged bytes %d to %d (%s) of %s\n", s.Offset, s.Offset+s.Bytes, humanBytes(s.Bytes), rec.Spill)
+				fmt.Fprintf(cmd.ErrOrStderr(), "skipped damaged bytes %d to %d (%s) of %s\n", s.Offset, s.Offset+s.Bytes, human.Bytes(s.Bytes), rec.Spill)
 			}
 			return fmt.Errorf("recovered %s only in part: %s records in %s intact chunks; %d damaged stretch(es) of %s (%s) skipped; %s is kept",
-				args[0], humanCount(rec.Records), humanCount(int64(rec.Chunks)), len(rec.Skipped), rec.Spill, humanBytes(rec.SkippedBytes()), spill)
+				args[0], human.Count(rec.Records), human.Count(int64(rec.Chunks)), len(rec.Skipped), rec.Spill, human.Bytes(rec.SkippedBytes()), spill)
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "replace TRACE.pst if it exists (only a .pst)")

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -116,7 +117,7 @@ one row per state: run, t (ns), then the block of each process.`,
 			w := newTable(cmd.OutOrStdout())
 			fmt.Fprintln(w, "run\tprocs\tstates\tdistinct classes\tlast state at")
 			for _, r := range sums {
-				fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\n", r.Run, r.Procs, humanCount(r.Rows), humanCount(int64(r.DistinctClasses)), fmtNS(r.End))
+				fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\n", r.Run, r.Procs, human.Count(r.Rows), human.Count(int64(r.DistinctClasses)), fmtNS(r.End))
 			}
 			return w.Flush()
 		},

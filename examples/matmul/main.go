@@ -18,10 +18,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"sync"
 
+	"github.com/parscope/parscope/examples/internal/workload"
 	"github.com/parscope/parscope/probe"
 )
 
@@ -154,10 +154,5 @@ func main() {
 	flag.IntVar(&t.Reps, "reps", 300, "repetitions of the product")
 	flag.IntVar(&t.Rows, "rows", 8, "rows of C per step")
 	flag.Uint64Var(&t.Seed, "seed", 1, "seed of the matrices")
-	flag.Parse()
-	if err := probe.Main(Info, t); err != nil {
-		fmt.Fprintln(os.Stderr, "matmul:", err)
-		os.Exit(1)
-	}
-	fmt.Printf("checksum %.12g\n", t.Checksum())
+	workload.ProbeMain(Info, t, func() string { return fmt.Sprintf("checksum %.12g", t.Checksum()) })
 }

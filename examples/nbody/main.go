@@ -19,10 +19,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"sync"
 
+	"github.com/parscope/parscope/examples/internal/workload"
 	"github.com/parscope/parscope/probe"
 )
 
@@ -186,10 +186,5 @@ func main() {
 	flag.IntVar(&t.Every, "every", 4, "time steps between analyses")
 	flag.IntVar(&t.Chunk, "chunk", 16, "bodies per analysis step")
 	flag.Uint64Var(&t.Seed, "seed", 1, "seed of the initial conditions")
-	flag.Parse()
-	if err := probe.Main(Info, t); err != nil {
-		fmt.Fprintln(os.Stderr, "nbody:", err)
-		os.Exit(1)
-	}
-	fmt.Printf("energy %.12g\n", t.Energy())
+	workload.ProbeMain(Info, t, func() string { return fmt.Sprintf("energy %.12g", t.Energy()) })
 }

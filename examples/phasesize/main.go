@@ -20,8 +20,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 
+	"github.com/parscope/parscope/examples/internal/workload"
 	"github.com/parscope/parscope/probe"
 )
 
@@ -192,10 +192,5 @@ func main() {
 	flag.IntVar(&t.Sweeps, "sweeps", 20, "relaxation sweeps per iteration")
 	flag.IntVar(&t.Table, "table", 1<<16, "entries of the setup table (a multiple of 64)")
 	flag.Uint64Var(&t.Seed, "seed", 1, "seed of the grid")
-	flag.Parse()
-	if err := probe.Main(Info, t); err != nil {
-		fmt.Fprintln(os.Stderr, "phasesize:", err)
-		os.Exit(1)
-	}
-	fmt.Printf("checksum %.12g\n", t.Checksum())
+	workload.ProbeMain(Info, t, func() string { return fmt.Sprintf("checksum %.12g", t.Checksum()) })
 }

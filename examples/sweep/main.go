@@ -21,10 +21,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"sync"
 
+	"github.com/parscope/parscope/examples/internal/workload"
 	"github.com/parscope/parscope/probe"
 )
 
@@ -200,10 +200,5 @@ func main() {
 	flag.IntVar(&t.N, "n", 192, "grid size")
 	flag.IntVar(&t.Iters, "iters", 400, "source iterations")
 	flag.Uint64Var(&t.Seed, "seed", 1, "seed of the fixed source")
-	flag.Parse()
-	if err := probe.Main(Info, t); err != nil {
-		fmt.Fprintln(os.Stderr, "sweep:", err)
-		os.Exit(1)
-	}
-	fmt.Printf("change %.12g\n", t.s.Change)
+	workload.ProbeMain(Info, t, func() string { return fmt.Sprintf("change %.12g", t.s.Change) })
 }

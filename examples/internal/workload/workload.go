@@ -1,15 +1,19 @@
 // Package workload holds what the example workloads share: their common
-// flags (-o, -seed, -force) and a compute loop that stands for work.
+// flags (-o, -seed, -force), the main of a recorded workload (Main) and of
+// a probe worker (ProbeMain), and a compute loop that stands for work.
 package workload
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/parscope/parscope/instrument"
+	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/probe"
 )
 
 // Common are the flags every example takes.
@@ -68,10 +72,31 @@ func Main(name string, c *Common, fs *flag.FlagSet, opts func() (instrument.Opti
 		os.Exit(1)
 	}
 	if c.Out != "" {
-		fmt.Fprintf(os.Stderr, "%s: ran in %v, wrote %s\n", name, elapsed.Round(time.Microsecond), c.Out)
+		fmt.Fprintf(os.Stderr, "%s: ran in %s, wrote %s\n", name, human.Duration(elapsed), c.Out)
 	} else {
-		fmt.Fprintf(os.Stderr, "%s: ran in %v (not recorded)\n", name, elapsed.Round(time.Microsecond))
+		fmt.Fprintf(os.Stderr, "%s: ran in %s (not recorded)\n", name, human.Duration(elapsed))
 	}
+}
+
+// ProbeMain runs a probe worker's main once its flags are defined on the
+// default flag set: parse the command line (exit status 2 when it is
+// wrong), run task under the probe driver (probe.Main: to the end when run
+// alone, as parscope asks when run by parscope probe), and print the line
+// result returns, the worker's final value. An error is reported on stderr
+// with exit status 1.
+func ProbeMain(info probe.Info, task probe.Task, result func() string) {
+	flag.Parse()
+	os.Exit(probeMain(os.Stdout, os.Stderr, info, task, result))
+}
+
+// probeMain is ProbeMain after the flags, returning the exit status.
+func probeMain(stdout, stderr io.Writer, info probe.Info, task probe.Task, result func() string) int {
+	if err := probe.Main(info, task); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", info.Name, err)
+		return 1
+	}
+	fmt.Fprintln(stdout, result())
+	return 0
 }
 
 // Spin does n rounds of 9 floating-point operations (3 multiplications, 6

@@ -1,0 +1,57 @@
+package human
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "0"}, {7, "7"}, {999, "999"}, {1000, "1,000"}, {51895935, "51,895,935"},
+		{-1234, "-1,234"}, {-999, "-999"}, {100000, "100,000"},
+		{math.MaxInt64, "9,223,372,036,854,775,807"}, {math.MinInt64, "-9,223,372,036,854,775,808"},
+	} {
+		if got := Count(c.n); got != c.want {
+			t.Errorf("Count(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+func TestBytes(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 B"}, {1023, "1023 B"}, {1024, "1.0 KiB"}, {1536, "1.5 KiB"},
+		{12_900_000, "12.3 MiB"}, {1 << 30, "1.0 GiB"}, {-2048, "-2.0 KiB"},
+		{math.MaxInt64, "8.0 EiB"},
+	} {
+		if got := Bytes(c.n); got != c.want {
+			t.Errorf("Bytes(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+func TestDurations(t *testing.T) {
+	for _, c := range []struct {
+		ns   float64
+		want string
+	}{
+		{0, "0ns"}, {12, "12ns"}, {999, "999ns"}, {1000, "1µs"}, {1234567, "1.235ms"},
+		{2.5e9, "2.5s"}, {3723e9, "3723s"}, {-1500, "-1.5µs"},
+	} {
+		if got := Nanos(c.ns); got != c.want {
+			t.Errorf("Nanos(%g) = %q, want %q", c.ns, got, c.want)
+		}
+	}
+	if got := Seconds(0.0015); got != "1.5ms" {
+		t.Errorf("Seconds(0.0015) = %q, want 1.5ms", got)
+	}
+	if got := Duration(1500 * time.Microsecond); got != "1.5ms" {
+		t.Errorf("Duration(1.5ms) = %q, want 1.5ms", got)
+	}
+}
