@@ -29,7 +29,12 @@ fi
 # docs/format.md shows.
 duckdb_node=${XDG_CACHE_HOME:-$HOME/.cache}/parscope/duckdb-node
 if [ ! -d "$duckdb_node/node_modules/@duckdb/node-api" ]; then
-	command -v npm >/dev/null || { echo "npm is needed to install @duckdb/node-api" >&2; exit 1; }
+	# NodeSource's nodejs carries npm; Debian's does not, and then npm is
+	# a package of its own.
+	if ! command -v npm >/dev/null && [ "$(id -u)" = 0 ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
+	fi
+	command -v npm >/dev/null || { echo "npm is needed to install @duckdb/node-api (sudo apt-get install -y npm)" >&2; exit 1; }
 	echo "== installing @duckdb/node-api (npm) into $duckdb_node"
 	npm install --prefix "$duckdb_node" --no-audit --no-fund --silent @duckdb/node-api@1.5.6-r.1 >/dev/null
 fi
