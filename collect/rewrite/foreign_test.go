@@ -95,11 +95,17 @@ func TestForeignPrograms(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds programs")
 	}
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "golang.org/x/exp").Output()
-	dir := strings.TrimSpace(string(out))
-	if err != nil || dir == "" {
-		t.Skipf("golang.org/x/exp is not in the module cache: %v", err)
+	// go mod download fetches the module (at the version go.mod pins)
+	// when it is not in the module cache yet, and says where it is.
+	out, err := exec.Command("go", "mod", "download", "-json", "golang.org/x/exp").Output()
+	var mod struct{ Dir, Error string }
+	if err == nil {
+		err = json.Unmarshal(out, &mod)
 	}
+	if err != nil || mod.Error != "" || mod.Dir == "" {
+		t.Fatalf("go mod download golang.org/x/exp: %v %s", err, mod.Error)
+	}
+	dir := mod.Dir
 	tests := []struct {
 		prog       string
 		args       []string
@@ -115,7 +121,7 @@ func TestForeignPrograms(t *testing.T) {
 		t.Run(tc.prog, func(t *testing.T) {
 			src, err := os.ReadFile(filepath.Join(dir, "shootout", tc.prog+".go"))
 			if err != nil {
-				t.Skip(err)
+				t.Fatal(err)
 			}
 			// The programs carry an "ignore" build constraint: blank it,
 			// keeping the line numbers.
