@@ -232,7 +232,7 @@ func readManifest(root *os.Root, dir string) (*Manifest, error) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.Tables)) {
 		if f := m.Tables[name].File; !plainFileName(f) {
-			return nil, fmt.Errorf("%s: tables.%s.file %q: want the plain name of a file inside the .pst (such as %s.parquet), with no path separator and no ..",
+			return nil, fmt.Errorf("%s: tables.%s.file %q: want the plain name of a file inside the .pst (such as %s.parquet), neither . nor .. and with no path separator",
 				filepath.Join(dir, manifestFile), name, f, name)
 		}
 	}

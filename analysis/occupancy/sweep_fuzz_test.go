@@ -70,7 +70,7 @@ func TestSweepRoundTripQuoting(t *testing.T) {
 	for _, s := range []*Sweep{
 		{Params: []string{"#000"}, Modes: []string{"0,#000"}, Trials: []Trial{{Values: []float64{1}, Means: []float64{2}}}},
 		{Params: []string{`a"b`, "n"}, Modes: []string{`"`, "U, I", "µ"}, HasElapsed: true,
-			Trials: []Trial{{Values: []float64{math.SmallestNonzeroFloat64, -0.0}, Means: []float64{math.MaxFloat64, 1e-300, 0.1}, Elapsed: 3}}},
+			Trials: []Trial{{Values: []float64{math.SmallestNonzeroFloat64, math.Copysign(0, -1)}, Means: []float64{math.MaxFloat64, 1e-300, 0.1}, Elapsed: 3}}},
 		{Modes: []string{"mode:x"}, Trials: []Trial{{Means: []float64{1}}}},
 	} {
 		checkRoundTrip(t, s)
@@ -105,7 +105,7 @@ func TestCheckSweep(t *testing.T) {
 // and ReadSweep reads back exactly the same table.
 func FuzzSweepRoundTrip(f *testing.F) {
 	f.Add("#000", "n", "0,#000", "U", 1.0, 2.0, 3.0, true)
-	f.Add(`a"b`, "g", "\"", "I, U", -0.0, math.MaxFloat64, 1e-310, false)
+	f.Add(`a"b`, "g", "\"", "I, U", math.Copysign(0, -1), math.MaxFloat64, 1e-310, false)
 	f.Add("", "", "", "", 0.0, 0.0, 0.0, false)
 	f.Fuzz(func(t *testing.T, p1, p2, m1, m2 string, v1, v2, v3 float64, elapsed bool) {
 		p1, p2 = sanitizeParam(p1, "p"), sanitizeParam(p2, "q")
