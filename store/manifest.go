@@ -195,15 +195,28 @@ func writeManifest(path string, m *Manifest) error {
 
 // ReadManifest reads and checks the manifest of the .pst at dir.
 func ReadManifest(dir string) (*Manifest, error) {
-	root, err := os.OpenRoot(dir)
+	root, err := openRoot(dir)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("%s is not a parscope trace (.pst): no %s", dir, manifestFile)
-		}
 		return nil, err
 	}
 	defer root.Close()
 	return readManifest(root, dir)
+}
+
+// openRoot opens the .pst directory dir, saying what dir is when it is not
+// one: missing, or a file (often the trace file that was to be imported).
+func openRoot(dir string) (*os.Root, error) {
+	root, err := os.OpenRoot(dir)
+	if err == nil {
+		return root, nil
+	}
+	if fi, serr := os.Stat(dir); serr == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("%s is a file, not a parscope trace (a .pst directory): import it first (parscope import %s), or give it to parscope analyze, which imports trace files", dir, dir)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s is not a parscope trace (.pst): it does not exist", dir)
+	}
+	return nil, err
 }
 
 // readManifest reads and checks the manifest of the .pst open as root at

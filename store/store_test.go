@@ -389,3 +389,25 @@ func TestForceReplacesOnlyATrace(t *testing.T) {
 		t.Fatalf("manifest mode: %v %v", fi, err)
 	}
 }
+
+// TestOpenSaysWhatThePathIs checks that opening a trace file or a missing
+// path as a .pst says which it is, instead of the system's "not a
+// directory".
+func TestOpenSaysWhatThePathIs(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "run.srt")
+	if err := os.WriteFile(file, []byte("0 1 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		file:                        file + " is a file, not a parscope trace (a .pst directory): import it first (parscope import " + file + ")",
+		filepath.Join(dir, "x.pst"): filepath.Join(dir, "x.pst") + " is not a parscope trace (.pst): it does not exist",
+	} {
+		if _, err := Open(path); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Open(%s) = %v, want an error starting %q", path, err, want)
+		}
+		if _, err := ReadManifest(path); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("ReadManifest(%s) = %v, want an error starting %q", path, err, want)
+		}
+	}
+}
