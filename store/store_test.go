@@ -411,3 +411,27 @@ func TestOpenSaysWhatThePathIs(t *testing.T) {
 		}
 	}
 }
+
+// TestTooManyRunsSaysWhy checks that a trace with more runs than a Parquet
+// file holds row groups is refused with an error that says so, instead of
+// the Parquet library's bare limit.
+func TestTooManyRunsSaysWhy(t *testing.T) {
+	w, err := Create(filepath.Join(t.TempDir(), "runs.pst"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	for run := int32(0); ; run++ {
+		if err = w.Add(trace.State(run, 0, 0, 1)); err != nil {
+			break
+		}
+		if run > maxRowGroups+1 {
+			err = w.Close()
+			break
+		}
+	}
+	want := "the states table needs more than 32767 row groups, the most a Parquet file holds: every run starts a row group, and the trace reaches run 32767"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want it to say %q", err, want)
+	}
+}

@@ -546,11 +546,19 @@ func (b *builder) add(r *trace.Record) error {
 	return nil
 }
 
+// maxRowGroups is the most row groups a Parquet file holds (its footer
+// numbers them with 16-bit ordinals).
+const maxRowGroups = 32767
+
 // flush writes the buffered rows as one row group.
 func (b *builder) flush() error {
 	n := b.gw.pendingRows()
 	if n == 0 {
 		return nil
+	}
+	if b.group >= maxRowGroups {
+		return fmt.Errorf("the %s table needs more than %d row groups, the most a Parquet file holds: every run starts a row group, and the trace reaches run %d",
+			b.t, maxRowGroups, b.last.Run)
 	}
 	idx, err := b.gw.flush(b.group)
 	if err != nil {
