@@ -88,4 +88,3 @@ EVENT_TYPE
 		t.Errorf("error %v, want one at b.pcf:3 expecting PRECISION digits", err)
 	}
 }
-
