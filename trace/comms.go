@@ -1,21 +1,36 @@
 package trace
 
 // Communicators gives the members of the communicators of a run of n
-// processes: the members the header declares, and every process 0..n−1
-// for a communicator the header does not declare (the world communicator
-// of a trace that declares none). It is not safe for concurrent use.
+// processes: the members the header declares (a self communicator's
+// member is the process using it, see MembersOf), and every process
+// 0..n−1 for a communicator the header declares without members or does
+// not declare (the world communicator of a trace that declares none). It
+// is not safe for concurrent use.
 type Communicators struct {
 	n       int
 	members map[int32][]int32
+	self    map[int32]bool
 }
 
 // NewCommunicators returns the communicators of h for a run of n processes.
 func NewCommunicators(h *Header, n int) *Communicators {
-	c := &Communicators{n: n, members: map[int32][]int32{}}
+	c := &Communicators{n: n, members: map[int32][]int32{}, self: map[int32]bool{}}
 	for _, d := range h.Comms {
 		c.members[d.ID] = d.Members
+		if d.Self {
+			c.self[d.ID] = true
+		}
 	}
 	return c
+}
+
+// MembersOf returns the processes of communicator comm as process proc
+// sees it: proc alone for a self communicator, Members otherwise.
+func (c *Communicators) MembersOf(comm, proc int32) []int32 {
+	if c.self[comm] {
+		return []int32{proc}
+	}
+	return c.Members(comm)
 }
 
 // Members returns the processes of communicator comm, in rank order.

@@ -15,3 +15,16 @@ func TestCommunicators(t *testing.T) {
 		t.Errorf("undeclared communicator: %v, want [0 1 2 3]", got)
 	}
 }
+
+// TestSelfCommunicator checks that a self communicator's member is the
+// process using it, never every process.
+func TestSelfCommunicator(t *testing.T) {
+	h := &Header{Comms: []CommDef{{ID: 7, Self: true}, {ID: 8, Members: []int32{2, 0}}}}
+	c := NewCommunicators(h, 4)
+	if m := c.MembersOf(7, 3); len(m) != 1 || m[0] != 3 {
+		t.Errorf("self communicator as process 3: %v, want [3]", m)
+	}
+	if m := c.MembersOf(8, 3); len(m) != 2 || m[0] != 2 || m[1] != 0 {
+		t.Errorf("communicator 8: %v, want [2 0]", m)
+	}
+}

@@ -127,6 +127,9 @@ type CommDef struct {
 	ID      int32   `json:"id"`
 	Name    string  `json:"name,omitempty"`
 	Members []int32 `json:"members,omitempty"`
+	// Self marks a self communicator (MPI_COMM_SELF, OTF2's COMM_SELF
+	// groups): one id whose only member is whichever process uses it.
+	Self bool `json:"self,omitempty"`
 }
 
 // Repair counts an import repair under a documented name, such as

@@ -353,7 +353,7 @@ func (a *Accumulator) pop(p int32) {
 
 func (a *Accumulator) collective(r *trace.Record) {
 	op := trace.CollectiveOp(r.ID)
-	mem := a.comms.Members(r.Comm)
+	mem := a.comms.MembersOf(r.Comm, r.Proc)
 	root := 0
 	if r.Peer >= 0 {
 		root = -1

@@ -48,6 +48,22 @@ type decoder struct {
 	err error
 	// what is being read, for error messages
 	what string
+	// ver is the file's DUMPI version and mask the config mask of the
+	// record being read: both decide which arguments are present.
+	ver  [3]uint8
+	mask uint8
+}
+
+// since reports whether the file's version is at least x.y.z.
+func (d *decoder) since(x, y, z uint8) bool {
+	v := d.ver
+	if v[0] != x {
+		return v[0] > x
+	}
+	if v[1] != y {
+		return v[1] > y
+	}
+	return v[2] >= z
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -129,6 +145,72 @@ func (d *decoder) ints() []int32 {
 	return out
 }
 
+func (d *decoder) i64() int64 { return int64(d.u64()) }
+
+// u16s reads a u32 count and that many u16 values.
+func (d *decoder) u16s() []uint16 {
+	n := d.count(2)
+	out := make([]uint16, n)
+	for i := range out {
+		out[i] = d.u16()
+	}
+	return out
+}
+
+// u8s reads a u32 count and that many bytes.
+func (d *decoder) u8s() []uint8 {
+	return append([]uint8(nil), d.take(d.count(1))...)
+}
+
+// chars reads a u32 length and that many characters.
+func (d *decoder) chars() string {
+	return string(d.take(d.count(1)))
+}
+
+// charss reads a u32 count and that many chars.
+func (d *decoder) charss() []string {
+	n := d.count(4)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = d.chars()
+	}
+	return out
+}
+
+// charsss reads a u32 count and that many charss.
+func (d *decoder) charsss() [][]string {
+	n := d.count(4)
+	out := make([][]string, n)
+	for i := range out {
+		out[i] = d.charss()
+	}
+	return out
+}
+
+// intss reads a u32 count and that many ints.
+func (d *decoder) intss() [][]int32 {
+	n := d.count(4)
+	out := make([][]int32, n)
+	for i := range out {
+		out[i] = d.ints()
+	}
+	return out
+}
+
+// argv reads MPI_Init's arguments: argc, a second copy of argc when dup
+// (DUMPI before 0.6.2), then argc chars.
+func (d *decoder) argv(dup bool) []string {
+	n := d.count(4)
+	if dup {
+		d.u32()
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = d.chars()
+	}
+	return out
+}
+
 func (d *decoder) str() string {
 	n := d.u16()
 	return string(d.take(int(n)))
@@ -139,16 +221,22 @@ type status struct {
 	bytes, source, tag int32
 }
 
-// statuses reads the statuses of a record when its mask says they are there.
-func (d *decoder) statuses(mask uint8) []status {
-	if mask&maskStatus == 0 {
+// statuses reads the statuses of a record when its mask says they are
+// there; files before DUMPI 0.6.3 store no tag (it reads as MPI_ANY_TAG).
+func (d *decoder) statuses() []status {
+	if d.mask&maskStatus == 0 {
 		return nil
 	}
 	n := d.i32()
 	if n <= 0 {
 		return nil
 	}
-	if int(n)*14 > len(d.b)-d.off {
+	size := 14
+	tags := d.since(0, 6, 3)
+	if !tags {
+		size = 10
+	}
+	if int(n)*size > len(d.b)-d.off {
 		d.fail("%s: %d statuses exceed the %d bytes left", d.what, n, len(d.b)-d.off)
 		return nil
 	}
@@ -158,7 +246,10 @@ func (d *decoder) statuses(mask uint8) []status {
 		out[i].source = d.i32()
 		d.u8() // cancelled
 		d.u8() // error
-		out[i].tag = d.i32()
+		out[i].tag = anyTag
+		if tags {
+			out[i].tag = d.i32()
+		}
 	}
 	return out
 }

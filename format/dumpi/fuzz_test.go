@@ -16,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite the fuzz seed corpus under test
 
 // fuzzSeeds are small DUMPI files: the real sample's ranks 0 and 1
 // without their footers (620 bytes each) and synthetic files with Testsome, Waitsome,
-// Exscan and an unknown call. Seeds stay small because the fuzzer
+// Exscan and a label no writer produces. Seeds stay small because the fuzzer
 // minimises every new input with O(n²) executions: the 2,960-byte
 // originals made it spend its time minimising (0 executions/s reported).
 func fuzzSeeds(t testing.TB) map[string][]byte {
@@ -25,7 +25,7 @@ func fuzzSeeds(t testing.TB) map[string][]byte {
 		"waitsome": buildFile([]int32{0, 4, 8}, someCalls("MPI_Waitsome")),
 		"unknown": buildFile([]int32{0, 4}, []testCall{
 			{"MPI_Barrier", 10, 20, false, []any{uint16(commWorld)}},
-			{"MPI_Iprobe", 30, 40, false, []any{int32(1), int32(0), uint16(commWorld), int32(0)}},
+			{"MPI_Pcontrol", 30, 40, false, []any{int32(1)}},
 		}),
 		// A MPI_Init whose argc and argument lengths claim more than the file
 		// holds; the decoder must stop at the first count that does not fit.
@@ -33,6 +33,7 @@ func fuzzSeeds(t testing.TB) map[string][]byte {
 			{"MPI_Init", 10, 20, false, []any{uint32(0x7fffffff), uint32(0xffffffff)}},
 		}),
 	}
+	seeds["group-8.1.0"] = setVersion(buildFile([]int32{0, 4}, groupTrace(2)), 8, 1, 0)
 	seeds["sample-rank0"] = compactSample(t, "0000")
 	seeds["sample-rank1"] = compactSample(t, "0001")
 	return seeds
@@ -52,7 +53,7 @@ func TestFuzzCorpus(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		_, err := decodeRank(b, 0, 2, 0, &trace.Header{}, map[int32]bool{}, map[int]bool{})
+		_, err := decodeRank(b, 0, 2, 0, &trace.Header{}, newCommSet(2), map[int]bool{})
 		if wantErr := name == "unknown" || name == "init-huge-argc"; (err != nil) != wantErr {
 			t.Errorf("seed %s: error %v, want error %v", name, err, wantErr)
 		}
@@ -68,7 +69,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h := &trace.Header{}
-		recs, err := decodeRank(data, 0, 2, 0, h, map[int32]bool{}, map[int]bool{})
+		recs, err := decodeRank(data, 0, 2, 0, h, newCommSet(2), map[int]bool{})
 		if err != nil {
 			var oe *offsetErr
 			if !errors.As(err, &oe) || oe.off < 0 || oe.off > int64(len(data)) {

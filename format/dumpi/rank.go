@@ -22,11 +22,14 @@ type rankDecoder struct {
 	recs    []trace.Record
 	pending map[int32]int // request -> index of its message in recs
 	h       *trace.Header
-	comms   map[int32]bool
+	cs      *commSet
+	// the rank's group and communicator handles whose members it knows
+	groups      map[uint16][]int32
+	commMembers map[uint16][]int32
 }
 
 // decodeRank decodes one rank's file into time-ordered records.
-func decodeRank(b []byte, rank, procs int32, origin int64, h *trace.Header, comms map[int32]bool, seen map[int]bool) ([]trace.Record, error) {
+func decodeRank(b []byte, rank, procs int32, origin int64, h *trace.Header, cs *commSet, seen map[int]bool) ([]trace.Record, error) {
 	ix, err := readIndex(b)
 	if err != nil {
 		return nil, err
@@ -35,16 +38,13 @@ func decodeRank(b []byte, rank, procs int32, origin int64, h *trace.Header, comm
 	if err != nil {
 		return nil, err
 	}
-	v := fh.version
-	if v[0] > 1 || (v[0] == 0 && (v[1] < 6 || v[1] == 6 && v[2] < 3)) {
-		return nil, &offsetErr{ix.header, fmt.Sprintf("DUMPI version %d.%d.%d is not supported (0.6.3 to 1.x)", v[0], v[1], v[2])}
-	}
 	sizes, err := readSizes(b, ix.sizes)
 	if err != nil {
 		return nil, err
 	}
-	rd := &rankDecoder{d: &decoder{b: b, off: int(ix.body), what: "body"}, rank: rank, procs: procs,
-		sizes: sizes, pending: map[int32]int{}, h: h, comms: comms}
+	rd := &rankDecoder{d: &decoder{b: b, off: int(ix.body), what: "body", ver: fh.version}, rank: rank, procs: procs,
+		sizes: sizes, pending: map[int32]int{}, h: h, cs: cs,
+		groups: map[uint16][]int32{}, commMembers: map[uint16][]int32{}}
 	d := rd.d
 	d.u32() // cpu time offset
 	wallOff := int64(d.u32())
@@ -97,7 +97,8 @@ func decodeRank(b []byte, rank, procs int32, origin int64, h *trace.Header, comm
 			d.u64()
 			continue
 		}
-		if err := rd.args(c, mask, start); err != nil {
+		d.mask = mask
+		if err := rd.args(c, start); err != nil {
 			return nil, err
 		}
 		if d.err != nil {
@@ -131,11 +132,6 @@ func (rd *rankDecoder) bytes(count int32, dt uint16) int64 {
 	return int64(count) * rd.sizes[dt]
 }
 
-func (rd *rankDecoder) comm(c uint16) int32 {
-	rd.comms[int32(c)] = true
-	return int32(c)
-}
-
 func (rd *rankDecoder) peer(p int32) int32 {
 	if p < 0 || p >= rd.procs {
 		return trace.NoPeer
@@ -143,228 +139,214 @@ func (rd *rankDecoder) peer(p int32) int32 {
 	return p
 }
 
-// args decodes the arguments of a call and adds its records.
-func (rd *rankDecoder) args(c call, mask uint8, start int) error {
+// args decodes the arguments of a call and adds its records. The
+// arguments are read by the decoders generated from calls.txt; the calls
+// below are the ones whose arguments become messages, collectives,
+// request completions or communicators, every other call becomes a region
+// only.
+func (rd *rankDecoder) args(c call, start int) error {
 	d := rd.d
 	rd.recs = append(rd.recs, trace.Enter(0, rd.rank, c.enter, int32(c.label)))
 	msg := func(r trace.Record) { rd.recs = append(rd.recs, r) }
 	switch name := functionNames[c.label]; name {
 	case "MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend":
-		count, dt, dest, tag, cm := d.i32(), d.u16(), d.i32(), d.i32(), d.u16()
-		if p := rd.peer(dest); p != trace.NoPeer {
-			msg(trace.Send(0, rd.rank, c.enter, c.exit, p, rd.bytes(count, dt), tag, rd.comm(cm)))
+		var a sendArgs // the same layout for all four
+		d.readSend(&a)
+		if p := rd.peer(a.dest); p != trace.NoPeer {
+			msg(trace.Send(0, rd.rank, c.enter, c.exit, p, rd.bytes(a.count, a.datatype), a.tag, rd.comm(a.comm)))
 		}
 	case "MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend":
-		count, dt, dest, tag, cm, req := d.i32(), d.u16(), d.i32(), d.i32(), d.u16(), d.i32()
-		if p := rd.peer(dest); p != trace.NoPeer {
-			r := trace.Send(0, rd.rank, c.enter, 0, p, rd.bytes(count, dt), tag, rd.comm(cm))
-			r.Seq = req
-			rd.pending[req] = len(rd.recs)
+		var a isendArgs
+		d.readIsend(&a)
+		if p := rd.peer(a.dest); p != trace.NoPeer {
+			r := trace.Send(0, rd.rank, c.enter, 0, p, rd.bytes(a.count, a.datatype), a.tag, rd.comm(a.comm))
+			r.Seq = a.request
+			rd.pending[a.request] = len(rd.recs)
 			msg(r)
 		}
 	case "MPI_Recv":
-		count, dt, src, tag, cm := d.i32(), d.u16(), d.i32(), d.i32(), d.u16()
-		st := d.statuses(mask)
-		msg(rd.recv(c.enter, c.exit, count, dt, src, tag, cm, st))
+		var a recvArgs
+		d.readRecv(&a)
+		msg(rd.recv(c.enter, c.exit, a.count, a.datatype, a.source, a.tag, a.comm, a.status))
 	case "MPI_Irecv":
-		count, dt, src, tag, cm, req := d.i32(), d.u16(), d.i32(), d.i32(), d.u16(), d.i32()
-		r := rd.recv(c.enter, 0, count, dt, src, tag, cm, nil)
-		r.Seq = req
-		rd.pending[req] = len(rd.recs)
+		var a irecvArgs
+		d.readIrecv(&a)
+		r := rd.recv(c.enter, 0, a.count, a.datatype, a.source, a.tag, a.comm, nil)
+		r.Seq = a.request
+		rd.pending[a.request] = len(rd.recs)
 		msg(r)
 	case "MPI_Sendrecv":
-		sc, st, dest, stag := d.i32(), d.u16(), d.i32(), d.i32()
-		rc, rt, src, rtag, cm := d.i32(), d.u16(), d.i32(), d.i32(), d.u16()
-		sts := d.statuses(mask)
-		if p := rd.peer(dest); p != trace.NoPeer {
-			msg(trace.Send(0, rd.rank, c.enter, c.exit, p, rd.bytes(sc, st), stag, rd.comm(cm)))
+		var a sendrecvArgs
+		d.readSendrecv(&a)
+		if p := rd.peer(a.dest); p != trace.NoPeer {
+			msg(trace.Send(0, rd.rank, c.enter, c.exit, p, rd.bytes(a.sendcount, a.sendtype), a.sendtag, rd.comm(a.comm)))
 		}
-		msg(rd.recv(c.enter, c.exit, rc, rt, src, rtag, cm, sts))
-	case "MPI_Get_count":
-		d.statuses(mask)
-		d.u16()
-		d.i32()
-	case "MPI_Buffer_attach", "MPI_Buffer_detach":
-		d.i32()
-	case "MPI_Wait":
-		req := d.i32()
-		rd.complete(req, c.exit, d.statuses(mask))
-	case "MPI_Test":
-		req, flag := d.i32(), d.i32()
-		st := d.statuses(mask)
-		if flag != 0 {
-			rd.complete(req, c.exit, st)
+		msg(rd.recv(c.enter, c.exit, a.recvcount, a.recvtype, a.source, a.recvtag, a.comm, a.status))
+	case "MPI_Sendrecv_replace":
+		var a sendrecvReplaceArgs
+		d.readSendrecvReplace(&a)
+		if p := rd.peer(a.dest); p != trace.NoPeer {
+			msg(trace.Send(0, rd.rank, c.enter, c.exit, p, rd.bytes(a.count, a.datatype), a.sendtag, rd.comm(a.comm)))
 		}
-	case "MPI_Request_free":
-		d.i32()
-	case "MPI_Waitany", "MPI_Testany":
-		d.i32()
-		reqs := d.ints()
-		idx := d.i32()
-		flag := int32(1)
-		if name == "MPI_Testany" {
-			flag = d.i32()
+		msg(rd.recv(c.enter, c.exit, a.count, a.datatype, a.source, a.recvtag, a.comm, a.status))
+	case "MPI_Wait", "MPIO_Wait":
+		var a waitArgs
+		d.readWait(&a)
+		rd.complete(a.request, c.exit, a.status)
+	case "MPI_Test", "MPIO_Test":
+		var a testArgs
+		d.readTest(&a)
+		if a.flag != 0 {
+			rd.complete(a.request, c.exit, a.status)
 		}
-		st := d.statuses(mask)
-		if flag != 0 && idx >= 0 && int(idx) < len(reqs) {
-			rd.complete(reqs[idx], c.exit, st)
-		}
-	case "MPI_Waitall", "MPI_Testall":
-		d.i32()
-		reqs := d.ints()
-		flag := int32(1)
-		if name == "MPI_Testall" {
-			flag = d.i32()
-		}
-		st := d.statuses(mask)
-		if flag != 0 {
-			for i, q := range reqs {
-				var s []status
-				if i < len(st) {
-					s = st[i : i+1]
-				}
-				rd.complete(q, c.exit, s)
-			}
-		}
-	case "MPI_Waitsome", "MPI_Testsome":
-		// count, requests, outcount, indices, statuses: the same layout
-		// for both (sst-dumpi's dumpi_write_waitsome/testsome).
-		d.i32()
-		reqs := d.ints()
-		d.i32()
-		idx := d.ints()
-		st := d.statuses(mask)
-		for i, k := range idx {
-			if k >= 0 && int(k) < len(reqs) {
-				var s []status
-				if i < len(st) {
-					s = st[i : i+1]
-				}
-				rd.complete(reqs[k], c.exit, s)
+	case "MPI_Waitany":
+		var a waitanyArgs
+		d.readWaitany(&a)
+		rd.completeIndex(a.requests, a.index, 1, c.exit, a.status)
+	case "MPI_Testany":
+		var a testanyArgs
+		d.readTestany(&a)
+		rd.completeIndex(a.requests, a.index, a.flag, c.exit, a.status)
+	case "MPIO_Waitany":
+		var a ioWaitanyArgs
+		d.readIoWaitany(&a)
+		rd.completeIndex(a.requests, a.index, 1, c.exit, a.statuses)
+	case "MPIO_Testany":
+		var a ioTestanyArgs
+		d.readIoTestany(&a)
+		rd.completeIndex(a.requests, a.index, a.flag, c.exit, a.statuses)
+	case "MPI_Waitall", "MPIO_Waitall":
+		var a waitallArgs
+		d.readWaitall(&a)
+		rd.completeAll(a.requests, 1, c.exit, a.statuses)
+	case "MPI_Testall", "MPIO_Testall":
+		var a testallArgs
+		d.readTestall(&a)
+		rd.completeAll(a.requests, a.flag, c.exit, a.statuses)
+	case "MPI_Waitsome", "MPI_Testsome", "MPIO_Waitsome", "MPIO_Testsome":
+		var a waitsomeArgs // the same layout for all four
+		d.readWaitsome(&a)
+		for i, k := range a.indices {
+			if k >= 0 && int(k) < len(a.requests) {
+				rd.complete(a.requests[k], c.exit, one(a.statuses, i))
 			}
 		}
 	case "MPI_Barrier":
-		cm := d.u16()
-		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpBarrier, trace.NoPeer, 0, rd.comm(cm)))
+		var a barrierArgs
+		d.readBarrier(&a)
+		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpBarrier, trace.NoPeer, 0, rd.comm(a.comm)))
 	case "MPI_Bcast":
-		count, dt, root, cm := d.i32(), d.u16(), d.i32(), d.u16()
-		rd.coll(c, name, count, dt, root, cm)
+		var a bcastArgs
+		d.readBcast(&a)
+		rd.coll(c, name, a.count, a.datatype, a.root, a.comm)
 	case "MPI_Reduce":
-		count, dt := d.i32(), d.u16()
-		d.u8()
-		root, cm := d.i32(), d.u16()
-		rd.coll(c, name, count, dt, root, cm)
+		var a reduceArgs
+		d.readReduce(&a)
+		rd.coll(c, name, a.count, a.datatype, a.root, a.comm)
 	case "MPI_Allreduce", "MPI_Scan", "MPI_Exscan":
-		count, dt := d.i32(), d.u16()
-		d.u8()
-		cm := d.u16()
-		rd.coll(c, name, count, dt, -1, cm)
+		var a allreduceArgs // the same layout for all three
+		d.readAllreduce(&a)
+		rd.coll(c, name, a.count, a.datatype, -1, a.comm)
 	case "MPI_Gather":
-		rank, sc, st, root, cm := d.i32(), d.i32(), d.u16(), d.i32(), d.u16()
-		if rank == root {
-			d.i32()
-			d.u16()
-		}
-		rd.coll(c, name, sc, st, root, cm)
+		var a gatherArgs
+		d.readGather(&a)
+		rd.coll(c, name, a.sendcount, a.sendtype, a.root, a.comm)
 	case "MPI_Gatherv":
-		rank := d.i32()
-		d.i32()
-		sc, st, root, cm := d.i32(), d.u16(), d.i32(), d.u16()
-		if rank == root {
-			d.ints()
-			d.ints()
-		}
-		d.u16()
-		rd.coll(c, name, sc, st, root, cm)
+		var a gathervArgs
+		d.readGatherv(&a)
+		rd.coll(c, name, a.sendcount, a.sendtype, a.root, a.comm)
 	case "MPI_Scatter":
-		rank, rc, rt, root, cm := d.i32(), d.i32(), d.u16(), d.i32(), d.u16()
-		count, dt := rc, rt
-		if rank == root {
-			count, dt = d.i32(), d.u16()
+		var a scatterArgs
+		d.readScatter(&a)
+		count, dt := a.recvcount, a.recvtype
+		if a.commrank == a.root {
+			count, dt = a.sendcount, a.sendtype
 		}
-		rd.coll(c, name, count, dt, root, cm)
+		rd.coll(c, name, count, dt, a.root, a.comm)
 	case "MPI_Scatterv":
-		rank := d.i32()
-		d.i32()
-		st := d.u16()
-		rc, rt, root, cm := d.i32(), d.u16(), d.i32(), d.u16()
+		var a scattervArgs
+		d.readScatterv(&a)
 		var total int64
-		if rank == root {
-			for _, n := range d.ints() {
-				total += rd.bytes(n, st)
+		if a.commrank == a.root {
+			for _, n := range a.sendcounts {
+				total += rd.bytes(n, a.sendtype)
 			}
-			d.ints()
 		} else {
-			total = rd.bytes(rc, rt)
+			total = rd.bytes(a.recvcount, a.recvtype)
 		}
-		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpScatter, rd.peer(root), total, rd.comm(cm)))
+		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpScatter, rd.rootPeer(a.root, a.comm), total, rd.comm(a.comm)))
 	case "MPI_Allgather", "MPI_Alltoall":
-		sc, st := d.i32(), d.u16()
-		d.i32()
-		d.u16()
-		cm := d.u16()
-		rd.coll(c, name, sc, st, -1, cm)
+		var a allgatherArgs // the same layout for both
+		d.readAllgather(&a)
+		rd.coll(c, name, a.sendcount, a.sendtype, -1, a.comm)
 	case "MPI_Allgatherv":
-		d.i32()
-		sc, st := d.i32(), d.u16()
-		d.ints()
-		d.ints()
-		d.u16()
-		cm := d.u16()
-		rd.coll(c, name, sc, st, -1, cm)
+		var a allgathervArgs
+		d.readAllgatherv(&a)
+		rd.coll(c, name, a.sendcount, a.sendtype, -1, a.comm)
 	case "MPI_Alltoallv":
-		d.i32()
-		scs := d.ints()
-		d.ints()
-		st := d.u16()
-		d.ints()
-		d.ints()
-		d.u16()
-		cm := d.u16()
+		var a alltoallvArgs
+		d.readAlltoallv(&a)
 		var total int64
-		for _, n := range scs {
-			total += rd.bytes(n, st)
+		for _, n := range a.sendcounts {
+			total += rd.bytes(n, a.sendtype)
 		}
-		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpAlltoall, trace.NoPeer, total, rd.comm(cm)))
+		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpAlltoall, trace.NoPeer, total, rd.comm(a.comm)))
+	case "MPI_Alltoallw":
+		var a alltoallwArgs
+		d.readAlltoallw(&a)
+		var total int64
+		for i, n := range a.sendcounts {
+			if i < len(a.sendtypes) {
+				total += rd.bytes(n, a.sendtypes[i])
+			}
+		}
+		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpAlltoall, trace.NoPeer, total, rd.comm(a.comm)))
 	case "MPI_Reduce_scatter":
-		d.i32()
-		rcs := d.ints()
-		dt := d.u16()
-		d.u8()
-		cm := d.u16()
+		var a reduceScatterArgs
+		d.readReduceScatter(&a)
 		var total int64
-		for _, n := range rcs {
-			total += rd.bytes(n, dt)
+		for _, n := range a.recvcounts {
+			total += rd.bytes(n, a.datatype)
 		}
-		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpReduceScatter, trace.NoPeer, total, rd.comm(cm)))
-	case "MPI_Comm_size", "MPI_Comm_rank":
-		rd.comm(d.u16())
-		d.i32()
-	case "MPI_Init":
-		argc := d.count(4)
-		for i := 0; i < argc; i++ {
-			d.take(d.count(1))
-		}
-	case "MPI_Finalize", "MPI_Wtime", "MPI_Wtick":
+		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpReduceScatter, trace.NoPeer, total, rd.comm(a.comm)))
 	default:
-		return rd.unsupported(name, start)
+		if !rd.groupCall(name) && !d.skipArgs(c.label) {
+			return &offsetErr{int64(start), fmt.Sprintf("%s: SST DUMPI never writes a record with this label", name)}
+		}
 	}
 	rd.recs = append(rd.recs, trace.Exit(0, rd.rank, c.exit, int32(c.label)))
 	return nil
 }
 
-func (rd *rankDecoder) unsupported(name string, start int) error {
-	return &offsetErr{int64(start), fmt.Sprintf("%s: the importer does not decode this call's arguments (DUMPI records carry no length, so it cannot skip it)", name)}
+// one returns the i-th status as a one-element slice, or nil.
+func one(st []status, i int) []status {
+	if i < len(st) {
+		return st[i : i+1]
+	}
+	return nil
+}
+
+// completeIndex completes requests[idx] when flag is set (Waitany/Testany).
+func (rd *rankDecoder) completeIndex(reqs []int32, idx, flag int32, t int64, st []status) {
+	if flag != 0 && idx >= 0 && int(idx) < len(reqs) {
+		rd.complete(reqs[idx], t, st)
+	}
+}
+
+// completeAll completes every request when flag is set (Waitall/Testall).
+func (rd *rankDecoder) completeAll(reqs []int32, flag int32, t int64, st []status) {
+	if flag == 0 {
+		return
+	}
+	for i, q := range reqs {
+		rd.complete(q, t, one(st, i))
+	}
 }
 
 // coll adds a collective of count elements of dt.
 func (rd *rankDecoder) coll(c call, name string, count int32, dt uint16, root int32, cm uint16) {
 	op, _ := trace.ParseCollectiveOp(name)
-	peer := trace.NoPeer
-	if root >= 0 && cm == commWorld {
-		peer = rd.peer(root)
-	}
-	rd.recs = append(rd.recs, trace.Coll(0, rd.rank, c.enter, c.exit, op, peer, rd.bytes(count, dt), rd.comm(cm)))
+	rd.recs = append(rd.recs, trace.Coll(0, rd.rank, c.enter, c.exit, op, rd.rootPeer(root, cm), rd.bytes(count, dt), rd.comm(cm)))
 }
 
 // recv builds a receive; a wildcard source or tag is resolved from a

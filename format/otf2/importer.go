@@ -355,7 +355,7 @@ func (cv *converter) resolveComms() error {
 		}
 		cv.comms[id] = ci
 		if cv.run == 0 && id <= math.MaxInt32 {
-			cv.h.Comms = append(cv.h.Comms, trace.CommDef{ID: int32(id), Name: d.String(cm.Name), Members: ci.members})
+			cv.h.Comms = append(cv.h.Comms, trace.CommDef{ID: int32(id), Name: d.String(cm.Name), Members: ci.members, Self: ci.self})
 		}
 	}
 	return nil

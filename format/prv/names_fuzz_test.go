@@ -65,6 +65,7 @@ func writeFuzzFile(t *testing.T, name string, data []byte) string {
 // listed once in file order) and that an import can use.
 func FuzzPCF(f *testing.F) {
 	f.Add([]byte("DEFAULT_OPTIONS\n\nUNITS NANOSEC\n\nSTATES\n1 Running\n3 Waiting a message\n\nEVENT_TYPE\n0 50000001 MPI point-to-point\nVALUES\n0 End\n2 MPI_Recv\n\n"))
+	f.Add([]byte("EVENT_TYPE\n0 50100001 Bandwidth\nPRECISION 8\nVALUES\n0 End\n\nNEW_SECTION\nFOO 1\nDEFAULT_OPTIONS\nYMAX_SCALE 3\nNEW_OPT x\n"))
 	f.Add([]byte("STATES\n1\n1 again\nEVENT_TYPE\n9 42000050\n7 Size\nVALUES\nx y\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := writeFuzzFile(t, "f.pcf", data)

@@ -2,7 +2,10 @@ package prv
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,18 +20,40 @@ type pcf struct {
 	types      map[int64]string // EVENT_TYPE: type -> name
 	gradient   map[int64]int64  // EVENT_TYPE: type -> gradient/colour column
 	values     map[int64]map[int64]string
+	precision  map[int64]int64 // EVENT_TYPE PRECISION: type -> decimal digits
+	// unknown counts the lines and sections Paraver's parser does not
+	// define, which the importer skips, by their first word.
+	unknown map[string]int64
+}
+
+// pcfSections are the section keywords of Paraver's pcf grammar
+// (paraver-kernel, utils/pcfparser) and the keyword lines each accepts;
+// VALUES belongs to EVENT_TYPE. Anything else is skipped and counted.
+var pcfSections = map[string][]string{
+	"DEFAULT_OPTIONS":  {"LEVEL", "UNITS", "LOOK_BACK", "SPEED", "FLAG_ICONS", "NUM_OF_STATE_COLORS", "YMAX_SCALE"},
+	"DEFAULT_SEMANTIC": {"THREAD_FUNC"},
+	"STATES":           nil,
+	"STATES_COLOR":     nil,
+	"GRADIENT_COLOR":   nil,
+	"GRADIENT_NAMES":   nil,
+	"EVENT_TYPE":       {"PRECISION"},
+	"VALUES":           nil,
 }
 
 // readPCF parses a .pcf file. Sections start with a keyword line (STATES,
 // EVENT_TYPE, VALUES, DEFAULT_OPTIONS, ...) and run to the next keyword or
-// blank line; sections the importer does not use are skipped.
+// blank line; sections the importer does not use are skipped. Every
+// keyword of Paraver's own parser is accepted (PRECISION n in an
+// EVENT_TYPE block gives the block's types n decimal digits); keywords it
+// does not know are skipped and counted in unknown, never an error.
 func readPCF(path string) (*pcf, error) {
 	lr, err := format.OpenLines(path)
 	if err != nil {
 		return nil, err
 	}
 	defer lr.Close()
-	p := &pcf{states: map[int64]string{}, types: map[int64]string{}, gradient: map[int64]int64{}, values: map[int64]map[int64]string{}}
+	p := &pcf{states: map[int64]string{}, types: map[int64]string{}, gradient: map[int64]int64{}, values: map[int64]map[int64]string{},
+		precision: map[int64]int64{}, unknown: map[string]int64{}}
 	section := ""
 	var group []int64 // the event types of the current EVENT_TYPE block
 	content := false  // the current section has had a line
@@ -51,16 +76,34 @@ func readPCF(path string) (*pcf, error) {
 			if line == "EVENT_TYPE" {
 				group = nil
 			}
+			if _, ok := pcfSections[line]; !ok {
+				p.unknown[line]++
+			}
 			section, content = line, false
 			continue
 		}
 		content = true
-		switch section {
-		case "DEFAULT_OPTIONS":
-			f := strings.Fields(line)
-			if len(f) >= 2 && f[0] == "UNITS" {
+		if f := strings.Fields(line); isKeyword(f[0]) {
+			// A keyword line inside a section: Paraver's options, or
+			// PRECISION in an EVENT_TYPE block.
+			known := slices.Contains(pcfSections[section], f[0])
+			switch {
+			case section == "EVENT_TYPE" && f[0] == "PRECISION":
+				n, err := strconv.ParseInt(strings.Join(f[1:], ""), 10, 64)
+				if err != nil || len(f) != 2 || n < 0 {
+					return nil, lr.Errorf("expected \"PRECISION digits\" in an EVENT_TYPE section, got %q", line)
+				}
+				for _, t := range group {
+					p.precision[t] = n
+				}
+			case section == "DEFAULT_OPTIONS" && f[0] == "UNITS" && len(f) >= 2:
 				p.units = f[1]
+			case !known:
+				p.unknown[section+" "+f[0]]++
 			}
+			continue
+		}
+		switch section {
 		case "STATES":
 			id, name, ok := idName(line)
 			if !ok {
@@ -184,4 +227,19 @@ func readRow(path string) (*row, error) {
 		r.levels[level] = append(r.levels[level], line)
 		left--
 	}
+}
+
+// unknownSummary describes the skipped keywords, "" when there were none:
+// the count of lines, then each keyword (with its section) and its count.
+func (p *pcf) unknownSummary() string {
+	if len(p.unknown) == 0 {
+		return ""
+	}
+	var total int64
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(p.unknown)) {
+		total += p.unknown[k]
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, p.unknown[k]))
+	}
+	return fmt.Sprintf("%d lines of keywords Paraver's parser does not define: %s", total, strings.Join(parts, ", "))
 }

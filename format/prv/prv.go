@@ -160,6 +160,12 @@ func (Importer) Import(ctx context.Context, inputs []string, opts format.Options
 			return err
 		}
 		h.Meta.Extra["prv.pcf"] = pcfPath
+		if w := pc.unknownSummary(); w != "" {
+			h.Meta.Extra["prv.pcf.skipped"] = w
+		}
+		for t, n := range pc.precision {
+			h.Meta.Extra[fmt.Sprintf("prv.precision.%d", t)] = strconv.FormatInt(n, 10)
+		}
 	} else {
 		h.Meta.Extra["prv.pcf"] = "missing: states, events and values have numeric names"
 	}
