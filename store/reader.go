@@ -32,11 +32,8 @@ type Store struct {
 // file names, and a table that is not a regular file, or a symbolic link
 // leading out of dir, is refused.
 func Open(dir string) (*Store, error) {
-	root, err := os.OpenRoot(dir)
+	root, err := openRoot(dir)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("%s is not a parscope trace (.pst): no %s", dir, manifestFile)
-		}
 		return nil, err
 	}
 	// Files opened through root stay open after it is closed.
