@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -190,7 +188,7 @@ parscope serve shows the same views from a local web server.`,
 				return err
 			}
 			if err := os.WriteFile(filepath.Join(d.Path(), reportMarker), []byte("a report written by parscope analyze\n"), atomicfile.FileMode); err != nil {
-				return fmt.Errorf("writing %s: %w", filepath.Join(out, reportMarker), causeOf(err))
+				return fmt.Errorf("writing %s: %w", filepath.Join(out, reportMarker), atomicfile.Cause(err))
 			}
 			if err := d.Commit(); err != nil {
 				return err
@@ -253,7 +251,7 @@ func writeReport(dir, out string, b *report.Bundle) ([]analyzeFile, error) {
 	var files []analyzeFile
 	add := func(name, what string, write func(io.Writer) error) error {
 		if err := createOutput(filepath.Join(dir, name), write); err != nil {
-			return fmt.Errorf("writing %s: %w", filepath.Join(out, name), causeOf(err))
+			return fmt.Errorf("writing %s: %w", filepath.Join(out, name), atomicfile.Cause(err))
 		}
 		files = append(files, analyzeFile{filepath.Join(out, name), what})
 		return nil
@@ -280,22 +278,12 @@ func writeReport(dir, out string, b *report.Bundle) ([]analyzeFile, error) {
 	for _, p := range reportPlots(b) {
 		for _, ext := range []string{".png", ".svg"} {
 			if err := p.draw(filepath.Join(dir, p.name+ext)); err != nil {
-				return nil, fmt.Errorf("plot %s: %w", filepath.Join(out, p.name+ext), causeOf(err))
+				return nil, fmt.Errorf("plot %s: %w", filepath.Join(out, p.name+ext), atomicfile.Cause(err))
 			}
 			files = append(files, analyzeFile{filepath.Join(out, p.name+ext), p.what})
 		}
 	}
 	return files, nil
-}
-
-// causeOf strips the path from a file system error about a temporary
-// file, keeping what went wrong ("no space left on device").
-func causeOf(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 func isNil(v any) bool {

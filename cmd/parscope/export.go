@@ -97,7 +97,7 @@ when it holds nothing but CSV tables export writes (or nothing).`,
 				}
 				defer d.Abort()
 				if err := csv.Export(d.Path(), s.Header(), s.Records(opts), s.BBV(opts), csv.Options{}); err != nil {
-					return fmt.Errorf("export: writing CSV tables into %s: %w", out, causeOf(err))
+					return fmt.Errorf("export: writing CSV tables into %s: %w", out, atomicfile.Cause(err))
 				}
 				if err := d.Commit(); err != nil {
 					return err

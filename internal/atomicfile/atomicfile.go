@@ -434,6 +434,18 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// Cause returns what went wrong in err without the file it names: the
+// error inside a *fs.PathError ("no space left on device"), or err itself.
+// Callers that name the destination themselves use it on errors about a
+// temporary file, so that its name never shows.
+func Cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // about turns any *fs.PathError (from creating a temporary beside path)
 // into one about path.
 func about(err error, op, path string) error {

@@ -163,6 +163,19 @@ func TestErrorsNameTheDestination(t *testing.T) {
 	}
 }
 
+// TestCause keeps what went wrong and drops the file a path error names;
+// other errors pass unchanged.
+func TestCause(t *testing.T) {
+	wrapped := fmt.Errorf("writing: %w", &fs.PathError{Op: "write", Path: "/d/.x.parscope-tmp-1-2", Err: syscall.ENOSPC})
+	if got := Cause(wrapped); got != syscall.ENOSPC {
+		t.Errorf("Cause(%v) = %v, want %v", wrapped, got, syscall.ENOSPC)
+	}
+	plain := errors.New("no plot")
+	if got := Cause(plain); got != plain {
+		t.Errorf("Cause(%v) = %v, want it unchanged", plain, got)
+	}
+}
+
 // TestFullDisk fails every write after the first 10 bytes with ENOSPC:
 // the existing file is untouched and nothing is left beside it.
 func TestFullDisk(t *testing.T) {
