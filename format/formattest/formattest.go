@@ -69,6 +69,42 @@ func Gzip(t testing.TB, data []byte) []byte {
 	return b.Bytes()
 }
 
+// Collect is a trace.Writer that keeps the header and the records as an
+// importer gives them, without checking them as trace.Memory does, so that
+// a fuzz target checks the importer's promises itself (Check).
+type Collect struct {
+	H       trace.Header
+	Records []trace.Record
+}
+
+// Header implements trace.Writer.
+func (c *Collect) Header() *trace.Header { return &c.H }
+
+// Add implements trace.Writer: it keeps r.
+func (c *Collect) Add(r trace.Record) error {
+	c.Records = append(c.Records, r)
+	return nil
+}
+
+// Check fails the test unless c holds what an import that succeeded
+// promises: some records, a valid header, and each process's records in
+// time order (trace.OrderCheck).
+func (c *Collect) Check(t testing.TB) {
+	t.Helper()
+	if len(c.Records) == 0 {
+		t.Fatalf("no error and no records")
+	}
+	if err := c.H.Validate(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	var check trace.OrderCheck
+	for _, r := range c.Records {
+		if err := check.Check(&r); err != nil {
+			t.Fatalf("record %v: %v", r, err)
+		}
+	}
+}
+
 // CountKinds returns how many records of each kind recs holds.
 func CountKinds(recs []trace.Record) map[trace.Kind]int {
 	n := map[trace.Kind]int{}

@@ -150,3 +150,31 @@ func TestGolden(t *testing.T) {
 		t.Errorf("equal output reported %q %q", r.errors, r.fatals)
 	}
 }
+
+func TestCollectCheck(t *testing.T) {
+	var ok Collect
+	ok.Header().Runs = []trace.RunInfo{{ID: 0, Procs: 1}}
+	ok.Header().States = []trace.StateDef{{ID: 1, Name: "a"}}
+	for _, r := range []trace.Record{trace.State(0, 0, 5, 1), trace.State(0, 0, 7, 1)} {
+		if err := ok.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rec recorder
+	ok.Check(&rec)
+	if len(rec.fatals) != 0 || len(ok.Records) != 2 {
+		t.Fatalf("a valid import: %v, %d records", rec.fatals, len(ok.Records))
+	}
+	// Out of order: Add keeps it, Check refuses it.
+	ok.Add(trace.State(0, 0, 3, 1))
+	rec = recorder{}
+	ok.Check(&rec)
+	if len(rec.fatals) != 1 || !strings.Contains(rec.fatals[0], "record") {
+		t.Errorf("records out of order: %v, want one failure naming the record", rec.fatals)
+	}
+	rec = recorder{}
+	(&Collect{}).Check(&rec)
+	if len(rec.fatals) == 0 || rec.fatals[0] != "no error and no records" {
+		t.Errorf("no records: %v", rec.fatals)
+	}
+}
