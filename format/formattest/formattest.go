@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,6 +54,16 @@ func WriteFile(t testing.TB, dir, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// ErrorNames fails the test unless err is a *format.Error that names the
+// file at path, as an importer's errors about an input must.
+func ErrorNames(t testing.TB, err error, path string) {
+	t.Helper()
+	var fe *format.Error
+	if !errors.As(err, &fe) || fe.File != path {
+		t.Fatalf("error %v is not a *format.Error naming %s", err, path)
+	}
 }
 
 // Gzip returns data gzipped, for tests of an importer's gzip input.

@@ -178,3 +178,18 @@ func TestCollectCheck(t *testing.T) {
 		t.Errorf("no records: %v", rec.fatals)
 	}
 }
+
+func TestErrorNames(t *testing.T) {
+	var rec recorder
+	ErrorNames(&rec, fmt.Errorf("reading: %w", &format.Error{File: "a.prv", Msg: "bad"}), "a.prv")
+	if len(rec.fatals) != 0 {
+		t.Errorf("an error naming the file: %v", rec.fatals)
+	}
+	for _, err := range []error{&format.Error{File: "b.prv", Msg: "bad"}, io.ErrUnexpectedEOF} {
+		rec = recorder{}
+		ErrorNames(&rec, err, "a.prv")
+		if len(rec.fatals) != 1 || !strings.Contains(rec.fatals[0], "naming a.prv") {
+			t.Errorf("%v: %v, want one failure", err, rec.fatals)
+		}
+	}
+}
