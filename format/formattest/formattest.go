@@ -97,6 +97,22 @@ func (c *Collect) Add(r trace.Record) error {
 	return nil
 }
 
+// Count is a trace.Writer that only counts the records it is given, for
+// the importers' benchmarks.
+type Count struct {
+	H trace.Header
+	N int64
+}
+
+// Header implements trace.Writer.
+func (c *Count) Header() *trace.Header { return &c.H }
+
+// Add implements trace.Writer: it counts r.
+func (c *Count) Add(trace.Record) error {
+	c.N++
+	return nil
+}
+
 // Check fails the test unless c holds what an import that succeeded
 // promises: some records, a valid header, and each process's records in
 // time order (trace.OrderCheck).

@@ -193,3 +193,16 @@ func TestErrorNames(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	var c Count
+	c.Header().Meta.Program = "p"
+	for range 3 {
+		if err := c.Add(trace.State(0, 0, 0, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.N != 3 || c.H.Meta.Program != "p" {
+		t.Errorf("counted %d records, header %+v; want 3 and the program set", c.N, c.H.Meta)
+	}
+}

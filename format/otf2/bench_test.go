@@ -6,7 +6,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/parscope/parscope/trace"
+	"github.com/parscope/parscope/format/formattest"
 )
 
 // syntheticEvents returns an event file of n events in 1 MiB chunks:
@@ -61,18 +61,6 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
-// discard is a trace.Writer that counts records.
-type discard struct {
-	h trace.Header
-	n int
-}
-
-func (d *discard) Header() *trace.Header { return &d.h }
-func (d *discard) Add(r trace.Record) error {
-	d.n++
-	return nil
-}
-
 // BenchmarkConvert measures decoding plus conversion to trace records
 // (region and communicator checks, rank resolution, tick to ns).
 func BenchmarkConvert(b *testing.B) {
@@ -88,7 +76,7 @@ func BenchmarkConvert(b *testing.B) {
 	ar := &Archive{Anchor: &Anchor{EventChunkSize: 1 << 20}, Defs: d}
 	b.ResetTimer()
 	for b.Loop() {
-		w := &discard{}
+		w := &formattest.Count{}
 		cv, err := newConverter(ar, 0, w)
 		if err != nil {
 			b.Fatal(err)
@@ -111,8 +99,8 @@ func BenchmarkConvert(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if w.n != n {
-			b.Fatalf("%d records, want %d", w.n, n)
+		if w.N != n {
+			b.Fatalf("%d records, want %d", w.N, n)
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
