@@ -13,10 +13,8 @@ import (
 
 func record(t *testing.T, cfg Config) *tracecheck.Trace {
 	t.Helper()
-	return tracecheck.RecordOptions(t, instrument.Options{Regions: Regions}, func(rec *instrument.Recorder) error {
-		_, err := Run(rec, cfg)
-		return err
-	})
+	tr, _ := tracecheck.RecordRun(t, instrument.Options{Regions: Regions}, Run, cfg)
+	return tr
 }
 
 func TestTransposeIsAPermutation(t *testing.T) {

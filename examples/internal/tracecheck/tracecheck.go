@@ -110,6 +110,18 @@ func RecordOptions(t testing.TB, opts instrument.Options, run func(*instrument.R
 	return Load(t, path)
 }
 
+// RecordRun records run(rec, cfg), a workload's Run, with opts (see
+// RecordOptions) and returns the trace it wrote and what run returned.
+func RecordRun[C, R any](t testing.TB, opts instrument.Options, run func(*instrument.Recorder, C) (R, error), cfg C) (*Trace, R) {
+	t.Helper()
+	var res R
+	tr := RecordOptions(t, opts, func(rec *instrument.Recorder) (err error) {
+		res, err = run(rec, cfg)
+		return err
+	})
+	return tr, res
+}
+
 // Slowdown benchmarks a workload recorded and not recorded (a nil
 // recorder); Start and Close stay outside the timing.
 func Slowdown(b *testing.B, states []trace.StateDef, run func(*instrument.Recorder) error) {
