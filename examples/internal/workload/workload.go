@@ -118,6 +118,20 @@ func RestoreState[S any](name string, b []byte, state *S, fits func(*S) bool) er
 	return nil
 }
 
+// Marker returns the function that records instrumentation point i on a
+// process both as block i and as the event named points[i], as the
+// programs of Özmen 2002 are instrumented. rec may be nil (not recorded).
+func Marker(rec *instrument.Recorder, points []string) func(p *instrument.Process, point int) {
+	ev := make([]int32, len(points))
+	for i, name := range points {
+		ev[i] = rec.EventID(name)
+	}
+	return func(p *instrument.Process, point int) {
+		p.Block(int32(point))
+		p.Event(ev[point])
+	}
+}
+
 // Spin does n rounds of 9 floating-point operations (3 multiplications, 6
 // additions, the cost unit of FUN in Gomez, Cai & Schubert 2017) and returns a value that
 // depends on all of them, so the compiler cannot drop the loop.
