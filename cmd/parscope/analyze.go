@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -174,7 +175,7 @@ parscope serve shows the same views from a local web server.`,
 			if out == "" {
 				return usagef("analyze: -o DIR is required")
 			}
-			d, err := atomicfile.CreateDir(out, reportDir)
+			d, err := atomicfile.CreateDir(out, atomicfile.EmptyDirOr(reportDir))
 			if err != nil {
 				return err
 			}
@@ -220,17 +221,11 @@ parscope serve shows the same views from a local web server.`,
 // wrote, which a later analyze may replace.
 const reportMarker = ".parscope-report"
 
-// reportDir allows replacing path only when it is a report analyze wrote
-// (with the marker, or, from before the marker, index.html and
-// report.json) or an empty directory.
-func reportDir(path string) error {
-	if atomicfile.EmptyDir(path) == nil {
-		return nil
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return err
-	}
+// reportDir allows replacing path, an existing entry that is not an empty
+// directory (atomicfile.EmptyDirOr), only when it is a report analyze
+// wrote (with the marker, or, from before the marker, index.html and
+// report.json).
+func reportDir(path string, fi fs.FileInfo) error {
 	if fi.IsDir() {
 		if _, err := os.Lstat(filepath.Join(path, reportMarker)); err == nil {
 			return nil

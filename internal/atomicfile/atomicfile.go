@@ -80,6 +80,22 @@ func EmptyDir(path string) error {
 	return nil
 }
 
+// EmptyDirOr allows replacing an empty directory, or an entry that ours
+// allows given what os.Lstat says of it: typically a directory the caller
+// recognises as one it wrote.
+func EmptyDirOr(ours func(path string, fi fs.FileInfo) error) Replace {
+	return func(path string) error {
+		if EmptyDir(path) == nil {
+			return nil
+		}
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return err
+		}
+		return ours(path, fi)
+	}
+}
+
 func describe(fi fs.FileInfo) string {
 	switch m := fi.Mode(); {
 	case m.IsDir():

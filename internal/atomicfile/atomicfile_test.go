@@ -139,6 +139,37 @@ func TestReplacePolicies(t *testing.T) {
 	}
 }
 
+// TestEmptyDirOr allows an empty directory without asking ours, asks ours
+// about anything else that exists, and passes on a missing path's error.
+func TestEmptyDirOr(t *testing.T) {
+	dir := t.TempDir()
+	var asked []string
+	policy := EmptyDirOr(func(path string, fi fs.FileInfo) error {
+		asked = append(asked, filepath.Base(path))
+		if fi.IsDir() {
+			return nil
+		}
+		return errors.New("not ours")
+	})
+	empty, full, file := filepath.Join(dir, "empty"), filepath.Join(dir, "full"), filepath.Join(dir, "file")
+	os.Mkdir(empty, 0o755)
+	os.Mkdir(full, 0o755)
+	os.WriteFile(filepath.Join(full, "x"), nil, 0o644)
+	os.WriteFile(file, nil, 0o644)
+	if err := policy(empty); err != nil || len(asked) != 0 {
+		t.Fatalf("empty directory: %v, asked %v", err, asked)
+	}
+	if err := policy(full); err != nil || len(asked) != 1 {
+		t.Fatalf("directory ours allows: %v, asked %v", err, asked)
+	}
+	if err := policy(file); err == nil || err.Error() != "not ours" {
+		t.Fatalf("file ours refuses: %v", err)
+	}
+	if err := policy(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) || len(asked) != 2 {
+		t.Fatalf("missing path: %v, asked %v", err, asked)
+	}
+}
+
 func TestErrorsNameTheDestination(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "nodir", "x.json")
