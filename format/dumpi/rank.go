@@ -1,6 +1,7 @@
 package dumpi
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -111,15 +112,7 @@ func decodeRank(b []byte, rank, procs int32, origin int64, h *trace.Header, comm
 	if len(rd.pending) > 0 {
 		h.Repair(RepairUnwaitedRequest, int64(len(rd.pending)))
 	}
-	slices.SortStableFunc(rd.recs, func(a, b trace.Record) int {
-		switch {
-		case a.T < b.T:
-			return -1
-		case a.T > b.T:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(rd.recs, func(a, b trace.Record) int { return cmp.Compare(a.T, b.T) })
 	return rd.recs, nil
 }
 
