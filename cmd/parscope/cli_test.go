@@ -73,6 +73,21 @@ func exitCode(t *testing.T, err error) int {
 	return 0
 }
 
+// readCSV parses the CSV file at path.
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()
 	out, errOut, code := run(t, args...)
@@ -140,15 +155,7 @@ func TestGomezRoundTrip(t *testing.T) {
 
 	csvPath := filepath.Join(dir, "states.csv")
 	mustRun(t, "export", "--format", "csv", "--table", "states", "-o", csvPath, pst)
-	f, err := os.Open(csvPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := readCSV(t, csvPath)
 	if strings.Join(rows[0], ",") != "run,proc,t,state" {
 		t.Fatalf("header %v", rows[0])
 	}

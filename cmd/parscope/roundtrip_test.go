@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"compress/gzip"
-	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -98,15 +97,7 @@ func TestBBVRoundTrip(t *testing.T) {
 	mustRun(t, "import", "-o", pst, src)
 	out := filepath.Join(dir, "bbv.csv")
 	mustRun(t, "export", "--format", "csv", "--table", "bbv", "-o", out, pst)
-	cf, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cf.Close()
-	rows, err := csv.NewReader(cf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := readCSV(t, out)
 	if strings.Join(rows[0], ",") != "run,proc,interval,t,block,count" {
 		t.Fatalf("header %v", rows[0])
 	}
