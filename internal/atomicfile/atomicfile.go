@@ -136,11 +136,7 @@ type File struct {
 // Create starts writing the file at path. An existing file is replaced at
 // Commit if replace allows it (checked here and again at Commit).
 func Create(path string, replace Replace) (*File, error) {
-	path = filepath.Clean(path)
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	path, dir, base := split(path)
 	cleanStale(dir, base)
 	if err := check(path, replace); err != nil {
 		return nil, err
@@ -244,11 +240,7 @@ func Write(path string, replace Replace, fill func(w *bufio.Writer) error) error
 // the temporaries of path, so that the next write to path removes it if
 // the process dies first.
 func Scratch(path string) (*os.File, error) {
-	path = filepath.Clean(path)
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	path, dir, base := split(path)
 	f, err := os.CreateTemp(dir, tempPattern(base, tmpMark))
 	if err != nil {
 		return nil, about(err, "create", path)
@@ -271,11 +263,7 @@ type Dir struct {
 // mkdir -p). An existing entry at path is replaced at Commit if replace
 // allows it (checked here and again at Commit).
 func CreateDir(path string, replace Replace) (*Dir, error) {
-	path = filepath.Clean(path)
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	path, dir, base := split(path)
 	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return nil, err
 	}
@@ -448,6 +436,17 @@ func syncDir(dir string) error {
 		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
+}
+
+// split cleans path and returns it with its directory ("." for a bare
+// name) and its base name, where the temporary entries beside it go.
+func split(path string) (clean, dir, base string) {
+	clean = filepath.Clean(path)
+	dir, base = filepath.Split(clean)
+	if dir == "" {
+		dir = "."
+	}
+	return clean, dir, base
 }
 
 // Cause returns what went wrong in err without the file it names: the
