@@ -124,6 +124,15 @@ func (rd *rankDecoder) bytes(count int32, dt uint16) int64 {
 	return int64(count) * rd.sizes[dt]
 }
 
+// total returns the bytes of counts[i] elements of dt, summed over i.
+func (rd *rankDecoder) total(counts []int32, dt uint16) int64 {
+	var sum int64
+	for _, n := range counts {
+		sum += rd.bytes(n, dt)
+	}
+	return sum
+}
+
 func (rd *rankDecoder) comm(c uint16) int32 {
 	rd.comms[int32(c)] = true
 	return int32(c)
@@ -283,9 +292,7 @@ func (rd *rankDecoder) args(c call, mask uint8, start int) error {
 		rc, rt, root, cm := d.i32(), d.u16(), d.i32(), d.u16()
 		var total int64
 		if rank == root {
-			for _, n := range d.ints() {
-				total += rd.bytes(n, st)
-			}
+			total = rd.total(d.ints(), st)
 			d.ints()
 		} else {
 			total = rd.bytes(rc, rt)
@@ -314,22 +321,14 @@ func (rd *rankDecoder) args(c call, mask uint8, start int) error {
 		d.ints()
 		d.u16()
 		cm := d.u16()
-		var total int64
-		for _, n := range scs {
-			total += rd.bytes(n, st)
-		}
-		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpAlltoall, trace.NoPeer, total, rd.comm(cm)))
+		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpAlltoall, trace.NoPeer, rd.total(scs, st), rd.comm(cm)))
 	case "MPI_Reduce_scatter":
 		d.i32()
 		rcs := d.ints()
 		dt := d.u16()
 		d.u8()
 		cm := d.u16()
-		var total int64
-		for _, n := range rcs {
-			total += rd.bytes(n, dt)
-		}
-		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpReduceScatter, trace.NoPeer, total, rd.comm(cm)))
+		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpReduceScatter, trace.NoPeer, rd.total(rcs, dt), rd.comm(cm)))
 	case "MPI_Comm_size", "MPI_Comm_rank":
 		rd.comm(d.u16())
 		d.i32()
