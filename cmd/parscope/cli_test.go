@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
@@ -71,21 +71,6 @@ func exitCode(t *testing.T, err error) int {
 		t.Fatal(err)
 	}
 	return 0
-}
-
-// readCSV parses the CSV file at path.
-func readCSV(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
 }
 
 func mustRun(t *testing.T, args ...string) string {
@@ -155,7 +140,7 @@ func TestGomezRoundTrip(t *testing.T) {
 
 	csvPath := filepath.Join(dir, "states.csv")
 	mustRun(t, "export", "--format", "csv", "--table", "states", "-o", csvPath, pst)
-	rows := readCSV(t, csvPath)
+	rows := formattest.ReadCSV(t, csvPath)
 	if strings.Join(rows[0], ",") != "run,proc,t,state" {
 		t.Fatalf("header %v", rows[0])
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/parscope/parscope/format/formattest"
 )
 
 // TestRoundTripGolden imports each bundled example, exports every table as
@@ -97,7 +99,7 @@ func TestBBVRoundTrip(t *testing.T) {
 	mustRun(t, "import", "-o", pst, src)
 	out := filepath.Join(dir, "bbv.csv")
 	mustRun(t, "export", "--format", "csv", "--table", "bbv", "-o", out, pst)
-	rows := readCSV(t, out)
+	rows := formattest.ReadCSV(t, out)
 	if strings.Join(rows[0], ",") != "run,proc,interval,t,block,count" {
 		t.Fatalf("header %v", rows[0])
 	}

@@ -1,14 +1,17 @@
-// Package formattest holds the helpers the importers' tests share: writing
-// an input file (plain or gzipped), importing into memory or into a .pst
-// store, counting records by kind, and comparing an output with a golden
-// file. The real
-// sample traces the tests import are found with internal/realdata.
+// Package formattest holds the helpers the importers' and exporters' tests
+// share: writing an input file (plain or gzipped), importing into memory or
+// into a .pst store, writers that keep records unchecked (for fuzz
+// targets) or only count them (for benchmarks), checking that an error
+// names its input, counting records by kind, reading a CSV table, and
+// comparing an output with a golden file. The real sample traces the tests
+// import are found with internal/realdata.
 package formattest
 
 import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/csv"
 	"errors"
 	"os"
 	"path/filepath"
@@ -64,6 +67,22 @@ func ErrorNames(t testing.TB, err error, path string) {
 	if !errors.As(err, &fe) || fe.File != path {
 		t.Fatalf("error %v is not a *format.Error naming %s", err, path)
 	}
+}
+
+// ReadCSV parses the CSV file at path (an exporter's table) with
+// encoding/csv.
+func ReadCSV(t testing.TB, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rows
 }
 
 // Gzip returns data gzipped, for tests of an importer's gzip input.

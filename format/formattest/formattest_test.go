@@ -206,3 +206,11 @@ func TestCount(t *testing.T) {
 		t.Errorf("counted %d records, header %+v; want 3 and the program set", c.N, c.H.Meta)
 	}
 }
+
+func TestReadCSV(t *testing.T) {
+	path := WriteFile(t, "", "t.csv", "id,name\n1,\"a, b\"\n")
+	rows := ReadCSV(t, path)
+	if len(rows) != 2 || rows[1][1] != "a, b" {
+		t.Errorf("rows %q", rows)
+	}
+}

@@ -31,6 +31,26 @@ func syntheticEvents(n int) []byte {
 	return e.end()
 }
 
+// decodeAll decodes the event file data (1 MiB chunks) and calls f with
+// every event, failing the benchmark on an error.
+func decodeAll(b *testing.B, data []byte, f func(*Event)) {
+	er, err := NewEventReader("bench.evt", bytes.NewReader(data), int64(len(data)), 1<<20, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ev Event
+	for {
+		err := er.Next(&ev)
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		f(&ev)
+	}
+}
+
 // BenchmarkDecode measures the event decoder alone.
 func BenchmarkDecode(b *testing.B) {
 	const n = 1 << 20
@@ -38,22 +58,8 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for b.Loop() {
-		er, err := NewEventReader("bench.evt", bytes.NewReader(data), int64(len(data)), 1<<20, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var ev Event
 		k := 0
-		for {
-			err := er.Next(&ev)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			k++
-		}
+		decodeAll(b, data, func(*Event) { k++ })
 		if k != n {
 			b.Fatalf("%d events, want %d", k, n)
 		}
@@ -82,23 +88,11 @@ func BenchmarkConvert(b *testing.B) {
 			b.Fatal(err)
 		}
 		cv.proc, cv.reqs = 0, map[uint64]int{}
-		er, err := NewEventReader("bench.evt", bytes.NewReader(data), int64(len(data)), 1<<20, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var ev Event
-		for {
-			err := er.Next(&ev)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
+		decodeAll(b, data, func(ev *Event) {
+			if err := cv.event(ev, ""); err != nil {
 				b.Fatal(err)
 			}
-			if err := cv.event(&ev, ""); err != nil {
-				b.Fatal(err)
-			}
-		}
+		})
 		if w.N != n {
 			b.Fatalf("%d records, want %d", w.N, n)
 		}
