@@ -190,14 +190,10 @@ func (p *Process) Done() error {
 	if p == nil {
 		return nil
 	}
-	r := p.rec
-	r.closing.RLock()
-	defer r.closing.RUnlock()
-	if r.isClosed() {
-		return ErrClosed
-	}
-	p.finish(ticks())
-	return p.flush()
+	return p.rec.whileOpen(func() error {
+		p.finish(ticks())
+		return p.flush()
+	})
 }
 
 // Flush writes this process's buffered records to the spill file and
@@ -208,13 +204,7 @@ func (p *Process) Flush() error {
 	if p == nil {
 		return nil
 	}
-	r := p.rec
-	r.closing.RLock()
-	defer r.closing.RUnlock()
-	if r.isClosed() {
-		return ErrClosed
-	}
-	return p.flush()
+	return p.rec.whileOpen(p.flush)
 }
 
 // flush does Flush's work; the caller holds the recorder's closing lock.

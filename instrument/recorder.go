@@ -177,6 +177,17 @@ func (r *Recorder) isClosed() bool {
 	return r.closed
 }
 
+// whileOpen runs f holding the closing lock (so that Close waits for it),
+// or returns ErrClosed when the recorder is already closed.
+func (r *Recorder) whileOpen(f func() error) error {
+	r.closing.RLock()
+	defer r.closing.RUnlock()
+	if r.isClosed() {
+		return ErrClosed
+	}
+	return f()
+}
+
 // SpillDir returns the spill directory of a recording to path.
 func SpillDir(path string) string { return filepath.Clean(path) + ".spill" }
 
@@ -256,18 +267,15 @@ func (r *Recorder) Flush() error {
 	if r == nil {
 		return nil
 	}
-	r.closing.RLock()
-	defer r.closing.RUnlock()
-	if r.isClosed() {
-		return ErrClosed
-	}
-	for _, p := range r.sortedProcs() {
-		p.queue()
-	}
-	if err := r.sp.sync(); err != nil {
-		return err
-	}
-	return r.writeHeader(readPair())
+	return r.whileOpen(func() error {
+		for _, p := range r.sortedProcs() {
+			p.queue()
+		}
+		if err := r.sp.sync(); err != nil {
+			return err
+		}
+		return r.writeHeader(readPair())
+	})
 }
 
 // Close ends every process that has not called Done, writes the .pst at

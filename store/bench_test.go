@@ -38,23 +38,14 @@ func benchRecords(n, procs int) []trace.Record {
 	return recs
 }
 
+// benchHeader is the header of the benchmarks' traces: a clock of 1 µs.
+var benchHeader = trace.Header{Meta: trace.Meta{ClockResolution: 1000}}
+
 func benchStore(b *testing.B, n, procs int) string {
 	b.Helper()
 	dir := b.TempDir()
 	path := filepath.Join(dir, "b.pst")
-	w, err := Create(path, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	w.Header().Meta.ClockResolution = 1000
-	for _, r := range benchRecords(n, procs) {
-		if err := w.Add(r); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
+	writeStore(b, path, Options{}, benchHeader, benchRecords(n, procs))
 	return path
 }
 
@@ -67,19 +58,7 @@ func BenchmarkWrite(b *testing.B) {
 			dir := b.TempDir()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				w, err := Create(filepath.Join(dir, fmt.Sprint(i, ".pst")), Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				w.Header().Meta.ClockResolution = 1000
-				for _, r := range recs {
-					if err := w.Add(r); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := w.Close(); err != nil {
-					b.Fatal(err)
-				}
+				writeStore(b, filepath.Join(dir, fmt.Sprint(i, ".pst")), Options{}, benchHeader, recs)
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
 		})
@@ -102,19 +81,7 @@ func BenchmarkWriteUnsorted(b *testing.B) {
 	dir := b.TempDir()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		w, err := Create(filepath.Join(dir, fmt.Sprint(i, ".pst")), Options{ChunkRows: 1 << 19})
-		if err != nil {
-			b.Fatal(err)
-		}
-		w.Header().Meta.ClockResolution = 1000
-		for _, r := range byProc {
-			if err := w.Add(r); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			b.Fatal(err)
-		}
+		writeStore(b, filepath.Join(dir, fmt.Sprint(i, ".pst")), Options{ChunkRows: 1 << 19}, benchHeader, byProc)
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }

@@ -118,15 +118,7 @@ func TestOpenConfinesTables(t *testing.T) {
 		if err := os.Symlink("events.data", filepath.Join(dir, "events.parquet")); err != nil {
 			t.Fatal(err)
 		}
-		s, err := Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		got, err := trace.ReadAll(s.Records(ReadOptions{}))
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := readRecords(t, dir)
 		if want := len(timed); len(got) != want {
 			t.Errorf("read %d records through the link, want %d", len(got), want)
 		}

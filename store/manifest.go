@@ -302,65 +302,51 @@ type commRow struct {
 }
 
 func writeDicts(dir string, h *trace.Header) error {
-	if len(h.States) > 0 {
-		rows := make([]stateNameRow, len(h.States))
-		for i, s := range h.States {
-			rows[i] = stateNameRow{s.ID, s.Name, s.Description, s.File, s.Line}
-		}
-		if err := parquet.WriteFile(filepath.Join(dir, "state_names.parquet"), rows); err != nil {
-			return err
-		}
+	if err := writeDict(dir, "state_names", h.States, func(s *trace.StateDef) stateNameRow {
+		return stateNameRow{s.ID, s.Name, s.Description, s.File, s.Line}
+	}); err != nil {
+		return err
 	}
-	if len(h.Regions) > 0 {
-		rows := make([]regionNameRow, len(h.Regions))
-		for i, r := range h.Regions {
-			rows[i] = regionNameRow{r.ID, r.Kind.String(), r.Label, r.Function, r.File, r.Line, r.EndLine, r.Parent}
-		}
-		if err := parquet.WriteFile(filepath.Join(dir, "region_names.parquet"), rows); err != nil {
-			return err
-		}
+	if err := writeDict(dir, "region_names", h.Regions, func(r *trace.RegionDef) regionNameRow {
+		return regionNameRow{r.ID, r.Kind.String(), r.Label, r.Function, r.File, r.Line, r.EndLine, r.Parent}
+	}); err != nil {
+		return err
 	}
-	if len(h.Events) > 0 {
-		rows := make([]nameRow, len(h.Events))
-		for i, e := range h.Events {
-			rows[i] = nameRow{ID: e.ID, Name: e.Name}
-		}
-		if err := parquet.WriteFile(filepath.Join(dir, "event_names.parquet"), rows); err != nil {
-			return err
-		}
+	if err := writeDict(dir, "event_names", h.Events, func(e *trace.EventDef) nameRow {
+		return nameRow{ID: e.ID, Name: e.Name}
+	}); err != nil {
+		return err
 	}
-	if len(h.Counters) > 0 {
-		rows := make([]nameRow, len(h.Counters))
-		for i, c := range h.Counters {
-			rows[i] = nameRow{c.ID, c.Name, c.Unit}
-		}
-		if err := parquet.WriteFile(filepath.Join(dir, "counter_names.parquet"), rows); err != nil {
-			return err
-		}
+	if err := writeDict(dir, "counter_names", h.Counters, func(c *trace.CounterDef) nameRow {
+		return nameRow{c.ID, c.Name, c.Unit}
+	}); err != nil {
+		return err
 	}
-	if len(h.Procs) > 0 {
-		rows := make([]procRow, len(h.Procs))
-		for i, p := range h.Procs {
-			rows[i] = procRow{p.Run, p.Proc, p.Name}
-		}
-		if err := parquet.WriteFile(filepath.Join(dir, "procs.parquet"), rows); err != nil {
-			return err
-		}
+	if err := writeDict(dir, "procs", h.Procs, func(p *trace.ProcInfo) procRow {
+		return procRow{p.Run, p.Proc, p.Name}
+	}); err != nil {
+		return err
 	}
-	if len(h.Comms) > 0 {
-		rows := make([]commRow, len(h.Comms))
-		for i, c := range h.Comms {
-			ms := make([]string, len(c.Members))
-			for j, m := range c.Members {
-				ms[j] = fmt.Sprint(m)
-			}
-			rows[i] = commRow{c.ID, c.Name, strings.Join(ms, ";")}
+	return writeDict(dir, "comms", h.Comms, func(c *trace.CommDef) commRow {
+		ms := make([]string, len(c.Members))
+		for j, m := range c.Members {
+			ms[j] = fmt.Sprint(m)
 		}
-		if err := parquet.WriteFile(filepath.Join(dir, "comms.parquet"), rows); err != nil {
-			return err
-		}
+		return commRow{c.ID, c.Name, strings.Join(ms, ";")}
+	})
+}
+
+// writeDict writes the rows row makes of defs as dir/name.parquet, or
+// nothing when there are no defs.
+func writeDict[D, R any](dir, name string, defs []D, row func(*D) R) error {
+	if len(defs) == 0 {
+		return nil
 	}
-	return nil
+	rows := make([]R, len(defs))
+	for i := range defs {
+		rows[i] = row(&defs[i])
+	}
+	return parquet.WriteFile(filepath.Join(dir, name+".parquet"), rows)
 }
 
 // readRegular reads the file name inside root (the .pst at dir), refusing

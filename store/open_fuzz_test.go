@@ -24,27 +24,13 @@ import (
 func fuzzTrace(t testing.TB) (manifest, index, states []byte) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "seed.pst")
-	w, err := Create(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.States = []trace.StateDef{{ID: 1, Name: "Running"}, {ID: 2, Name: "Waiting"}}
-	recs := []trace.Record{
+	h := trace.Header{States: []trace.StateDef{{ID: 1, Name: "Running"}, {ID: 2, Name: "Waiting"}}}
+	writeStore(t, path, Options{}, h, []trace.Record{
 		trace.State(0, 0, 0, 1), trace.State(0, 1, 0, 1),
 		trace.Send(0, 0, 10, 12, 1, 64, 7, 0), trace.State(0, 1, 11, 2),
 		trace.Recv(0, 1, 13, 10, 0, 64, 7, 0), trace.State(0, 1, 14, 1),
 		trace.State(0, 0, 20, 2), trace.State(0, 0, 30, 1), trace.State(0, 1, 40, 2),
-	}
-	for _, r := range recs {
-		if err := w.Add(r); err != nil {
-			w.Abort()
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	read := func(name string) []byte {
 		b, err := os.ReadFile(filepath.Join(path, name))
 		if err != nil {
@@ -99,6 +85,36 @@ func readEverything(t *testing.T, dir string) ([]trace.Record, error) {
 	return all, nil
 }
 
+// readFuzzed reads all of the .pst at dir (readEverything) and returns its
+// timed records, or false when it refused the .pst: the error must then
+// name it.
+func readFuzzed(t *testing.T, dir string) ([]trace.Record, bool) {
+	recs, err := readEverything(t, dir)
+	if err != nil {
+		if !strings.Contains(err.Error(), dir) {
+			t.Fatalf("error %q does not name the .pst %s", err, dir)
+		}
+		return nil, false
+	}
+	return recs, true
+}
+
+// writePst makes a directory name in a fresh temporary directory, writes
+// files (by name) into it, and returns its path.
+func writePst(t testing.TB, name string, files map[string][]byte) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 // FuzzOpen writes a .pst whose manifest, index and states table are the
 // fuzzer's bytes (the messages table and the dictionaries stay as written)
 // and reads all of it. Damaged input must give an error that names the
@@ -134,20 +150,9 @@ func FuzzOpen(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, manifest, index, states []byte) {
-		dir := filepath.Join(t.TempDir(), "f.pst")
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, b := range map[string][]byte{manifestFile: manifest, indexFile: index, tStates.file(): states, tMessages.file(): messages} {
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		recs, err := readEverything(t, dir)
-		if err != nil {
-			if !strings.Contains(err.Error(), dir) {
-				t.Fatalf("error %q does not name the .pst %s", err, dir)
-			}
+		dir := writePst(t, "f.pst", map[string][]byte{manifestFile: manifest, indexFile: index, tStates.file(): states, tMessages.file(): messages})
+		recs, ok := readFuzzed(t, dir)
+		if !ok {
 			return
 		}
 		n := int64(len(recs))
@@ -195,10 +200,8 @@ func FuzzIndex(f *testing.F) {
 	f.Add(a.Group, a.Proc, a.First, a.Rows+2, a.TMin, a.TMax, b.Group, b.Proc, b.First, b.Rows-2, b.TMin, b.TMax)
 	f.Add(a.Group, b.Proc, b.First, b.Rows, a.TMin, a.TMax, b.Group, a.Proc, a.First, a.Rows, b.TMin, b.TMax)
 	f.Fuzz(func(t *testing.T, g0, p0 int32, first0, rows0, tmin0, tmax0 int64, g1, p1 int32, first1, rows1, tmin1, tmax1 int64) {
-		dir := filepath.Join(t.TempDir(), "f.pst")
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		// The manifest declares the states table only.
+		dir := writePst(t, "f.pst", map[string][]byte{manifestFile: statesOnly(t, m), tStates.file(): st})
 		index := []indexRow{
 			{Table: int32(tStates), Group: g0, Proc: p0, First: first0, Rows: rows0, TMin: tmin0, TMax: tmax0},
 			{Table: int32(tStates), Group: g1, Proc: p1, First: first1, Rows: rows1, TMin: tmin1, TMax: tmax1},
@@ -206,18 +209,8 @@ func FuzzIndex(f *testing.F) {
 		if err := parquet.WriteFile(filepath.Join(dir, indexFile), index); err != nil {
 			t.Fatal(err)
 		}
-		// The manifest declares the states table only.
-		man := statesOnly(t, m)
-		for name, b := range map[string][]byte{manifestFile: man, tStates.file(): st} {
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		recs, err := readEverything(t, dir)
-		if err != nil {
-			if !strings.Contains(err.Error(), dir) {
-				t.Fatalf("error %q does not name the .pst %s", err, dir)
-			}
+		recs, ok := readFuzzed(t, dir)
+		if !ok {
 			return
 		}
 		if got, want := sortedText(recs), sortedText(seedStates); got != want {
@@ -230,25 +223,8 @@ func FuzzIndex(f *testing.F) {
 // index and states table (the messages table left out).
 func readStates(t testing.TB, manifest, index, states []byte) []trace.Record {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "s.pst")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	man := statesOnly(t, manifest)
-	for name, b := range map[string][]byte{manifestFile: man, indexFile: index, tStates.file(): states} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	recs, err := trace.ReadAll(s.Records(ReadOptions{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := writePst(t, "s.pst", map[string][]byte{manifestFile: statesOnly(t, manifest), indexFile: index, tStates.file(): states})
+	recs := readRecords(t, dir)
 	if len(recs) != 7 {
 		t.Fatalf("the seed has %d states, want 7", len(recs))
 	}
@@ -292,16 +268,7 @@ func TestIndexSegmentsChecked(t *testing.T) {
 		if err := parquet.Write(&buf, damaged); err != nil {
 			t.Fatal(err)
 		}
-		dir := filepath.Join(t.TempDir(), "d.pst")
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		man := statesOnly(t, m)
-		for name, b := range map[string][]byte{manifestFile: man, indexFile: buf.Bytes(), tStates.file(): st} {
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		dir := writePst(t, "d.pst", map[string][]byte{manifestFile: statesOnly(t, m), indexFile: buf.Bytes(), tStates.file(): st})
 		s, err := Open(dir)
 		if err == nil {
 			s.Close()
@@ -320,30 +287,15 @@ func TestIndexSegmentsChecked(t *testing.T) {
 func TestUnboundedReadIgnoresIndexTimes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "neg.pst")
 	recs := []trace.Record{trace.State(0, 0, -50, 1), trace.State(0, 0, -20, 2), trace.State(0, 1, -40, 1)}
-	w, err := Create(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if err := w.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
+	writeStore(t, path, Options{}, trace.Header{}, recs)
+	if got := readRecords(t, path); sortedText(got) != sortedText(recs) {
+		t.Errorf("read\n%s\nwant\n%s", sortedText(got), sortedText(recs))
 	}
 	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got, err := trace.ReadAll(s.Records(ReadOptions{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sortedText(got) != sortedText(recs) {
-		t.Errorf("read\n%s\nwant\n%s", sortedText(got), sortedText(recs))
-	}
 	if got, err := trace.ReadAll(s.Records(ReadOptions{From: -45, To: -30})); err != nil || len(got) != 1 || got[0].T != -40 {
 		t.Errorf("reading [-45, -30) ns: %v, %v; want the state at -40", got, err)
 	}

@@ -57,7 +57,7 @@ func randomTrace(seed uint64, runs, procs, perProc int, unit int64) (*trace.Memo
 	return m, streams
 }
 
-func writeStore(t *testing.T, path string, opts Options, h trace.Header, recs []trace.Record) {
+func writeStore(t testing.TB, path string, opts Options, h trace.Header, recs []trace.Record) {
 	t.Helper()
 	w, err := Create(path, opts)
 	if err != nil {
@@ -73,6 +73,22 @@ func writeStore(t *testing.T, path string, opts Options, h trace.Header, recs []
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// readRecords returns the timed records of the .pst at dir, failing the
+// test if it cannot be opened or read.
+func readRecords(t testing.TB, dir string) []trace.Record {
+	t.Helper()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	recs, err := trace.ReadAll(s.Records(ReadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }
 
 func canonical(rs []trace.Record) []trace.Record {
@@ -315,14 +331,8 @@ func TestOpenErrors(t *testing.T) {
 func TestEmptyTrace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "e.pst")
 	writeStore(t, path, Options{}, trace.Header{}, nil)
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	got, err := trace.ReadAll(s.Records(ReadOptions{}))
-	if err != nil || len(got) != 0 {
-		t.Fatalf("empty trace: %v %v", got, err)
+	if got := readRecords(t, path); len(got) != 0 {
+		t.Fatalf("empty trace: %v", got)
 	}
 }
 

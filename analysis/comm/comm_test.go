@@ -208,12 +208,11 @@ func equalMaps(a, b map[string]string) bool {
 	return true
 }
 
-// TestMerge checks that one accumulator per process, merged, gives the
-// same result as one accumulator over everything.
-func TestMerge(t *testing.T) {
-	m := handMade(t)
-	opts := Options{WorkingSets: true}
-	want := analyze(t, m, opts)
+// mergePerProcess builds one accumulator per process of m (2, 0, then 1),
+// passes each through pass unless it is nil, merges them in that order and
+// returns the result.
+func mergePerProcess(t *testing.T, m *trace.Memory, opts Options, pass func(*Accumulator) *Accumulator) *Result {
+	t.Helper()
 	var total *Accumulator
 	for _, p := range []int32{2, 0, 1} {
 		a, err := New(&m.H, opts)
@@ -227,13 +226,25 @@ func TestMerge(t *testing.T) {
 				}
 			}
 		}
+		if pass != nil {
+			a = pass(a)
+		}
 		if total == nil {
 			total = a
 		} else if err := total.Merge(a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got := total.Result()
+	return total.Result()
+}
+
+// TestMerge checks that one accumulator per process, merged, gives the
+// same result as one accumulator over everything.
+func TestMerge(t *testing.T) {
+	m := handMade(t)
+	opts := Options{WorkingSets: true}
+	want := analyze(t, m, opts)
+	got := mergePerProcess(t, m, opts, nil)
 	// Node ids may differ; compare by path.
 	byPath := func(r *Result) map[string]string {
 		out := map[string]string{}

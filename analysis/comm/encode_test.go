@@ -12,38 +12,17 @@ import (
 func TestEncodeMerge(t *testing.T) {
 	m := handMade(t)
 	opts := Options{WorkingSets: true}
-	merge := func(encode bool) *Result {
-		var total *Accumulator
-		for _, p := range []int32{2, 0, 1} {
-			a, err := New(&m.H, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range m.Records {
-				if m.Records[i].Proc == p {
-					if err := a.Add(&m.Records[i]); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if encode {
-				data, err := a.MarshalBinary()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if a, err = UnmarshalAccumulator(data, &m.H); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if total == nil {
-				total = a
-			} else if err := total.Merge(a); err != nil {
-				t.Fatal(err)
-			}
+	want := mergePerProcess(t, m, opts, nil)
+	got := mergePerProcess(t, m, opts, func(a *Accumulator) *Accumulator {
+		data, err := a.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
 		}
-		return total.Result()
-	}
-	want, got := merge(false), merge(true)
+		if a, err = UnmarshalAccumulator(data, &m.H); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	})
 	wj, _ := json.Marshal(want)
 	gj, _ := json.Marshal(got)
 	if string(wj) != string(gj) {

@@ -2,9 +2,7 @@ package mentropy
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 
 	"github.com/parscope/parscope/trace"
@@ -28,57 +26,26 @@ type Stream struct {
 // with the processes and their alphabets, not with the events. It returns
 // the streams in (run, process) order.
 func EachStep(ctx context.Context, h *trace.Header, open func() trace.Reader, of Of, c Config, ps ProbSpec, fn func(s *Stream, i int, t int64, st Step) error) ([]*Stream, error) {
-	kind, err := of.Kind()
+	kind, names, err := setup(h, of, c)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	names := dictionary(h, kind)
 	type key struct{ run, proc int32 }
 	idx := map[key]*Stream{}
 	var out []*Stream
 	// each calls f with every record of the stream, its process's Stream
 	// and the event's name.
 	each := func(f func(s *Stream, rec *trace.Record, name string) error) error {
-		r := open()
-		buf := make([]trace.Record, 4096)
-		for {
-			if err := ctx.Err(); err != nil {
-				return err
+		return eachNamed(ctx, open(), kind, names, func(rec *trace.Record, name string) error {
+			k := key{rec.Run, rec.Proc}
+			s := idx[k]
+			if s == nil {
+				s = &Stream{Run: rec.Run, Proc: rec.Proc, Alphabet: &trace.Dict{}}
+				idx[k] = s
+				out = append(out, s)
 			}
-			n, rerr := r.Read(buf)
-			for i := range buf[:n] {
-				rec := &buf[i]
-				if rec.Kind != kind {
-					continue
-				}
-				name, ok := names[rec.ID]
-				if !ok {
-					name = fmt.Sprintf("%s %d", kind, rec.ID)
-				}
-				if kind == trace.KindEvent && name == DroppedEvent {
-					continue
-				}
-				k := key{rec.Run, rec.Proc}
-				s := idx[k]
-				if s == nil {
-					s = &Stream{Run: rec.Run, Proc: rec.Proc, Alphabet: &trace.Dict{}}
-					idx[k] = s
-					out = append(out, s)
-				}
-				if err := f(s, rec, name); err != nil {
-					return err
-				}
-			}
-			if errors.Is(rerr, io.EOF) {
-				return nil
-			}
-			if rerr != nil {
-				return rerr
-			}
-		}
+			return f(s, rec, name)
+		})
 	}
 	if err := each(func(s *Stream, _ *trace.Record, name string) error {
 		s.Alphabet.ID(name)

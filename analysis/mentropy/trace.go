@@ -100,52 +100,27 @@ func (s *ProcSeries) Window(i int) string {
 // r (the records of other kinds are ignored; r must give each process's
 // records in time order), one ProcSeries per (run, process) in that order.
 func FromTrace(ctx context.Context, h *trace.Header, r trace.Reader, of Of, c Config, ps ProbSpec) ([]ProcSeries, error) {
-	kind, err := of.Kind()
+	kind, names, err := setup(h, of, c)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	names := dictionary(h, kind)
 	type key struct{ run, proc int32 }
 	idx := map[key]int{}
 	var out []ProcSeries
-	buf := make([]trace.Record, 4096)
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	if err := eachNamed(ctx, r, kind, names, func(rec *trace.Record, name string) error {
+		k := key{rec.Run, rec.Proc}
+		j, ok := idx[k]
+		if !ok {
+			j = len(out)
+			idx[k] = j
+			out = append(out, ProcSeries{Run: rec.Run, Proc: rec.Proc, Alphabet: &trace.Dict{}, w: c.Window})
 		}
-		n, rerr := r.Read(buf)
-		for i := range buf[:n] {
-			rec := &buf[i]
-			if rec.Kind != kind {
-				continue
-			}
-			name, ok := names[rec.ID]
-			if !ok {
-				name = fmt.Sprintf("%s %d", kind, rec.ID)
-			}
-			if kind == trace.KindEvent && name == DroppedEvent {
-				continue
-			}
-			k := key{rec.Run, rec.Proc}
-			j, ok := idx[k]
-			if !ok {
-				j = len(out)
-				idx[k] = j
-				out = append(out, ProcSeries{Run: rec.Run, Proc: rec.Proc, Alphabet: &trace.Dict{}, w: c.Window})
-			}
-			s := &out[j]
-			s.Events = append(s.Events, s.Alphabet.ID(name))
-			s.T = append(s.T, rec.T)
-		}
-		if errors.Is(rerr, io.EOF) {
-			break
-		}
-		if rerr != nil {
-			return nil, rerr
-		}
+		s := &out[j]
+		s.Events = append(s.Events, s.Alphabet.ID(name))
+		s.T = append(s.T, rec.T)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(a, b ProcSeries) int {
 		if a.Run != b.Run {
@@ -185,6 +160,55 @@ func FromNames(stream []string, c Config, ps ProbSpec) (ProcSeries, error) {
 	s.Warning = warn
 	s.Steps, err = Series(c, p, ids, nil)
 	return s, err
+}
+
+// setup checks c and returns the kind of record of reads and the names of
+// its ids (dictionary).
+func setup(h *trace.Header, of Of, c Config) (trace.Kind, map[int32]string, error) {
+	kind, err := of.Kind()
+	if err != nil {
+		return kind, nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return kind, nil, err
+	}
+	return kind, dictionary(h, kind), nil
+}
+
+// eachNamed calls f with every record of the given kind that r reads, in
+// its order, and the record's name (from names, else "KIND ID"), leaving
+// out the events named DroppedEvent. It stops at the end of r or at the
+// first error: of r, of f, or ctx's.
+func eachNamed(ctx context.Context, r trace.Reader, kind trace.Kind, names map[int32]string, f func(rec *trace.Record, name string) error) error {
+	buf := make([]trace.Record, 4096)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, rerr := r.Read(buf)
+		for i := range buf[:n] {
+			rec := &buf[i]
+			if rec.Kind != kind {
+				continue
+			}
+			name, ok := names[rec.ID]
+			if !ok {
+				name = fmt.Sprintf("%s %d", kind, rec.ID)
+			}
+			if kind == trace.KindEvent && name == DroppedEvent {
+				continue
+			}
+			if err := f(rec, name); err != nil {
+				return err
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
 }
 
 func dictionary(h *trace.Header, k trace.Kind) map[int32]string {

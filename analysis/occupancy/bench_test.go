@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parscope/parscope/internal/cputime"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkAccumulator(b *testing.B) {
 			recs := benchTrace(bc.p, bc.m, 1<<20)
 			modes := modesOf(bc.m)
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Used()
 			for range b.N {
 				acc, err := NewAccumulator(modes, bc.p, 0, Options{})
 				if err != nil {
@@ -46,7 +47,7 @@ func BenchmarkAccumulator(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			reportRates(b, len(recs), cpuTime()-cpu0)
+			reportRates(b, len(recs), cputime.Used()-cpu0)
 		})
 	}
 }
@@ -58,13 +59,13 @@ func BenchmarkCompute(b *testing.B) {
 	h := &trace.Header{Runs: []trace.RunInfo{{Procs: 16}}}
 	modes := modesOf(4)
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Used()
 	for range b.N {
 		if _, err := Compute(b.Context(), h, trace.NewSliceReader(recs), modes, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	reportRates(b, len(recs), cpuTime()-cpu0)
+	reportRates(b, len(recs), cputime.Used()-cpu0)
 }
 
 // reportRates reports records per wall second and per CPU second (the

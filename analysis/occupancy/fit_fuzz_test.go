@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/cputime"
 )
 
 // FuzzReadSweep checks that any sweep file either reads into a table whose
@@ -135,7 +136,7 @@ func BenchmarkFit(b *testing.B) {
 		s.Trials = append(s.Trials, Trial{Values: []float64{n, p, g, e}, Means: m, Elapsed: m[0] + m[1] + m[2] + m[3]})
 	}
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Used()
 	var f *Fit
 	for range b.N {
 		var err error
@@ -143,7 +144,7 @@ func BenchmarkFit(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.Used() - cpu0; cpu > 0 {
 		b.ReportMetric(cpu.Seconds()/float64(b.N)*1e3, "cpu-ms/fit")
 	}
 	b.ReportMetric(float64(b.Elapsed()/time.Millisecond)/float64(b.N), "ms/fit")

@@ -170,13 +170,7 @@ type sim struct {
 // The completion time is the time the last process finishes (its compute
 // after its last communication included), from the trace's first record.
 func (w *Workload) Simulate(s Strategy, planes int, p Params) (*Result, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	if planes < 0 {
-		return nil, fmt.Errorf("ocs: %d planes", planes)
-	}
-	if err := w.checkSimMemory(planes); err != nil {
+	if err := w.checkSim(planes, p); err != nil {
 		return nil, err
 	}
 	st := w.newSim(s, planes, p)
@@ -200,13 +194,7 @@ func (w *Workload) Simulate(s Strategy, planes int, p Params) (*Result, error) {
 // caller made (for example from the matrix of one code structure); the
 // strategy recorded in the result is s.
 func (w *Workload) SimulateRanked(s Strategy, ranked []Connection, planes int, p Params) (*Result, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	if planes < 0 {
-		return nil, fmt.Errorf("ocs: %d planes", planes)
-	}
-	if err := w.checkSimMemory(planes); err != nil {
+	if err := w.checkSim(planes, p); err != nil {
 		return nil, err
 	}
 	st := w.newSim(Best, planes, p)
@@ -228,6 +216,19 @@ const MaxSimBytes = 1 << 30
 func (w *Workload) SimBytes(planes int) float64 {
 	n := float64(w.Procs)
 	return 4*n*n + 8*float64(planes)*n
+}
+
+// checkSim refuses a simulation on planes planes with p before it starts:
+// invalid parameters, a negative number of planes, or too much memory
+// (checkSimMemory).
+func (w *Workload) checkSim(planes int, p Params) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if planes < 0 {
+		return fmt.Errorf("ocs: %d planes", planes)
+	}
+	return w.checkSimMemory(planes)
 }
 
 // checkSimMemory refuses, before allocating, a simulation whose tables

@@ -194,26 +194,10 @@ func (a *Accumulator) Result(k int) (*Result, error) {
 		}
 	}
 	res := &Result{Procs: p, Rows: a.n, Weight: a.cumW, Mean: mean, TotalVariance: total}
-	var eig mat.EigenSym
-	if ok := eig.Factorize(cov, true); !ok {
-		return nil, errors.New("pca: the eigendecomposition of the covariance did not converge")
+	vals, vecs, order, err := eigenDescending(cov, "covariance")
+	if err != nil {
+		return nil, err
 	}
-	vals := eig.Values(nil)
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
-	order := make([]int, p)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(x, y int) int {
-		switch {
-		case vals[x] > vals[y]:
-			return -1
-		case vals[x] < vals[y]:
-			return 1
-		}
-		return x - y
-	})
 	for _, c := range order[:k] {
 		v := max(vals[c], 0)
 		load := make([]float64, p)
@@ -283,3 +267,31 @@ func (s *Scorer) Scores(r *state.Row) []float64 {
 
 // Reset starts a new run: the next row's scores are computed in full.
 func (s *Scorer) Reset() { s.seeded = false }
+
+// eigenDescending factorizes the symmetric matrix s (the named what in the
+// error when the factorization does not converge) and returns its
+// eigenvalues, its eigenvectors as columns, and the columns in order of
+// decreasing eigenvalue (equal ones in column order).
+func eigenDescending(s mat.Symmetric, what string) (vals []float64, vecs *mat.Dense, order []int, err error) {
+	var eig mat.EigenSym
+	if ok := eig.Factorize(s, true); !ok {
+		return nil, nil, nil, errors.New("pca: the eigendecomposition of the " + what + " did not converge")
+	}
+	vals = eig.Values(nil)
+	vecs = new(mat.Dense)
+	eig.VectorsTo(vecs)
+	order = make([]int, len(vals))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int {
+		switch {
+		case vals[x] > vals[y]:
+			return -1
+		case vals[x] < vals[y]:
+			return 1
+		}
+		return x - y
+	})
+	return vals, vecs, order, nil
+}

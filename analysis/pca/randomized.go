@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -269,26 +268,10 @@ func (m *blockMultiplier) ritz(v, z []float64, k int) (*Result, error) {
 			b.SetSym(a, c, s/2)
 		}
 	}
-	var eig mat.EigenSym
-	if ok := eig.Factorize(b, true); !ok {
-		return nil, errors.New("pca: the eigendecomposition of the projected covariance did not converge")
+	vals, vecs, order, err := eigenDescending(b, "projected covariance")
+	if err != nil {
+		return nil, err
 	}
-	vals := eig.Values(nil)
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
-	order := make([]int, l)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(x, y int) int {
-		switch {
-		case vals[x] > vals[y]:
-			return -1
-		case vals[x] < vals[y]:
-			return 1
-		}
-		return x - y
-	})
 	mean := make([]float64, p)
 	total := 0.0
 	for j := range mean {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -176,7 +175,7 @@ parscope serve shows the same views from a local web server.`,
 			if out == "" {
 				return usagef("analyze: -o DIR is required")
 			}
-			d, err := atomicfile.CreateDir(out, reportDir)
+			d, err := atomicfile.CreateDir(out, atomicfile.EmptyDirOr(reportDir))
 			if err != nil {
 				return err
 			}
@@ -190,7 +189,7 @@ parscope serve shows the same views from a local web server.`,
 				return err
 			}
 			if err := os.WriteFile(filepath.Join(d.Path(), reportMarker), []byte("a report written by parscope analyze\n"), atomicfile.FileMode); err != nil {
-				return fmt.Errorf("writing %s: %w", filepath.Join(out, reportMarker), causeOf(err))
+				return fmt.Errorf("writing %s: %w", filepath.Join(out, reportMarker), atomicfile.Cause(err))
 			}
 			if err := d.Commit(); err != nil {
 				return err
@@ -222,17 +221,11 @@ parscope serve shows the same views from a local web server.`,
 // wrote, which a later analyze may replace.
 const reportMarker = ".parscope-report"
 
-// reportDir allows replacing path only when it is a report analyze wrote
-// (with the marker, or, from before the marker, index.html and
-// report.json) or an empty directory.
-func reportDir(path string) error {
-	if atomicfile.EmptyDir(path) == nil {
-		return nil
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return err
-	}
+// reportDir allows replacing path, an existing entry that is not an empty
+// directory (atomicfile.EmptyDirOr), only when it is a report analyze
+// wrote (with the marker, or, from before the marker, index.html and
+// report.json).
+func reportDir(path string, fi fs.FileInfo) error {
 	if fi.IsDir() {
 		if _, err := os.Lstat(filepath.Join(path, reportMarker)); err == nil {
 			return nil
@@ -253,7 +246,7 @@ func writeReport(dir, out string, b *report.Bundle) ([]analyzeFile, error) {
 	var files []analyzeFile
 	add := func(name, what string, write func(io.Writer) error) error {
 		if err := createOutput(filepath.Join(dir, name), write); err != nil {
-			return fmt.Errorf("writing %s: %w", filepath.Join(out, name), causeOf(err))
+			return fmt.Errorf("writing %s: %w", filepath.Join(out, name), atomicfile.Cause(err))
 		}
 		files = append(files, analyzeFile{filepath.Join(out, name), what})
 		return nil
@@ -280,22 +273,12 @@ func writeReport(dir, out string, b *report.Bundle) ([]analyzeFile, error) {
 	for _, p := range reportPlots(b) {
 		for _, ext := range []string{".png", ".svg"} {
 			if err := p.draw(filepath.Join(dir, p.name+ext)); err != nil {
-				return nil, fmt.Errorf("plot %s: %w", filepath.Join(out, p.name+ext), causeOf(err))
+				return nil, fmt.Errorf("plot %s: %w", filepath.Join(out, p.name+ext), atomicfile.Cause(err))
 			}
 			files = append(files, analyzeFile{filepath.Join(out, p.name+ext), p.what})
 		}
 	}
 	return files, nil
-}
-
-// causeOf strips the path from a file system error about a temporary
-// file, keeping what went wrong ("no space left on device").
-func causeOf(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 func isNil(v any) bool {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
@@ -49,17 +49,28 @@ func TestMain(m *testing.M) {
 // run runs parscope and returns stdout, stderr and the exit code.
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	return runCmd(t, exec.Command(bin, args...))
+}
+
+// runCmd runs cmd and returns its stdout, stderr and exit code.
+func runCmd(t *testing.T, cmd *exec.Cmd) (string, string, int) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
+	code := exitCode(t, cmd.Run())
+	return stdout.String(), stderr.String(), code
+}
+
+// exitCode returns the exit code of a command that ended with err (0 for
+// nil), failing the test when it did not run at all.
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
 	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
+		return ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	return stdout.String(), stderr.String(), code
+	return 0
 }
 
 func mustRun(t *testing.T, args ...string) string {
@@ -129,15 +140,7 @@ func TestGomezRoundTrip(t *testing.T) {
 
 	csvPath := filepath.Join(dir, "states.csv")
 	mustRun(t, "export", "--format", "csv", "--table", "states", "-o", csvPath, pst)
-	f, err := os.Open(csvPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := formattest.ReadCSV(t, csvPath)
 	if strings.Join(rows[0], ",") != "run,proc,t,state" {
 		t.Fatalf("header %v", rows[0])
 	}

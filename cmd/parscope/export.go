@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strconv"
@@ -91,13 +92,13 @@ when it holds nothing but CSV tables export writes (or nothing).`,
 						return csv.ExportTable(w, tableName, s.Header(), r)
 					})
 				}
-				d, err := atomicfile.CreateDir(out, csvDir)
+				d, err := atomicfile.CreateDir(out, atomicfile.EmptyDirOr(csvDir))
 				if err != nil {
 					return err
 				}
 				defer d.Abort()
 				if err := csv.Export(d.Path(), s.Header(), s.Records(opts), s.BBV(opts), csv.Options{}); err != nil {
-					return fmt.Errorf("export: writing CSV tables into %s: %w", out, causeOf(err))
+					return fmt.Errorf("export: writing CSV tables into %s: %w", out, atomicfile.Cause(err))
 				}
 				if err := d.Commit(); err != nil {
 					return err
@@ -138,16 +139,10 @@ when it holds nothing but CSV tables export writes (or nothing).`,
 	root.AddCommand(cmd)
 }
 
-// csvDir allows replacing path only when it is an empty directory or one
-// holding nothing but the CSV tables export writes.
-func csvDir(path string) error {
-	if atomicfile.EmptyDir(path) == nil {
-		return nil
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return err
-	}
+// csvDir allows replacing path, an existing entry that is not an empty
+// directory (atomicfile.EmptyDirOr), only when it is a directory holding
+// nothing but the CSV tables export writes.
+func csvDir(path string, fi fs.FileInfo) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s exists and is not a directory of CSV tables; refusing to replace it", path)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -64,16 +65,10 @@ trace at the end of main (PARSCOPE_OUT names it, "off" disables it).`,
 	root.AddCommand(cmd)
 }
 
-// instrumentedDir allows replacing path only when it is a package that
-// instrument wrote (it holds the block dictionary) or an empty directory.
-func instrumentedDir(path string) error {
-	if atomicfile.EmptyDir(path) == nil {
-		return nil
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return err
-	}
+// instrumentedDir allows replacing path, an existing entry that is not an
+// empty directory (atomicfile.EmptyDirOr), only when it is a package that
+// instrument wrote (it holds the block dictionary).
+func instrumentedDir(path string, fi fs.FileInfo) error {
 	if _, derr := os.Lstat(filepath.Join(path, rewrite.DictFile)); !fi.IsDir() || derr != nil {
 		return fmt.Errorf("%s exists and is not a package parscope instrument wrote (no %s in it); --force replaces only such a directory, refusing to replace it", path, rewrite.DictFile)
 	}
@@ -85,7 +80,7 @@ func instrumentedDir(path string) error {
 // leaves nothing half-written; an existing dir is replaced only when
 // instrument wrote it.
 func writeDirAtomic(dir string, write func(string) error) error {
-	d, err := atomicfile.CreateDir(dir, instrumentedDir)
+	d, err := atomicfile.CreateDir(dir, atomicfile.EmptyDirOr(instrumentedDir))
 	if err != nil {
 		return err
 	}

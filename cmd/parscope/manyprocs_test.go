@@ -21,16 +21,7 @@ func runLimited(t *testing.T, args ...string) (string, string, int) {
 	}
 	cmd := exec.Command("sh", append([]string{"-c", script, bin}, args...)...)
 	cmd.Env = append(os.Environ(), "GOMEMLIMIT=512MiB")
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return stdout.String(), stderr.String(), code
+	return runCmd(t, cmd)
 }
 
 // TestPidOneMillion: a 3-line trace of pid 1,000,000 imports as one process

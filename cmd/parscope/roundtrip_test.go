@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"compress/gzip"
-	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/parscope/parscope/format/formattest"
 )
 
 // TestRoundTripGolden imports each bundled example, exports every table as
@@ -98,15 +99,7 @@ func TestBBVRoundTrip(t *testing.T) {
 	mustRun(t, "import", "-o", pst, src)
 	out := filepath.Join(dir, "bbv.csv")
 	mustRun(t, "export", "--format", "csv", "--table", "bbv", "-o", out, pst)
-	cf, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cf.Close()
-	rows, err := csv.NewReader(cf).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := formattest.ReadCSV(t, out)
 	if strings.Join(rows[0], ",") != "run,proc,interval,t,block,count" {
 		t.Fatalf("header %v", rows[0])
 	}

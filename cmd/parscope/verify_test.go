@@ -26,13 +26,7 @@ func runTimeout(t *testing.T, args ...string) (string, int) {
 	if ctx.Err() != nil {
 		t.Fatalf("parscope %s did not end: %s", strings.Join(args, " "), out.String())
 	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), code
+	return out.String(), exitCode(t, err)
 }
 
 // copyDir copies the files of a .pst directory.

@@ -1,6 +1,7 @@
 package mpi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -601,15 +602,7 @@ func (m *merger) rank(f *RankFile) ([]trace.Record, error) {
 	for _, q := range pending {
 		rep.Uncompleted += int64(len(q))
 	}
-	slices.SortStableFunc(recs, func(a, b trace.Record) int {
-		switch {
-		case a.T < b.T:
-			return -1
-		case a.T > b.T:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(recs, func(a, b trace.Record) int { return cmp.Compare(a.T, b.T) })
 	return recs, nil
 }
 

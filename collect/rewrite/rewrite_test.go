@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -45,22 +46,7 @@ func TestGolden(t *testing.T) {
 	for _, name := range packages {
 		t.Run(name, func(t *testing.T) {
 			got := golden(rewritePkg(t, name))
-			path := filepath.Join("testdata", "golden", name+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("rewritten %s differs from %s (run with -update and review the diff)", name, path)
-			}
+			formattest.Golden(t, filepath.Join("testdata", "golden", name+".golden"), got, *update)
 		})
 	}
 }
@@ -307,22 +293,20 @@ func goCmd(t *testing.T, dir string, env []string, args ...string) string {
 	return string(out)
 }
 
-// TestProdConsEndToEnd builds and runs the rewritten producer/consumer
-// program: same output as the original, and a trace whose every send has
-// its receive, with balanced regions and blocks starting at 0 and ending
-// at the end block.
-func TestProdConsEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds programs")
-	}
-	src, err := filepath.Abs(filepath.Join("testdata", "prodcons"))
+// rewriteAndRun runs the program testdata/name as it is, rewrites it into
+// a temporary module, builds it there and runs it recording into a
+// temporary .pst: its output must be the original's. It returns the
+// rewrite, the module's directory and the records of the trace.
+func rewriteAndRun(t *testing.T, name string) (*Result, string, []trace.Record) {
+	t.Helper()
+	src, err := filepath.Abs(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := goCmd(t, src, nil, "run", ".")
-	res := rewritePkg(t, "prodcons")
-	dir := tempModule(t, res, "prodcons")
-	bin := filepath.Join(dir, "prodcons"+exeSuffix())
+	res := rewritePkg(t, name)
+	dir := tempModule(t, res, name)
+	bin := filepath.Join(dir, name+exeSuffix())
 	goCmd(t, dir, nil, "build", "-o", bin, ".")
 	pst := filepath.Join(t.TempDir(), "run.pst")
 	cmd := exec.Command(bin)
@@ -334,7 +318,18 @@ func TestProdConsEndToEnd(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("instrumented output %q, original %q", got, want)
 	}
-	recs := readTrace(t, pst)
+	return res, dir, readTrace(t, pst)
+}
+
+// TestProdConsEndToEnd builds and runs the rewritten producer/consumer
+// program: same output as the original, and a trace whose every send has
+// its receive, with balanced regions and blocks starting at 0 and ending
+// at the end block.
+func TestProdConsEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds programs")
+	}
+	res, _, recs := rewriteAndRun(t, "prodcons")
 	var m trace.Matcher
 	matched := 0
 	m.OnMatch = func(s, r *trace.Record) {

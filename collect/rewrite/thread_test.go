@@ -2,7 +2,6 @@ package rewrite
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -68,29 +67,11 @@ func TestThreadsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds programs")
 	}
-	src, err := filepath.Abs(filepath.Join("testdata", "threads"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := goCmd(t, src, nil, "run", ".")
-	res := rewritePkg(t, "threads")
-	dir := tempModule(t, res, "threads")
-	bin := filepath.Join(dir, "threads"+exeSuffix())
-	goCmd(t, dir, nil, "build", "-o", bin, ".")
+	res, dir, recs := rewriteAndRun(t, "threads")
 	goCmd(t, dir, []string{"PARSCOPE_OUT=off"}, "test", "-count=1", ".")
-	pst := filepath.Join(t.TempDir(), "run.pst")
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "PARSCOPE_OUT="+pst)
-	got, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("running: %v\n%s", err, got)
-	}
-	if string(got) != want {
-		t.Errorf("instrumented output %q, original %q", got, want)
-	}
 	end := res.Dict.Blocks[len(res.Dict.Blocks)-1].ID
 	last := map[int32]int32{}
-	for _, r := range readTrace(t, pst) {
+	for _, r := range recs {
 		if r.Kind == trace.KindState {
 			last[r.Proc] = r.ID
 		}

@@ -13,12 +13,7 @@ import (
 
 func run(t testing.TB, cfg Config) (*tracecheck.Trace, *Result) {
 	t.Helper()
-	var res *Result
-	tr := tracecheck.Record(t, blocks, func(rec *instrument.Recorder) (err error) {
-		res, err = Run(rec, cfg)
-		return err
-	})
-	return tr, res
+	return tracecheck.RecordRun(t, instrument.Options{States: blocks}, Run, cfg)
 }
 
 // checkBlocks checks a process's block sequence against Table 1's shape:

@@ -11,14 +11,6 @@ import (
 	"github.com/parscope/parscope/trace"
 )
 
-func record(t *testing.T, cfg Config) *tracecheck.Trace {
-	t.Helper()
-	return tracecheck.RecordOptions(t, instrument.Options{Regions: Regions}, func(rec *instrument.Recorder) error {
-		_, err := Run(rec, cfg)
-		return err
-	})
-}
-
 func TestTransposeIsAPermutation(t *testing.T) {
 	for _, n := range []int{8, 16, 27} {
 		rows, cols := Layout(n)
@@ -45,7 +37,7 @@ func TestCG(t *testing.T) {
 			if r, cl := Layout(c.procs); r != c.rows || cl != c.cols {
 				t.Fatalf("layout %dx%d, want %dx%d", r, cl, c.rows, c.cols)
 			}
-			tr := record(t, Config{Procs: c.procs, Seg: 64, Iter: 10})
+			tr, _ := tracecheck.RecordRun(t, instrument.Options{Regions: Regions}, Run, Config{Procs: c.procs, Seg: 64, Iter: 10})
 			if n := tr.CheckMessages(t); n != c.msgs {
 				t.Errorf("%d messages, want %d", n, c.msgs)
 			}

@@ -76,10 +76,6 @@ func Run(rec *instrument.Recorder, cfg Config) ([]float64, error) {
 	for i := range tasks {
 		tasks[i] = task{id: i, steps: cfg.Calc/2 + rng.IntN(cfg.Calc-cfg.Calc/2) + 1}
 	}
-	ev := make([]int32, len(points))
-	for i, n := range points {
-		ev[i] = rec.EventID(n)
-	}
 	procs := cfg.Workers + 1
 	toWorker := make([]chan task, procs)
 	results := make([]chan float64, procs)
@@ -87,10 +83,7 @@ func Run(rec *instrument.Recorder, cfg Config) ([]float64, error) {
 		toWorker[w], results[w] = make(chan task, cfg.Tasks), make(chan float64, cfg.Tasks)
 	}
 	out := make([]float64, cfg.Tasks)
-	mark := func(p *instrument.Process, point int) {
-		p.Block(int32(point))
-		p.Event(ev[point])
-	}
+	mark := workload.Marker(rec, points)
 	calc := func(p *instrument.Process, t task) float64 {
 		x := float64(t.id)
 		for s := 0; s < t.steps; s++ {

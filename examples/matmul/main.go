@@ -13,7 +13,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -124,19 +123,12 @@ func (t *Task) Snapshot() ([]byte, error) {
 	return probe.EncodeState(&t.s)
 }
 
-// Restore implements probe.Task. It decodes into the task's own arrays (s
-// shares them), so a restore allocates no array; after an error the task is
-// undefined until the next successful Restore.
+// Restore implements probe.Task (workload.RestoreState: in place, without
+// allocating an array).
 func (t *Task) Restore(b []byte) error {
-	s := t.s
-	if err := probe.DecodeState(b, &s); err != nil {
-		return err
-	}
-	if len(s.A) != t.N*t.N || len(s.C) != t.N*t.N || s.Row < 0 || s.Row >= t.N || s.Rep < 0 || s.Rep >= t.Reps {
-		return errors.New("matmul: the snapshot does not fit this size")
-	}
-	t.s = s
-	return nil
+	return workload.RestoreState("matmul", b, &t.s, func(s *state) bool {
+		return len(s.A) == t.N*t.N && len(s.C) == t.N*t.N && s.Row >= 0 && s.Row < t.N && s.Rep >= 0 && s.Rep < t.Reps
+	})
 }
 
 // Checksum sums A.

@@ -12,14 +12,6 @@ import (
 	"github.com/parscope/parscope/trace"
 )
 
-func record(t *testing.T, cfg Config) *tracecheck.Trace {
-	t.Helper()
-	return tracecheck.RecordOptions(t, instrument.Options{Regions: Regions}, func(rec *instrument.Recorder) error {
-		_, err := Run(rec, cfg)
-		return err
-	})
-}
-
 func TestDims(t *testing.T) {
 	for n, want := range map[int][3]int{1: {1, 1, 1}, 8: {2, 2, 2}, 12: {3, 2, 2}, 16: {4, 2, 2}, 27: {3, 3, 3}, 64: {4, 4, 4}, 7: {7, 1, 1}} {
 		if got := Dims(n); got != want {
@@ -32,7 +24,7 @@ func TestDims(t *testing.T) {
 // for two ranks; the totals are those of examples/mpi/mg.c run under the
 // MPI shim with the same parameters (1,574,912 bytes in 1,424 messages).
 func TestMG16(t *testing.T) {
-	tr := record(t, Config{Procs: 16, N: 16, Levels: 4, Iter: 4})
+	tr, _ := tracecheck.RecordRun(t, instrument.Options{Regions: Regions}, Run, Config{Procs: 16, N: 16, Levels: 4, Iter: 4})
 	if n := tr.CheckMessages(t); n != 1424 {
 		t.Errorf("%d messages, want 1424", n)
 	}

@@ -14,7 +14,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -155,19 +154,12 @@ func (t *Task) Snapshot() ([]byte, error) {
 	return probe.EncodeState(&t.s)
 }
 
-// Restore implements probe.Task. It decodes into the task's own arrays (s
-// shares them), so a restore allocates no array; after an error the task is
-// undefined until the next successful Restore.
+// Restore implements probe.Task (workload.RestoreState: in place, without
+// allocating an array).
 func (t *Task) Restore(b []byte) error {
-	s := t.s
-	if err := probe.DecodeState(b, &s); err != nil {
-		return err
-	}
-	if len(s.X) != 3*t.N || len(s.V) != 3*t.N || len(s.Hist) != bins || s.Step < 0 || s.Step > t.Steps || s.Analysis >= t.N {
-		return errors.New("nbody: the snapshot does not fit this size")
-	}
-	t.s = s
-	return nil
+	return workload.RestoreState("nbody", b, &t.s, func(s *state) bool {
+		return len(s.X) == 3*t.N && len(s.V) == 3*t.N && len(s.Hist) == bins && s.Step >= 0 && s.Step <= t.Steps && s.Analysis < t.N
+	})
 }
 
 // Energy returns the kinetic energy plus the last potential energy.

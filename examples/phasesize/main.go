@@ -15,7 +15,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -156,21 +155,14 @@ func (t *Task) Snapshot() ([]byte, error) {
 	return probe.EncodeState(&t.s)
 }
 
-// Restore implements probe.Task. It decodes into the task's own arrays (s
-// shares them), so a restore allocates no array; after an error the task is
-// undefined until the next successful Restore.
+// Restore implements probe.Task (workload.RestoreState: in place, without
+// allocating an array).
 func (t *Task) Restore(b []byte) error {
-	s := t.s
-	if err := probe.DecodeState(b, &s); err != nil {
-		return err
-	}
-	n := t.N
-	if len(s.Table) != t.Table || len(s.Grid) != n*n || len(s.Nx) != n*n || len(s.Spec) != modes ||
-		s.Stage < 0 || s.Stage > 2 || s.Pos < 0 || s.Pos > max(t.Table, 4*n) || s.Sweep < 0 || s.Sweep >= t.Sweeps || s.Iter < 0 || s.Iter >= t.Iters {
-		return errors.New("phasesize: the snapshot does not fit this size")
-	}
-	t.s = s
-	return nil
+	return workload.RestoreState("phasesize", b, &t.s, func(s *state) bool {
+		n := t.N
+		return len(s.Table) == t.Table && len(s.Grid) == n*n && len(s.Nx) == n*n && len(s.Spec) == modes &&
+			s.Stage >= 0 && s.Stage <= 2 && s.Pos >= 0 && s.Pos <= max(t.Table, 4*n) && s.Sweep >= 0 && s.Sweep < t.Sweeps && s.Iter >= 0 && s.Iter < t.Iters
+	})
 }
 
 // Checksum sums the spectrum and the grid.

@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/parscope/parscope/examples/internal/tracecheck"
 	"github.com/parscope/parscope/probe"
 )
 
@@ -46,13 +47,5 @@ func TestBlocksScale(t *testing.T) {
 // TestRestoreInPlace: Restore decodes into the task's own arrays, without
 // allocating new ones, and continues from the saved state.
 func TestRestoreInPlace(t *testing.T) {
-	allocs, err := probe.RestoreAllocs(func() probe.Task { return &Task{N: 20, Iters: 3, Sweeps: 2, Table: 8192, Seed: 6} }, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// At most the struct header Restore decodes into, which escapes
-	// through DecodeState's interface; an array would be one more each.
-	if allocs > 1 {
-		t.Errorf("Restore: %v allocations, want at most 1", allocs)
-	}
+	tracecheck.RestoreInPlace(t, func() probe.Task { return &Task{N: 20, Iters: 3, Sweeps: 2, Table: 8192, Seed: 6} }, 3)
 }

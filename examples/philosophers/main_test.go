@@ -11,12 +11,7 @@ import (
 
 func run(t *testing.T, cfg Config) (*tracecheck.Trace, [][]int32) {
 	t.Helper()
-	var seqs [][]int32
-	tr := tracecheck.Record(t, states(), func(rec *instrument.Recorder) (err error) {
-		seqs, err = Run(rec, cfg)
-		return err
-	})
-	return tr, seqs
+	return tracecheck.RecordRun(t, instrument.Options{States: states()}, Run, cfg)
 }
 
 func TestPhilosophers(t *testing.T) {

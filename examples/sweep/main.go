@@ -16,7 +16,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -179,20 +178,13 @@ func (t *Task) Snapshot() ([]byte, error) {
 	return probe.EncodeState(&t.s)
 }
 
-// Restore implements probe.Task. It decodes into the task's own arrays (s
-// shares them), so a restore allocates no array; after an error the task is
-// undefined until the next successful Restore.
+// Restore implements probe.Task (workload.RestoreState: in place, without
+// allocating an array).
 func (t *Task) Restore(b []byte) error {
-	s := t.s
-	if err := probe.DecodeState(b, &s); err != nil {
-		return err
-	}
-	n := t.N
-	if len(s.Psi) != n*n || len(s.Phi) != n*n || len(s.Src) != n*n || s.Dir < 0 || s.Dir > 4 || s.Diag < 0 || s.Diag >= 2*n-1 || s.Iter < 0 || s.Iter >= t.Iters {
-		return errors.New("sweep: the snapshot does not fit this size")
-	}
-	t.s = s
-	return nil
+	return workload.RestoreState("sweep", b, &t.s, func(s *state) bool {
+		n := t.N
+		return len(s.Psi) == n*n && len(s.Phi) == n*n && len(s.Src) == n*n && s.Dir >= 0 && s.Dir <= 4 && s.Diag >= 0 && s.Diag < 2*n-1 && s.Iter >= 0 && s.Iter < t.Iters
+	})
 }
 
 func main() {

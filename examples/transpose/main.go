@@ -147,14 +147,7 @@ func Run(rec *instrument.Recorder, cfg Config) ([][]float64, error) {
 	}
 	n := cfg.N
 	a := Matrix(n, cfg.Seed)
-	ev := make([]int32, len(points))
-	for i, name := range points {
-		ev[i] = rec.EventID(name)
-	}
-	mark := func(p *instrument.Process, point int) {
-		p.Block(int32(point))
-		p.Event(ev[point])
-	}
+	mark := workload.Marker(rec, points)
 	var sink [Procs]float64
 	work := func(w int, v []float64) {
 		for _, x := range v {

@@ -12,12 +12,7 @@ import (
 
 func run(t testing.TB, cfg Config) (*tracecheck.Trace, [][]float64) {
 	t.Helper()
-	var out [][]float64
-	tr := tracecheck.Record(t, blocks, func(rec *instrument.Recorder) (err error) {
-		out, err = Run(rec, cfg)
-		return err
-	})
-	return tr, out
+	return tracecheck.RecordRun(t, instrument.Options{States: blocks}, Run, cfg)
 }
 
 func TestTranspose(t *testing.T) {

@@ -8,17 +8,8 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
-	"github.com/parscope/parscope/trace"
+	"github.com/parscope/parscope/format/formattest"
 )
-
-// countWriter counts records without keeping them.
-type countWriter struct {
-	h trace.Header
-	n int64
-}
-
-func (w *countWriter) Header() *trace.Header  { return &w.h }
-func (w *countWriter) Add(trace.Record) error { w.n++; return nil }
 
 // BenchmarkImport imports a generated 4-rank trace of about 100,000
 // records (8 MB of text) and reports records per second.
@@ -47,11 +38,11 @@ func BenchmarkImport(b *testing.B) {
 	b.ReportAllocs()
 	var records, iters int64
 	for b.Loop() {
-		w := &countWriter{}
+		w := &formattest.Count{}
 		if err := (Importer{}).Import(context.Background(), paths, format.Options{}, w); err != nil {
 			b.Fatal(err)
 		}
-		records += w.n
+		records += w.N
 		iters++
 	}
 	b.ReportMetric(float64(records)/b.Elapsed().Seconds(), "records/s")

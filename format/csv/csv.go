@@ -394,6 +394,13 @@ func appendField(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// commaInt appends a comma and v, the next column of a row.
+func commaInt(b []byte, v int64) []byte { return format.AppendInt(append(b, ','), v) }
+
+// commaField appends a comma and s as the next column of a row, quoted
+// when it must be.
+func commaField(b []byte, s string) []byte { return appendField(append(b, ','), s) }
+
 // needsQuotes follows encoding/csv: a field is quoted when it contains a
 // comma, a quote or a line break, starts with white space, or is `\.`
 // (which PostgreSQL's COPY would read as the end of the data).
@@ -411,10 +418,8 @@ func needsQuotes(s string) bool {
 // head appends the run,proc,t columns that start most record rows.
 func head(b []byte, r *trace.Record) []byte {
 	b = format.AppendInt(b, int64(r.Run))
-	b = append(b, ',')
-	b = format.AppendInt(b, int64(r.Proc))
-	b = append(b, ',')
-	b = format.AppendInt(b, r.T)
+	b = commaInt(b, int64(r.Proc))
+	b = commaInt(b, r.T)
 	return append(b, ',')
 }
 
@@ -444,38 +449,28 @@ func messageRow(b []byte, r *trace.Record) []byte {
 		b = append(b, ",recv,"...)
 	}
 	b = format.AppendInt(b, int64(r.Peer))
-	b = append(b, ',')
-	b = format.AppendInt(b, r.Value)
-	b = append(b, ',')
-	b = format.AppendInt(b, int64(r.Tag))
-	b = append(b, ',')
-	b = format.AppendInt(b, int64(r.Comm))
-	b = append(b, ',')
-	b = format.AppendInt(b, int64(r.Seq))
-	b = append(b, ',')
-	b = format.AppendInt(b, int64(r.Flags))
+	b = commaInt(b, r.Value)
+	b = commaInt(b, int64(r.Tag))
+	b = commaInt(b, int64(r.Comm))
+	b = commaInt(b, int64(r.Seq))
+	b = commaInt(b, int64(r.Flags))
 	return append(b, '\n')
 }
 
 func collectiveRow(b []byte, r *trace.Record) []byte {
 	b = head(b, r)
 	b = format.AppendInt(b, r.End)
-	b = append(b, ',')
-	b = appendField(b, trace.CollectiveOp(r.ID).String())
-	b = append(b, ',')
-	b = format.AppendInt(b, int64(r.Peer))
-	b = append(b, ',')
-	b = format.AppendInt(b, r.Value)
-	b = append(b, ',')
-	b = format.AppendInt(b, int64(r.Comm))
+	b = commaField(b, trace.CollectiveOp(r.ID).String())
+	b = commaInt(b, int64(r.Peer))
+	b = commaInt(b, r.Value)
+	b = commaInt(b, int64(r.Comm))
 	return append(b, '\n')
 }
 
 func eventRow(b []byte, r *trace.Record) []byte {
 	b = head(b, r)
 	b = format.AppendInt(b, int64(r.ID))
-	b = append(b, ',')
-	b = format.AppendInt(b, r.Value)
+	b = commaInt(b, r.Value)
 	return append(b, '\n')
 }
 
@@ -489,16 +484,11 @@ func counterRow(b []byte, r *trace.Record) []byte {
 
 func bbvRow(b []byte, r *trace.Record) []byte {
 	b = format.AppendInt(b, int64(r.Run))
-	b = append(b, ',')
-	b = format.AppendInt(b, int64(r.Proc))
-	b = append(b, ',')
-	b = format.AppendInt(b, int64(r.Seq))
-	b = append(b, ',')
-	b = format.AppendInt(b, r.T)
-	b = append(b, ',')
-	b = format.AppendInt(b, int64(r.ID))
-	b = append(b, ',')
-	b = format.AppendInt(b, r.Value)
+	b = commaInt(b, int64(r.Proc))
+	b = commaInt(b, int64(r.Seq))
+	b = commaInt(b, r.T)
+	b = commaInt(b, int64(r.ID))
+	b = commaInt(b, r.Value)
 	return append(b, '\n')
 }
 
@@ -510,13 +500,20 @@ func sortedByID[T any](s []T, id func(*T) int32) []T {
 	return c
 }
 
+// putDict writes a line per definition of defs in id order: the id, then
+// the columns cols appends.
+func putDict[T any](w *rowWriter, defs []T, id func(*T) int32, cols func(b []byte, d *T) []byte) {
+	for _, d := range sortedByID(defs, id) {
+		b := format.AppendInt(w.buf(), int64(id(&d)))
+		w.put(append(cols(b, &d), '\n'))
+	}
+}
+
 func runsDict(w *rowWriter, h *trace.Header) {
 	for _, r := range h.Runs {
 		b := format.AppendInt(w.buf(), int64(r.ID))
-		b = append(b, ',')
-		b = appendField(b, r.Name)
-		b = append(b, ',')
-		b = format.AppendInt(b, int64(r.Procs))
+		b = commaField(b, r.Name)
+		b = commaInt(b, int64(r.Procs))
 		w.put(append(b, '\n'))
 	}
 }
@@ -531,75 +528,49 @@ func procsDict(w *rowWriter, h *trace.Header) {
 	})
 	for _, p := range ps {
 		b := format.AppendInt(w.buf(), int64(p.Run))
-		b = append(b, ',')
-		b = format.AppendInt(b, int64(p.Proc))
-		b = append(b, ',')
-		b = appendField(b, p.Name)
+		b = commaInt(b, int64(p.Proc))
+		b = commaField(b, p.Name)
 		w.put(append(b, '\n'))
 	}
 }
 
 func statesDict(w *rowWriter, h *trace.Header) {
-	for _, d := range sortedByID(h.States, func(d *trace.StateDef) int32 { return d.ID }) {
-		b := format.AppendInt(w.buf(), int64(d.ID))
-		b = append(b, ',')
-		b = appendField(b, d.Name)
-		b = append(b, ',')
-		b = appendField(b, d.Description)
-		b = append(b, ',')
-		b = appendField(b, d.File)
-		b = append(b, ',')
-		b = format.AppendInt(b, int64(d.Line))
-		w.put(append(b, '\n'))
-	}
+	putDict(w, h.States, func(d *trace.StateDef) int32 { return d.ID }, func(b []byte, d *trace.StateDef) []byte {
+		b = commaField(b, d.Name)
+		b = commaField(b, d.Description)
+		b = commaField(b, d.File)
+		return commaInt(b, int64(d.Line))
+	})
 }
 
 func regionsDict(w *rowWriter, h *trace.Header) {
-	for _, d := range sortedByID(h.Regions, func(d *trace.RegionDef) int32 { return d.ID }) {
-		b := format.AppendInt(w.buf(), int64(d.ID))
-		b = append(b, ',')
-		b = appendField(b, d.Kind.String())
-		b = append(b, ',')
-		b = appendField(b, d.Label)
-		b = append(b, ',')
-		b = appendField(b, d.Function)
-		b = append(b, ',')
-		b = appendField(b, d.File)
-		b = append(b, ',')
-		b = format.AppendInt(b, int64(d.Line))
-		b = append(b, ',')
-		b = format.AppendInt(b, int64(d.EndLine))
-		b = append(b, ',')
-		b = format.AppendInt(b, int64(d.Parent))
-		w.put(append(b, '\n'))
-	}
+	putDict(w, h.Regions, func(d *trace.RegionDef) int32 { return d.ID }, func(b []byte, d *trace.RegionDef) []byte {
+		b = commaField(b, d.Kind.String())
+		b = commaField(b, d.Label)
+		b = commaField(b, d.Function)
+		b = commaField(b, d.File)
+		b = commaInt(b, int64(d.Line))
+		b = commaInt(b, int64(d.EndLine))
+		return commaInt(b, int64(d.Parent))
+	})
 }
 
 func eventsDict(w *rowWriter, h *trace.Header) {
-	for _, d := range sortedByID(h.Events, func(d *trace.EventDef) int32 { return d.ID }) {
-		b := format.AppendInt(w.buf(), int64(d.ID))
-		b = append(b, ',')
-		b = appendField(b, d.Name)
-		w.put(append(b, '\n'))
-	}
+	putDict(w, h.Events, func(d *trace.EventDef) int32 { return d.ID }, func(b []byte, d *trace.EventDef) []byte {
+		return commaField(b, d.Name)
+	})
 }
 
 func countersDict(w *rowWriter, h *trace.Header) {
-	for _, d := range sortedByID(h.Counters, func(d *trace.CounterDef) int32 { return d.ID }) {
-		b := format.AppendInt(w.buf(), int64(d.ID))
-		b = append(b, ',')
-		b = appendField(b, d.Name)
-		b = append(b, ',')
-		b = appendField(b, d.Unit)
-		w.put(append(b, '\n'))
-	}
+	putDict(w, h.Counters, func(d *trace.CounterDef) int32 { return d.ID }, func(b []byte, d *trace.CounterDef) []byte {
+		b = commaField(b, d.Name)
+		return commaField(b, d.Unit)
+	})
 }
 
 func commsDict(w *rowWriter, h *trace.Header) {
-	for _, d := range sortedByID(h.Comms, func(d *trace.CommDef) int32 { return d.ID }) {
-		b := format.AppendInt(w.buf(), int64(d.ID))
-		b = append(b, ',')
-		b = appendField(b, d.Name)
+	putDict(w, h.Comms, func(d *trace.CommDef) int32 { return d.ID }, func(b []byte, d *trace.CommDef) []byte {
+		b = commaField(b, d.Name)
 		b = append(b, ',')
 		for i, m := range d.Members {
 			if i > 0 {
@@ -607,6 +578,6 @@ func commsDict(w *rowWriter, h *trace.Header) {
 			}
 			b = format.AppendInt(b, int64(m))
 		}
-		w.put(append(b, '\n'))
-	}
+		return b
+	})
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/trace"
 	"github.com/parscope/parscope/trace/tracetest"
 )
@@ -142,21 +143,6 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// readCSV parses a file with encoding/csv.
-func readCSV(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := encsv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return rows
-}
-
 // TestReadBack checks the columns and values through encoding/csv, so it
 // does not depend on the golden files being right.
 func TestReadBack(t *testing.T) {
@@ -180,7 +166,7 @@ func TestReadBack(t *testing.T) {
 		"comms.csv":         {{"id", "name", "members"}, {"0", "world", ""}, {"1", "pair", "1;0"}},
 	}
 	for name, rows := range want {
-		got := readCSV(t, filepath.Join(dir, name))
+		got := formattest.ReadCSV(t, filepath.Join(dir, name))
 		if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", rows) {
 			t.Errorf("%s = %q\nwant %q", name, got, rows)
 		}
@@ -397,7 +383,7 @@ func TestGeneratedCounts(t *testing.T) {
 	}
 	total := 0
 	for _, n := range listDir(t, dir) {
-		rows := readCSV(t, filepath.Join(dir, n))
+		rows := formattest.ReadCSV(t, filepath.Join(dir, n))
 		if n != "runs.csv" {
 			total += len(rows) - 1
 		}

@@ -1,13 +1,11 @@
 package dumpi
 
 import (
-	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/internal/realdata"
 )
 
@@ -20,17 +18,11 @@ func FuzzMeta(f *testing.F) {
 	f.Add([]byte("numprocs=2\nfileprefix=../../etc/x\n"))
 	f.Add([]byte("numprocs=1048577\nfileprefix=a\nnot a pair\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "f.meta")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := formattest.WriteFile(t, "", "f.meta", string(data))
+		dir := filepath.Dir(path)
 		m, err := readMeta(path)
 		if err != nil {
-			var fe *format.Error
-			if !errors.As(err, &fe) || fe.File != path {
-				t.Fatalf("error %v is not a *format.Error naming %s", err, path)
-			}
+			formattest.ErrorNames(t, err, path)
 			return
 		}
 		if m.procs < 1 || m.procs > 1<<20 || len(m.bins) != m.procs {

@@ -1,6 +1,7 @@
 package dumpi
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -112,15 +113,7 @@ func decodeRank(b []byte, rank, procs int32, origin int64, h *trace.Header, cs *
 	if len(rd.pending) > 0 {
 		h.Repair(RepairUnwaitedRequest, int64(len(rd.pending)))
 	}
-	slices.SortStableFunc(rd.recs, func(a, b trace.Record) int {
-		switch {
-		case a.T < b.T:
-			return -1
-		case a.T > b.T:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(rd.recs, func(a, b trace.Record) int { return cmp.Compare(a.T, b.T) })
 	return rd.recs, nil
 }
 
@@ -130,6 +123,15 @@ func (rd *rankDecoder) bytes(count int32, dt uint16) int64 {
 		return 0
 	}
 	return int64(count) * rd.sizes[dt]
+}
+
+// total returns the bytes of counts[i] elements of dt, summed over i.
+func (rd *rankDecoder) total(counts []int32, dt uint16) int64 {
+	var sum int64
+	for _, n := range counts {
+		sum += rd.bytes(n, dt)
+	}
+	return sum
 }
 
 func (rd *rankDecoder) peer(p int32) int32 {
@@ -268,9 +270,7 @@ func (rd *rankDecoder) args(c call, start int) error {
 		d.readScatterv(&a)
 		var total int64
 		if a.commrank == a.root {
-			for _, n := range a.sendcounts {
-				total += rd.bytes(n, a.sendtype)
-			}
+			total = rd.total(a.sendcounts, a.sendtype)
 		} else {
 			total = rd.bytes(a.recvcount, a.recvtype)
 		}
@@ -286,11 +286,7 @@ func (rd *rankDecoder) args(c call, start int) error {
 	case "MPI_Alltoallv":
 		var a alltoallvArgs
 		d.readAlltoallv(&a)
-		var total int64
-		for _, n := range a.sendcounts {
-			total += rd.bytes(n, a.sendtype)
-		}
-		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpAlltoall, trace.NoPeer, total, rd.comm(a.comm)))
+		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpAlltoall, trace.NoPeer, rd.total(a.sendcounts, a.sendtype), rd.comm(a.comm)))
 	case "MPI_Alltoallw":
 		var a alltoallwArgs
 		d.readAlltoallw(&a)
@@ -304,11 +300,7 @@ func (rd *rankDecoder) args(c call, start int) error {
 	case "MPI_Reduce_scatter":
 		var a reduceScatterArgs
 		d.readReduceScatter(&a)
-		var total int64
-		for _, n := range a.recvcounts {
-			total += rd.bytes(n, a.datatype)
-		}
-		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpReduceScatter, trace.NoPeer, total, rd.comm(a.comm)))
+		msg(trace.Coll(0, rd.rank, c.enter, c.exit, trace.OpReduceScatter, trace.NoPeer, rd.total(a.recvcounts, a.datatype), rd.comm(a.comm)))
 	default:
 		if !rd.groupCall(name) && !d.skipArgs(c.label) {
 			return &offsetErr{int64(start), fmt.Sprintf("%s: SST DUMPI never writes a record with this label", name)}

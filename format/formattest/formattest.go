@@ -1,14 +1,18 @@
-// Package formattest holds the helpers the importers' tests share: writing
-// an input file (plain or gzipped), importing into memory or into a .pst
-// store, counting records by kind, and comparing an output with a golden
-// file. The real
-// sample traces the tests import are found with internal/realdata.
+// Package formattest holds the helpers the importers' and exporters' tests
+// share: writing an input file (plain or gzipped), importing into memory or
+// into a .pst store, writers that keep records unchecked (for fuzz
+// targets) or only count them (for benchmarks), checking that an error
+// names its input, counting records by kind, reading a CSV table, and
+// comparing an output with a golden file. The real sample traces the tests
+// import are found with internal/realdata.
 package formattest
 
 import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/csv"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -55,6 +59,32 @@ func WriteFile(t testing.TB, dir, name, content string) string {
 	return p
 }
 
+// ErrorNames fails the test unless err is a *format.Error that names the
+// file at path, as an importer's errors about an input must.
+func ErrorNames(t testing.TB, err error, path string) {
+	t.Helper()
+	var fe *format.Error
+	if !errors.As(err, &fe) || fe.File != path {
+		t.Fatalf("error %v is not a *format.Error naming %s", err, path)
+	}
+}
+
+// ReadCSV parses the CSV file at path (an exporter's table) with
+// encoding/csv.
+func ReadCSV(t testing.TB, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rows
+}
+
 // Gzip returns data gzipped, for tests of an importer's gzip input.
 func Gzip(t testing.TB, data []byte) []byte {
 	t.Helper()
@@ -67,6 +97,58 @@ func Gzip(t testing.TB, data []byte) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// Collect is a trace.Writer that keeps the header and the records as an
+// importer gives them, without checking them as trace.Memory does, so that
+// a fuzz target checks the importer's promises itself (Check).
+type Collect struct {
+	H       trace.Header
+	Records []trace.Record
+}
+
+// Header implements trace.Writer.
+func (c *Collect) Header() *trace.Header { return &c.H }
+
+// Add implements trace.Writer: it keeps r.
+func (c *Collect) Add(r trace.Record) error {
+	c.Records = append(c.Records, r)
+	return nil
+}
+
+// Count is a trace.Writer that only counts the records it is given, for
+// the importers' benchmarks.
+type Count struct {
+	H trace.Header
+	N int64
+}
+
+// Header implements trace.Writer.
+func (c *Count) Header() *trace.Header { return &c.H }
+
+// Add implements trace.Writer: it counts r.
+func (c *Count) Add(trace.Record) error {
+	c.N++
+	return nil
+}
+
+// Check fails the test unless c holds what an import that succeeded
+// promises: some records, a valid header, and each process's records in
+// time order (trace.OrderCheck).
+func (c *Collect) Check(t testing.TB) {
+	t.Helper()
+	if len(c.Records) == 0 {
+		t.Fatalf("no error and no records")
+	}
+	if err := c.H.Validate(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	var check trace.OrderCheck
+	for _, r := range c.Records {
+		if err := check.Check(&r); err != nil {
+			t.Fatalf("record %v: %v", r, err)
+		}
+	}
 }
 
 // CountKinds returns how many records of each kind recs holds.

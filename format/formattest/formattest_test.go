@@ -150,3 +150,67 @@ func TestGolden(t *testing.T) {
 		t.Errorf("equal output reported %q %q", r.errors, r.fatals)
 	}
 }
+
+func TestCollectCheck(t *testing.T) {
+	var ok Collect
+	ok.Header().Runs = []trace.RunInfo{{ID: 0, Procs: 1}}
+	ok.Header().States = []trace.StateDef{{ID: 1, Name: "a"}}
+	for _, r := range []trace.Record{trace.State(0, 0, 5, 1), trace.State(0, 0, 7, 1)} {
+		if err := ok.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rec recorder
+	ok.Check(&rec)
+	if len(rec.fatals) != 0 || len(ok.Records) != 2 {
+		t.Fatalf("a valid import: %v, %d records", rec.fatals, len(ok.Records))
+	}
+	// Out of order: Add keeps it, Check refuses it.
+	ok.Add(trace.State(0, 0, 3, 1))
+	rec = recorder{}
+	ok.Check(&rec)
+	if len(rec.fatals) != 1 || !strings.Contains(rec.fatals[0], "record") {
+		t.Errorf("records out of order: %v, want one failure naming the record", rec.fatals)
+	}
+	rec = recorder{}
+	(&Collect{}).Check(&rec)
+	if len(rec.fatals) == 0 || rec.fatals[0] != "no error and no records" {
+		t.Errorf("no records: %v", rec.fatals)
+	}
+}
+
+func TestErrorNames(t *testing.T) {
+	var rec recorder
+	ErrorNames(&rec, fmt.Errorf("reading: %w", &format.Error{File: "a.prv", Msg: "bad"}), "a.prv")
+	if len(rec.fatals) != 0 {
+		t.Errorf("an error naming the file: %v", rec.fatals)
+	}
+	for _, err := range []error{&format.Error{File: "b.prv", Msg: "bad"}, io.ErrUnexpectedEOF} {
+		rec = recorder{}
+		ErrorNames(&rec, err, "a.prv")
+		if len(rec.fatals) != 1 || !strings.Contains(rec.fatals[0], "naming a.prv") {
+			t.Errorf("%v: %v, want one failure", err, rec.fatals)
+		}
+	}
+}
+
+func TestCount(t *testing.T) {
+	var c Count
+	c.Header().Meta.Program = "p"
+	for range 3 {
+		if err := c.Add(trace.State(0, 0, 0, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.N != 3 || c.H.Meta.Program != "p" {
+		t.Errorf("counted %d records, header %+v; want 3 and the program set", c.N, c.H.Meta)
+	}
+}
+
+func TestReadCSV(t *testing.T) {
+	path := WriteFile(t, "", "t.csv", "id,name\n1,\"a, b\"\n")
+	rows := ReadCSV(t, path)
+	if len(rows) != 2 || rows[1][1] != "a, b" {
+		t.Errorf("rows %q", rows)
+	}
+}

@@ -9,22 +9,9 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
-	"github.com/parscope/parscope/trace"
+	"github.com/parscope/parscope/format/formattest"
+	"github.com/parscope/parscope/internal/cputime"
 )
-
-// countWriter is a trace.Writer that only counts what it is given.
-type countWriter struct {
-	h   trace.Header
-	n   int64
-	sum int64
-}
-
-func (c *countWriter) Header() *trace.Header { return &c.h }
-func (c *countWriter) Add(r trace.Record) error {
-	c.n++
-	c.sum += r.T + int64(r.ID) + int64(r.Proc)
-	return nil
-}
 
 // benchTrace writes a generated trace of 17 processes (the paper's 17
 // dimensional runs) and 1,020,000 lines to a temporary file.
@@ -60,18 +47,18 @@ func BenchmarkParse(b *testing.B) {
 	b.SetBytes(st.Size())
 	b.ReportAllocs()
 	var total int64
-	cpu0 := cpuTime()
+	cpu0 := cputime.Used()
 	for b.Loop() {
-		w := &countWriter{}
+		w := &formattest.Count{}
 		if err := Import(context.Background(), []string{path}, format.Options{}, w); err != nil {
 			b.Fatal(err)
 		}
-		if w.n != lines {
-			b.Fatalf("%d records, want %d", w.n, lines)
+		if w.N != lines {
+			b.Fatalf("%d records, want %d", w.N, lines)
 		}
-		total += w.n
+		total += w.N
 	}
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Used() - cpu0
 	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "records/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(total), "ns/line")
 	if cpu > 0 {

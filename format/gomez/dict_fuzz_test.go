@@ -1,13 +1,12 @@
 package gomez
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 )
 
 // FuzzReadDict feeds arbitrary bytes as a block dictionary, starting from
@@ -23,16 +22,10 @@ func FuzzReadDict(f *testing.F) {
 	f.Add([]byte("# blocks\n\n7\tx\n-1 y\n"))
 	f.Add([]byte("1 a\n1 b\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "d.txt")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := formattest.WriteFile(t, "", "d.txt", string(data))
 		defs, err := ReadDict(path)
 		if err != nil {
-			var fe *format.Error
-			if !errors.As(err, &fe) || fe.File != path {
-				t.Fatalf("error %v is not a *format.Error naming %s", err, path)
-			}
+			formattest.ErrorNames(t, err, path)
 			return
 		}
 		seen := map[int32]bool{}

@@ -9,21 +9,9 @@ import (
 	"time"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/trace"
 )
-
-// collectWriter keeps records without checking them, so that the fuzz
-// target checks the importer's promises itself.
-type collectWriter struct {
-	h    trace.Header
-	recs []trace.Record
-}
-
-func (c *collectWriter) Header() *trace.Header { return &c.h }
-func (c *collectWriter) Add(r trace.Record) error {
-	c.recs = append(c.recs, r)
-	return nil
-}
 
 // FuzzImport feeds arbitrary bytes to the importer through a file. It must
 // not panic; when it succeeds, every process's records are in time order,
@@ -70,26 +58,17 @@ func FuzzImport(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		w := &collectWriter{}
+		w := &formattest.Collect{}
 		err := Import(context.Background(), []string{path}, format.Options{TimeUnit: unit}, w)
 		(Importer{}).Detect(path, data)
 		if err != nil {
 			return
 		}
-		if len(w.recs) == 0 {
-			t.Fatal("no error and no records")
-		}
-		if err := w.h.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		states := trace.NewIndex(&w.h)
-		var check trace.OrderCheck
-		for _, r := range w.recs {
-			if err := check.Check(&r); err != nil {
-				t.Fatalf("record %v: %v", r, err)
-			}
-			if int(r.Run) >= len(w.h.Runs) || r.Proc >= w.h.Runs[r.Run].Procs {
-				t.Fatalf("record %v outside the runs %+v", r, w.h.Runs)
+		w.Check(t)
+		states := trace.NewIndex(&w.H)
+		for _, r := range w.Records {
+			if int(r.Run) >= len(w.H.Runs) || r.Proc >= w.H.Runs[r.Run].Procs {
+				t.Fatalf("record %v outside the runs %+v", r, w.H.Runs)
 			}
 			if r.Kind != trace.KindState || r.T < 0 || r.ID < 0 {
 				t.Fatalf("record %v", r)

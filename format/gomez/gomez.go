@@ -117,13 +117,9 @@ func (s *importer) scanPids() error {
 		if err := s.ctx.Err(); err != nil {
 			return fmt.Errorf("gomez: %w", err)
 		}
-		lr, err := format.OpenLines(path)
+		lr, err := openInput(path)
 		if err != nil {
-			var fe *format.Error
-			if errors.As(err, &fe) {
-				return err
-			}
-			return fmt.Errorf("gomez: %w", err)
+			return err
 		}
 		for untilCtx := ctxEvery; ; {
 			line, err := lr.Next()
@@ -228,15 +224,25 @@ type priorEnd struct {
 // blockTable is how large blockSeen may grow; larger ids go to a map.
 const blockTable = 1 << 16
 
-// file imports one input file.
-func (s *importer) file(index int, path string) (err error) {
+// openInput opens the input at path, passing on a *format.Error and
+// wrapping any other error as gomez's.
+func openInput(path string) (*format.LineReader, error) {
 	lr, err := format.OpenLines(path)
 	if err != nil {
 		var fe *format.Error
 		if errors.As(err, &fe) {
-			return err
+			return nil, err
 		}
-		return fmt.Errorf("gomez: %w", err)
+		return nil, fmt.Errorf("gomez: %w", err)
+	}
+	return lr, nil
+}
+
+// file imports one input file.
+func (s *importer) file(index int, path string) (err error) {
+	lr, err := openInput(path)
+	if err != nil {
+		return err
 	}
 	defer func() {
 		if cerr := lr.Close(); cerr != nil && err == nil {

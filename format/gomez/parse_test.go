@@ -108,6 +108,17 @@ func TestParseAllocs(t *testing.T) {
 	_ = sink
 }
 
+// leadingDigits is what digits8 must return for buf, computed digit by
+// digit: the number of leading decimal digits and their value.
+func leadingDigits(buf [8]byte) (int, uint64) {
+	k, v := 0, uint64(0)
+	for k < 8 && buf[k] >= '0' && buf[k] <= '9' {
+		v = v*10 + uint64(buf[k]-'0')
+		k++
+	}
+	return k, v
+}
+
 func TestDigits8(t *testing.T) {
 	tests := []string{"", "0", "7", "12", "1234567", "12345678", "99999999", "00000001",
 		"123 4567", "1234567x", "1:345678", "9/", "\xff\xfa12345", "12\xfa\xff3456", "12345\xfe78"}
@@ -118,11 +129,7 @@ func TestDigits8(t *testing.T) {
 			buf[j] = ' '
 		}
 		k, v := digits8(binary.LittleEndian.Uint64(buf[:]))
-		wantK, wantV := 0, uint64(0)
-		for wantK < 8 && buf[wantK] >= '0' && buf[wantK] <= '9' {
-			wantV = wantV*10 + uint64(buf[wantK]-'0')
-			wantK++
-		}
+		wantK, wantV := leadingDigits(buf)
 		if k != wantK || v != wantV {
 			t.Errorf("digits8(%q) = %d, %d, want %d, %d", buf, k, v, wantK, wantV)
 		}
@@ -140,11 +147,7 @@ func TestDigits8(t *testing.T) {
 			}
 		}
 		k, v := digits8(binary.LittleEndian.Uint64(buf[:]))
-		wantK, wantV := 0, uint64(0)
-		for wantK < 8 && buf[wantK] >= '0' && buf[wantK] <= '9' {
-			wantV = wantV*10 + uint64(buf[wantK]-'0')
-			wantK++
-		}
+		wantK, wantV := leadingDigits(buf)
 		if k != wantK || v != wantV {
 			t.Fatalf("digits8(%q) = %d, %d, want %d, %d", buf, k, v, wantK, wantV)
 		}
@@ -157,11 +160,7 @@ func FuzzDigits8(f *testing.F) {
 		var buf [8]byte
 		binary.LittleEndian.PutUint64(buf[:], v)
 		k, got := digits8(v)
-		wantK, want := 0, uint64(0)
-		for wantK < 8 && buf[wantK] >= '0' && buf[wantK] <= '9' {
-			want = want*10 + uint64(buf[wantK]-'0')
-			wantK++
-		}
+		wantK, want := leadingDigits(buf)
 		if k != wantK || got != want {
 			t.Fatalf("digits8(%q) = %d, %d, want %d, %d", buf, k, got, wantK, want)
 		}

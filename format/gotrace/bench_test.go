@@ -7,20 +7,8 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
-	"github.com/parscope/parscope/trace"
+	"github.com/parscope/parscope/format/formattest"
 )
-
-// countWriter is a trace.Writer that only counts what it is given.
-type countWriter struct {
-	h trace.Header
-	n int64
-}
-
-func (c *countWriter) Header() *trace.Header { return &c.h }
-func (c *countWriter) Add(r trace.Record) error {
-	c.n++
-	return nil
-}
 
 // BenchmarkImport imports stress.go1.26.trace (108,239 events) by goroutine
 // and by P into a writer that discards the records, and reports trace
@@ -37,14 +25,14 @@ func BenchmarkImport(b *testing.B) {
 			b.ReportAllocs()
 			var events, records int64
 			for b.Loop() {
-				w := &countWriter{}
+				w := &formattest.Count{}
 				err := Import(context.Background(), []string{path}, format.Options{Params: map[string]string{ParamBy: by}}, w)
 				if err != nil {
 					b.Fatal(err)
 				}
-				n, _ := strconv.ParseInt(w.h.Meta.Extra["gotrace.events"], 10, 64)
+				n, _ := strconv.ParseInt(w.H.Meta.Extra["gotrace.events"], 10, 64)
 				events += n
-				records += w.n
+				records += w.N
 			}
 			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 			b.ReportMetric(float64(records)/b.Elapsed().Seconds(), "records/s")

@@ -105,25 +105,28 @@ func (k eventKey) name() string {
 
 // eventID returns the id of an event name, defining it the first time.
 func (c *converter) eventID(k eventKey) int32 {
-	if id, ok := c.eventIDs[k]; ok {
-		return id
-	}
-	id := c.nextEvent
-	c.nextEvent++
-	c.eventIDs[k] = id
-	c.h.Events = append(c.h.Events, trace.EventDef{ID: id, Name: k.name()})
-	return id
+	return define(c.eventIDs, &c.nextEvent, k, func(id int32) {
+		c.h.Events = append(c.h.Events, trace.EventDef{ID: id, Name: k.name()})
+	})
 }
 
 // regionID returns the id of a user region type, defining it the first time.
 func (c *converter) regionID(label string) int32 {
-	if id, ok := c.regionIDs[label]; ok {
+	return define(c.regionIDs, &c.nextRegion, label, func(id int32) {
+		c.h.Regions = append(c.h.Regions, trace.RegionDef{ID: id, Kind: trace.RegionUser, Label: label, Parent: -1})
+	})
+}
+
+// define returns the id ids holds for key; the first time, it gives key
+// the next id (counted in next) and calls add with it to define it.
+func define[K comparable](ids map[K]int32, next *int32, key K, add func(id int32)) int32 {
+	if id, ok := ids[key]; ok {
 		return id
 	}
-	id := c.nextRegion
-	c.nextRegion++
-	c.regionIDs[label] = id
-	c.h.Regions = append(c.h.Regions, trace.RegionDef{ID: id, Kind: trace.RegionUser, Label: label, Parent: -1})
+	id := *next
+	*next++
+	ids[key] = id
+	add(id)
 	return id
 }
 

@@ -7,22 +7,10 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/internal/realdata"
 	"github.com/parscope/parscope/trace"
 )
-
-// collectWriter keeps records without checking them, so that the fuzz
-// target checks the importer's promises itself.
-type collectWriter struct {
-	h    trace.Header
-	recs []trace.Record
-}
-
-func (c *collectWriter) Header() *trace.Header { return &c.h }
-func (c *collectWriter) Add(r trace.Record) error {
-	c.recs = append(c.recs, r)
-	return nil
-}
 
 // FuzzImport feeds arbitrary bytes to the importer through a file, by
 // goroutine or by P. It must not panic (a panic of the x/exp/trace reader
@@ -48,26 +36,17 @@ func FuzzImport(f *testing.F) {
 		if byP {
 			params[ParamBy] = "p"
 		}
-		w := &collectWriter{}
+		w := &formattest.Collect{}
 		err := Import(context.Background(), []string{path}, format.Options{Params: params}, w)
 		(Importer{}).Detect(path, data)
 		if err != nil {
 			return
 		}
-		if len(w.recs) == 0 {
-			t.Fatal("no error and no records")
-		}
-		if err := w.h.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		ix := trace.NewIndex(&w.h)
-		var check trace.OrderCheck
-		for _, r := range w.recs {
-			if err := check.Check(&r); err != nil {
-				t.Fatalf("record %v: %v", r, err)
-			}
-			if r.Run != 0 || r.Proc >= w.h.Runs[0].Procs || r.T < 0 {
-				t.Fatalf("record %v outside the run %+v", r, w.h.Runs)
+		w.Check(t)
+		ix := trace.NewIndex(&w.H)
+		for _, r := range w.Records {
+			if r.Run != 0 || r.Proc >= w.H.Runs[0].Procs || r.T < 0 {
+				t.Fatalf("record %v outside the run %+v", r, w.H.Runs)
 			}
 			switch r.Kind {
 			case trace.KindState:
@@ -86,8 +65,8 @@ func FuzzImport(f *testing.F) {
 				t.Fatalf("unexpected record %v", r)
 			}
 		}
-		if len(w.h.Procs) != int(w.h.Runs[0].Procs) {
-			t.Fatalf("%d ProcInfos for %d processes", len(w.h.Procs), w.h.Runs[0].Procs)
+		if len(w.H.Procs) != int(w.H.Runs[0].Procs) {
+			t.Fatalf("%d ProcInfos for %d processes", len(w.H.Procs), w.H.Runs[0].Procs)
 		}
 	})
 }

@@ -6,7 +6,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/parscope/parscope/trace"
+	"github.com/parscope/parscope/format/formattest"
 )
 
 // syntheticEvents returns an event file of n events in 1 MiB chunks:
@@ -31,6 +31,26 @@ func syntheticEvents(n int) []byte {
 	return e.end()
 }
 
+// decodeAll decodes the event file data (1 MiB chunks) and calls f with
+// every event, failing the benchmark on an error.
+func decodeAll(b *testing.B, data []byte, f func(*Event)) {
+	er, err := NewEventReader("bench.evt", bytes.NewReader(data), int64(len(data)), 1<<20, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ev Event
+	for {
+		err := er.Next(&ev)
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		f(&ev)
+	}
+}
+
 // BenchmarkDecode measures the event decoder alone.
 func BenchmarkDecode(b *testing.B) {
 	const n = 1 << 20
@@ -38,39 +58,13 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for b.Loop() {
-		er, err := NewEventReader("bench.evt", bytes.NewReader(data), int64(len(data)), 1<<20, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var ev Event
 		k := 0
-		for {
-			err := er.Next(&ev)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			k++
-		}
+		decodeAll(b, data, func(*Event) { k++ })
 		if k != n {
 			b.Fatalf("%d events, want %d", k, n)
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-}
-
-// discard is a trace.Writer that counts records.
-type discard struct {
-	h trace.Header
-	n int
-}
-
-func (d *discard) Header() *trace.Header { return &d.h }
-func (d *discard) Add(r trace.Record) error {
-	d.n++
-	return nil
 }
 
 // BenchmarkConvert measures decoding plus conversion to trace records
@@ -88,31 +82,19 @@ func BenchmarkConvert(b *testing.B) {
 	ar := &Archive{Anchor: &Anchor{EventChunkSize: 1 << 20}, Defs: d}
 	b.ResetTimer()
 	for b.Loop() {
-		w := &discard{}
+		w := &formattest.Count{}
 		cv, err := newConverter(ar, 0, w)
 		if err != nil {
 			b.Fatal(err)
 		}
 		cv.proc, cv.reqs = 0, map[uint64]int{}
-		er, err := NewEventReader("bench.evt", bytes.NewReader(data), int64(len(data)), 1<<20, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var ev Event
-		for {
-			err := er.Next(&ev)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
+		decodeAll(b, data, func(ev *Event) {
+			if err := cv.event(ev, ""); err != nil {
 				b.Fatal(err)
 			}
-			if err := cv.event(&ev, ""); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if w.n != n {
-			b.Fatalf("%d records, want %d", w.n, n)
+		})
+		if w.N != n {
+			b.Fatalf("%d records, want %d", w.N, n)
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")

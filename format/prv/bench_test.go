@@ -10,6 +10,7 @@ import (
 
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/format/formattest"
+	"github.com/parscope/parscope/internal/cputime"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -48,14 +49,6 @@ func generate(path string, procs, steps int) (int, error) {
 	return lines, f.Close()
 }
 
-type countWriter struct {
-	h trace.Header
-	n int64
-}
-
-func (w *countWriter) Header() *trace.Header  { return &w.h }
-func (w *countWriter) Add(trace.Record) error { w.n++; return nil }
-
 // BenchmarkImport imports a generated 16-thread .prv of 320,000 lines
 // (about 640,000 records) and reports records per second of wall time and
 // per CPU-second of the whole process (the import is single-threaded; the
@@ -70,16 +63,16 @@ func BenchmarkImport(b *testing.B) {
 	b.SetBytes(st.Size())
 	b.ReportAllocs()
 	var records int64
-	cpu0 := cpuTime()
+	cpu0 := cputime.Used()
 	for b.Loop() {
-		w := &countWriter{}
+		w := &formattest.Count{}
 		if err := (Importer{}).Import(context.Background(), []string{path}, format.Options{}, w); err != nil {
 			b.Fatal(err)
 		}
-		records += w.n
+		records += w.N
 	}
 	b.ReportMetric(float64(records)/b.Elapsed().Seconds(), "records/s")
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.Used() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(records)/cpu.Seconds(), "records/cpu-s")
 	}
 }

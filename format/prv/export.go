@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -128,7 +127,7 @@ func Export(ctx context.Context, out string, h *trace.Header, r trace.Reader, op
 		return st, err
 	}
 	if err := ex.w.Flush(); err != nil {
-		return st, fmt.Errorf("prv export: writing %s: %w", prvPath, causeOf(err))
+		return st, fmt.Errorf("prv export: writing %s: %w", prvPath, atomicfile.Cause(err))
 	}
 
 	final, err := create(prvPath)
@@ -141,7 +140,7 @@ func Export(ctx context.Context, out string, h *trace.Header, r trace.Reader, op
 		return st, fmt.Errorf("prv export: %w", err)
 	}
 	if _, err := io.Copy(fw, body); err != nil {
-		return st, fmt.Errorf("prv export: writing %s: %w", prvPath, causeOf(err))
+		return st, fmt.Errorf("prv export: writing %s: %w", prvPath, atomicfile.Cause(err))
 	}
 	if err := fw.Flush(); err != nil {
 		return st, fmt.Errorf("prv export: %w", err)
@@ -166,16 +165,6 @@ func Export(ctx context.Context, out string, h *trace.Header, r trace.Reader, op
 		}
 	}
 	return st, nil
-}
-
-// causeOf strips the path from a file system error about the scratch
-// file, keeping what went wrong ("no space left on device").
-func causeOf(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 func writeAll(f *atomicfile.File, fill func(w *bufio.Writer)) error {

@@ -3,12 +3,10 @@ package prv
 import (
 	"bytes"
 	"context"
-	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -22,15 +20,6 @@ import (
 const namesPRV = "#Paraver (01/01/70 at 00:00):100_ns:1(2):1:2(1:1,1:1),1\n" +
 	"1:1:1:1:1:0:10:1\n2:1:1:1:1:5:50000001:2:42000050:7\n" +
 	"3:1:1:1:1:6:7:2:1:2:1:3:8:64:5\n1:2:1:2:1:0:100:3\n"
-
-// checkNamesError fails unless err is a *format.Error that names path.
-func checkNamesError(t *testing.T, err error, path string) {
-	t.Helper()
-	var fe *format.Error
-	if !errors.As(err, &fe) || fe.File != path {
-		t.Fatalf("error %v is not a *format.Error naming %s", err, path)
-	}
-}
 
 // importNames imports namesPRV with the given name files: it must succeed
 // with a valid header, whatever names they give.
@@ -50,16 +39,6 @@ func importNames(t *testing.T, pc *pcf, rw *row) *trace.Memory {
 	return m
 }
 
-// writeFuzzFile writes data as a file named name in a new directory.
-func writeFuzzFile(t *testing.T, name string, data []byte) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // FuzzPCF feeds arbitrary bytes as a .pcf: readPCF must return an error
 // naming the file and a line, or names that are consistent (every state
 // listed once in file order) and that an import can use.
@@ -68,10 +47,10 @@ func FuzzPCF(f *testing.F) {
 	f.Add([]byte("EVENT_TYPE\n0 50100001 Bandwidth\nPRECISION 8\nVALUES\n0 End\n\nNEW_SECTION\nFOO 1\nDEFAULT_OPTIONS\nYMAX_SCALE 3\nNEW_OPT x\n"))
 	f.Add([]byte("STATES\n1\n1 again\nEVENT_TYPE\n9 42000050\n7 Size\nVALUES\nx y\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := writeFuzzFile(t, "f.pcf", data)
+		path := formattest.WriteFile(t, "", "f.pcf", string(data))
 		pc, err := readPCF(path)
 		if err != nil {
-			checkNamesError(t, err, path)
+			formattest.ErrorNames(t, err, path)
 			return
 		}
 		if len(pc.stateOrder) != len(pc.states) {
@@ -98,10 +77,10 @@ func FuzzRow(f *testing.F) {
 	f.Add([]byte("LEVEL CPU SIZE 2\n1.a\n2.a\n\nLEVEL NODE SIZE 1\na\n\nLEVEL THREAD SIZE 2\nTHREAD 1.1.1\nTHREAD 1.2.1\n"))
 	f.Add([]byte("LEVEL THREAD SIZE 99999999999\nx\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := writeFuzzFile(t, "f.row", data)
+		path := formattest.WriteFile(t, "", "f.row", string(data))
 		rw, err := readRow(path)
 		if err != nil {
-			checkNamesError(t, err, path)
+			formattest.ErrorNames(t, err, path)
 			return
 		}
 		for level, names := range rw.levels {

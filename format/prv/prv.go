@@ -154,29 +154,21 @@ func (Importer) Import(ctx context.Context, inputs []string, opts format.Options
 	if h.Meta.Extra == nil {
 		h.Meta.Extra = map[string]string{}
 	}
-	var pc *pcf
-	if _, err := os.Stat(pcfPath); err == nil {
-		if pc, err = readPCF(pcfPath); err != nil {
-			return err
-		}
-		h.Meta.Extra["prv.pcf"] = pcfPath
+	pc, err := companion(h, "prv.pcf", pcfPath, "missing: states, events and values have numeric names", readPCF)
+	if err != nil {
+		return err
+	}
+	if pc != nil {
 		if w := pc.unknownSummary(); w != "" {
 			h.Meta.Extra["prv.pcf.skipped"] = w
 		}
 		for t, n := range pc.precision {
 			h.Meta.Extra[fmt.Sprintf("prv.precision.%d", t)] = strconv.FormatInt(n, 10)
 		}
-	} else {
-		h.Meta.Extra["prv.pcf"] = "missing: states, events and values have numeric names"
 	}
-	var rw *row
-	if _, err := os.Stat(rowPath); err == nil {
-		if rw, err = readRow(rowPath); err != nil {
-			return err
-		}
-		h.Meta.Extra["prv.row"] = rowPath
-	} else {
-		h.Meta.Extra["prv.row"] = "missing: processes are named appl.task.thread"
+	rw, err := companion(h, "prv.row", rowPath, "missing: processes are named appl.task.thread", readRow)
+	if err != nil {
+		return err
 	}
 	lr, err := format.OpenLines(prvPath)
 	if err != nil {
@@ -248,6 +240,22 @@ const DefaultWindow = 1 << 21
 type openCall struct {
 	typ int64
 	id  int32
+}
+
+// companion reads the companion file (.pcf, .row) at path with read when
+// it exists, and notes in h's metadata under key its path, or missing (how
+// the import does without it) when there is none.
+func companion[T any](h *trace.Header, key, path, missing string, read func(string) (*T, error)) (*T, error) {
+	if _, err := os.Stat(path); err != nil {
+		h.Meta.Extra[key] = missing
+		return nil, nil
+	}
+	v, err := read(path)
+	if err != nil {
+		return nil, err
+	}
+	h.Meta.Extra[key] = path
+	return v, nil
 }
 
 // importLines imports an opened .prv stream; tests and the fuzz target call
@@ -636,17 +644,25 @@ func (im *importer) finish(p int32) error {
 	return im.release(p, ps.pending.n)
 }
 
+// procTime returns the process of a record's fields 2 to 4 (application,
+// task, thread) and the time in its field 5, called what in errors.
+func (im *importer) procTime(what string) (int32, int64, error) {
+	f := im.f
+	p, err := im.proc(f[2], f[3], f[4])
+	if err != nil {
+		return 0, 0, err
+	}
+	t, err := im.time(f[5], what)
+	return p, t, err
+}
+
 // state handles "1:cpu:appl:task:thread:begin:end:state".
 func (im *importer) state() error {
 	if err := im.need(8, "state"); err != nil {
 		return err
 	}
 	f := im.f
-	p, err := im.proc(f[2], f[3], f[4])
-	if err != nil {
-		return err
-	}
-	begin, err := im.time(f[5], "begin time")
+	p, begin, err := im.procTime("begin time")
 	if err != nil {
 		return err
 	}
@@ -678,11 +694,7 @@ func (im *importer) event() error {
 	if len(f) < 8 || (len(f)-6)%2 != 0 {
 		return im.lr.Errorf("event record has %d fields, expected 6 then type:value pairs", len(f))
 	}
-	p, err := im.proc(f[2], f[3], f[4])
-	if err != nil {
-		return err
-	}
-	t, err := im.time(f[5], "time")
+	p, t, err := im.procTime("time")
 	if err != nil {
 		return err
 	}
@@ -771,10 +783,7 @@ func (im *importer) comm() error {
 	if err := im.push(src, trace.Send(0, src, ts[0], ts[1], dst, f[13], int32(f[14]), 0)); err != nil {
 		return err
 	}
-	if err := im.push(dst, trace.Recv(0, dst, ts[2], ts[3], src, f[13], int32(f[14]), 0)); err != nil {
-		return err
-	}
-	return nil
+	return im.push(dst, trace.Recv(0, dst, ts[2], ts[3], src, f[13], int32(f[14]), 0))
 }
 
 // global handles the old "4:cpu:appl:task:thread:time:comm:send:recv:op[:root]".
@@ -783,11 +792,7 @@ func (im *importer) global() error {
 		return err
 	}
 	f := im.f
-	p, err := im.proc(f[2], f[3], f[4])
-	if err != nil {
-		return err
-	}
-	t, err := im.time(f[5], "time")
+	p, t, err := im.procTime("time")
 	if err != nil {
 		return err
 	}

@@ -80,6 +80,22 @@ func EmptyDir(path string) error {
 	return nil
 }
 
+// EmptyDirOr allows replacing an empty directory, or an entry that ours
+// allows given what os.Lstat says of it: typically a directory the caller
+// recognises as one it wrote.
+func EmptyDirOr(ours func(path string, fi fs.FileInfo) error) Replace {
+	return func(path string) error {
+		if EmptyDir(path) == nil {
+			return nil
+		}
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return err
+		}
+		return ours(path, fi)
+	}
+}
+
 func describe(fi fs.FileInfo) string {
 	switch m := fi.Mode(); {
 	case m.IsDir():
@@ -120,11 +136,7 @@ type File struct {
 // Create starts writing the file at path. An existing file is replaced at
 // Commit if replace allows it (checked here and again at Commit).
 func Create(path string, replace Replace) (*File, error) {
-	path = filepath.Clean(path)
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	path, dir, base := split(path)
 	cleanStale(dir, base)
 	if err := check(path, replace); err != nil {
 		return nil, err
@@ -228,11 +240,7 @@ func Write(path string, replace Replace, fill func(w *bufio.Writer) error) error
 // the temporaries of path, so that the next write to path removes it if
 // the process dies first.
 func Scratch(path string) (*os.File, error) {
-	path = filepath.Clean(path)
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	path, dir, base := split(path)
 	f, err := os.CreateTemp(dir, tempPattern(base, tmpMark))
 	if err != nil {
 		return nil, about(err, "create", path)
@@ -255,11 +263,7 @@ type Dir struct {
 // mkdir -p). An existing entry at path is replaced at Commit if replace
 // allows it (checked here and again at Commit).
 func CreateDir(path string, replace Replace) (*Dir, error) {
-	path = filepath.Clean(path)
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	path, dir, base := split(path)
 	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return nil, err
 	}
@@ -432,6 +436,29 @@ func syncDir(dir string) error {
 		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
+}
+
+// split cleans path and returns it with its directory ("." for a bare
+// name) and its base name, where the temporary entries beside it go.
+func split(path string) (clean, dir, base string) {
+	clean = filepath.Clean(path)
+	dir, base = filepath.Split(clean)
+	if dir == "" {
+		dir = "."
+	}
+	return clean, dir, base
+}
+
+// Cause returns what went wrong in err without the file it names: the
+// error inside a *fs.PathError ("no space left on device"), or err itself.
+// Callers that name the destination themselves use it on errors about a
+// temporary file, so that its name never shows.
+func Cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // about turns any *fs.PathError (from creating a temporary beside path)

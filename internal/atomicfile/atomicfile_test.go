@@ -139,6 +139,37 @@ func TestReplacePolicies(t *testing.T) {
 	}
 }
 
+// TestEmptyDirOr allows an empty directory without asking ours, asks ours
+// about anything else that exists, and passes on a missing path's error.
+func TestEmptyDirOr(t *testing.T) {
+	dir := t.TempDir()
+	var asked []string
+	policy := EmptyDirOr(func(path string, fi fs.FileInfo) error {
+		asked = append(asked, filepath.Base(path))
+		if fi.IsDir() {
+			return nil
+		}
+		return errors.New("not ours")
+	})
+	empty, full, file := filepath.Join(dir, "empty"), filepath.Join(dir, "full"), filepath.Join(dir, "file")
+	os.Mkdir(empty, 0o755)
+	os.Mkdir(full, 0o755)
+	os.WriteFile(filepath.Join(full, "x"), nil, 0o644)
+	os.WriteFile(file, nil, 0o644)
+	if err := policy(empty); err != nil || len(asked) != 0 {
+		t.Fatalf("empty directory: %v, asked %v", err, asked)
+	}
+	if err := policy(full); err != nil || len(asked) != 1 {
+		t.Fatalf("directory ours allows: %v, asked %v", err, asked)
+	}
+	if err := policy(file); err == nil || err.Error() != "not ours" {
+		t.Fatalf("file ours refuses: %v", err)
+	}
+	if err := policy(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) || len(asked) != 2 {
+		t.Fatalf("missing path: %v, asked %v", err, asked)
+	}
+}
+
 func TestErrorsNameTheDestination(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "nodir", "x.json")
@@ -160,6 +191,19 @@ func TestErrorsNameTheDestination(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "nodir", "out")); err != nil || !fi.IsDir() {
 		t.Fatalf("CreateDir in a missing directory made %v, %v", fi, err)
+	}
+}
+
+// TestCause keeps what went wrong and drops the file a path error names;
+// other errors pass unchanged.
+func TestCause(t *testing.T) {
+	wrapped := fmt.Errorf("writing: %w", &fs.PathError{Op: "write", Path: "/d/.x.parscope-tmp-1-2", Err: syscall.ENOSPC})
+	if got := Cause(wrapped); got != syscall.ENOSPC {
+		t.Errorf("Cause(%v) = %v, want %v", wrapped, got, syscall.ENOSPC)
+	}
+	plain := errors.New("no plot")
+	if got := Cause(plain); got != plain {
+		t.Errorf("Cause(%v) = %v, want it unchanged", plain, got)
 	}
 }
 

@@ -31,13 +31,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/internal/cputime"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 	"github.com/parscope/parscope/trace/tracetest"
@@ -83,13 +83,13 @@ func main() {
 			os.Exit(2)
 		}
 		runtime.GC()
-		start, cpu0 := time.Now(), cpuTime()
+		start, cpu0 := time.Now(), cputime.Used()
 		summary, err := run(ctx, g, *workers)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "scalerun: %s: %v\n", name, err)
 			os.Exit(1)
 		}
-		d, cpu := time.Since(start), cpuTime()-cpu0
+		d, cpu := time.Since(start), cputime.Used()-cpu0
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		rep := report{Analysis: name, Records: g.total, Procs: *procs, Workers: *workers, Seconds: d.Seconds(),
@@ -109,15 +109,6 @@ func main() {
 			os.Exit(1)
 		}
 	}
-}
-
-// cpuTime returns the process's user+system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // report is one analysis's measurement.

@@ -39,6 +39,17 @@ static void status(ps_event *e, const MPI_Status *s)
 	e->stag = ps_tag(s->MPI_TAG);
 }
 
+/* message ends e, begun before the call, and fills in the message: its
+ * communicator, peer, tag and size (count elements of dt). */
+static void message(ps_event *e, MPI_Comm comm, int peer, int32_t tag, int count, MPI_Datatype dt)
+{
+	e->end = ps_now();
+	e->comm = ps_comm(comm);
+	e->peer = ps_peer(peer);
+	e->tag = tag;
+	e->bytes = ps_bytes(count, dt);
+}
+
 int MPI_Init(int *argc, char ***argv)
 {
 	int rc = PMPI_Init(argc, argv);
@@ -91,11 +102,7 @@ int MPI_Pcontrol(const int level, ...)
 			return PMPI_##NAME(b, count, dt, dest, tag, comm);                                    \
 		e = ev(PS_FN_##NAME, SITE, ps_now());                                                         \
 		rc = PMPI_##NAME(b, count, dt, dest, tag, comm);                                              \
-		e.end = ps_now();                                                                             \
-		e.comm = ps_comm(comm);                                                                       \
-		e.peer = ps_peer(dest);                                                                       \
-		e.tag = tag;                                                                                  \
-		e.bytes = ps_bytes(count, dt);                                                                \
+		message(&e, comm, dest, tag, count, dt);                                                      \
 		ps_event_write(PS_REC_SEND, &e);                                                              \
 		return rc;                                                                                    \
 	}
@@ -116,11 +123,7 @@ int MPI_Recv(void *b, int count, MPI_Datatype dt, int src, int tag, MPI_Comm com
 		st = &mine;
 	e = ev(PS_FN_Recv, SITE, ps_now());
 	rc = PMPI_Recv(b, count, dt, src, tag, comm, st);
-	e.end = ps_now();
-	e.comm = ps_comm(comm);
-	e.peer = ps_peer(src);
-	e.tag = ps_tag(tag);
-	e.bytes = ps_bytes(count, dt);
+	message(&e, comm, src, ps_tag(tag), count, dt);
 	if (rc == MPI_SUCCESS)
 		status(&e, st);
 	ps_event_write(PS_REC_RECV, &e);
@@ -139,12 +142,8 @@ int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype st, int dest, int stag, vo
 		status_ = &mine;
 	e = ev(PS_FN_Sendrecv, SITE, ps_now());
 	rc = PMPI_Sendrecv(sb, sc, st, dest, stag, rb, rc_, rt, src, rtag, comm, status_);
-	e.end = ps_now();
-	e.comm = ps_comm(comm);
+	message(&e, comm, dest, stag, sc, st);
 	r = e;
-	e.peer = ps_peer(dest);
-	e.tag = stag;
-	e.bytes = ps_bytes(sc, st);
 	ps_event_write(PS_REC_SEND, &e);
 	r.peer = ps_peer(src);
 	r.tag = ps_tag(rtag);
@@ -167,12 +166,8 @@ int MPI_Sendrecv_replace(void *b, int count, MPI_Datatype dt, int dest, int stag
 		status_ = &mine;
 	e = ev(PS_FN_Sendrecv_replace, SITE, ps_now());
 	rc = PMPI_Sendrecv_replace(b, count, dt, dest, stag, src, rtag, comm, status_);
-	e.end = ps_now();
-	e.comm = ps_comm(comm);
+	message(&e, comm, dest, stag, count, dt);
 	r = e;
-	e.peer = ps_peer(dest);
-	e.tag = stag;
-	e.bytes = ps_bytes(count, dt);
 	ps_event_write(PS_REC_SEND, &e);
 	r.peer = ps_peer(src);
 	r.tag = ps_tag(rtag);
@@ -195,11 +190,7 @@ int MPI_Sendrecv_replace(void *b, int count, MPI_Datatype dt, int dest, int stag
 			return PMPI_##NAME(b, count, dt, dest, tag, comm, req);                               \
 		e = ev(PS_FN_##NAME, SITE, ps_now());                                                         \
 		rc = PMPI_##NAME(b, count, dt, dest, tag, comm, req);                                         \
-		e.end = ps_now();                                                                             \
-		e.comm = ps_comm(comm);                                                                       \
-		e.peer = ps_peer(dest);                                                                       \
-		e.tag = tag;                                                                                  \
-		e.bytes = ps_bytes(count, dt);                                                                \
+		message(&e, comm, dest, tag, count, dt);                                                      \
 		e.req = rc == MPI_SUCCESS ? ps_req(*req) : 0;                                                 \
 		ps_event_write(PS_REC_ISEND, &e);                                                             \
 		return rc;                                                                                    \
@@ -218,11 +209,7 @@ int MPI_Irecv(void *b, int count, MPI_Datatype dt, int src, int tag, MPI_Comm co
 		return PMPI_Irecv(b, count, dt, src, tag, comm, req);
 	e = ev(PS_FN_Irecv, SITE, ps_now());
 	rc = PMPI_Irecv(b, count, dt, src, tag, comm, req);
-	e.end = ps_now();
-	e.comm = ps_comm(comm);
-	e.peer = ps_peer(src);
-	e.tag = ps_tag(tag);
-	e.bytes = ps_bytes(count, dt);
+	message(&e, comm, src, ps_tag(tag), count, dt);
 	e.req = rc == MPI_SUCCESS ? ps_req(*req) : 0;
 	ps_event_write(PS_REC_IRECV, &e);
 	return rc;
@@ -251,6 +238,17 @@ static void call(uint32_t fn, uint64_t site, int64_t t, int64_t end)
 	ps_event_write(PS_REC_CALL, &e);
 }
 
+/* one records a Wait or Test call on one request begun at t, and, when done
+ * (the call completed the request), the completion of r, the request saved
+ * before the call. */
+static void one(uint32_t fn, uint64_t site, int64_t t, MPI_Request r, const MPI_Status *st, int done)
+{
+	int64_t end = ps_now();
+	call(fn, site, t, end);
+	if (done)
+		complete(fn, site, end, r, st);
+}
+
 int MPI_Wait(MPI_Request *req, MPI_Status *st)
 {
 	MPI_Status mine;
@@ -265,12 +263,7 @@ int MPI_Wait(MPI_Request *req, MPI_Status *st)
 	r = *req;
 	t = ps_now();
 	rc = PMPI_Wait(req, st);
-	{
-		int64_t end = ps_now();
-		call(PS_FN_Wait, site, t, end);
-		if (rc == MPI_SUCCESS)
-			complete(PS_FN_Wait, site, end, r, st);
-	}
+	one(PS_FN_Wait, site, t, r, st, rc == MPI_SUCCESS);
 	return rc;
 }
 
@@ -288,12 +281,7 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
 	r = *req;
 	t = ps_now();
 	rc = PMPI_Test(req, flag, st);
-	{
-		int64_t end = ps_now();
-		call(PS_FN_Test, site, t, end);
-		if (rc == MPI_SUCCESS && *flag)
-			complete(PS_FN_Test, site, end, r, st);
-	}
+	one(PS_FN_Test, site, t, r, st, rc == MPI_SUCCESS && *flag);
 	return rc;
 }
 
@@ -457,236 +445,130 @@ static int comm_rank(MPI_Comm c)
 	return r;
 }
 
+/* COLLECTIVE is the body of a collective's wrapper: it forwards ARGS to
+ * PMPI_NAME and, when recording, times the call and records it on comm with
+ * ROOT (-1 for none) and BYTES, an expression evaluated after the call. */
+#define COLLECTIVE(NAME, ARGS, ROOT, BYTES)                        \
+	do {                                                        \
+		int64_t t;                                          \
+		int rc;                                             \
+		uint64_t site = SITE;                               \
+		if (!ps_on)                                         \
+			return PMPI_##NAME ARGS;                    \
+		t = ps_now();                                       \
+		rc = PMPI_##NAME ARGS;                              \
+		coll(PS_FN_##NAME, site, t, comm, ROOT, BYTES);     \
+		return rc;                                          \
+	} while (0)
+
+/* mean_block is the mean of the blocks of counts[i] elements of dt, one
+ * per process of comm. */
+static int64_t mean_block(MPI_Comm comm, const int counts[], MPI_Datatype dt)
+{
+	int64_t bytes = 0;
+	int i, n = comm_size(comm);
+	for (i = 0; i < n; i++)
+		bytes += ps_bytes(counts[i], dt);
+	return bytes / n;
+}
+
 int MPI_Barrier(MPI_Comm comm)
 {
-	int64_t t;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Barrier(comm);
-	t = ps_now();
-	rc = PMPI_Barrier(comm);
-	coll(PS_FN_Barrier, site, t, comm, -1, 0);
-	return rc;
+	COLLECTIVE(Barrier, (comm), -1, 0);
 }
 
 int MPI_Bcast(void *b, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
-	int64_t t;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Bcast(b, count, dt, root, comm);
-	t = ps_now();
-	rc = PMPI_Bcast(b, count, dt, root, comm);
-	coll(PS_FN_Bcast, site, t, comm, root, ps_bytes(count, dt));
-	return rc;
+	COLLECTIVE(Bcast, (b, count, dt, root, comm), root, ps_bytes(count, dt));
 }
 
 int MPI_Reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
 {
-	int64_t t;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Reduce(sb, rb, count, dt, op, root, comm);
-	t = ps_now();
-	rc = PMPI_Reduce(sb, rb, count, dt, op, root, comm);
-	coll(PS_FN_Reduce, site, t, comm, root, ps_bytes(count, dt));
-	return rc;
+	COLLECTIVE(Reduce, (sb, rb, count, dt, op, root, comm), root, ps_bytes(count, dt));
 }
 
 int MPI_Allreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-	int64_t t;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Allreduce(sb, rb, count, dt, op, comm);
-	t = ps_now();
-	rc = PMPI_Allreduce(sb, rb, count, dt, op, comm);
-	coll(PS_FN_Allreduce, site, t, comm, -1, ps_bytes(count, dt));
-	return rc;
+	COLLECTIVE(Allreduce, (sb, rb, count, dt, op, comm), -1, ps_bytes(count, dt));
 }
 
 int MPI_Scan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-	int64_t t;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Scan(sb, rb, count, dt, op, comm);
-	t = ps_now();
-	rc = PMPI_Scan(sb, rb, count, dt, op, comm);
-	coll(PS_FN_Scan, site, t, comm, -1, ps_bytes(count, dt));
-	return rc;
+	COLLECTIVE(Scan, (sb, rb, count, dt, op, comm), -1, ps_bytes(count, dt));
 }
 
 int MPI_Exscan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-	int64_t t;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Exscan(sb, rb, count, dt, op, comm);
-	t = ps_now();
-	rc = PMPI_Exscan(sb, rb, count, dt, op, comm);
-	coll(PS_FN_Exscan, site, t, comm, -1, ps_bytes(count, dt));
-	return rc;
+	COLLECTIVE(Exscan, (sb, rb, count, dt, op, comm), -1, ps_bytes(count, dt));
 }
 
 /* Gather: every process's contribution (sendcount; at a root using
  * MPI_IN_PLACE, recvcount). */
 int MPI_Gather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm)
 {
-	int64_t t, bytes;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Gather(sb, sc, st, rb, rc_, rt, root, comm);
-	t = ps_now();
-	rc = PMPI_Gather(sb, sc, st, rb, rc_, rt, root, comm);
-	bytes = sb == MPI_IN_PLACE ? ps_bytes(rc_, rt) : ps_bytes(sc, st);
-	coll(PS_FN_Gather, site, t, comm, root, bytes);
-	return rc;
+	COLLECTIVE(Gather, (sb, sc, st, rb, rc_, rt, root, comm), root,
+		   sb == MPI_IN_PLACE ? ps_bytes(rc_, rt) : ps_bytes(sc, st));
 }
 
 int MPI_Gatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[], const int displs[],
 		MPI_Datatype rt, int root, MPI_Comm comm)
 {
-	int64_t t, bytes;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Gatherv(sb, sc, st, rb, rcs, displs, rt, root, comm);
-	t = ps_now();
-	rc = PMPI_Gatherv(sb, sc, st, rb, rcs, displs, rt, root, comm);
-	bytes = sb == MPI_IN_PLACE ? ps_bytes(rcs[comm_rank(comm)], rt) : ps_bytes(sc, st);
-	coll(PS_FN_Gatherv, site, t, comm, root, bytes);
-	return rc;
+	COLLECTIVE(Gatherv, (sb, sc, st, rb, rcs, displs, rt, root, comm), root,
+		   sb == MPI_IN_PLACE ? ps_bytes(rcs[comm_rank(comm)], rt) : ps_bytes(sc, st));
 }
 
 /* Scatter: the chunk each process gets (recvcount; at a root using
  * MPI_IN_PLACE, sendcount). */
 int MPI_Scatter(const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt, int root, MPI_Comm comm)
 {
-	int64_t t, bytes;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Scatter(sb, sc, st, rb, rc_, rt, root, comm);
-	t = ps_now();
-	rc = PMPI_Scatter(sb, sc, st, rb, rc_, rt, root, comm);
-	bytes = rb == MPI_IN_PLACE ? ps_bytes(sc, st) : ps_bytes(rc_, rt);
-	coll(PS_FN_Scatter, site, t, comm, root, bytes);
-	return rc;
+	COLLECTIVE(Scatter, (sb, sc, st, rb, rc_, rt, root, comm), root,
+		   rb == MPI_IN_PLACE ? ps_bytes(sc, st) : ps_bytes(rc_, rt));
 }
 
 int MPI_Scatterv(const void *sb, const int scs[], const int displs[], MPI_Datatype st, void *rb, int rc_,
 		 MPI_Datatype rt, int root, MPI_Comm comm)
 {
-	int64_t t, bytes;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Scatterv(sb, scs, displs, st, rb, rc_, rt, root, comm);
-	t = ps_now();
-	rc = PMPI_Scatterv(sb, scs, displs, st, rb, rc_, rt, root, comm);
-	bytes = rb == MPI_IN_PLACE ? ps_bytes(scs[comm_rank(comm)], st) : ps_bytes(rc_, rt);
-	coll(PS_FN_Scatterv, site, t, comm, root, bytes);
-	return rc;
+	COLLECTIVE(Scatterv, (sb, scs, displs, st, rb, rc_, rt, root, comm), root,
+		   rb == MPI_IN_PLACE ? ps_bytes(scs[comm_rank(comm)], st) : ps_bytes(rc_, rt));
 }
 
 int MPI_Allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
 {
-	int64_t t, bytes;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Allgather(sb, sc, st, rb, rc_, rt, comm);
-	t = ps_now();
-	rc = PMPI_Allgather(sb, sc, st, rb, rc_, rt, comm);
-	bytes = sb == MPI_IN_PLACE ? ps_bytes(rc_, rt) : ps_bytes(sc, st);
-	coll(PS_FN_Allgather, site, t, comm, -1, bytes);
-	return rc;
+	COLLECTIVE(Allgather, (sb, sc, st, rb, rc_, rt, comm), -1,
+		   sb == MPI_IN_PLACE ? ps_bytes(rc_, rt) : ps_bytes(sc, st));
 }
 
 int MPI_Allgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[], const int displs[],
 		   MPI_Datatype rt, MPI_Comm comm)
 {
-	int64_t t, bytes;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Allgatherv(sb, sc, st, rb, rcs, displs, rt, comm);
-	t = ps_now();
-	rc = PMPI_Allgatherv(sb, sc, st, rb, rcs, displs, rt, comm);
-	bytes = sb == MPI_IN_PLACE ? ps_bytes(rcs[comm_rank(comm)], rt) : ps_bytes(sc, st);
-	coll(PS_FN_Allgatherv, site, t, comm, -1, bytes);
-	return rc;
+	COLLECTIVE(Allgatherv, (sb, sc, st, rb, rcs, displs, rt, comm), -1,
+		   sb == MPI_IN_PLACE ? ps_bytes(rcs[comm_rank(comm)], rt) : ps_bytes(sc, st));
 }
 
 /* Alltoall: the block sent to each other process. */
 int MPI_Alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc_, MPI_Datatype rt, MPI_Comm comm)
 {
-	int64_t t, bytes;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Alltoall(sb, sc, st, rb, rc_, rt, comm);
-	t = ps_now();
-	rc = PMPI_Alltoall(sb, sc, st, rb, rc_, rt, comm);
-	bytes = sb == MPI_IN_PLACE ? ps_bytes(rc_, rt) : ps_bytes(sc, st);
-	coll(PS_FN_Alltoall, site, t, comm, -1, bytes);
-	return rc;
+	COLLECTIVE(Alltoall, (sb, sc, st, rb, rc_, rt, comm), -1,
+		   sb == MPI_IN_PLACE ? ps_bytes(rc_, rt) : ps_bytes(sc, st));
 }
 
 /* Alltoallv: the mean block sent to a process. */
 int MPI_Alltoallv(const void *sb, const int scs[], const int sd[], MPI_Datatype st, void *rb, const int rcs[],
 		  const int rd[], MPI_Datatype rt, MPI_Comm comm)
 {
-	int64_t t, bytes = 0;
-	int rc, i, n;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Alltoallv(sb, scs, sd, st, rb, rcs, rd, rt, comm);
-	t = ps_now();
-	rc = PMPI_Alltoallv(sb, scs, sd, st, rb, rcs, rd, rt, comm);
-	n = comm_size(comm);
-	for (i = 0; i < n; i++)
-		bytes += sb == MPI_IN_PLACE ? ps_bytes(rcs[i], rt) : ps_bytes(scs[i], st);
-	coll(PS_FN_Alltoallv, site, t, comm, -1, bytes / n);
-	return rc;
+	COLLECTIVE(Alltoallv, (sb, scs, sd, st, rb, rcs, rd, rt, comm), -1,
+		   sb == MPI_IN_PLACE ? mean_block(comm, rcs, rt) : mean_block(comm, scs, st));
 }
 
 /* Reduce_scatter: the mean block a process receives. */
 int MPI_Reduce_scatter(const void *sb, void *rb, const int rcs[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-	int64_t t, bytes = 0;
-	int rc, i, n;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Reduce_scatter(sb, rb, rcs, dt, op, comm);
-	t = ps_now();
-	rc = PMPI_Reduce_scatter(sb, rb, rcs, dt, op, comm);
-	n = comm_size(comm);
-	for (i = 0; i < n; i++)
-		bytes += ps_bytes(rcs[i], dt);
-	coll(PS_FN_Reduce_scatter, site, t, comm, -1, bytes / n);
-	return rc;
+	COLLECTIVE(Reduce_scatter, (sb, rb, rcs, dt, op, comm), -1, mean_block(comm, rcs, dt));
 }
 
 int MPI_Reduce_scatter_block(const void *sb, void *rb, int rc_, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
-	int64_t t;
-	int rc;
-	uint64_t site = SITE;
-	if (!ps_on)
-		return PMPI_Reduce_scatter_block(sb, rb, rc_, dt, op, comm);
-	t = ps_now();
-	rc = PMPI_Reduce_scatter_block(sb, rb, rc_, dt, op, comm);
-	coll(PS_FN_Reduce_scatter_block, site, t, comm, -1, ps_bytes(rc_, dt));
-	return rc;
+	COLLECTIVE(Reduce_scatter_block, (sb, rb, rc_, dt, op, comm), -1, ps_bytes(rc_, dt));
 }
 
 /* ---- communicator creation: registered at creation so that every member

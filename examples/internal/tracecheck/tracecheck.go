@@ -1,5 +1,6 @@
 // Package tracecheck reads the traces the example workloads write and
-// checks them in their tests.
+// checks them in their tests, and checks that the probe workers restore
+// in place (RestoreInPlace).
 package tracecheck
 
 import (
@@ -8,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/instrument"
-
+	"github.com/parscope/parscope/probe"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -108,6 +109,35 @@ func RecordOptions(t testing.TB, opts instrument.Options, run func(*instrument.R
 		t.Fatal(err)
 	}
 	return Load(t, path)
+}
+
+// RecordRun records run(rec, cfg), a workload's Run, with opts (see
+// RecordOptions) and returns the trace it wrote and what run returned.
+func RecordRun[C, R any](t testing.TB, opts instrument.Options, run func(*instrument.Recorder, C) (R, error), cfg C) (*Trace, R) {
+	t.Helper()
+	var res R
+	tr := RecordOptions(t, opts, func(rec *instrument.Recorder) (err error) {
+		res, err = run(rec, cfg)
+		return err
+	})
+	return tr, res
+}
+
+// RestoreInPlace fails t unless a probe worker's Restore decodes into the
+// task's own arrays, without allocating new ones, and continues from the
+// saved state (probe.RestoreAllocs, snapshotting after steps steps of a
+// task newTask makes).
+func RestoreInPlace(t testing.TB, newTask func() probe.Task, steps int) {
+	t.Helper()
+	allocs, err := probe.RestoreAllocs(newTask, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At most the struct header Restore decodes into, which escapes
+	// through DecodeState's interface; an array would be one more each.
+	if allocs > 1 {
+		t.Errorf("Restore: %v allocations, want at most 1", allocs)
+	}
 }
 
 // Slowdown benchmarks a workload recorded and not recorded (a nil

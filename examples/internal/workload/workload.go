@@ -4,6 +4,7 @@
 package workload
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -97,6 +98,38 @@ func probeMain(stdout, stderr io.Writer, info probe.Info, task probe.Task, resul
 	}
 	fmt.Fprintln(stdout, result())
 	return 0
+}
+
+// RestoreState is the Restore of a probe worker whose state is *state: it
+// decodes b (probe.DecodeState) into a copy of *state, which shares its
+// arrays, so that a restore allocates no array, and keeps it if fits says
+// it fits the task, else returns the error "NAME: the snapshot does not
+// fit this size". After an error the task is undefined until the next
+// successful Restore.
+func RestoreState[S any](name string, b []byte, state *S, fits func(*S) bool) error {
+	s := *state
+	if err := probe.DecodeState(b, &s); err != nil {
+		return err
+	}
+	if !fits(&s) {
+		return errors.New(name + ": the snapshot does not fit this size")
+	}
+	*state = s
+	return nil
+}
+
+// Marker returns the function that records instrumentation point i on a
+// process both as block i and as the event named points[i], as the
+// programs of Özmen 2002 are instrumented. rec may be nil (not recorded).
+func Marker(rec *instrument.Recorder, points []string) func(p *instrument.Process, point int) {
+	ev := make([]int32, len(points))
+	for i, name := range points {
+		ev[i] = rec.EventID(name)
+	}
+	return func(p *instrument.Process, point int) {
+		p.Block(int32(point))
+		p.Event(ev[point])
+	}
 }
 
 // Spin does n rounds of 9 floating-point operations (3 multiplications, 6

@@ -1,14 +1,13 @@
 //go:build unix
 
-package prv
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime returns the user and system CPU time the process has used.
-func cpuTime() time.Duration {
+func used() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
