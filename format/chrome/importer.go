@@ -451,6 +451,9 @@ func (im *importer) top() error {
 						return err
 					}
 				}
+				if _, ok := s.skipSpace(); !ok && found && s.rerr == nil {
+					break // cut short after the events, as viewers accept
+				}
 				more, err := s.moreIn('}', "the trace object")
 				if err != nil {
 					return err
@@ -895,14 +898,14 @@ func display(id []byte) string {
 func (im *importer) thread(scoped bool) *thread {
 	e := &im.ev
 	p := im.process()
-	tk := ""
+	var tk []byte
 	if scoped && e.hasTid {
-		tk = string(e.tid)
+		tk = e.tid
 	}
-	t := p.threads[tk]
+	t := p.threads[string(tk)]
 	if t == nil {
-		t = &thread{pid: p, tidKey: tk, tid: display([]byte(tk)), seq: im.seq}
-		p.threads[tk] = t
+		t = &thread{pid: p, tidKey: string(tk), tid: display(tk), seq: im.seq}
+		p.threads[t.tidKey] = t
 	}
 	return t
 }

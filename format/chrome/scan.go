@@ -415,7 +415,7 @@ func micros(b []byte) (ns int64, frac bool, ok bool) {
 	var v uint64
 	digits := 0
 	for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
-		if v > (math.MaxInt64/1000-9)/10 {
+		if v > math.MaxInt64/10 {
 			return floatMicros(b)
 		}
 		v = v*10 + uint64(b[i]-'0')
@@ -423,6 +423,9 @@ func micros(b []byte) (ns int64, frac bool, ok bool) {
 	}
 	if digits == 0 {
 		return 0, false, false
+	}
+	if v > math.MaxInt64/1000 {
+		return floatMicros(b)
 	}
 	v *= 1000
 	if i < len(b) && b[i] == '.' {
@@ -446,6 +449,9 @@ func micros(b []byte) (ns int64, frac bool, ok bool) {
 	}
 	if i < len(b) {
 		return floatMicros(b) // an exponent
+	}
+	if v > math.MaxInt64 {
+		return 0, false, false
 	}
 	if neg {
 		return -int64(v), frac, true
