@@ -28,3 +28,23 @@ func TestSelfCommunicator(t *testing.T) {
 		t.Errorf("communicator 8: %v, want [2 0]", m)
 	}
 }
+
+// TestEmptyAndUnknownCommunicators checks that a communicator declared
+// without members is empty and one of unknown members is reported as
+// such, neither ever meaning every process.
+func TestEmptyAndUnknownCommunicators(t *testing.T) {
+	h := &Header{Comms: []CommDef{{ID: 0}, {ID: 5, Unknown: true}, {ID: 6, Members: []int32{1}}}}
+	c := NewCommunicators(h, 4)
+	if m := c.Members(0); len(m) != 0 || !c.Known(0) {
+		t.Errorf("declared empty communicator: %v (known %v), want no members, known", m, c.Known(0))
+	}
+	if m := c.MembersOf(5, 2); len(m) != 0 || c.Known(5) {
+		t.Errorf("unknown communicator: %v (known %v), want no members, not known", m, c.Known(5))
+	}
+	if m := c.Members(6); !slices.Equal(m, []int32{1}) || !c.Known(6) {
+		t.Errorf("communicator 6: %v, want [1]", m)
+	}
+	if m := c.Members(9); !slices.Equal(m, []int32{0, 1, 2, 3}) || !c.Known(9) {
+		t.Errorf("undeclared communicator: %v, want every process", m)
+	}
+}

@@ -122,7 +122,10 @@ type CounterDef struct {
 }
 
 // CommDef is a communicator: its members are process ids of the run, in
-// communicator rank order. Comm id 0 with no members means "all processes".
+// communicator rank order. A communicator declared with no members and
+// neither Self nor Unknown has no members (it is empty, never "all
+// processes"); a communicator the header does not declare at all is all
+// processes of the run (the world of a trace that declares none).
 type CommDef struct {
 	ID      int32   `json:"id"`
 	Name    string  `json:"name,omitempty"`
@@ -130,6 +133,11 @@ type CommDef struct {
 	// Self marks a self communicator (MPI_COMM_SELF, OTF2's COMM_SELF
 	// groups): one id whose only member is whichever process uses it.
 	Self bool `json:"self,omitempty"`
+	// Unknown marks a communicator whose members the trace does not give
+	// (an annotated trace's Fortran handle, a DUMPI communicator made by
+	// MPI_Comm_split): Members is empty and analyses that need the
+	// members report the communicator's operations instead of guessing.
+	Unknown bool `json:"unknown,omitempty"`
 }
 
 // Repair counts an import repair under a documented name, such as

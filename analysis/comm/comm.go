@@ -33,6 +33,11 @@ type Options struct {
 	Decompose trace.Decomposition
 	// NoCollectives leaves collectives out of the matrices.
 	NoCollectives bool
+	// UnknownCommAsWorld decomposes the collectives of a communicator
+	// whose members the trace does not give (trace.CommDef.Unknown) over
+	// every process of the run, for a user who knows it is the world;
+	// otherwise they are counted in Problems.UnknownComm and left out.
+	UnknownCommAsWorld bool
 	// NoMatch skips checking the receive side (faster; Problems then
 	// reports no unmatched messages).
 	NoMatch bool
@@ -70,6 +75,11 @@ type Problems struct {
 	// Undecomposed counts collectives of an operation that cannot be
 	// decomposed (unknown operations).
 	Undecomposed int64 `json:"undecomposed,omitempty"`
+	// UnknownComm counts collective records on a communicator whose
+	// members the trace does not give (trace.CommDef.Unknown): they are
+	// left out of the matrices rather than decomposed over a guessed
+	// membership such as every process.
+	UnknownComm int64 `json:"unknown_comm,omitempty"`
 	// UnbalancedExits counts exits of a region that was not the innermost
 	// open one (regions above it are closed too) or was not open at all.
 	UnbalancedExits int64 `json:"unbalanced_exits,omitempty"`
@@ -83,6 +93,7 @@ func (p *Problems) add(o *Problems) {
 	p.BadPeer += o.BadPeer
 	p.OutsideComm += o.OutsideComm
 	p.Undecomposed += o.Undecomposed
+	p.UnknownComm += o.UnknownComm
 	p.UnbalancedExits += o.UnbalancedExits
 	p.Unclosed += o.Unclosed
 }
@@ -165,6 +176,7 @@ type Accumulator struct {
 	idx      *trace.Index
 	opts     Options
 	n        int
+	all      []int32 // 0..n-1, for Options.UnknownCommAsWorld
 	nodes    []*node
 	children map[childKey]int
 	stacks   [][]frame // per process; [0] is the root frame
@@ -351,9 +363,29 @@ func (a *Accumulator) pop(p int32) {
 	a.top[p] = a.nodes[st[len(st)-2].node]
 }
 
+// world returns every process of the run, for UnknownCommAsWorld.
+func (a *Accumulator) world() []int32 {
+	if len(a.all) != a.n {
+		a.all = make([]int32, a.n)
+		for i := range a.all {
+			a.all[i] = int32(i)
+		}
+	}
+	return a.all
+}
+
 func (a *Accumulator) collective(r *trace.Record) {
 	op := trace.CollectiveOp(r.ID)
-	mem := a.comms.MembersOf(r.Comm, r.Proc)
+	var mem []int32
+	if !a.comms.Known(r.Comm) {
+		if !a.opts.UnknownCommAsWorld {
+			a.problems.UnknownComm++
+			return
+		}
+		mem = a.world()
+	} else {
+		mem = a.comms.MembersOf(r.Comm, r.Proc)
+	}
 	root := 0
 	if r.Peer >= 0 {
 		root = -1

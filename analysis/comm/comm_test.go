@@ -357,6 +357,20 @@ func TestRingExample(t *testing.T) {
 			wantN[rank]++
 		}
 	}
+	// The annotated trace names its communicator by Fortran handle only,
+	// so its members are unknown: the allreduces are reported, not
+	// decomposed over a guessed membership.
+	if len(m.H.Comms) != 1 || !m.H.Comms[0].Unknown {
+		t.Fatalf("comms %+v, want one of unknown members", m.H.Comms)
+	}
+	unk := analyze(t, &m, Options{})
+	if unk.Problems.UnknownComm != 32 || len(cells(unk.Nodes[unk.Find("LOOP_100")[0]].own)) != 0 {
+		t.Errorf("unknown communicator: problems %+v, LOOP_100 own %v; want 32 allreduces left out", unk.Problems, cells(unk.Nodes[unk.Find("LOOP_100")[0]].own))
+	}
+	// All 4 ranks ask their rank in handle 91 and run every allreduce on
+	// it: it is this run's world. Declaring its members, as a user who
+	// knows the program would, the allreduces decompose over the 4 ranks.
+	m.H.Comms = []trace.CommDef{{ID: m.H.Comms[0].ID, Name: "MPI_COMM_WORLD", Members: []int32{0, 1, 2, 3}}}
 	res := analyze(t, &m, Options{WorkingSets: true})
 	loop, ifs := res.Find("LOOP_100"), res.Find("LOOP_100/IF_101")
 	if len(res.Nodes) != 3 || len(loop) != 1 || len(ifs) != 1 {

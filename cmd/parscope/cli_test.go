@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -357,5 +358,66 @@ func TestParaverOccupancyLyonModes(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Fatalf("occupancy output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestInfoSummarisesDictionaries imports a Paraver trace whose .pcf has
+// hundreds of event values: the text output shows each dictionary as its
+// count and first entries, and --json keeps every entry.
+func TestInfoSummarisesDictionaries(t *testing.T) {
+	prv := realTrace(t, "paraver/lulesh_7+1_with_uncores_sockets1+2.chop8.prv")
+	pst := filepath.Join(t.TempDir(), "lulesh.pst")
+	mustRun(t, "import", "-o", pst, prv)
+	out := mustRun(t, "info", pst)
+	for _, want := range []string{
+		"meta prv.values.30000100  441 entries: 0 End, 1 0 (Unresolved), 2 0 (_NOT_Found), 3 0 (., libc-2.28.so), … (--json lists them all)",
+		"meta prv.values.30000000  17 entries: 0 End, 1 Unresolved, 2 _NOT_Found, 3 __GI___openat, … (--json lists them all)",
+		"meta prv.pcf ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info lacks %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 200 {
+			t.Errorf("info line of %d bytes: %.120s…", len(line), line)
+		}
+	}
+	var rep struct {
+		Extra map[string]string `json:"extra"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", pst)), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var vals map[string]string
+	if err := json.Unmarshal([]byte(rep.Extra["prv.values.30000100"]), &vals); err != nil || len(vals) != 441 || vals["440"] != "0 (malloc.c, libc-2.28.so)" {
+		t.Errorf("--json prv.values.30000100: %d entries, [440] = %q, %v", len(vals), vals["440"], err)
+	}
+}
+
+func TestCompareNatural(t *testing.T) {
+	got := []string{"type.10", "type.9", "a", "type.009x", "type.9a", "b1", "b"}
+	slices.SortFunc(got, compareNatural)
+	want := []string{"a", "b", "b1", "type.9", "type.9a", "type.009x", "type.10"}
+	if !slices.Equal(got, want) {
+		t.Errorf("sorted %q, want %q", got, want)
+	}
+}
+
+// TestSummariseMetaGroups checks that a group of many keys is cut after
+// its first keys with a count of the rest.
+func TestSummariseMetaGroups(t *testing.T) {
+	extra := map[string]string{"other": "x"}
+	for i := range 300 {
+		extra[fmt.Sprintf("prv.type.%d", i)] = fmt.Sprintf("type %d", i)
+	}
+	rows := summariseMeta(extra)
+	if len(rows) != maxMetaGroup+1 {
+		t.Fatalf("%d rows, want %d: %q", len(rows), maxMetaGroup+1, rows)
+	}
+	if rows[0] != [2]string{"meta other", "x"} || rows[1] != [2]string{"meta prv.type.0", "type 0"} ||
+		rows[maxMetaGroup-1] != [2]string{"meta prv.type.10", "type 10"} ||
+		rows[maxMetaGroup] != [2]string{"  …", "289 more prv.type.* keys (--json lists them all)"} {
+		t.Errorf("rows %q", rows)
 	}
 }

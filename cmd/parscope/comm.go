@@ -94,18 +94,19 @@ const maxSubPlots = 3
 
 func init() {
 	var (
-		structures []string
-		treeOnly   bool
-		aggregate  bool
-		decompose  string
-		noColl     bool
-		noWS       bool
-		run        int32
-		plotPath   string
-		scale      string
-		counts     bool
-		asJSON     bool
-		sourceDirs []string
+		structures   []string
+		treeOnly     bool
+		aggregate    bool
+		decompose    string
+		noColl       bool
+		unknownWorld bool
+		noWS         bool
+		run          int32
+		plotPath     string
+		scale        string
+		counts       bool
+		asJSON       bool
+		sourceDirs   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "comm TRACE.pst",
@@ -153,7 +154,7 @@ trace is untrusted input); without it no source file is read.`,
 				return err
 			}
 			defer s.Close()
-			opts := comm.Options{Run: run, Decompose: alg, NoCollectives: noColl, WorkingSets: !noWS}
+			opts := comm.Options{Run: run, Decompose: alg, NoCollectives: noColl, WorkingSets: !noWS, UnknownCommAsWorld: unknownWorld}
 			rd := s.Records(store.ReadOptions{Runs: []int32{run},
 				Kinds: []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindSend, trace.KindRecv, trace.KindCollective}})
 			res, err := comm.Analyze(cmd.Context(), s.Header(), rd, opts)
@@ -196,6 +197,7 @@ trace is untrusted input); without it no source file is read.`,
 	fl.BoolVar(&aggregate, "aggregate", false, "count each structure with everything nested in it")
 	fl.StringVar(&decompose, "decompose", "linear", "how collectives become messages: linear, binomial or ring")
 	fl.BoolVar(&noColl, "no-collectives", false, "leave collectives out")
+	fl.BoolVar(&unknownWorld, "unknown-comm-as-world", false, "decompose collectives on communicators of unknown members over every process (else they are reported and left out)")
 	fl.BoolVar(&noWS, "no-working-sets", false, "skip the working sets (less memory on long traces)")
 	fl.Int32Var(&run, "run", 0, "the run to analyse")
 	fl.StringVar(&plotPath, "plot", "", "draw the heat map(s) to this .png or .svg")
@@ -355,7 +357,8 @@ func printComm(w io.Writer, rep commReport, treeOnly bool) error {
 		what string
 		n    int64
 	}{{"sends to a process outside the run", p.BadPeer}, {"collectives outside their communicator", p.OutsideComm},
-		{"collectives not decomposed", p.Undecomposed}, {"unbalanced region exits", p.UnbalancedExits}, {"regions never closed", p.Unclosed}} {
+		{"collectives not decomposed", p.Undecomposed}, {"collectives on communicators of unknown members (left out)", p.UnknownComm},
+		{"unbalanced region exits", p.UnbalancedExits}, {"regions never closed", p.Unclosed}} {
 		if x.n > 0 {
 			fmt.Fprintf(t, "%s\t%s\n", x.what, human.Count(x.n))
 		}

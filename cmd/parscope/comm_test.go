@@ -71,7 +71,7 @@ func importRing(t *testing.T) string {
 
 func TestCommRing(t *testing.T) {
 	pst := importRing(t)
-	r := commRun(t, pst)
+	r := commRun(t, "--unknown-comm-as-world", pst)
 	var paths []string
 	for i, n := range r.Nodes {
 		// The JSON gives each structure's parent, not its path.
@@ -99,7 +99,7 @@ func TestCommRing(t *testing.T) {
 		t.Errorf("ranking %+v", r.Ranking)
 	}
 	// The selection: IF_101 alone is the ring, rank → rank+1.
-	s := commRun(t, "--structure", "IF_101", pst).Selection
+	s := commRun(t, "--unknown-comm-as-world", "--structure", "IF_101", pst).Selection
 	for i := 0; i < 4; i++ {
 		for j := 0; j < 4; j++ {
 			c := s.Matrix.Count[i*4+j]
@@ -109,22 +109,27 @@ func TestCommRing(t *testing.T) {
 		}
 	}
 	// Ring decomposition: allreduce in 3→0, 2→3, 1→2, out 0→1, 1→2, 2→3.
-	rr := commRun(t, "--decompose", "ring", "--structure", "#1", pst).Selection.Matrix
+	rr := commRun(t, "--unknown-comm-as-world", "--decompose", "ring", "--structure", "#1", pst).Selection.Matrix
 	if !slices.Equal(rr.Count, []int64{0, 8, 0, 0, 0, 0, 16, 0, 0, 0, 0, 16, 8, 0, 0, 0}) {
 		t.Errorf("ring-decomposed LOOP_100: %v", rr.Count)
 	}
 	// Aggregate selection of LOOP_100 covers IF_101 too.
-	if a := commRun(t, "--aggregate", "--structure", "LOOP_100", pst).Selection.Matrix; a.Count[1] != 72 || a.Count[4+2] != 64 {
+	if a := commRun(t, "--unknown-comm-as-world", "--aggregate", "--structure", "LOOP_100", pst).Selection.Matrix; a.Count[1] != 72 || a.Count[4+2] != 64 {
 		t.Errorf("aggregate LOOP_100: %v", a.Count)
 	}
+	// By default the allreduces on the annotated trace's communicator,
+	// whose members it does not give, are reported and left out.
+	if r := commRun(t, pst); r.Nodes[1].Own.Messages != 0 || !strings.Contains(mustRun(t, "comm", pst), "collectives on communicators of unknown members (left out)  32") {
+		t.Errorf("without --unknown-comm-as-world: LOOP_100 own %+v", r.Nodes[1].Own)
+	}
 	// Text: the tree, the ranking and the matrix table.
-	out := mustRun(t, "comm", pst)
+	out := mustRun(t, "comm", "--unknown-comm-as-world", pst)
 	for _, want := range []string{"  LOOP_100  loop", "    IF_101  if", "64 windows, 1 distinct, 4-4 pairs", "1                LOOP_100/IF_101", "messages sent (row: sender, column: receiver)", "unmatched         0 sends, 0 receives"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if tree := mustRun(t, "comm", "--tree", pst); strings.Contains(tree, "ranking") || !strings.Contains(tree, "IF_101") {
+	if tree := mustRun(t, "comm", "--unknown-comm-as-world", "--tree", pst); strings.Contains(tree, "ranking") || !strings.Contains(tree, "IF_101") {
 		t.Errorf("--tree output:\n%s", tree)
 	}
 }
@@ -133,7 +138,7 @@ func TestCommPlot(t *testing.T) {
 	pst := importRing(t)
 	dir := t.TempDir()
 	side := filepath.Join(dir, "side.png")
-	mustRun(t, "comm", "--plot", side, pst)
+	mustRun(t, "comm", "--unknown-comm-as-world", "--plot", side, pst)
 	f, err := os.Open(side)
 	if err != nil {
 		t.Fatal(err)
@@ -168,11 +173,11 @@ func TestCommPlot(t *testing.T) {
 		}
 	}
 	svg := filepath.Join(dir, "if.svg")
-	mustRun(t, "comm", "--structure", "IF_101", "--scale", "linear", "--counts", "--plot", svg, pst)
+	mustRun(t, "comm", "--unknown-comm-as-world", "--structure", "IF_101", "--scale", "linear", "--counts", "--plot", svg, pst)
 	if data, err := os.ReadFile(svg); err != nil || !strings.Contains(string(data), "<svg") || !strings.Contains(string(data), "messages") {
 		t.Errorf("svg: %v %.200s", err, data)
 	}
-	_, _, code := run(t, "comm", "--plot", filepath.Join(dir, "x.gif"), pst)
+	_, _, code := run(t, "comm", "--unknown-comm-as-world", "--plot", filepath.Join(dir, "x.gif"), pst)
 	if _, err := os.Stat(filepath.Join(dir, "x.gif")); code == 0 || err == nil {
 		t.Errorf("--plot x.gif: exit %d, file %v", code, err)
 	}

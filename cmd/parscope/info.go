@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,6 +51,110 @@ type infoReport struct {
 
 // maxInfoProcs is how many process names the table shows.
 const maxInfoProcs = 16
+
+// maxMetaGroup is how many metadata keys of one group (the keys sharing
+// everything up to their last '.', such as a .pcf's "prv.type.N") the
+// text shows before summarising the rest; maxDictShown is how many
+// entries of a dictionary value (a JSON object, such as a .pcf's
+// "prv.values.N") it shows.
+const (
+	maxMetaGroup = 12
+	maxDictShown = 4
+)
+
+// summariseMeta returns the (key, value) rows of the text output for the
+// metadata: a value that is a JSON object of more than maxDictShown
+// entries (a .pcf's hundreds of event values) is shown as its count and
+// first entries, and a group of more than maxMetaGroup keys as its first
+// keys and a count of the rest. --json keeps everything.
+func summariseMeta(extra map[string]string) [][2]string {
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareNatural)
+	group := func(k string) string {
+		if i := strings.LastIndexByte(k, '.'); i >= 0 {
+			return k[:i+1]
+		}
+		return k
+	}
+	count := map[string]int{}
+	for _, k := range keys {
+		count[group(k)]++
+	}
+	var rows [][2]string
+	shown := map[string]int{}
+	for _, k := range keys {
+		g := group(k)
+		if count[g] > maxMetaGroup {
+			shown[g]++
+			if shown[g] == maxMetaGroup {
+				rows = append(rows, [2]string{"  …", fmt.Sprintf("%d more %s* keys (--json lists them all)", count[g]-maxMetaGroup+1, g)})
+			}
+			if shown[g] >= maxMetaGroup {
+				continue
+			}
+		}
+		rows = append(rows, [2]string{"meta " + k, summariseValue(extra[k])})
+	}
+	return rows
+}
+
+// summariseValue shortens a JSON object of more than maxDictShown
+// entries to "N entries: k1 v1, k2 v2, … (--json lists them all)", its
+// keys in natural order; any other value is returned as it is.
+func summariseValue(v string) string {
+	if !strings.HasPrefix(v, "{") {
+		return v
+	}
+	var dict map[string]any
+	if err := json.Unmarshal([]byte(v), &dict); err != nil || len(dict) <= maxDictShown {
+		return v
+	}
+	keys := make([]string, 0, len(dict))
+	for k := range dict {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareNatural)
+	parts := make([]string, 0, maxDictShown)
+	for _, k := range keys[:maxDictShown] {
+		parts = append(parts, fmt.Sprintf("%s %v", k, dict[k]))
+	}
+	return fmt.Sprintf("%d entries: %s, … (--json lists them all)", len(dict), strings.Join(parts, ", "))
+}
+
+// compareNatural orders strings with their digit runs compared as
+// numbers ("type.9" before "type.10").
+func compareNatural(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func digitRun(s string) int {
+	i := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	return i
+}
 
 // informativeName reports whether a process's name says more than its
 // number ("rank 3" for process 3 does not).
@@ -170,13 +276,8 @@ func printInfo(cmd *cobra.Command, r infoReport) error {
 		slices.Sort(rs)
 		fmt.Fprintf(w, "repairs\t%s\n", strings.Join(rs, ", "))
 	}
-	keys := make([]string, 0, len(r.Extra))
-	for k := range r.Extra {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "meta %s\t%s\n", k, r.Extra[k])
+	for _, line := range summariseMeta(r.Extra) {
+		fmt.Fprintf(w, "%s\t%s\n", line[0], line[1])
 	}
 	shown := 0
 	for _, p := range r.Procs {

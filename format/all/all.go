@@ -5,6 +5,7 @@ package all
 import (
 	_ "github.com/parscope/parscope/format/annotated"
 	_ "github.com/parscope/parscope/format/bbv"
+	_ "github.com/parscope/parscope/format/chrome"
 	_ "github.com/parscope/parscope/format/dumpi"
 	_ "github.com/parscope/parscope/format/gomez"
 	_ "github.com/parscope/parscope/format/gotrace"

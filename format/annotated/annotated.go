@@ -195,7 +195,7 @@ func importFiles(ctx context.Context, inputs []string, opts format.Options, w tr
 	}
 	slices.Sort(comms)
 	for _, c := range comms {
-		h.Comms = append(h.Comms, trace.CommDef{ID: c})
+		h.Comms = append(h.Comms, trace.CommDef{ID: c, Unknown: true})
 	}
 	return nil
 }

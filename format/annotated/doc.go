@@ -83,7 +83,8 @@
 // Peers and roots must be ranks. When a file declares the number of
 // processes, a rank outside [0, N) is an error naming the record; otherwise
 // the run grows to cover every peer. Communicators seen are listed in
-// Header.Comms, with unknown members.
+// Header.Comms with Unknown set: the trace names communicators by handle
+// and never says who belongs to them.
 //
 // # Waits
 //

@@ -1,5 +1,6 @@
 // Package chrome exports a trace as Chrome Trace Event Format JSON, the
-// format that ui.perfetto.dev and chrome://tracing open.
+// format that ui.perfetto.dev and chrome://tracing open, and imports such
+// files (see "Import" below).
 //
 // The output is the JSON object form
 //
@@ -72,6 +73,71 @@
 // posted (clock skew between processes), no such nanosecond exists; the
 // flow end is put at the receive's last nanosecond and Stats.BackwardFlows
 // counts it.
+//
+// # Import
+//
+// The importer (registered as "chrome") reads the array form and the
+// {"traceEvents": [...]} object form, plain or gzipped, as written by
+// VizTracer, the PyTorch profiler (libkineto), Caliper, rocprofiler, the
+// Kokkos tools and Perfetto. Each input file is one run. The JSON is
+// streamed through a hand-written scanner that holds one 256 KiB buffer;
+// the events are kept as compact records until the end of the file,
+// because the format does not order them (VizTracer writes a function
+// when it returns, after its callees), so memory grows with the number of
+// events, never with the size of the text.
+//
+//   - Every (pid, tid) pair with events becomes one process, numbered
+//     densely in the order of process_sort_index (else the pid, numbers
+//     before strings) and, within a pid, of thread_sort_index (else the
+//     tid). It is named "PROCESS / THREAD" from the process_name and
+//     thread_name metadata ("pid P" / "tid T" without them); ProcInfo.Extra
+//     keeps the pid, the tid and the process_labels. pids and tids may be
+//     numbers or strings. Events without a tid (counters, process or
+//     global instants) go on their pid's own lane, named after the
+//     process alone.
+//   - "X" (complete) and "B"/"E" (begin/end) slices become region entries
+//     and exits, one region per distinct name. An "E" closes the innermost
+//     open "B" of its thread, or, when it has a name, the innermost open
+//     "B" of that name: the slices opened inside it close with it
+//     (RepairOutOfOrderEnd); an "E" that closes nothing is dropped
+//     (RepairEndWithoutBegin); a "B" never closed ends at its thread's
+//     last time (RepairBeginWithoutEnd). Slices that start at the same
+//     time nest longest first; a slice that starts inside another and ends
+//     after it is cut at the other's end (RepairOverlapClamped); a
+//     negative "dur" counts as 0 (RepairNegativeDuration).
+//   - "i", "I" (instant) and "R" (mark) events become events, one id per
+//     distinct name, with args.value as value when it is an integer.
+//   - "C" (counter) events become one counter sample per numeric arg,
+//     named after the event, followed by "." and the arg's key unless the
+//     key is the event's name.
+//   - Flow events "s", "t" and "f" of one cat and id are linked in time
+//     order ("s" starts a chain, "t" continues it, "f" ends it); each
+//     link becomes a message of 0 bytes (a send at the earlier point, a
+//     receive at the later one, tag the link's number) from the earlier
+//     point's process to the later one's. Flow events that link to
+//     nothing are dropped (RepairUnpairedFlow).
+//   - "M" metadata other than the names, labels and sort indexes, and
+//     the phases the model has no place for (async "b"/"n"/"e", "S"/"T"/"F",
+//     samples, objects, memory dumps, clock syncs) are skipped and counted
+//     in a warning.
+//
+// Timestamps are microseconds; they are converted exactly to nanoseconds
+// for up to three decimals (rounded beyond), and shifted so that the
+// earliest event of the file is at 0 (the run's Extra "chrome.origin_us"
+// keeps the shift). The clock resolution is 1 ns when a timestamp has
+// digits below the microsecond, 1 µs otherwise.
+//
+// A file this package exported (its "metadata" says "exporter":
+// "parscope") is read back as the records it came from: each pid is the
+// run and process its process_name gives, states, regions, messages,
+// collectives and events are rebuilt from their categories and args
+// (with their ids and definitions), and the flow arrows are dropped. Two
+// things do not survive the trip: the order of records of one process at
+// the same time, and operations of no duration, which come back 1 ns long.
+//
+// Errors name the file and the byte offset (in the decompressed data of a
+// gzipped file) and say what was expected. A trace cut short after a
+// complete event, or with a trailing comma, is accepted, as viewers do.
 //
 // # Streaming
 //

@@ -79,7 +79,7 @@ func (cs *commSet) unknownHandle(h uint16) int32 {
 	id := unknownBase + int32(h)
 	if _, ok := cs.defs[id]; !ok {
 		cs.unknown++
-		cs.defs[id] = trace.CommDef{ID: id, Name: fmt.Sprintf("DUMPI communicator %d (members unknown)", h)}
+		cs.defs[id] = trace.CommDef{ID: id, Name: fmt.Sprintf("DUMPI communicator %d (members unknown)", h), Unknown: true}
 	}
 	return id
 }

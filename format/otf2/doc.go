@@ -18,7 +18,13 @@
 //     numbered 0..P-1 in ascending location id; ProcInfo names it and
 //     keeps its location id and type, location group and system tree path;
 //   - region definitions to RegionDefs (same ids; role function/wrapper →
-//     function, loop → loop, else user) and Enter/Leave to Enter/Exit;
+//     function, loop → loop, else user) and Enter/Leave to Enter/Exit,
+//     made to nest: a Leave of a region that is not the innermost open
+//     one on its location also leaves the regions entered inside it, at
+//     its time (RepairOutOfOrderLeave, as APEX and TraceR traces need),
+//     and a Leave of a region that is not open is dropped
+//     (RepairLeaveWithoutEnter), so that analyses need not repair them
+//     again and `parscope info` lists the repairs;
 //   - MpiSend/MpiRecv to Send/Recv with bytes, tag and communicator, the
 //     peer rank resolved through the communicator's group to a process;
 //     MpiIsend + MpiIsendComplete to one Send with its completion time and

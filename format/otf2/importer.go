@@ -121,6 +121,7 @@ type converter struct {
 	colls   []int
 	file    string
 	recvTot int64
+	open    []int32 // regions entered and not left, innermost last
 }
 
 type commInfo struct {
@@ -147,6 +148,14 @@ const (
 	RepairIncomplete = "otf2-incomplete-operation"
 	// RepairCancelled counts cancelled requests (dropped).
 	RepairCancelled = "otf2-cancelled-request"
+	// RepairOutOfOrderLeave counts regions closed because a region that
+	// encloses them was left first (Enter A, Enter B, Leave A: B is left
+	// with A, at its time), as APEX and TraceR traces do. Their own
+	// Leave, when it comes, is then a RepairLeaveWithoutEnter.
+	RepairOutOfOrderLeave = "otf2-region-closed-out-of-order"
+	// RepairLeaveWithoutEnter counts Leave events of a region that is not
+	// open on their location (dropped).
+	RepairLeaveWithoutEnter = "otf2-leave-without-enter"
 )
 
 func newConverter(ar *Archive, run int32, w trace.Writer) (*converter, error) {
@@ -417,6 +426,7 @@ func (cv *converter) location(ctx context.Context, p int32, loc Location) error 
 	}
 	defer le.Close()
 	cv.proc, cv.lastT, cv.queue, cv.qbase, cv.reqs, cv.colls, cv.file, cv.recvTot = p, math.MinInt64, cv.queue[:0], 0, map[uint64]int{}, cv.colls[:0], le.f.Name(), 0
+	cv.open = cv.open[:0]
 	var ev Event
 	for n := 0; ; n++ {
 		if n&0xffff == 0xffff {
@@ -499,10 +509,31 @@ func (cv *converter) event(ev *Event, name string) error {
 		if _, ok := cv.d.Regions[ev.Ref]; !ok {
 			return cv.errorf(ev, "%s refers to undefined region %d", name, ev.Ref)
 		}
+		id := int32(ev.Ref)
 		if ev.Type == evEnter {
-			return cv.emit(trace.Enter(run, p, t, int32(ev.Ref)), false)
+			cv.open = append(cv.open, id)
+			return cv.emit(trace.Enter(run, p, t, id), false)
 		}
-		return cv.emit(trace.Exit(run, p, t, int32(ev.Ref)), false)
+		// Regions are made to nest here, once, so that every analysis
+		// sees the same regions and info reports the repairs.
+		i := len(cv.open) - 1
+		for i >= 0 && cv.open[i] != id {
+			i--
+		}
+		if i < 0 {
+			cv.h.Repair(RepairLeaveWithoutEnter, 1)
+			return nil
+		}
+		for j := len(cv.open) - 1; j >= i; j-- {
+			if j > i {
+				cv.h.Repair(RepairOutOfOrderLeave, 1)
+			}
+			if err := cv.emit(trace.Exit(run, p, t, cv.open[j]), false); err != nil {
+				return err
+			}
+		}
+		cv.open = cv.open[:i]
+		return nil
 	case evMpiSend, evMpiIsend, evMpiRecv, evMpiIrecv:
 		peer, err := cv.peer(ev, ev.Comm, ev.Peer)
 		if err != nil {

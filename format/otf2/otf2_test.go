@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -437,5 +438,61 @@ func TestStore(t *testing.T) {
 	h := s.Header()
 	if h.Meta.Source != "otf2" || h.Runs[0].Extra["otf2.events.METRIC"] != "84" || len(h.Counters) != 3 {
 		t.Errorf("header meta %+v, run extra %v, %d counters", h.Meta, h.Runs[0].Extra, len(h.Counters))
+	}
+}
+
+// TestOutOfOrderLeave converts a location whose regions close out of
+// order (Enter A, Enter B, Leave A, Leave B, as APEX and TraceR write)
+// and a Leave of a region never entered: the records nest and the
+// header counts each repair once.
+func TestOutOfOrderLeave(t *testing.T) {
+	d, err := readDefsBytes(defFile(4096, minimalDefs()), 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := uint32(193); id < 197; id++ {
+		d.Regions[id] = Region{}
+	}
+	ar := &Archive{Anchor: &Anchor{EventChunkSize: 1 << 20}, Defs: d}
+	var m trace.Memory
+	cv, err := newConverter(ar, 0, &m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv.proc, cv.reqs, cv.lastT = 0, map[uint64]int{}, math.MinInt64
+	// The clock has 1e9 ticks per second from tick 1000.
+	for _, ev := range []Event{
+		{Type: evEnter, Time: 1010, Ref: 193},
+		{Type: evEnter, Time: 1020, Ref: 194},
+		{Type: evEnter, Time: 1030, Ref: 195},
+		{Type: evLeave, Time: 1040, Ref: 193}, // closes 195 and 194 too
+		{Type: evLeave, Time: 1050, Ref: 194}, // no longer open: dropped
+		{Type: evEnter, Time: 1060, Ref: 196},
+		{Type: evLeave, Time: 1070, Ref: 196},
+		{Type: evLeave, Time: 1080, Ref: 196}, // not open: dropped
+	} {
+		ev.Decoded = true
+		if err := cv.event(&ev, EventName(ev.Type)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cv.flush(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range m.Records {
+		got = append(got, r.String())
+	}
+	want := []string{
+		"0/0 10 enter 193", "0/0 20 enter 194", "0/0 30 enter 195",
+		"0/0 40 exit 195", "0/0 40 exit 194", "0/0 40 exit 193",
+		"0/0 60 enter 196", "0/0 70 exit 196",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("records:\n got  %q\n want %q", got, want)
+	}
+	wantRep := map[string]int64{RepairOutOfOrderLeave: 2, RepairLeaveWithoutEnter: 2}
+	if len(m.H.Repairs) != 2 || m.H.Repairs[RepairOutOfOrderLeave] != 2 || m.H.Repairs[RepairLeaveWithoutEnter] != 2 {
+		t.Errorf("repairs = %v, want %v", m.H.Repairs, wantRep)
 	}
 }
