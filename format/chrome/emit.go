@@ -281,6 +281,14 @@ func (im *importer) emitParscope(base int32) error {
 		}
 		return cmp.Compare(a.proc, b.proc)
 	})
+	// Every process of the file is known before any record is written, so
+	// that a message's peer can be checked against its run.
+	runProcs := map[int32]int32{}
+	for _, p := range procs {
+		if run, proc, _, ok := parseRunProc(p.name); ok {
+			runProcs[run+base] = max(runProcs[run+base], proc+1)
+		}
+	}
 	h := im.h
 	for _, p := range procs {
 		var items []item
@@ -321,6 +329,10 @@ func (im *importer) emitParscope(base int32) error {
 					r.ID = it.alt
 					r.Tag, r.Seq = 0, trace.NoRequest
 				}
+				if !peerInRun(&r, runProcs[run]) {
+					h.Repair(RepairPeerOutsideRun, 1)
+					continue
+				}
 			case it.k == itBegin && it.cls == clsRegion:
 				r = trace.Enter(run, proc, r.T, it.alt)
 				open = append(open, it.alt)
@@ -358,4 +370,14 @@ func (im *importer) emitParscope(base int32) error {
 	}
 	im.warnIgnored()
 	return nil
+}
+
+// peerInRun reports whether the peer of a message or collective r names a
+// process of its run of procs processes: a send needs one; a receive from
+// an unknown source and a collective without a root have NoPeer.
+func peerInRun(r *trace.Record, procs int32) bool {
+	if r.Peer == trace.NoPeer {
+		return r.Kind != trace.KindSend
+	}
+	return r.Peer >= 0 && r.Peer < procs
 }

@@ -44,6 +44,10 @@ const (
 	// RepairUnpairedFlow counts flow events ("s", "t", "f") that pair with
 	// no other flow event of their id; they are dropped.
 	RepairUnpairedFlow = "chrome-unpaired-flow"
+	// RepairPeerOutsideRun counts messages and collectives of a file in
+	// parscope's own layout whose peer or root is not a process of their
+	// run (or a send without one); they are dropped.
+	RepairPeerOutsideRun = "chrome-peer-outside-run"
 )
 
 func init() { format.Register(Importer{}) }
