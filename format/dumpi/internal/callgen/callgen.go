@@ -66,7 +66,7 @@ func Parse(src []byte) ([]Call, error) {
 		}
 		f := strings.Fields(line)
 		c := Call{Label: len(calls), Name: f[0]}
-		if !strings.HasPrefix(c.Name, "MPI_") && !strings.HasPrefix(c.Name, "MPIO_") {
+		if (!strings.HasPrefix(c.Name, "MPI_") && !strings.HasPrefix(c.Name, "MPIO_")) || !token.IsIdentifier(ident(c.Name)) {
 			return nil, fmt.Errorf("calls.txt:%d: expected an MPI function name, got %q", n, c.Name)
 		}
 		seen := map[string]bool{}
@@ -105,6 +105,9 @@ func parseArg(tok string) (Arg, error) {
 	name, rest, ok := strings.Cut(tok, ":")
 	if !ok || name == "" {
 		return Arg{}, fmt.Errorf("expected name:type, got %q", tok)
+	}
+	if !token.IsIdentifier(ident(name)) {
+		return Arg{}, fmt.Errorf("expected an argument name that makes a Go identifier, got %q", name)
 	}
 	a := Arg{Name: name}
 	typ := rest
