@@ -231,6 +231,9 @@ func (rf *RankFile) record(typ RecType, body []byte, off int64) error {
 		if len(body) != EventSize {
 			return short(EventSize)
 		}
+		if n := int64(le.Uint64(body[48:])); n < 0 {
+			return format.OffsetError(rf.Name, off, "event of type %d has a negative byte count %d", typ, n)
+		}
 		rf.Events = append(rf.Events, Event{Type: typ, Offset: off,
 			T: int64(le.Uint64(body)), End: int64(le.Uint64(body[8:])), Site: le.Uint64(body[16:]),
 			Request: le.Uint64(body[24:]), Comm: le.Uint32(body[32:]), Peer: int32(le.Uint32(body[36:])),
