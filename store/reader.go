@@ -377,7 +377,19 @@ type tableReader struct {
 	err     error
 }
 
-type segment struct{ pos, end int }
+// segment is a process's rows among the decoded ones: [pos, end) of the
+// decoded columns, which the index says are process proc of run run.
+type segment struct {
+	pos, end  int
+	run, proc int32
+	first     int64 // the row in the row group that pos holds
+}
+
+// Every table's first two columns are run and proc.
+const (
+	runColumn  = 0
+	procColumn = 1
+)
 
 // pageScratch holds the typed buffers one goroutine decodes pages into.
 type pageScratch struct {
@@ -441,13 +453,13 @@ func (r *tableReader) load(g int) error {
 	if selRows*2 >= gm.rows {
 		spans = []span{{0, gm.rows}}
 		for _, s := range sel {
-			r.segs = append(r.segs, segment{int(s.First), int(s.First + s.Rows)})
+			r.segs = append(r.segs, segment{int(s.First), int(s.First + s.Rows), s.Run, s.Proc, s.First})
 		}
 	} else {
 		off := 0
 		for _, s := range sel {
 			spans = append(spans, span{s.First, s.Rows})
-			r.segs = append(r.segs, segment{off, off + int(s.Rows)})
+			r.segs = append(r.segs, segment{off, off + int(s.Rows), s.Run, s.Proc, s.First})
 			off += int(s.Rows)
 		}
 	}
@@ -498,6 +510,17 @@ func (r *tableReader) load(g int) error {
 	}
 	if err != nil {
 		return err
+	}
+	// Readers select rows by the index: rows that are not the process and
+	// run it names would be returned as another process's.
+	for _, s := range r.segs {
+		runs, procs := r.cols[runColumn][s.pos:s.end], r.cols[procColumn][s.pos:s.end]
+		for i := range procs {
+			if procs[i] != int64(s.proc) || runs[i] != int64(s.run) {
+				return fmt.Errorf("the index says row %d is process %d of run %d, the table holds process %d of run %d there (the .pst is damaged)",
+					s.first+int64(i), s.proc, s.run, procs[i], runs[i])
+			}
+		}
 	}
 	if !r.tf.t.timed() {
 		for _, s := range r.segs {
