@@ -241,8 +241,6 @@ type thread struct {
 	tidKey string
 	items  []item
 	proc   int32 // parscope process, assigned at the end
-	sort   int64
-	name   string
 	seq    int64 // first appearance
 }
 
@@ -260,7 +258,6 @@ type process struct {
 	seq     int64
 	run     int32 // parscope layout
 	proc    int32
-	open    []int32 // parscope layout: open regions
 }
 
 // Item kinds.

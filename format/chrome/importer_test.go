@@ -353,11 +353,8 @@ func TestRoundTripGenerated(t *testing.T) {
 		}
 		fixed = append(fixed, r)
 	}
-	var kept []trace.Record
 	extra := len(got) - len(fixed)
-	for _, r := range got {
-		kept = append(kept, r)
-	}
+	kept := append([]trace.Record(nil), got...)
 	if extra < 0 {
 		t.Fatalf("%d records back, %d exported", len(got), len(fixed))
 	}
