@@ -19,6 +19,11 @@ type Options struct {
 	Decompose trace.Decomposition
 	// NoCollectives leaves collectives out (their time stays as compute).
 	NoCollectives bool
+	// UnknownCommAsWorld decomposes the collectives of a communicator
+	// whose members the trace does not give (trace.CommDef.Unknown) over
+	// every process of the run, as comm.Options.UnknownCommAsWorld does;
+	// otherwise they are counted in Problems.UnknownComm and left out.
+	UnknownCommAsWorld bool
 }
 
 // Problems counts what the trace got wrong. Nothing is dropped silently.
@@ -35,6 +40,10 @@ type Problems struct {
 	// OutsideComm counts collective records of a process that is not in the
 	// communicator, or whose root is not (left out).
 	OutsideComm int64 `json:"outside_comm,omitempty"`
+	// UnknownComm counts collective records on a communicator whose
+	// members the trace does not give (left out unless
+	// Options.UnknownCommAsWorld).
+	UnknownComm int64 `json:"unknown_comm,omitempty"`
 	// Undecomposed counts collectives of an unknown operation (left out).
 	Undecomposed int64 `json:"undecomposed,omitempty"`
 	// CollectiveMismatch counts collective records whose operation or root
@@ -119,13 +128,15 @@ type Builder struct {
 	colls   map[[2]int32]*collInst // (comm, k)
 	collK   map[[2]int32]int32     // (proc, comm) → collectives so far
 	lists   []int32
+	all     []int32 // 0..n-1, for Options.UnknownCommAsWorld
 	prob    Problems
 	tmp     trace.Record // the copy of a send or receive given to the matcher, End = its message or slot
 }
 
 // NewBuilder returns a Builder for run opts.Run of a trace with header h.
 func NewBuilder(h *trace.Header, opts Options) (*Builder, error) {
-	acc, err := comm.New(h, comm.Options{Run: opts.Run, Decompose: opts.Decompose, NoCollectives: opts.NoCollectives, NoMatch: true})
+	acc, err := comm.New(h, comm.Options{Run: opts.Run, Decompose: opts.Decompose, NoCollectives: opts.NoCollectives, NoMatch: true,
+		UnknownCommAsWorld: opts.UnknownCommAsWorld})
 	if err != nil {
 		return nil, fmt.Errorf("ocs: %w", err)
 	}
@@ -199,7 +210,19 @@ func (b *Builder) Add(r *trace.Record) error {
 
 func (b *Builder) collective(r *trace.Record) {
 	op := trace.CollectiveOp(r.ID)
-	mem := b.comms.Members(r.Comm)
+	var mem []int32
+	switch {
+	case b.comms.Known(r.Comm):
+		mem = b.comms.MembersOf(r.Comm, r.Proc)
+	case b.opts.UnknownCommAsWorld:
+		mem = b.world()
+	default:
+		b.prob.UnknownComm++
+		return
+	}
+	if len(mem) == 1 && mem[0] == r.Proc {
+		return // a collective of one process (MPI_COMM_SELF) sends nothing
+	}
 	if !slices.Contains(mem, r.Proc) {
 		b.prob.OutsideComm++
 		return
@@ -270,6 +293,17 @@ func (b *Builder) collective(r *trace.Record) {
 	if inst.arrived == len(mem) {
 		delete(b.colls, ik)
 	}
+}
+
+// world returns every process of the run, for Options.UnknownCommAsWorld.
+func (b *Builder) world() []int32 {
+	if len(b.all) != b.n {
+		b.all = make([]int32, b.n)
+		for i := range b.all {
+			b.all[i] = int32(i)
+		}
+	}
+	return b.all
 }
 
 // Workload is a trace reduced to what the network simulation replays: the

@@ -44,6 +44,7 @@ func init() {
 		elecLatUS  float64
 		decompose  string
 		noColl     bool
+		unknownAll bool
 		structures []string
 		run        int32
 		plotPath   string
@@ -122,7 +123,8 @@ out-delay.png (average message delay) against planes, one line per strategy
 			defer s.Close()
 			rd := s.Records(store.ReadOptions{Runs: []int32{run}, Kinds: []trace.Kind{trace.KindSend, trace.KindRecv,
 				trace.KindCollective, trace.KindEnter, trace.KindExit, trace.KindEvent, trace.KindState}})
-			w, err := ocs.Load(cmd.Context(), s.Header(), rd, ocs.Options{Run: run, Decompose: alg, NoCollectives: noColl})
+			w, err := ocs.Load(cmd.Context(), s.Header(), rd, ocs.Options{Run: run, Decompose: alg, NoCollectives: noColl,
+				UnknownCommAsWorld: unknownAll})
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
@@ -169,6 +171,7 @@ out-delay.png (average message delay) against planes, one line per strategy
 	fl.Float64Var(&elecLatUS, "elec-lat", def.ElecLatency*1e6, "electronic network latency per message, microseconds")
 	fl.StringVar(&decompose, "decompose", "linear", "how collectives become messages: linear, binomial or ring")
 	fl.BoolVar(&noColl, "no-collectives", false, "leave collectives out (their time counts as compute)")
+	fl.BoolVar(&unknownAll, "unknown-comm-as-world", false, "decompose collectives on communicators of unknown members over every process (else they are reported and left out)")
 	fl.StringArrayVar(&structures, "structure", nil, "rank the connections of this structure (label, path or #id; repeatable) instead of the whole program's")
 	fl.Int32Var(&run, "run", 0, "the run to simulate")
 	fl.StringVar(&plotPath, "plot", "", "draw the curves to NAME-time and NAME-delay (.png or .svg)")
@@ -249,6 +252,7 @@ func printOCS(w io.Writer, rep ocsReport) error {
 		what string
 		n    int64
 	}{{"messages to or from a process outside the run", pr.BadPeer}, {"collectives outside their communicator", pr.OutsideComm},
+		{"collectives on a communicator of unknown members (see --unknown-comm-as-world)", pr.UnknownComm},
 		{"collectives not decomposed", pr.Undecomposed}, {"collectives whose members disagree", pr.CollectiveMismatch},
 		{"collectives some member never reached", pr.IncompleteCollectives}} {
 		if x.n > 0 {
