@@ -1,0 +1,270 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+// BatchSize is the number of records read at once and handed to every
+// accumulator.
+const BatchSize = 4096
+
+// job is one request being run.
+type job struct {
+	a     *Analysis
+	opts  any
+	runs  []int32
+	acc   Accumulator
+	kinds [trace.KindBBV + 1]bool
+	// all is true when the job takes every record of a batch of its pass
+	// (every kind read and every run), so batches need no filtering.
+	all     bool
+	scratch []trace.Record
+	err     error
+}
+
+// wants reports whether the job is fed r.
+func (j *job) wants(r *trace.Record) bool {
+	return int(r.Kind) < len(j.kinds) && j.kinds[r.Kind] && (j.runs == nil || slices.Contains(j.runs, r.Run))
+}
+
+// feed gives the job the records of recs it is fed.
+func (j *job) feed(recs []trace.Record) error {
+	if j.all {
+		return j.acc.Add(recs)
+	}
+	j.scratch = j.scratch[:0]
+	for i := range recs {
+		if j.wants(&recs[i]) {
+			j.scratch = append(j.scratch, recs[i])
+		}
+	}
+	if len(j.scratch) == 0 {
+		return nil
+	}
+	return j.acc.Add(j.scratch)
+}
+
+// Run runs the requested analyses over src. It reads the records once,
+// in batches that every accumulator receives (each in a goroutine of its
+// own when there are several), and reads them again only for the
+// accumulators that ask for another pass (Repeater). A request of an
+// analysis whose record kinds the trace lacks is a *MissingError; an
+// accumulator's error names the trace and the analysis.
+func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
+	t := TraceOf(src)
+	jobs := make([]*job, len(reqs))
+	for i, req := range reqs {
+		a, opts, err := resolve(t, req)
+		if err != nil {
+			return nil, err
+		}
+		acc, err := a.New(t, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", t.Name, a.Name, err)
+		}
+		j := &job{a: a, opts: opts, runs: req.Runs, acc: acc}
+		for _, k := range a.Kinds(opts) {
+			if k.Valid() {
+				j.kinds[k] = true
+			}
+		}
+		jobs[i] = j
+	}
+	res := &Results{}
+	for active := jobs; len(active) > 0; {
+		if err := pass(ctx, src, active); err != nil {
+			return nil, err
+		}
+		res.Passes++
+		var next []*job
+		for _, j := range active {
+			r, ok := j.acc.(Repeater)
+			if !ok {
+				continue
+			}
+			again, err := r.Again()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", t.Name, j.a.Name, err)
+			}
+			if again {
+				next = append(next, j)
+			}
+		}
+		active = next
+	}
+	for _, j := range jobs {
+		v, err := j.acc.Result()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", t.Name, j.a.Name, err)
+		}
+		res.Envelopes = append(res.Envelopes, &Envelope{SchemaVersion: SchemaVersion, Analysis: j.a.Name,
+			Trace: t.Name, Runs: j.runs, Options: j.opts, Result: v})
+	}
+	return res, nil
+}
+
+// batch is a block of records shared by the accumulators of a pass; the
+// last one to finish with it returns it to the pool.
+type batch struct {
+	recs []trace.Record
+	refs atomic.Int32
+}
+
+var batches = sync.Pool{New: func() any { return &batch{recs: make([]trace.Record, BatchSize)} }}
+
+func (b *batch) release() {
+	if b.refs.Add(-1) == 0 {
+		batches.Put(b)
+	}
+}
+
+// pass reads the records the jobs are fed once and feeds them.
+func pass(ctx context.Context, src Source, jobs []*job) error {
+	var timed []trace.Kind
+	bbv := false
+	var runs []int32
+	allRuns := false
+	for _, j := range jobs {
+		for k := trace.KindState; k <= trace.KindBBV; k++ {
+			if !j.kinds[k] {
+				continue
+			}
+			if k == trace.KindBBV {
+				bbv = true
+			} else if !slices.Contains(timed, k) {
+				timed = append(timed, k)
+			}
+		}
+		if j.runs == nil {
+			allRuns = true
+		}
+		for _, r := range j.runs {
+			if !slices.Contains(runs, r) {
+				runs = append(runs, r)
+			}
+		}
+	}
+	if allRuns {
+		runs = nil
+	}
+	slices.Sort(timed)
+	slices.Sort(runs)
+	for _, j := range jobs {
+		j.all = (j.runs == nil || slices.Equal(j.runs, runs)) && !bbv
+		for _, k := range timed {
+			j.all = j.all && j.kinds[k]
+		}
+	}
+	name := TraceOf(src).Name
+	var readers []trace.Reader
+	if len(timed) > 0 {
+		readers = append(readers, src.Records(store.ReadOptions{Runs: runs, Kinds: timed}))
+	}
+	if bbv {
+		readers = append(readers, src.BBV(store.ReadOptions{Runs: runs}))
+	}
+	if len(jobs) == 1 {
+		j := jobs[0]
+		err := read(ctx, readers, func(b *batch) error {
+			defer b.release()
+			if j.err = j.feed(b.recs); j.err != nil {
+				return errStop
+			}
+			return nil
+		})
+		if j.err != nil {
+			return fmt.Errorf("%s: %s: %w", name, j.a.Name, j.err)
+		}
+		return ctxOr(ctx, err, name)
+	}
+	chans := make([]chan *batch, len(jobs))
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for i, j := range jobs {
+		ch := make(chan *batch, 4)
+		chans[i] = ch
+		wg.Go(func() {
+			for b := range ch {
+				if j.err == nil {
+					if j.err = j.feed(b.recs); j.err != nil {
+						failed.Store(true)
+					}
+				}
+				b.release()
+			}
+		})
+	}
+	err := read(ctx, readers, func(b *batch) error {
+		if failed.Load() {
+			b.release()
+			return errStop
+		}
+		b.refs.Store(int32(len(chans)))
+		for _, ch := range chans {
+			ch <- b
+		}
+		return nil
+	})
+	for _, ch := range chans {
+		close(ch)
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		if j.err != nil {
+			return fmt.Errorf("%s: %s: %w", name, j.a.Name, j.err)
+		}
+	}
+	return ctxOr(ctx, err, name)
+}
+
+// ctxOr returns the error that ended a read, as the caller should see it.
+func ctxOr(ctx context.Context, err error, name string) error {
+	if err == nil || errors.Is(err, errStop) {
+		return ctx.Err()
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// read reads the readers one after another in batches and hands each
+// batch to fn, which owns it (and releases it); it stops at the first
+// error of a reader or fn, or when ctx is cancelled.
+func read(ctx context.Context, readers []trace.Reader, fn func(*batch) error) error {
+	for _, rd := range readers {
+		for {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			b := batches.Get().(*batch)
+			b.refs.Store(1)
+			n, err := rd.Read(b.recs[:BatchSize])
+			if n > 0 {
+				// fn owns b from here; its capacity stays BatchSize.
+				b.recs = b.recs[:n]
+				if ferr := fn(b); ferr != nil {
+					return ferr
+				}
+			} else {
+				b.release()
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
