@@ -21,6 +21,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -76,15 +77,17 @@ type Bundle struct {
 	// Seconds is how long each analysis took.
 	Seconds map[string]float64 `json:"seconds"`
 
-	Overview   *Overview        `json:"overview,omitempty"`
-	Entropy    *Entropy         `json:"entropy,omitempty"`
-	PCA        *PCA             `json:"pca,omitempty"`
-	PhaseSpace *PhaseSpace      `json:"phasespace,omitempty"`
-	Occupancy  []*OccupancyRun  `json:"occupancy,omitempty"`
-	MEntropy   *MEntropy        `json:"mentropy,omitempty"`
-	Comm       *Comm            `json:"comm,omitempty"`
-	Phases     []*Phases        `json:"phases,omitempty"`
-	Probe      *json.RawMessage `json:"probe,omitempty"`
+	Overview   *Overview   `json:"overview,omitempty"`
+	Entropy    *Entropy    `json:"entropy,omitempty"`
+	PCA        *PCA        `json:"pca,omitempty"`
+	PhaseSpace *PhaseSpace `json:"phasespace,omitempty"`
+	// Occupancy is the occupancy analysis' envelope (engine.Envelope,
+	// whose result is an *occupancy.Report).
+	Occupancy *engine.Envelope `json:"occupancy,omitempty"`
+	MEntropy  *MEntropy        `json:"mentropy,omitempty"`
+	Comm      *Comm            `json:"comm,omitempty"`
+	Phases    []*Phases        `json:"phases,omitempty"`
+	Probe     *json.RawMessage `json:"probe,omitempty"`
 }
 
 // RunSummary describes one run.
@@ -151,7 +154,14 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 	steps := []step{
 		{AnalysisOverview, "", func() (err error) { b.Overview, err = buildOverview(ctx, s, b.Runs); return }},
 		{AnalysisStates, when(rec["state"] > 0, "the trace has no state records"), func() error { return buildStates(ctx, s, b, opts) }},
-		{AnalysisOccupancy, when(rec["state"] > 0, "the trace has no state records"), func() (err error) { b.Occupancy, err = buildOccupancy(ctx, s); return }},
+		{AnalysisOccupancy, when(rec["state"] > 0, "the trace has no state records"), func() error {
+			res, err := engine.Run(ctx, s, []engine.Request{occupancyRequest(h)})
+			if err != nil {
+				return err
+			}
+			b.Occupancy = res.Envelopes[0]
+			return nil
+		}},
 		{AnalysisMEntropy, when(rec["event"] > 0, "the trace has no event records"), func() (err error) { b.MEntropy, err = buildMEntropy(ctx, s, opts); return }},
 		{AnalysisComm, when(rec["send"]+rec["collective"] > 0 || len(h.Regions) > 0, "the trace has neither messages nor regions"),
 			func() (err error) { b.Comm, err = buildComm(ctx, s, opts); return }},

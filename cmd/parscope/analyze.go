@@ -16,7 +16,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/internal/human"
@@ -310,7 +312,7 @@ func isNil(v any) bool {
 		return x == nil
 	case *report.PhaseSpace:
 		return x == nil
-	case []*report.OccupancyRun:
+	case *engine.Envelope:
 		return x == nil
 	case *report.MEntropy:
 		return x == nil
@@ -388,13 +390,13 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			return plot.Lines(path, fmt.Sprintf("histogram entropy per window of %s", fmtNS(e.Window)), "time (ms)", "bits", series)
 		}})
 	}
-	if len(b.Occupancy) > 0 {
-		o := b.Occupancy[0]
+	if occ, ok := occupancyOf(b); ok && len(occ.Runs) > 0 {
+		o := occ.Runs[0]
 		var series []plot.Series
 		for j, m := range o.Modes {
 			s := plot.Series{Name: m}
-			for w, c := range o.Counts {
-				s.X = append(s.X, (float64(o.Begin)+(float64(w)+0.5)*o.Window)/1e6)
+			for w, c := range o.ProcessesPerWindow {
+				s.X = append(s.X, (float64(o.BeginNS)+(float64(w)+0.5)*o.WindowNS)/1e6)
 				s.Y = append(s.Y, c[j])
 			}
 			series = append(series, s)
@@ -443,4 +445,13 @@ func reportPlots(b *report.Bundle) []reportPlot {
 		ps = append(ps, reportPlot{name, "phases and their weights", func(path string) error { return plotPhases(path, b.Trace, res) }})
 	}
 	return ps
+}
+
+// occupancyOf returns the occupancy result of b, when it has one.
+func occupancyOf(b *report.Bundle) (*occupancy.Report, bool) {
+	if b.Occupancy == nil {
+		return nil, false
+	}
+	r, ok := b.Occupancy.Result.(*occupancy.Report)
+	return r, ok
 }

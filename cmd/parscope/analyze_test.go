@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parscope/parscope/analysis/occupancy"
 )
 
 // readJSONFile decodes a JSON file of a report.
@@ -105,31 +107,21 @@ func TestAnalyzeAmoeba(t *testing.T) {
 			t.Errorf("PC%d: variance %v in the report, %v from the command", i+1, pc.Components[i].Variance, pcCLI.Components[i].Variance)
 		}
 	}
-	var occ []struct {
-		Run  int32 `json:"run"`
-		Mean []struct {
-			Mode   string  `json:"mode"`
-			Global float64 `json:"global_ns"`
-		} `json:"mean"`
+	// occupancy.json is the engine's envelope, the one the command prints
+	// for the same options (TestOccupancyFacesAgree compares them whole).
+	var occ struct {
+		Options occupancy.Params `json:"options"`
+		Result  occupancy.Report `json:"result"`
 	}
 	readJSONFile(t, filepath.Join(dir, "occupancy.json"), &occ)
-	var occCLI []struct {
-		Run  int32 `json:"run"`
-		Mean []struct {
-			Mode   string  `json:"mode"`
-			Global float64 `json:"global_ns"`
-		} `json:"mean"`
+	occCLI := decodeOccupancy(t, mustRun(t, "occupancy", "--json", "--start", occ.Options.Start, pst))
+	if len(occ.Result.Runs) != 5 || len(occCLI) != 5 || occ.Options.Start == "" {
+		t.Fatalf("occupancy: %d and %d runs, start %q", len(occ.Result.Runs), len(occCLI), occ.Options.Start)
 	}
-	if err := json.Unmarshal([]byte(mustRun(t, "occupancy", "--mean", "--json", "--start", occ[0].Mean[0].Mode, pst)), &occCLI); err != nil {
-		t.Fatal(err)
-	}
-	if len(occ) != 5 || len(occCLI) != 5 {
-		t.Fatalf("occupancy: %d and %d runs", len(occ), len(occCLI))
-	}
-	for i := range occ {
-		for j := range occ[i].Mean {
-			if occ[i].Mean[j] != occCLI[i].Mean[j] {
-				t.Errorf("occupancy run %d mode %d: report %+v, command %+v", i, j, occ[i].Mean[j], occCLI[i].Mean[j])
+	for i, r := range occ.Result.Runs {
+		for j := range r.Mean {
+			if r.Mean[j] != occCLI[i].Mean[j] {
+				t.Errorf("occupancy run %d mode %d: report %+v, command %+v", i, j, r.Mean[j], occCLI[i].Mean[j])
 			}
 		}
 	}

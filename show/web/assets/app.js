@@ -347,7 +347,8 @@ window.Function = (function (RealFunction) {
   }
 
   async function viewOccupancy(c, t, s) {
-    const occ = await api.part(t, 'occupancy');
+    // The occupancy part is the engine's envelope: {schema_version, analysis, trace, options, result: {runs}}.
+    const occ = (await api.part(t, 'occupancy')).result.runs;
     let idx = 0;
     const ctl = el('div', { class: 'controls' });
     c.append(ctl);
@@ -358,19 +359,19 @@ window.Function = (function (RealFunction) {
       body.replaceChildren();
       const o = occ[idx];
       card(body, 'Run ' + o.run + ': ' + o.procs + ' processes, ' + o.modes.length + ' modes, ' + ns(o.end_ns - o.begin_ns),
-        el('p', { class: 'note' }, fmt(o.records) + ' records → ' + fmt(o.microstates) + ' microstates → ' + fmt(o.macrostate_rows) + ' macrostate rows → ' +
-          o.observed_macrostates + ' observed of ' + o.possible_macrostates + ' possible macrostates; before its first state a process is in ' + o.start_mode + '.'));
+        el('p', { class: 'note' }, fmt(o.state_records) + ' state records → ' + fmt(o.microstates) + ' microstates → ' + fmt(o.macrostate_rows) + ' macrostate rows → ' +
+          o.observed_macrostates + ' observed of ' + o.possible_macrostates + ' possible macrostates' + (o.start_mode ? '; before its first state a process is in ' + o.start_mode : '') + '.'));
       const row = el('div', { class: 'row' });
       body.append(row);
       const cols = o.modes.some(m => m.length > 12 || /\s/.test(m)) ? o.modes.map((_, j) => 'A' + (j + 1)) : o.modes;
       card(row, 'Mean node occupancy (T5)', table(['column', 'mode', 'from table', 'from local counters', 'share'], o.mean.map((m, j) => [cols[j], m.mode, ns(m.global_ns), ns(m.local_ns), (100 * m.share).toFixed(1) + '%'])));
-      const top = o.table.slice(0, 25);
+      const top = o.table.slice().sort((a, b) => b.occupancy_ns - a.occupancy_ns).slice(0, 25);
       card(row, 'Occupancy table (T3), largest first (' + top.length + ' of ' + o.observed_macrostates + ')',
-        table([...cols, 'occupancy', 'share'], top.map(m => [...m.Counts, ns(m.Occupancy), (100 * m.Occupancy / Math.max(1, o.end_ns - o.begin_ns)).toFixed(2) + '%'])));
+        table([...cols, 'occupancy', 'share'], top.map(m => [...m.counts, ns(m.occupancy_ns), (100 * m.occupancy_ns / Math.max(1, o.end_ns - o.begin_ns)).toFixed(2) + '%'])));
       chart(card(body, 'Processes per mode over time'), '', {
         tooltip: { trigger: 'axis' }, legend: { top: 0, type: 'scroll' }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
         xAxis: { type: 'value', name: 'time (ms)', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax', axisLabel: { formatter: v => fmt(v) } }, yAxis: { type: 'value', name: 'processes', max: o.procs },
-        series: o.modes.map((m, j) => ({ name: m, type: 'line', stack: 'm', areaStyle: {}, showSymbol: false, lineStyle: { width: 0 }, data: o.counts.map((w, i) => [(o.begin_ns + (i + 0.5) * o.window_ns) / 1e6, w[j]]) })),
+        series: o.modes.map((m, j) => ({ name: m, type: 'line', stack: 'm', areaStyle: {}, showSymbol: false, lineStyle: { width: 0 }, data: (o.processes_per_window || []).map((w, i) => [(o.begin_ns + (i + 0.5) * o.window_ns) / 1e6, w[j]]) })),
       });
       chart(card(body, 'Occupancy histograms: fraction of the time with k processes in each mode'), '', {
         tooltip: { trigger: 'axis' }, legend: { top: 0, type: 'scroll' }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
