@@ -132,6 +132,16 @@ func TestOccupancyLyon(t *testing.T) {
 	if out != string(want) {
 		t.Errorf("occupancy output differs from %s (run with -update to accept):\n%s", golden, out)
 	}
+	// The JSON result is pinned too (docs/results.md shows it).
+	js := mustRun(t, "occupancy", "--project", "A1", "--windows", "4", "--json", pst)
+	goldenJSON := filepath.Join("testdata", "results", "occupancy.golden.json")
+	if *update {
+		os.MkdirAll(filepath.Dir(goldenJSON), 0o755)
+		os.WriteFile(goldenJSON, []byte(js), 0o644)
+	}
+	if want, err := os.ReadFile(goldenJSON); err != nil || js != string(want) {
+		t.Errorf("occupancy --json differs from %s (%v; run with -update to accept):\n%s", goldenJSON, err, js)
+	}
 	reps := decodeOccupancy(t, mustRun(t, "occupancy", "--mean", "--project", "A1", "--json", pst))
 	if len(reps) != 1 {
 		t.Fatalf("%d runs, want 1", len(reps))
