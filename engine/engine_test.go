@@ -111,7 +111,9 @@ func init() {
 		New:     func(*engine.Trace, any) (engine.Accumulator, error) { return &twice{}, nil }})
 	engine.Register(&engine.Analysis{Name: "test-bbv", Doc: "needs basic block vectors", Needs: []trace.Kind{trace.KindBBV},
 		Options: func() any { return &struct{}{} },
-		New:     func(*engine.Trace, any) (engine.Accumulator, error) { return &counter{}, nil }})
+		New: func(*engine.Trace, any) (engine.Accumulator, error) {
+			return &counter{scale: 1, res: countResult{Records: map[string]int64{}}}, nil
+		}})
 	engine.Register(&engine.Analysis{Name: "test-fail", Doc: "fails", Needs: []trace.Kind{trace.KindState},
 		Options: func() any { return &struct{}{} },
 		New:     func(*engine.Trace, any) (engine.Accumulator, error) { return &failing{}, nil }})
@@ -312,5 +314,53 @@ func TestBindFlags(t *testing.T) {
 	}{}
 	if err := engine.BindFlags(pflag.NewFlagSet("y", pflag.ContinueOnError), bad); err == nil {
 		t.Error("a complex flag: no error")
+	}
+}
+
+// TestRunBBVBatches checks that the batches of the BBV table go to the
+// analyses fed BBV records only, whole when they take every run and
+// filtered by run otherwise, in the same pass as the timed records.
+func TestRunBBVBatches(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bbv.pst")
+	w, err := store.Create(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	w.Header().States = append(w.Header().States, trace.StateDef{ID: 0, Name: "a"})
+	for run := range int32(2) {
+		for seq := range int32(5000) {
+			for _, r := range []trace.Record{{Kind: trace.KindState, Run: run, T: int64(seq)},
+				{Kind: trace.KindBBV, Run: run, Seq: seq, ID: 1, Value: 2}} {
+				if err := w.Add(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := engine.Run(context.Background(), s, []engine.Request{
+		{Analysis: "test-count", Options: &countOptions{Scale: 1, Kinds: []string{"state"}}},
+		{Analysis: "test-bbv"},
+		{Analysis: "test-bbv", Runs: []int32{1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []map[string]int64{{"state": 10000}, {"bbv": 10000}, {"bbv": 5000}} {
+		got := res.Envelopes[i].Result.(*countResult).Records
+		if len(got) != len(want) || got["state"] != want["state"] || got["bbv"] != want["bbv"] {
+			t.Errorf("request %d: %v, want %v", i, got, want)
+		}
+	}
+	if runs := res.Envelopes[2].Result.(*countResult).Runs; len(runs) != 1 || runs[0] != 1 {
+		t.Errorf("runs 1 fed runs %v", runs)
 	}
 }

@@ -24,11 +24,12 @@ type job struct {
 	runs  []int32
 	acc   Accumulator
 	kinds [trace.KindBBV + 1]bool
-	// all is true when the job takes every record of a batch of its pass
-	// (every kind read and every run), so batches need no filtering.
-	all     bool
-	scratch []trace.Record
-	err     error
+	// all is true when the job takes every record of a batch of timed
+	// records of its pass (every timed kind read and every run), and
+	// allRuns when it takes every run read, so batches need no filtering.
+	all, allRuns bool
+	scratch      []trace.Record
+	err          error
 }
 
 // wants reports whether the job is fed r.
@@ -36,9 +37,18 @@ func (j *job) wants(r *trace.Record) bool {
 	return int(r.Kind) < len(j.kinds) && j.kinds[r.Kind] && (j.runs == nil || slices.Contains(j.runs, r.Run))
 }
 
-// feed gives the job the records of recs it is fed.
-func (j *job) feed(recs []trace.Record) error {
-	if j.all {
+// feed gives the job the records of b it is fed.
+func (j *job) feed(b *batch) error {
+	recs := b.recs
+	if b.bbv {
+		// A batch of the BBV table holds BBV records only.
+		if !j.kinds[trace.KindBBV] {
+			return nil
+		}
+		if j.allRuns {
+			return j.acc.Add(recs)
+		}
+	} else if j.all {
 		return j.acc.Add(recs)
 	}
 	j.scratch = j.scratch[:0]
@@ -116,6 +126,8 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 // last one to finish with it returns it to the pool.
 type batch struct {
 	recs []trace.Record
+	// bbv is true for a batch of the BBV table.
+	bbv  bool
 	refs atomic.Int32
 }
 
@@ -159,7 +171,8 @@ func pass(ctx context.Context, src Source, jobs []*job) error {
 	slices.Sort(timed)
 	slices.Sort(runs)
 	for _, j := range jobs {
-		j.all = (j.runs == nil || slices.Equal(j.runs, runs)) && !bbv
+		j.allRuns = j.runs == nil || slices.Equal(j.runs, runs)
+		j.all = j.allRuns
 		for _, k := range timed {
 			j.all = j.all && j.kinds[k]
 		}
@@ -169,14 +182,16 @@ func pass(ctx context.Context, src Source, jobs []*job) error {
 	if len(timed) > 0 {
 		readers = append(readers, src.Records(store.ReadOptions{Runs: runs, Kinds: timed}))
 	}
+	bbvAt := -1
 	if bbv {
+		bbvAt = len(readers)
 		readers = append(readers, src.BBV(store.ReadOptions{Runs: runs}))
 	}
 	if len(jobs) == 1 {
 		j := jobs[0]
-		err := read(ctx, readers, func(b *batch) error {
+		err := read(ctx, readers, bbvAt, func(b *batch) error {
 			defer b.release()
-			if j.err = j.feed(b.recs); j.err != nil {
+			if j.err = j.feed(b); j.err != nil {
 				return errStop
 			}
 			return nil
@@ -195,7 +210,7 @@ func pass(ctx context.Context, src Source, jobs []*job) error {
 		wg.Go(func() {
 			for b := range ch {
 				if j.err == nil {
-					if j.err = j.feed(b.recs); j.err != nil {
+					if j.err = j.feed(b); j.err != nil {
 						failed.Store(true)
 					}
 				}
@@ -203,7 +218,7 @@ func pass(ctx context.Context, src Source, jobs []*job) error {
 			}
 		})
 	}
-	err := read(ctx, readers, func(b *batch) error {
+	err := read(ctx, readers, bbvAt, func(b *batch) error {
 		if failed.Load() {
 			b.release()
 			return errStop
@@ -238,16 +253,18 @@ func ctxOr(ctx context.Context, err error, name string) error {
 }
 
 // read reads the readers one after another in batches and hands each
-// batch to fn, which owns it (and releases it); it stops at the first
+// batch to fn, which owns it (and releases it); the batches of the reader
+// at index bbv (-1: none) are marked as BBV batches. It stops at the first
 // error of a reader or fn, or when ctx is cancelled.
-func read(ctx context.Context, readers []trace.Reader, fn func(*batch) error) error {
-	for _, rd := range readers {
+func read(ctx context.Context, readers []trace.Reader, bbv int, fn func(*batch) error) error {
+	for i, rd := range readers {
 		for {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			b := batches.Get().(*batch)
 			b.refs.Store(1)
+			b.bbv = i == bbv
 			n, err := rd.Read(b.recs[:BatchSize])
 			if n > 0 {
 				// fn owns b from here; its capacity stays BatchSize.
