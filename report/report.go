@@ -15,12 +15,15 @@ package report
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"strings"
 	"time"
 
+	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
@@ -66,21 +69,27 @@ type Bundle struct {
 	// Trace is the base name of the trace analysed.
 	Trace string     `json:"trace"`
 	Meta  trace.Meta `json:"meta"`
-	// Runs summarise the runs of the ensemble.
-	Runs []RunSummary `json:"runs"`
-	// Records counts the records by kind.
-	Records map[string]int64 `json:"records"`
+	// Runs summarise the runs of the ensemble and Records counts the
+	// records by kind: the overview's figures (overview.Result), without
+	// its levels, for a summary that loads at once.
+	Runs    []overview.RunSummary `json:"runs"`
+	Records map[string]int64      `json:"records"`
 	// Ran lists the analyses that ran, in order; Skipped says why the
 	// others did not.
 	Ran     []string          `json:"ran"`
 	Skipped map[string]string `json:"skipped,omitempty"`
-	// Seconds is how long each analysis took.
+	// Seconds is how long each analysis took; the analyses that ran in
+	// the engine's one pass (RanTogether) each have that pass's duration.
 	Seconds map[string]float64 `json:"seconds"`
+	// RanTogether lists the analyses computed in one engine pass.
+	RanTogether []string `json:"ran_together,omitempty"`
 
-	Overview   *Overview   `json:"overview,omitempty"`
-	Entropy    *Entropy    `json:"entropy,omitempty"`
-	PCA        *PCA        `json:"pca,omitempty"`
-	PhaseSpace *PhaseSpace `json:"phasespace,omitempty"`
+	// Overview is the overview analysis' envelope (engine.Envelope, whose
+	// result is an *overview.Result).
+	Overview   *engine.Envelope `json:"overview,omitempty"`
+	Entropy    *Entropy         `json:"entropy,omitempty"`
+	PCA        *PCA             `json:"pca,omitempty"`
+	PhaseSpace *PhaseSpace      `json:"phasespace,omitempty"`
 	// Occupancy is the occupancy analysis' envelope (engine.Envelope,
 	// whose result is an *occupancy.Report).
 	Occupancy *engine.Envelope `json:"occupancy,omitempty"`
@@ -88,16 +97,6 @@ type Bundle struct {
 	Comm      *Comm            `json:"comm,omitempty"`
 	Phases    []*Phases        `json:"phases,omitempty"`
 	Probe     *json.RawMessage `json:"probe,omitempty"`
-}
-
-// RunSummary describes one run.
-type RunSummary struct {
-	Run     int32  `json:"run"`
-	Name    string `json:"name,omitempty"`
-	Procs   int32  `json:"procs"`
-	Records int64  `json:"records"`
-	Begin   int64  `json:"begin_ns"`
-	End     int64  `json:"end_ns"`
 }
 
 // Analysis names, as they appear in Bundle.Ran and Bundle.Skipped.
@@ -122,7 +121,17 @@ func Build(ctx context.Context, path string, opts Options) (*Bundle, error) {
 	return FromStore(ctx, s, opts)
 }
 
-// FromStore runs every analysis that applies to the open trace s.
+// engineRequests are the analyses the engine computes for the report, in
+// the order of Bundle.Ran, with the options the report gives them.
+func engineRequests(h *trace.Header) []engine.Request {
+	return []engine.Request{
+		{Analysis: overview.Name, Options: overview.DefaultParams()},
+		occupancyRequest(h),
+	}
+}
+
+// FromStore runs every analysis that applies to the open trace s: those
+// the engine computes in one pass over the records, then the others.
 func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, error) {
 	if opts.MaxPoints <= 0 {
 		opts.MaxPoints = DefaultMaxPoints
@@ -132,43 +141,38 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 	}
 	m := s.Manifest()
 	h := s.Header()
-	b := &Bundle{Version: Version, Trace: filepath.Base(s.Dir()), Meta: h.Meta, Records: map[string]int64{},
+	b := &Bundle{Version: Version, Trace: filepath.Base(s.Dir()), Meta: h.Meta,
 		Skipped: map[string]string{}, Seconds: map[string]float64{}}
-	for k, v := range m.Stats.Records {
-		b.Records[k] = v
-	}
-	for _, r := range m.Stats.Runs {
-		rs := RunSummary{Run: r.Run, Procs: r.Procs, Records: r.Records, Begin: r.TMin, End: r.TMax}
-		if int(r.Run) < len(h.Runs) {
-			rs.Name = h.Runs[r.Run].Name
-		}
-		b.Runs = append(b.Runs, rs)
-	}
-	sort.Slice(b.Runs, func(i, j int) bool { return b.Runs[i].Run < b.Runs[j].Run })
 	rec := m.Stats.Records
+	// The engine's analyses that apply run together; the others are
+	// skipped with the kinds they miss.
+	tr := engine.TraceOf(s)
+	var reqs []engine.Request
+	for _, req := range engineRequests(h) {
+		a, _ := engine.Lookup(req.Analysis)
+		var miss *engine.MissingError
+		if err := a.Applies(tr); errors.As(err, &miss) {
+			b.Skipped[req.Analysis] = missingReason(miss)
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		reqs = append(reqs, req)
+	}
 	type step struct {
 		name   string
 		reason string // empty when the analysis applies
 		run    func() error
 	}
 	steps := []step{
-		{AnalysisOverview, "", func() (err error) { b.Overview, err = buildOverview(ctx, s, b.Runs); return }},
 		{AnalysisStates, when(rec["state"] > 0, "the trace has no state records"), func() error { return buildStates(ctx, s, b, opts) }},
-		{AnalysisOccupancy, when(rec["state"] > 0, "the trace has no state records"), func() error {
-			res, err := engine.Run(ctx, s, []engine.Request{occupancyRequest(h)})
-			if err != nil {
-				return err
-			}
-			b.Occupancy = res.Envelopes[0]
-			return nil
-		}},
 		{AnalysisMEntropy, when(rec["event"] > 0, "the trace has no event records"), func() (err error) { b.MEntropy, err = buildMEntropy(ctx, s, opts); return }},
 		{AnalysisComm, when(rec["send"]+rec["collective"] > 0 || len(h.Regions) > 0, "the trace has neither messages nor regions"),
 			func() (err error) { b.Comm, err = buildComm(ctx, s, opts); return }},
 		{AnalysisPhases, when(m.Stats.BBVIntervals > 0 || rec["bbv"] > 0, "the trace has no basic block vectors"),
 			func() (err error) { b.Phases, err = buildPhases(ctx, s); return }},
 	}
-	total := 0
+	total := len(reqs)
 	for _, st := range steps {
 		if st.reason == "" {
 			total++
@@ -179,6 +183,31 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 			opts.Progress(name, len(b.Ran), total)
 		}
 	}
+	var names []string
+	for _, req := range reqs {
+		names = append(names, req.Analysis)
+	}
+	report(strings.Join(names, ", "))
+	start := time.Now()
+	// The engine's errors name the trace and the analysis already.
+	res, err := engine.Run(ctx, s, reqs)
+	if err != nil {
+		return nil, err
+	}
+	took := time.Since(start).Seconds()
+	for _, env := range res.Envelopes {
+		switch env.Analysis {
+		case overview.Name:
+			b.Overview = env
+			ov := env.Result.(*overview.Result)
+			b.Runs, b.Records = ov.Summaries(), ov.Records
+		case occupancy.Name:
+			b.Occupancy = env
+		}
+		b.Seconds[env.Analysis] = took
+		b.Ran = append(b.Ran, env.Analysis)
+	}
+	b.RanTogether = names
 	for _, st := range steps {
 		if st.reason != "" {
 			b.Skipped[st.name] = st.reason
@@ -187,7 +216,7 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		report(st.name)
 		start := time.Now()
 		if err := st.run(); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", s.Dir(), st.name, err)
+			return nil, fmt.Errorf("%s: %s: %w", b.Trace, st.name, err)
 		}
 		b.Seconds[st.name] = time.Since(start).Seconds()
 		b.Ran = append(b.Ran, st.name)
@@ -207,6 +236,25 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		b.Comm.Sources = readSources(h, opts.SourceDirs)
 	}
 	return b, nil
+}
+
+// OverviewResult returns the result of the overview section, or false
+// when there is none.
+func (b *Bundle) OverviewResult() (*overview.Result, bool) {
+	if b.Overview == nil {
+		return nil, false
+	}
+	ov, ok := b.Overview.Result.(*overview.Result)
+	return ov, ok
+}
+
+// missingReason says in a few words what a trace lacks.
+func missingReason(e *engine.MissingError) string {
+	var names []string
+	for _, k := range e.Needs {
+		names = append(names, k.String())
+	}
+	return "the trace has no " + strings.Join(names, " or ") + " records"
 }
 
 // when returns "" when ok, else why.

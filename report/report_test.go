@@ -15,6 +15,7 @@ import (
 	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/analysis/state"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format"
@@ -62,8 +63,12 @@ func TestAmoebaBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(b.Ran, ","); got != "overview,states,occupancy" {
+	if got := strings.Join(b.Ran, ","); got != "overview,occupancy,states" {
 		t.Errorf("ran %s", got)
+	}
+	// The engine's analyses ran in one pass, whose duration each carries.
+	if got := strings.Join(b.RanTogether, ","); got != "overview,occupancy" || b.Seconds["overview"] != b.Seconds["occupancy"] || b.Seconds["overview"] <= 0 {
+		t.Errorf("ran together %s in %v", got, b.Seconds)
 	}
 	for _, k := range []string{AnalysisComm, AnalysisMEntropy, AnalysisPhases, AnalysisProbe} {
 		if b.Skipped[k] == "" {
@@ -74,7 +79,11 @@ func TestAmoebaBundle(t *testing.T) {
 		t.Fatalf("runs %+v", b.Runs)
 	}
 	// Every level of the overview counts every record of its run once.
-	for i, r := range b.Overview.Runs {
+	ov := b.Overview.Result.(*overview.Result)
+	if b.Overview.Analysis != overview.Name || b.Overview.SchemaVersion != engine.SchemaVersion {
+		t.Fatalf("overview envelope %+v", b.Overview)
+	}
+	for i, r := range ov.Runs {
 		want := []int{1024, 256, 64, 16, 4}
 		if len(r.Levels) != len(want) {
 			t.Fatalf("run %d: %d levels", r.Run, len(r.Levels))
@@ -89,7 +98,7 @@ func TestAmoebaBundle(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := b.Overview.Query(7, 0, 0, 10); ok {
+	if _, ok := ov.Query(7, 0, 0, 10); ok {
 		t.Error("Query answered for a run that does not exist")
 	}
 	// Entropy: per run and over all, the window series covers every run.

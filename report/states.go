@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/parscope/parscope/analysis/entropy"
+	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/analysis/pca"
 	"github.com/parscope/parscope/analysis/phasespace"
 	"github.com/parscope/parscope/analysis/state"
@@ -122,9 +123,9 @@ func buildStates(ctx context.Context, s *store.Store, b *Bundle, opts Options) e
 	blocks := len(h.States)
 	eopts := entropy.Options{Blocks: blocks}
 	var longest int64
-	spans := map[int32]RunSummary{}
+	spans := map[int32]overview.RunSummary{}
 	for _, r := range b.Runs {
-		longest = max(longest, r.End-r.Begin)
+		longest = max(longest, r.EndNS-r.BeginNS)
 		spans[r.Run] = r
 	}
 	width := max(longest/EntropyWindows, 1)
@@ -179,7 +180,7 @@ func buildStates(ctx context.Context, s *store.Store, b *Bundle, opts Options) e
 			cur, run = entropy.NewAccumulator(eopts), r.Run
 			if r.P() <= MaxTimelineProcs {
 				sp := spans[r.Run]
-				tl := Timeline{Run: r.Run, Begin: sp.Begin, Width: float64(sp.End-sp.Begin+1) / TimelineWindows, Blocks: make([][]int32, r.P()), Names: names}
+				tl := Timeline{Run: r.Run, Begin: sp.BeginNS, Width: float64(sp.EndNS-sp.BeginNS+1) / TimelineWindows, Blocks: make([][]int32, r.P()), Names: names}
 				for p := range tl.Blocks {
 					tl.Blocks[p] = make([]int32, TimelineWindows)
 				}

@@ -304,8 +304,6 @@ func isNil(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return true
-	case *report.Overview:
-		return x == nil
 	case *report.Entropy:
 		return x == nil
 	case *report.PCA:

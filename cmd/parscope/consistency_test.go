@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/report"
 	"github.com/parscope/parscope/store"
@@ -71,13 +72,89 @@ func canonical(t *testing.T, data []byte) []byte {
 	return out
 }
 
-// TestOccupancyFacesAgree checks that `parscope occupancy --json` and the
-// report's occupancy section (what `analyze` writes and `serve` answers)
-// are the same JSON, byte for byte after loading, on traces that mix
-// every timed record kind and on real traces, given the options the
-// report's envelope names. The report's face is then run with the
-// records fed to one face changed, to check that the comparison sees it.
-func TestOccupancyFacesAgree(t *testing.T) {
+// faceCase is one analysis that runs through the engine, as the
+// consistency test drives its faces.
+type faceCase struct {
+	name string
+	// section is the report's envelope of the analysis (nil when skipped).
+	section func(*report.Bundle) *engine.Envelope
+	// args are the command's flags that give it the options env names.
+	args func(env *engine.Envelope) []string
+	// applies reports whether the analysis applies to the named trace.
+	applies func(trace string) bool
+	// lose keeps the records a lossy face is fed: it must lose some that
+	// the analysis reads.
+	lose func(*trace.Record) bool
+	// extra checks more of the mixed trace's result.
+	extra func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte)
+}
+
+var faceCases = []faceCase{
+	{
+		name:    overview.Name,
+		section: func(b *report.Bundle) *engine.Envelope { return b.Overview },
+		args: func(env *engine.Envelope) []string {
+			return []string{"--windows", strconv.Itoa(env.Options.(*overview.Params).Windows)}
+		},
+		applies: func(string) bool { return true },
+		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindEvent && r.Proc == 2 && r.T > 10_000) },
+		extra: func(t *testing.T, pst string, env *engine.Envelope, _ []byte) {
+			// info's runs are the overview's, from the manifest.
+			var info struct {
+				Runs    []overview.RunSummary `json:"runs"`
+				Records map[string]int64      `json:"records"`
+			}
+			if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", pst)), &info); err != nil {
+				t.Fatal(err)
+			}
+			ov := env.Result.(*overview.Result)
+			a, _ := json.Marshal(info)
+			b, _ := json.Marshal(map[string]any{"runs": ov.Summaries(), "records": ov.Records})
+			if !bytes.Equal(canonical(t, a), canonical(t, b)) {
+				t.Errorf("info and overview differ:\ninfo     %.400s\noverview %.400s", a, b)
+			}
+		},
+	},
+	{
+		name:    occupancy.Name,
+		section: func(b *report.Bundle) *engine.Envelope { return b.Occupancy },
+		args: func(env *engine.Envelope) []string {
+			p := env.Options.(*occupancy.Params)
+			args := []string{"--top", strconv.Itoa(p.Top), "--windows", strconv.Itoa(p.Windows)}
+			if p.Start != "" {
+				args = append(args, "--start", p.Start)
+			}
+			return args
+		},
+		applies: func(name string) bool { return name != "otf2" },
+		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindState && r.Proc == 2 && r.T > 10_000) },
+		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
+			if !strings.Contains(string(fromCLI), `"occupancy_ns":`) {
+				t.Errorf("not occupancy's result: %.200s", fromCLI)
+			}
+			// Feeding the analysis every kind, as `parscope occupancy` did
+			// before the engine, changes nothing: it reads only what it needs.
+			an, _ := engine.Lookup(occupancy.Name)
+			feeds := an.Feeds
+			an.Feeds = func(any) []trace.Kind { return trace.Kinds[:len(trace.Kinds)-1] }
+			all := runEngine(t, pst, env, nil)
+			an.Feeds = feeds
+			if !bytes.Equal(all, fromCLI) {
+				t.Errorf("fed every kind, the analysis answers otherwise:\n%.400s\nwant\n%.400s", all, fromCLI)
+			}
+		},
+	},
+}
+
+// TestFacesAgree checks, for every analysis that runs through the engine,
+// that `parscope NAME --json` and the report's section NAME (what
+// `analyze` writes and `serve` answers) are the same JSON, byte for byte
+// after loading, on traces that mix every timed record kind and on real
+// traces, given the options the report's envelope names; that an analysis
+// that does not apply is skipped by the report and refused by the command
+// with the trace and the missing kind named; and, on the mixed trace, that
+// a face fed fewer records of a kind the analysis reads is caught.
+func TestFacesAgree(t *testing.T) {
 	traces := map[string]string{"mixed": writeMixedStore(t), "amoeba": importAmoeba(t)}
 	goPst := filepath.Join(t.TempDir(), "go.pst")
 	mustRun(t, "import", "-o", goPst, realTrace(t, "go/annotations.go1.26.trace"))
@@ -91,53 +168,43 @@ func TestOccupancyFacesAgree(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if b.Occupancy == nil {
-			if name != "otf2" {
-				t.Fatalf("%s: no occupancy section (skipped: %q)", name, b.Skipped["occupancy"])
+		for _, fc := range faceCases {
+			env := fc.section(b)
+			if !fc.applies(name) {
+				if env != nil || b.Skipped[fc.name] == "" {
+					t.Errorf("%s: %s: the report has a section or gives no reason (%q)", name, fc.name, b.Skipped[fc.name])
+				}
+				_, errOut, code := run(t, fc.name, "--json", pst)
+				if code == 0 || !strings.Contains(errOut, filepath.Base(pst)+": "+fc.name+" needs ") {
+					t.Errorf("%s: %s on a trace it does not apply to: exit %d, %q", name, fc.name, code, errOut)
+				}
+				continue
 			}
-			// A trace without states: the command says so, naming the trace
-			// and the missing kind, with a non-zero exit.
-			_, errOut, code := run(t, "occupancy", "--json", pst)
-			if code == 0 || !strings.Contains(errOut, "otf2.pst: occupancy needs state records, and the trace has none") {
-				t.Errorf("%s: occupancy on a trace without states: exit %d, %q", name, code, errOut)
+			if env == nil {
+				t.Fatalf("%s: no %s section (skipped: %q)", name, fc.name, b.Skipped[fc.name])
 			}
-			continue
-		}
-		fromReport, err := json.Marshal(b.Occupancy)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := b.Occupancy.Options.(*occupancy.Params)
-		args := []string{"occupancy", "--json", "--top", strconv.Itoa(p.Top), "--windows", strconv.Itoa(p.Windows)}
-		if p.Start != "" {
-			args = append(args, "--start", p.Start)
-		}
-		fromCLI := mustRun(t, append(args, pst)...)
-		a, c := canonical(t, fromReport), canonical(t, []byte(fromCLI))
-		if !bytes.Equal(a, c) {
-			t.Errorf("%s: the report's occupancy and the command's differ:\nreport  %.400s\ncommand %.400s", name, a, c)
-		}
-		if !strings.Contains(string(a), `"schema_version":1`) || !strings.Contains(string(a), `"occupancy_ns":`) {
-			t.Errorf("%s: not the envelope of schema 1: %.200s", name, a)
-		}
-		if name != "mixed" {
-			continue
-		}
-		// Feeding the analysis every kind, as `parscope occupancy` did
-		// before the engine, changes nothing: it reads only what it needs.
-		an, _ := engine.Lookup(occupancy.Name)
-		feeds := an.Feeds
-		an.Feeds = func(any) []trace.Kind { return trace.Kinds[:len(trace.Kinds)-1] }
-		all := runOccupancy(t, pst, p, nil)
-		an.Feeds = feeds
-		if !bytes.Equal(all, c) {
-			t.Errorf("%s: fed every kind, the analysis answers otherwise:\n%.400s\nwant\n%.400s", name, all, c)
-		}
-		// Mutation: one face loses the state records of one process after
-		// 10 µs; the comparison must see it.
-		lossy := runOccupancy(t, pst, p, func(r *trace.Record) bool { return !(r.Kind == trace.KindState && r.Proc == 2 && r.T > 10_000) })
-		if bytes.Equal(lossy, c) {
-			t.Errorf("%s: a face fed fewer state records went unnoticed", name)
+			fromReport, err := json.Marshal(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := append(append([]string{fc.name, "--json"}, fc.args(env)...), pst)
+			a, c := canonical(t, fromReport), canonical(t, []byte(mustRun(t, args...)))
+			if !bytes.Equal(a, c) {
+				t.Errorf("%s: the report's %s and the command's differ:\nreport  %.400s\ncommand %.400s", name, fc.name, a, c)
+			}
+			if !strings.Contains(string(a), `"schema_version":1,`) || !strings.Contains(string(a), `"analysis":"`+fc.name+`"`) {
+				t.Errorf("%s: %s: not the envelope of schema 1: %.200s", name, fc.name, a)
+			}
+			if name != "mixed" {
+				continue
+			}
+			if fc.extra != nil {
+				fc.extra(t, pst, env, c)
+			}
+			// Mutation: one face loses records; the comparison must see it.
+			if lossy := runEngine(t, pst, env, fc.lose); bytes.Equal(lossy, c) {
+				t.Errorf("%s: %s: a face fed fewer records went unnoticed", name, fc.name)
+			}
 		}
 	}
 }
@@ -152,9 +219,10 @@ func (l lossySource) Records(o store.ReadOptions) trace.Reader {
 	return trace.Filter(l.Store.Records(o), l.keep)
 }
 
-// runOccupancy runs the occupancy analysis in this process on the records
-// of pst that keep keeps (all when nil) and returns its canonical JSON.
-func runOccupancy(t *testing.T, pst string, p *occupancy.Params, keep func(*trace.Record) bool) []byte {
+// runEngine runs the analysis of env with its options in this process on
+// the records of pst that keep keeps (all when nil) and returns its
+// canonical JSON.
+func runEngine(t *testing.T, pst string, env *engine.Envelope, keep func(*trace.Record) bool) []byte {
 	t.Helper()
 	s, err := store.Open(pst)
 	if err != nil {
@@ -165,7 +233,7 @@ func runOccupancy(t *testing.T, pst string, p *occupancy.Params, keep func(*trac
 	if keep != nil {
 		src = lossySource{s, keep}
 	}
-	res, err := engine.Run(context.Background(), src, []engine.Request{{Analysis: occupancy.Name, Options: p}})
+	res, err := engine.Run(context.Background(), src, []engine.Request{{Analysis: env.Analysis, Options: env.Options, Runs: env.Runs}})
 	if err != nil {
 		t.Fatal(err)
 	}

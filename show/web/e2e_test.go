@@ -82,7 +82,7 @@ type view struct {
 }
 
 var views = []view{
-	{"#/t/0/overview", "overview", "Records over time", 2, "", ""},
+	{"#/t/0/overview", "overview", "windows of", 2, "", ""}, // the note of a drawn overview chart
 	{"#/t/0/phasespace", "phasespace", "Phase space", 1, "", ""},
 	{"#/t/0/pca", "pca", "PC1 against PC2", 3, "", ""},
 	{"#/t/0/entropy", "entropy", "Histogram entropy per window", 2, "", ""},

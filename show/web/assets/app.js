@@ -96,14 +96,15 @@ window.Function = (function (RealFunction) {
       return getJSON('api/traces/' + i + '/' + name);
     },
     overview(i, run, from, to, max) {
-      if (STATIC) return Promise.resolve(queryOverview(STATIC.traces[i].overview, run, from, to, max));
+      if (STATIC) return Promise.resolve(queryOverview(STATIC.traces[i].overview.result, run, from, to, max));
       let q = 'api/traces/' + i + '/overview?run=' + run + '&max=' + max;
       if (to > from) q += '&from=' + Math.floor(from) + '&to=' + Math.ceil(to);
       return getJSON(q);
     },
   };
-  // queryOverview picks windows from the pre-aggregated levels as the
-  // server's report.Overview.Query does (for the offline report).
+  // queryOverview picks windows from the pre-aggregated levels of the
+  // overview's result as the server's overview.Result.Query does (for the
+  // offline report).
   function queryOverview(ov, run, from, to, most) {
     const r = ov.runs.find(x => x.run === run);
     if (!r) return null;
