@@ -216,6 +216,10 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		report(st.name)
 		start := time.Now()
 		if err := st.run(); err != nil {
+			if strings.HasPrefix(err.Error(), st.name+": ") {
+				// The analysis names itself already.
+				return nil, fmt.Errorf("%s: %w", b.Trace, err)
+			}
 			return nil, fmt.Errorf("%s: %s: %w", b.Trace, st.name, err)
 		}
 		b.Seconds[st.name] = time.Since(start).Seconds()

@@ -476,3 +476,26 @@ func occRuns(t *testing.T, b *Bundle) []occupancy.RunReport {
 	}
 	return b.Occupancy.Result.(*occupancy.Report).Runs
 }
+
+// TestErrorNamesOnce checks that an analysis' error names the trace and
+// the analysis once each.
+func TestErrorNamesOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wide.pst")
+	w, err := store.Create(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	for _, r := range []trace.Record{trace.Send(0, 1024, 10, 20, 0, 8, 0, 0), trace.Recv(0, 0, 15, 30, 1024, 8, 0, 0)} {
+		if err := w.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Build(context.Background(), path, Options{})
+	if err == nil || err.Error() != "wide.pst: comm: run 0 has 1025 processes (want 1..1024)" {
+		t.Errorf("error %v", err)
+	}
+}
