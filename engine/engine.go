@@ -7,6 +7,17 @@
 // behind `analyze` and `serve`, parscope-beam) only format the typed
 // results Run returns, each wrapped in the same JSON Envelope.
 //
+// Some analyses read, rather than the records, a stream derived from them
+// that others read too: the entropy, PCA and phase-space analyses all read
+// the parallel states that package state rebuilds from the state records.
+// Their accumulators are Staged: in each pass Run makes one Stage for the
+// accumulators that share a stage key (and runs and record kinds), feeds
+// it the batches in one goroutine, and the stage derives the stream once
+// and hands it to each of them (state.Fan builds each state row once and
+// gives it to every state analysis of the pass). Each analysis stays
+// defined once, with its own options and result; only the derivation is
+// shared. A staged accumulator used alone (Add) derives the stream itself.
+//
 // An analysis that needs what a trace lacks is refused with a
 // *MissingError naming the trace and the missing record kinds, never run
 // to an empty answer.
@@ -77,6 +88,30 @@ type Repeater interface {
 	// Again reports whether the accumulator needs another pass; the next
 	// pass feeds it the same kinds and runs.
 	Again() (bool, error)
+}
+
+// Stage derives, from the batches of records of a pass, a stream that
+// several accumulators read, once for all of them.
+type Stage interface {
+	// Add derives from a batch of records and hands the result to the
+	// stage's accumulators.
+	Add(batch []trace.Record) error
+	// End ends the pass: the stage hands over what it held back (a state
+	// row is complete only when the next one begins).
+	End() error
+}
+
+// Staged is implemented by accumulators that read a Stage. Before each
+// pass Run groups the staged accumulators of the pass whose StageKey,
+// runs and record kinds are equal, makes one stage for each group with
+// the first one's NewStage, feeds it the group's batches and ends it after
+// the pass; Add of those accumulators is not called.
+type Staged interface {
+	// StageKey identifies the derived stream: equal keys, equal streams.
+	StageKey() string
+	// NewStage returns a stage that feeds accs, accumulators of equal
+	// StageKey (the receiver among them).
+	NewStage(accs []Accumulator) (Stage, error)
 }
 
 var (

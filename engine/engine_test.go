@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -315,6 +317,36 @@ func TestBindFlags(t *testing.T) {
 	if err := engine.BindFlags(pflag.NewFlagSet("y", pflag.ContinueOnError), bad); err == nil {
 		t.Error("a complex flag: no error")
 	}
+	// An embedded struct's fields are flags too; lists of ids take ranges,
+	// durations a bare number of nanoseconds.
+	type Inner struct {
+		Procs []int32 `flag:"procs"`
+	}
+	more := &struct {
+		Inner
+		Window time.Duration `flag:"window-ns"`
+	}{Inner: Inner{Procs: []int32{1}}, Window: time.Second}
+	fs = pflag.NewFlagSet("z", pflag.ContinueOnError)
+	if err := engine.BindFlags(fs, more); err != nil {
+		t.Fatal(err)
+	}
+	if f := fs.Lookup("procs"); f == nil || f.DefValue != "1" || fs.Lookup("window-ns").DefValue != "1s" {
+		t.Fatalf("defaults: %+v", f)
+	}
+	if err := fs.Parse([]string{"--procs", "4,6-8", "--window-ns", "2500"}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(more.Procs, []int32{4, 6, 7, 8}) || more.Window != 2500 {
+		t.Errorf("parsed %v and %v", more.Procs, more.Window)
+	}
+	if err := fs.Parse([]string{"--window-ns", "1.5ms"}); err != nil || more.Window != 1500*time.Microsecond {
+		t.Errorf("1.5ms: %v, %v", more.Window, err)
+	}
+	for _, bad := range [][]string{{"--procs", "3-1"}, {"--procs", "-2"}, {"--window-ns", "soon"}} {
+		if err := fs.Parse(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
 }
 
 // TestRunBBVBatches checks that the batches of the BBV table go to the
@@ -362,5 +394,92 @@ func TestRunBBVBatches(t *testing.T) {
 	}
 	if runs := res.Envelopes[2].Result.(*countResult).Runs; len(runs) != 1 || runs[0] != 1 {
 		t.Errorf("runs 1 fed runs %v", runs)
+	}
+}
+
+// stagedCount is a staged accumulator: it counts the records its stage
+// hands it, and, with passes > 1, asks for more passes.
+type stagedCount struct {
+	key     string
+	passes  int
+	pass    int
+	n       []int64
+	stages  *int
+	readers *[]int
+}
+
+func (s *stagedCount) Add([]trace.Record) error       { return errors.New("fed the records, not the stage") }
+func (s *stagedCount) Merge(engine.Accumulator) error { return errors.New("not mergeable") }
+func (s *stagedCount) StageKey() string               { return s.key }
+func (s *stagedCount) Again() (bool, error) {
+	s.pass++
+	return s.pass < s.passes, nil
+}
+func (s *stagedCount) Result() (any, error) { return s.n, nil }
+func (s *stagedCount) NewStage(accs []engine.Accumulator) (engine.Stage, error) {
+	*s.stages++
+	*s.readers = append(*s.readers, len(accs))
+	st := &countStage{}
+	for _, a := range accs {
+		st.accs = append(st.accs, a.(*stagedCount))
+	}
+	return st, nil
+}
+
+// countStage adds the size of each batch to the count of the pass of every
+// reader, and ends the pass with a -1.
+type countStage struct{ accs []*stagedCount }
+
+func (c *countStage) Add(batch []trace.Record) error {
+	for _, a := range c.accs {
+		if len(a.n) == 0 || a.n[len(a.n)-1] < 0 {
+			a.n = append(a.n, 0)
+		}
+		a.n[len(a.n)-1] += int64(len(batch))
+	}
+	return nil
+}
+
+func (c *countStage) End() error {
+	for _, a := range c.accs {
+		a.n = append(a.n, -1)
+	}
+	return nil
+}
+
+// TestStages checks that the staged accumulators of equal key, runs and
+// kinds share one stage per pass, fed every batch once and ended after the
+// pass, that other keys or runs get stages of their own, and that an
+// accumulator asking for another pass gets a stage of its own in it.
+func TestStages(t *testing.T) {
+	s, want := writeStore(t)
+	var stages int
+	var readers []int
+	engine.Register(&engine.Analysis{Name: "test-staged", Doc: "staged", Needs: []trace.Kind{trace.KindState},
+		Options: func() any { return &countOptions{} },
+		New: func(_ *engine.Trace, o any) (engine.Accumulator, error) {
+			p := o.(*countOptions)
+			return &stagedCount{key: p.Label, passes: int(p.Scale), stages: &stages, readers: &readers}, nil
+		}})
+	src := &countingSource{Store: s}
+	res, err := engine.Run(context.Background(), src, []engine.Request{
+		{Analysis: "test-staged", Options: &countOptions{Label: "a", Scale: 1}},
+		{Analysis: "test-staged", Options: &countOptions{Label: "a", Scale: 2}},
+		{Analysis: "test-staged", Options: &countOptions{Label: "b", Scale: 1}},
+		{Analysis: "test-staged", Options: &countOptions{Label: "a", Scale: 1}, Runs: []int32{1}},
+		{Analysis: "test-count"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pass 1: stages a (two readers), b, a of run 1; pass 2: a (one reader).
+	if res.Passes != 2 || src.reads != 2 || stages != 4 || !slices.Equal(readers, []int{2, 1, 1, 1}) && !slices.Equal(readers, []int{1, 2, 1, 1}) && !slices.Equal(readers, []int{1, 1, 2, 1}) {
+		t.Fatalf("%d passes, %d reads, %d stages of %v readers", res.Passes, src.reads, stages, readers)
+	}
+	n := want["state"]
+	for i, w := range [][]int64{{n, -1}, {n, -1, n, -1}, {n, -1}, {n / 2, -1}} {
+		if got := res.Envelopes[i].Result.([]int64); !slices.Equal(got, w) {
+			t.Errorf("request %d: %v, want %v", i, got, w)
+		}
 	}
 }

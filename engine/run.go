@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -17,13 +18,18 @@ import (
 // accumulator.
 const BatchSize = 4096
 
-// job is one request being run.
+// job is one request being run, or, in a pass, the stage that feeds the
+// staged accumulators of several.
 type job struct {
 	a     *Analysis
 	opts  any
 	runs  []int32
 	acc   Accumulator
 	kinds [trace.KindBBV + 1]bool
+	// in takes the job's batches: acc, or the stage of a group.
+	in interface{ Add([]trace.Record) error }
+	// stage is the stage a group's batches go to (nil for a plain job).
+	stage Stage
 	// all is true when the job takes every record of a batch of timed
 	// records of its pass (every timed kind read and every run), and
 	// allRuns when it takes every run read, so batches need no filtering.
@@ -46,10 +52,10 @@ func (j *job) feed(b *batch) error {
 			return nil
 		}
 		if j.allRuns {
-			return j.acc.Add(recs)
+			return j.in.Add(recs)
 		}
 	} else if j.all {
-		return j.acc.Add(recs)
+		return j.in.Add(recs)
 	}
 	j.scratch = j.scratch[:0]
 	for i := range recs {
@@ -60,7 +66,7 @@ func (j *job) feed(b *batch) error {
 	if len(j.scratch) == 0 {
 		return nil
 	}
-	return j.acc.Add(j.scratch)
+	return j.in.Add(j.scratch)
 }
 
 // Run runs the requested analyses over src. It reads the records once,
@@ -81,7 +87,7 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", t.Name, a.Name, err)
 		}
-		j := &job{a: a, opts: opts, runs: req.Runs, acc: acc}
+		j := &job{a: a, opts: opts, runs: req.Runs, acc: acc, in: acc}
 		for _, k := range a.Kinds(opts) {
 			if k.Valid() {
 				j.kinds[k] = true
@@ -91,8 +97,20 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 	}
 	res := &Results{}
 	for active := jobs; len(active) > 0; {
-		if err := pass(ctx, src, active); err != nil {
+		fed, err := group(active)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		if err := pass(ctx, src, fed); err != nil {
 			return nil, err
+		}
+		for _, j := range fed {
+			if j.stage == nil {
+				continue
+			}
+			if err := j.stage.End(); err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", t.Name, j.a.Name, err)
+			}
 		}
 		res.Passes++
 		var next []*job
@@ -120,6 +138,46 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 			Trace: t.Name, Runs: j.runs, Options: j.opts, Result: v})
 	}
 	return res, nil
+}
+
+// group returns the jobs a pass feeds: the plain jobs of active, and one
+// job per stage, for the staged accumulators of active that share a stage
+// key, runs and kinds, whose batches go to one Stage made by the first of
+// them (see Staged).
+func group(active []*job) ([]*job, error) {
+	var out []*job
+	groups := map[string]*job{}
+	members := map[*job][]*job{}
+	for _, j := range active {
+		s, ok := j.acc.(Staged)
+		if !ok {
+			out = append(out, j)
+			continue
+		}
+		key := fmt.Sprintf("%s|%v|%v", s.StageKey(), j.runs, j.kinds)
+		g := groups[key]
+		if g == nil {
+			g = &job{runs: j.runs, kinds: j.kinds}
+			groups[key] = g
+			out = append(out, g)
+		}
+		members[g] = append(members[g], j)
+	}
+	for g, js := range members {
+		var names []string
+		var accs []Accumulator
+		for _, j := range js {
+			names = append(names, j.a.Name)
+			accs = append(accs, j.acc)
+		}
+		g.a = &Analysis{Name: strings.Join(names, ", ")}
+		st, err := js[0].acc.(Staged).NewStage(accs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", g.a.Name, err)
+		}
+		g.stage, g.in = st, st
+	}
+	return out, nil
 }
 
 // batch is a block of records shared by the accumulators of a pass; the
