@@ -22,8 +22,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/overview"
+	"github.com/parscope/parscope/analysis/state"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
@@ -51,9 +53,9 @@ type Options struct {
 	// with its name, how many have finished and how many apply, and once
 	// more with name "" when all have finished.
 	Progress func(name string, done, total int)
-	// SubsetProcs is the largest process count for which the entropy
-	// subset ranking runs (it reads the trace once per subset). 0 means
-	// DefaultSubsetProcs.
+	// SubsetProcs is the largest process count of run 0 for which the
+	// entropy analysis ranks the windows of SubsetK adjacent processes.
+	// 0 means DefaultSubsetProcs.
 	SubsetProcs int
 }
 
@@ -62,6 +64,13 @@ const DefaultMaxPoints = 2000
 
 // DefaultSubsetProcs is the default bound on the processes of the subset ranking.
 const DefaultSubsetProcs = 64
+
+// SubsetK is the size of the process windows the subset ranking searches.
+const SubsetK = 3
+
+// EntropyWindows is the number of windows of the entropy series over the
+// longest run.
+const EntropyWindows = 200
 
 // Bundle is every result of one trace, ready to be marshalled to JSON.
 type Bundle struct {
@@ -86,8 +95,12 @@ type Bundle struct {
 
 	// Overview is the overview analysis' envelope (engine.Envelope, whose
 	// result is an *overview.Result).
-	Overview   *engine.Envelope `json:"overview,omitempty"`
-	Entropy    *Entropy         `json:"entropy,omitempty"`
+	Overview *engine.Envelope `json:"overview,omitempty"`
+	// States is the states analysis' envelope (its result, a
+	// *state.Summary, holds the timeline the overview's state chart draws).
+	States *engine.Envelope `json:"states,omitempty"`
+	// Entropy is the entropy analysis' envelope (an *entropy.Report).
+	Entropy    *engine.Envelope `json:"entropy,omitempty"`
 	PCA        *PCA             `json:"pca,omitempty"`
 	PhaseSpace *PhaseSpace      `json:"phasespace,omitempty"`
 	// Occupancy is the occupancy analysis' envelope (engine.Envelope,
@@ -101,14 +114,15 @@ type Bundle struct {
 
 // Analysis names, as they appear in Bundle.Ran and Bundle.Skipped.
 const (
-	AnalysisOverview   = "overview"
-	AnalysisStates     = "states" // entropy, PCA and phase space
-	AnalysisOccupancy  = "occupancy"
-	AnalysisMEntropy   = "mentropy"
-	AnalysisComm       = "comm"
-	AnalysisPhases     = "phases"
-	AnalysisProbe      = "probe"
-	analysisSubsetRank = "entropy subsets"
+	AnalysisOverview  = "overview"
+	AnalysisStates    = "states"
+	AnalysisEntropy   = "entropy"
+	AnalysisPCA       = "pca" // PCA and phase space
+	AnalysisOccupancy = "occupancy"
+	AnalysisMEntropy  = "mentropy"
+	AnalysisComm      = "comm"
+	AnalysisPhases    = "phases"
+	AnalysisProbe     = "probe"
 )
 
 // Build opens the .pst trace at path and runs every analysis that applies.
@@ -123,11 +137,32 @@ func Build(ctx context.Context, path string, opts Options) (*Bundle, error) {
 
 // engineRequests are the analyses the engine computes for the report, in
 // the order of Bundle.Ran, with the options the report gives them.
-func engineRequests(h *trace.Header) []engine.Request {
+func engineRequests(t *engine.Trace, opts Options) []engine.Request {
 	return []engine.Request{
 		{Analysis: overview.Name, Options: overview.DefaultParams()},
-		occupancyRequest(h),
+		{Analysis: state.Name, Options: state.DefaultStatesParams()},
+		entropyRequest(t, opts),
+		occupancyRequest(t.Header),
 	}
+}
+
+// entropyRequest asks for the entropy of every run with its series in
+// EntropyWindows windows of the longest run, and, for a run 0 of more than
+// SubsetK and at most opts.SubsetProcs processes, the ranking of its
+// windows of SubsetK processes.
+func entropyRequest(t *engine.Trace, opts Options) engine.Request {
+	p := entropy.DefaultParams()
+	var longest int64
+	for _, r := range t.Stats.Runs {
+		longest = max(longest, r.TMax-r.TMin)
+	}
+	p.Window = time.Duration(max(longest/EntropyWindows, 1))
+	if len(t.Header.Runs) > 0 {
+		if n := int(t.Header.Runs[0].Procs); n > SubsetK && n <= opts.SubsetProcs {
+			p.Subsets = SubsetK
+		}
+	}
+	return engine.Request{Analysis: entropy.Name, Options: p}
 }
 
 // FromStore runs every analysis that applies to the open trace s: those
@@ -148,7 +183,7 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 	// skipped with the kinds they miss.
 	tr := engine.TraceOf(s)
 	var reqs []engine.Request
-	for _, req := range engineRequests(h) {
+	for _, req := range engineRequests(tr, opts) {
 		a, _ := engine.Lookup(req.Analysis)
 		var miss *engine.MissingError
 		if err := a.Applies(tr); errors.As(err, &miss) {
@@ -165,7 +200,7 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		run    func() error
 	}
 	steps := []step{
-		{AnalysisStates, when(rec["state"] > 0, "the trace has no state records"), func() error { return buildStates(ctx, s, b, opts) }},
+		{AnalysisPCA, when(rec["state"] > 0, "the trace has no state records"), func() error { return buildStates(ctx, s, b, opts) }},
 		{AnalysisMEntropy, when(rec["event"] > 0, "the trace has no event records"), func() (err error) { b.MEntropy, err = buildMEntropy(ctx, s, opts); return }},
 		{AnalysisComm, when(rec["send"]+rec["collective"] > 0 || len(h.Regions) > 0, "the trace has neither messages nor regions"),
 			func() (err error) { b.Comm, err = buildComm(ctx, s, opts); return }},
@@ -201,6 +236,10 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 			b.Overview = env
 			ov := env.Result.(*overview.Result)
 			b.Runs, b.Records = ov.Summaries(), ov.Records
+		case state.Name:
+			b.States = env
+		case entropy.Name:
+			b.Entropy = env
 		case occupancy.Name:
 			b.Occupancy = env
 		}

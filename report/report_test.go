@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/analysis/comm"
+	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/overview"
@@ -63,11 +64,11 @@ func TestAmoebaBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(b.Ran, ","); got != "overview,occupancy,states" {
+	if got := strings.Join(b.Ran, ","); got != "overview,states,entropy,occupancy,pca" {
 		t.Errorf("ran %s", got)
 	}
 	// The engine's analyses ran in one pass, whose duration each carries.
-	if got := strings.Join(b.RanTogether, ","); got != "overview,occupancy" || b.Seconds["overview"] != b.Seconds["occupancy"] || b.Seconds["overview"] <= 0 {
+	if got := strings.Join(b.RanTogether, ","); got != "overview,states,entropy,occupancy" || b.Seconds["overview"] != b.Seconds["occupancy"] || b.Seconds["entropy"] != b.Seconds["occupancy"] || b.Seconds["overview"] <= 0 {
 		t.Errorf("ran together %s in %v", got, b.Seconds)
 	}
 	for _, k := range []string{AnalysisComm, AnalysisMEntropy, AnalysisPhases, AnalysisProbe} {
@@ -102,12 +103,12 @@ func TestAmoebaBundle(t *testing.T) {
 		t.Error("Query answered for a run that does not exist")
 	}
 	// Entropy: per run and over all, the window series covers every run.
-	e := b.Entropy
-	if len(e.Runs) != 5 || e.All == nil || e.Blocks != 13 || e.Runs[0].P != 17 || e.Runs[0].Rows == 0 {
-		t.Fatalf("entropy: %d runs, all %v, blocks %d", len(e.Runs), e.All != nil, e.Blocks)
+	e := b.Entropy.Result.(*entropy.Report)
+	if len(e.Runs) != 5 || e.All == nil || e.Runs[0].N != 13 || e.Runs[0].P != 17 || e.Runs[0].Rows != 1811 {
+		t.Fatalf("entropy: %d runs, all %v, run 0 %+v", len(e.Runs), e.All != nil, e.Runs[0])
 	}
-	if e.Subsets == nil || len(e.Subsets.Results) != 17-SubsetK+1 {
-		t.Errorf("subsets: %+v", e.Subsets)
+	if e.Subsets == nil || len(e.Subsets.Results) != 17-SubsetK+1 || e.WindowNS != (81_800_000-0)/EntropyWindows {
+		t.Errorf("subsets: %+v, window %d ns", e.Subsets, e.WindowNS)
 	}
 	runs := map[int32]bool{}
 	for _, p := range e.Series {
@@ -188,15 +189,16 @@ func checkTimeline(t *testing.T, path string, b *Bundle) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	tl := b.PhaseSpace.Timeline[1]
-	recs, err := trace.ReadAll(s.Records(store.ReadOptions{Runs: []int32{tl.Run}, Kinds: []trace.Kind{trace.KindState}}))
+	st := b.States.Result.(*state.Summary).Runs[1]
+	tl := st.Timeline
+	recs, err := trace.ReadAll(s.Records(store.ReadOptions{Runs: []int32{st.Run}, Kinds: []trace.Kind{trace.KindState}}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := state.DefaultStart(s.Header())
 	for p := range tl.Blocks {
-		for w := 0; w < TimelineWindows; w += 17 {
-			at := tl.Begin + int64((float64(w)+0.5)*tl.Width)
+		for w := 0; w < state.DefaultTimelineSamples; w += 17 {
+			at := tl.BeginNS + int64((float64(w)+0.5)*tl.WidthNS)
 			want := start
 			for _, r := range recs {
 				if r.Proc == int32(p) && r.T <= at {
@@ -204,7 +206,7 @@ func checkTimeline(t *testing.T, path string, b *Bundle) {
 				}
 			}
 			if got := tl.Blocks[p][w]; got != want {
-				t.Errorf("run %d process %d at %d ns: block %d, want %d", tl.Run, p, at, got, want)
+				t.Errorf("run %d process %d at %d ns: block %d, want %d", st.Run, p, at, got, want)
 			}
 		}
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/parscope/parscope/analysis/entropy"
-	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/analysis/pca"
 	"github.com/parscope/parscope/analysis/phasespace"
 	"github.com/parscope/parscope/analysis/state"
@@ -14,52 +12,8 @@ import (
 	"github.com/parscope/parscope/trace"
 )
 
-// EntropyWindows is the number of windows of the entropy series over the
-// longest run.
-const EntropyWindows = 200
-
-// TimelineWindows is the number of samples per process of the state timeline.
-const TimelineWindows = 256
-
-// MaxTimelineProcs is the largest number of processes drawn in the state
-// timeline (P×TimelineWindows samples); larger traces have none.
-const MaxTimelineProcs = 4096
-
 // PCAComponents is the number of principal components kept.
 const PCAComponents = 3
-
-// SubsetK is the size of the process windows the subset ranking searches.
-const SubsetK = 3
-
-// Entropy is the entropy of the parallel execution (Gomez, Cai & Schubert 2017).
-type Entropy struct {
-	// Blocks is N, the number of blocks of the phase space.
-	Blocks int          `json:"blocks"`
-	Runs   []RunEntropy `json:"runs"`
-	// All is over every run (absent for one run).
-	All *entropy.Result `json:"all,omitempty"`
-	// Window is the width (ns) of the windows of Series.
-	Window int64                 `json:"window_ns"`
-	Series []entropy.WindowPoint `json:"series"`
-	// Subsets ranks every window of SubsetK adjacent processes of run 0,
-	// most anomalous first (absent when the trace has too few or too
-	// many processes).
-	Subsets *SubsetRanking `json:"subsets,omitempty"`
-}
-
-// RunEntropy is the entropy of one run.
-type RunEntropy struct {
-	Run int32 `json:"run"`
-	entropy.Result
-}
-
-// SubsetRanking is the output of entropy.Subsets.
-type SubsetRanking struct {
-	K       int                    `json:"k"`
-	Cyclic  bool                   `json:"cyclic"`
-	Measure entropy.Measure        `json:"measure"`
-	Results []entropy.SubsetResult `json:"results"`
-}
 
 // PCA is the principal component analysis of the state matrix with the
 // scores of a thinned sample of the states of each run.
@@ -83,10 +37,6 @@ type PCARun struct {
 type PhaseSpace struct {
 	Elevation string          `json:"elevation"`
 	Runs      []PhaseSpaceRun `json:"runs"`
-	// Timeline samples, per run, the block of every process at the middle
-	// of TimelineWindows windows: the overview's state chart. It is empty
-	// for traces of more than MaxTimelineProcs processes.
-	Timeline []Timeline `json:"timeline"`
 }
 
 // PhaseSpaceRun holds the projected points of one run's sampled states.
@@ -99,95 +49,21 @@ type PhaseSpaceRun struct {
 	Points [][3]float64 `json:"points"`
 }
 
-// Timeline is the block of each process sampled over one run.
-type Timeline struct {
-	Run   int32 `json:"run"`
-	Begin int64 `json:"begin_ns"`
-	// Width is the sampling period (ns): sample w is taken at
-	// Begin + (w+0.5)·Width.
-	Width float64 `json:"width_ns"`
-	// Blocks[p][w] is the block of process p at sample w.
-	Blocks [][]int32 `json:"blocks"`
-	// Names names the blocks by id.
-	Names map[int32]string `json:"names"`
-}
-
-// buildStates runs the state analyses: a first pass for the entropies,
-// the PCA and the timeline, a second for the scores and the phase space.
+// buildStates runs the PCA and the phase space: a first pass for the
+// covariance (and the states of each run), a second for the scores and the
+// 3D points of the sampled states.
 func buildStates(ctx context.Context, s *store.Store, b *Bundle, opts Options) error {
 	h := s.Header()
 	open := func() trace.Reader {
 		return s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindState}})
 	}
 	var sopts state.Options
-	blocks := len(h.States)
-	eopts := entropy.Options{Blocks: blocks}
-	var longest int64
-	spans := map[int32]overview.RunSummary{}
-	for _, r := range b.Runs {
-		longest = max(longest, r.EndNS-r.BeginNS)
-		spans[r.Run] = r
-	}
-	width := max(longest/EntropyWindows, 1)
-	win, err := entropy.NewWindows(width)
-	if err != nil {
-		return err
-	}
-	ent := &Entropy{Blocks: blocks, Window: width}
-	names := map[int32]string{}
-	for _, st := range h.States {
-		names[st.ID] = st.Name
-		if st.Description != "" {
-			names[st.ID] = st.Description
-		}
-	}
 	var (
-		cur   *entropy.Accumulator
-		all   = entropy.NewAccumulator(eopts)
-		allOK = true
-		run   int32
 		acc   *pca.Accumulator
 		procs = -1 // the processes of the first row; -1 before it
 		rows  = map[int32]int64{}
-		tls   = []Timeline{} // never null in JSON
-		prevX []int32
-		next  int
 	)
-	flushTimeline := func() {
-		if len(tls) == 0 || prevX == nil {
-			return
-		}
-		tl := &tls[len(tls)-1]
-		for ; next < TimelineWindows; next++ {
-			for p := range tl.Blocks {
-				tl.Blocks[p][next] = prevX[p]
-			}
-		}
-	}
-	flush := func() {
-		if cur == nil {
-			return
-		}
-		ent.Runs = append(ent.Runs, RunEntropy{run, cur.Result()})
-		if allOK && all.Merge(cur) != nil {
-			allOK = false
-		}
-	}
-	err = state.Reconstruct(ctx, h, open(), sopts, func(r *state.Row) error {
-		if cur == nil || r.Run != run {
-			flush()
-			flushTimeline()
-			cur, run = entropy.NewAccumulator(eopts), r.Run
-			if r.P() <= MaxTimelineProcs {
-				sp := spans[r.Run]
-				tl := Timeline{Run: r.Run, Begin: sp.BeginNS, Width: float64(sp.EndNS-sp.BeginNS+1) / TimelineWindows, Blocks: make([][]int32, r.P()), Names: names}
-				for p := range tl.Blocks {
-					tl.Blocks[p] = make([]int32, TimelineWindows)
-				}
-				tls = append(tls, tl)
-			}
-			prevX, next = nil, 0
-		}
+	err := state.Reconstruct(ctx, h, open(), sopts, func(r *state.Row) error {
 		if procs < 0 {
 			procs = r.P()
 			if pca.Exact(procs) {
@@ -199,50 +75,16 @@ func buildStates(ctx context.Context, s *store.Store, b *Bundle, opts Options) e
 		}
 		rows[r.Run]++
 		if acc != nil {
-			if err := acc.Add(r); err != nil {
-				return err
-			}
+			return acc.Add(r)
 		}
-		if err := cur.Add(r); err != nil {
-			return err
-		}
-		if err := win.Add(r); err != nil {
-			return err
-		}
-		if r.P() > MaxTimelineProcs {
-			return nil
-		}
-		tl := &tls[len(tls)-1]
-		for ; prevX != nil && next < TimelineWindows && tl.Begin+int64((float64(next)+0.5)*tl.Width) < r.T; next++ {
-			for p := range tl.Blocks {
-				tl.Blocks[p][next] = prevX[p]
-			}
-		}
-		prevX = append(prevX[:0], r.X...)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	flush()
-	flushTimeline()
 	if procs < 0 {
 		return fmt.Errorf("no states to analyse")
 	}
-	if allOK && len(ent.Runs) > 1 {
-		a := all.Result()
-		ent.All = &a
-	}
-	ent.Series = win.Result()
-	if p := procs; p > SubsetK && p <= opts.SubsetProcs {
-		res, err := entropy.Subsets(ctx, h, open, SubsetK, false, eopts, entropy.MeasureCombDistinct)
-		if err != nil {
-			return fmt.Errorf("%s: %w", analysisSubsetRank, err)
-		}
-		ent.Subsets = &SubsetRanking{K: SubsetK, Measure: entropy.MeasureCombDistinct, Results: res}
-	}
-	b.Entropy = ent
-
 	var res *pca.Result
 	if acc != nil {
 		res, err = acc.Result(PCAComponents)
@@ -259,7 +101,7 @@ func buildStates(ctx context.Context, s *store.Store, b *Bundle, opts Options) e
 	// Second pass: the scores and the 3D points of the sampled states.
 	sc := pca.NewScorer(res)
 	pc := &PCA{Result: res}
-	ps := &PhaseSpace{Elevation: "diagonal", Timeline: tls}
+	ps := &PhaseSpace{Elevation: "diagonal"}
 	var (
 		proj *phasespace.Projector
 		keep []int

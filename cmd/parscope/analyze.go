@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/phase"
 	"github.com/parscope/parscope/engine"
@@ -268,7 +269,7 @@ func writeReport(dir, out string, b *report.Bundle) ([]analyzeFile, error) {
 	if err := add("report.json", "every result", func(w io.Writer) error { return json.NewEncoder(w).Encode(b) }); err != nil {
 		return nil, err
 	}
-	parts := map[string]any{"overview": b.Overview, "entropy": b.Entropy, "pca": b.PCA, "phasespace": b.PhaseSpace,
+	parts := map[string]any{"overview": b.Overview, "states": b.States, "entropy": b.Entropy, "pca": b.PCA, "phasespace": b.PhaseSpace,
 		"occupancy": b.Occupancy, "mentropy": b.MEntropy, "comm": b.Comm, "phases": b.Phases, "probe": b.Probe}
 	for _, name := range web.Parts {
 		v := parts[name]
@@ -304,8 +305,6 @@ func isNil(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return true
-	case *report.Entropy:
-		return x == nil
 	case *report.PCA:
 		return x == nil
 	case *report.PhaseSpace:
@@ -374,7 +373,7 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			return plot.Scatter(path, "phase space, side view at 0°", "horizontal", "vertical (lockstep axis)", series)
 		}})
 	}
-	if e := b.Entropy; e != nil && len(e.Series) > 0 {
+	if e, ok := entropyOf(b); ok && len(e.Series) > 0 {
 		var series []plot.Series
 		for _, pt := range e.Series {
 			if len(series) == 0 || series[len(series)-1].Name != fmt.Sprintf("run %d", pt.Run) {
@@ -385,7 +384,7 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			s.Y = append(s.Y, pt.Entropy)
 		}
 		ps = append(ps, reportPlot{"entropy", "histogram entropy over time", func(path string) error {
-			return plot.Lines(path, fmt.Sprintf("histogram entropy per window of %s", fmtNS(e.Window)), "time (ms)", "bits", series)
+			return plot.Lines(path, fmt.Sprintf("histogram entropy per window of %s", fmtNS(e.WindowNS)), "time (ms)", "bits", series)
 		}})
 	}
 	if occ, ok := occupancyOf(b); ok && len(occ.Runs) > 0 {
@@ -451,5 +450,14 @@ func occupancyOf(b *report.Bundle) (*occupancy.Report, bool) {
 		return nil, false
 	}
 	r, ok := b.Occupancy.Result.(*occupancy.Report)
+	return r, ok
+}
+
+// entropyOf returns the entropy result of b, when it has one.
+func entropyOf(b *report.Bundle) (*entropy.Report, bool) {
+	if b.Entropy == nil {
+		return nil, false
+	}
+	r, ok := b.Entropy.Result.(*entropy.Report)
 	return r, ok
 }

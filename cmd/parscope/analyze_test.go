@@ -39,16 +39,16 @@ func TestAnalyzeAmoeba(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &summary); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if summary.Trace != "amoeba.srt" || strings.Join(summary.Ran, ",") != "overview,occupancy,states" || summary.Skipped["comm"] == "" {
+	if summary.Trace != "amoeba.srt" || strings.Join(summary.Ran, ",") != "overview,states,entropy,occupancy,pca" || summary.Skipped["comm"] == "" {
 		t.Errorf("summary %+v", summary)
 	}
-	for _, name := range []string{"index.html", "report.json", "overview.json", "entropy.json", "pca.json", "phasespace.json", "occupancy.json",
+	for _, name := range []string{"index.html", "report.json", "overview.json", "states.json", "entropy.json", "pca.json", "phasespace.json", "occupancy.json",
 		"pca-pc1.png", "pca-pc1.svg", "pca-pc12.png", "phasespace.png", "entropy.png", "occupancy.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("the report has no %s: %v", name, err)
 		}
 	}
-	if len(summary.Files) != 17 { // index.html, report.json, 5 results, 5 plots in PNG and SVG
+	if len(summary.Files) != 18 { // index.html, report.json, 6 results, 5 plots in PNG and SVG
 		t.Errorf("%d files written", len(summary.Files))
 	}
 	if st, err := os.Stat(filepath.Join(dir, "index.html")); err != nil || st.Mode().Perm() != 0o644 {
@@ -70,17 +70,21 @@ func TestAnalyzeAmoeba(t *testing.T) {
 	}
 	// The same numbers as the analysis commands.
 	pst := importAmoeba(t)
-	var ent, entCLI struct {
-		Runs []struct {
-			Run         int32   `json:"run"`
-			CombEntropy float64 `json:"comb_entropy"`
-			Rows        int64   `json:"rows"`
-		} `json:"runs"`
+	type entropyRuns struct {
+		Result struct {
+			Runs []struct {
+				Run         int32   `json:"run"`
+				CombEntropy float64 `json:"comb_entropy"`
+				Rows        int64   `json:"rows"`
+			} `json:"runs"`
+		} `json:"result"`
 	}
-	readJSONFile(t, filepath.Join(dir, "entropy.json"), &ent)
-	if err := json.Unmarshal([]byte(mustRun(t, "entropy", "--json", pst)), &entCLI); err != nil {
+	var envFile, envCLI entropyRuns
+	readJSONFile(t, filepath.Join(dir, "entropy.json"), &envFile)
+	if err := json.Unmarshal([]byte(mustRun(t, "entropy", "--json", pst)), &envCLI); err != nil {
 		t.Fatal(err)
 	}
+	ent, entCLI := envFile.Result, envCLI.Result
 	if len(ent.Runs) != 5 || len(ent.Runs) != len(entCLI.Runs) {
 		t.Fatalf("entropy: %d runs in the report, %d from the command", len(ent.Runs), len(entCLI.Runs))
 	}

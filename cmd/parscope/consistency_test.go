@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/overview"
+	"github.com/parscope/parscope/analysis/state"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/report"
 	"github.com/parscope/parscope/store"
@@ -141,6 +143,40 @@ var faceCases = []faceCase{
 			an.Feeds = feeds
 			if !bytes.Equal(all, fromCLI) {
 				t.Errorf("fed every kind, the analysis answers otherwise:\n%.400s\nwant\n%.400s", all, fromCLI)
+			}
+		},
+	},
+	{
+		name:    state.Name,
+		section: func(b *report.Bundle) *engine.Envelope { return b.States },
+		args: func(env *engine.Envelope) []string {
+			return []string{"--timeline-samples", strconv.Itoa(env.Options.(*state.StatesParams).TimelineSamples)}
+		},
+		applies: func(name string) bool { return name != "otf2" },
+		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindState && r.Proc == 2 && r.T > 10_000) },
+		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
+			// Run 1's process 5 enters its first state late: the timeline
+			// shows it in the start block until then.
+			r := env.Result.(*state.Summary).Runs
+			if len(r) != 2 || r[1].Procs != 6 || r[1].Timeline == nil || r[1].Timeline.Blocks[5][0] != 0 || r[0].States != 794 || r[0].Timeline.Blocks[5][0] == 0 {
+				t.Errorf("states of the mixed trace: %.300s", fromCLI)
+			}
+		},
+	},
+	{
+		name:    entropy.Name,
+		section: func(b *report.Bundle) *engine.Envelope { return b.Entropy },
+		args: func(env *engine.Envelope) []string {
+			p := env.Options.(*entropy.Params)
+			return []string{"--window-ns", strconv.FormatInt(int64(p.Window), 10), "--subsets", strconv.Itoa(p.Subsets)}
+		},
+		applies: func(name string) bool { return name != "otf2" },
+		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindState && r.Proc == 2 && r.T > 10_000) },
+		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
+			// The report ranks the subsets and draws the series.
+			e := env.Result.(*entropy.Report)
+			if e.Subsets == nil || len(e.Subsets.Results) != 4 || len(e.Series) < report.EntropyWindows || e.All == nil {
+				t.Errorf("entropy of the mixed trace: %.300s", fromCLI)
 			}
 		},
 	},

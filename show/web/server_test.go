@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/report"
 )
@@ -173,9 +174,13 @@ func TestServeParts(t *testing.T) {
 	}
 	// Values from the bundle, decoded.
 	_, body := get(t, s, "/api/traces/0/entropy")
-	var e report.Entropy
-	decode(t, body, &e)
-	if len(e.Runs) != 5 || e.Runs[0].CombEntropy != bs[0].Entropy.Runs[0].CombEntropy || e.Runs[0].P != 17 {
+	var env struct {
+		Analysis string         `json:"analysis"`
+		Result   entropy.Report `json:"result"`
+	}
+	decode(t, body, &env)
+	e, want := env.Result, bs[0].Entropy.Result.(*entropy.Report)
+	if env.Analysis != "entropy" || len(e.Runs) != 5 || e.Runs[0].CombEntropy != want.Runs[0].CombEntropy || e.Runs[0].P != 17 || len(e.Subsets.Results) != 15 || e.WindowNS != want.WindowNS {
 		t.Errorf("entropy: %d runs, run 0 %+v", len(e.Runs), e.Runs[0].Result)
 	}
 	_, body = get(t, s, "/api/traces/1/comm")
@@ -301,11 +306,16 @@ func TestWriteStatic(t *testing.T) {
 	}
 	data, _, _ := strings.Cut(after, ";</script>")
 	var d struct {
-		Traces []report.Bundle `json:"traces"`
+		Traces []struct {
+			Trace   string `json:"trace"`
+			Entropy struct {
+				Result entropy.Report `json:"result"`
+			} `json:"entropy"`
+		} `json:"traces"`
 	}
 	decode(t, []byte(data), &d)
-	if len(d.Traces) != 1 || d.Traces[0].Trace != "amoeba.pst" || len(d.Traces[0].Entropy.Runs) != 5 ||
-		d.Traces[0].Entropy.Runs[3].CombEntropy != bs[0].Entropy.Runs[3].CombEntropy {
+	if len(d.Traces) != 1 || d.Traces[0].Trace != "amoeba.pst" || len(d.Traces[0].Entropy.Result.Runs) != 5 ||
+		d.Traces[0].Entropy.Result.Runs[3].CombEntropy != bs[0].Entropy.Result.(*entropy.Report).Runs[3].CombEntropy {
 		t.Errorf("inlined data: %d traces", len(d.Traces))
 	}
 	for _, lib := range []string{"echarts.min.js", "echarts-gl.min.js", "app.js"} {

@@ -81,7 +81,7 @@ window.Function = (function (RealFunction) {
     cache.set(url, v);
     return v;
   }
-  const HEAVY = ['overview', 'entropy', 'pca', 'phasespace', 'occupancy', 'mentropy', 'comm', 'phases', 'probe'];
+  const HEAVY = ['overview', 'states', 'entropy', 'pca', 'phasespace', 'occupancy', 'mentropy', 'comm', 'phases', 'probe'];
   function summaryOf(b, i) {
     const s = { index: i };
     for (const k of Object.keys(b)) if (!HEAVY.includes(k)) s[k] = b[k];
@@ -180,9 +180,9 @@ window.Function = (function (RealFunction) {
   // compare view renders two of them side by side.
   const VIEWS = [
     { key: 'overview', title: 'Overview', part: null, render: viewOverview },
-    { key: 'phasespace', title: 'Phase space', part: 'phasespace', skip: 'states', render: viewPhaseSpace },
-    { key: 'pca', title: 'PCA', part: 'pca', skip: 'states', render: viewPCA },
-    { key: 'entropy', title: 'Entropy', part: 'entropy', skip: 'states', render: viewEntropy },
+    { key: 'phasespace', title: 'Phase space', part: 'phasespace', skip: 'pca', render: viewPhaseSpace },
+    { key: 'pca', title: 'PCA', part: 'pca', skip: 'pca', render: viewPCA },
+    { key: 'entropy', title: 'Entropy', part: 'entropy', skip: 'entropy', render: viewEntropy },
     { key: 'occupancy', title: 'Occupancy', part: 'occupancy', skip: 'occupancy', render: viewOccupancy },
     { key: 'comm', title: 'Communication', part: 'comm', skip: 'comm', render: viewComm },
     { key: 'phases', title: 'Phases', part: 'phases', skip: 'phases', render: viewPhases },
@@ -238,11 +238,13 @@ window.Function = (function (RealFunction) {
       }, 150);
     });
     await draw();
-    if (has(s, VIEWS[1])) {
-      const ps = await api.part(t, 'phasespace');
-      const tl = ps.timeline[0];
-      if (tl) {
-        const tc = card(c, 'Block of each process over time (run ' + tl.run + ', sampled at ' + tl.blocks[0].length + ' instants)');
+    if ((s.ran || []).includes('states')) {
+      // The states part is the engine's envelope: {..., result: {block_names, runs: [{run, timeline}]}}.
+      const st = (await api.part(t, 'states')).result;
+      const sr = st.runs.find(r => r.timeline);
+      if (sr) {
+        const tl = Object.assign({ run: sr.run, names: st.block_names }, sr.timeline);
+        const tc = card(c, 'Block of each process over time (run ' + tl.run + ', ' + fmt(sr.states) + ' states, ' + fmt(sr.distinct_classes) + ' distinct classes, sampled at ' + tl.blocks[0].length + ' instants)');
         const data = [];
         let lo = Infinity, hi = -Infinity;
         tl.blocks.forEach((row, p) => row.forEach((b, w) => { data.push([w, p, b]); lo = Math.min(lo, b); hi = Math.max(hi, b); }));
@@ -325,19 +327,20 @@ window.Function = (function (RealFunction) {
   }
 
   async function viewEntropy(c, t, s) {
-    const e = await api.part(t, 'entropy');
+    // The entropy part is the engine's envelope: {..., options, result: {runs, all, window_ns, series, subsets}}.
+    const e = (await api.part(t, 'entropy')).result;
     const rows = e.runs.map(r => ['run ' + r.run, r.procs, r.blocks, fmt(r.rows), fmt(r.comb_entropy), fmt(r.comb_entropy_distinct), fmt(r.distinct_classes), fmt(r.surprisal_mean), fmt(r.histogram_entropy_mean), fmt(r.empirical_entropy)]);
     if (e.all) { const r = e.all; rows.push(['all', r.procs, r.blocks, fmt(r.rows), fmt(r.comb_entropy), fmt(r.comb_entropy_distinct), fmt(r.distinct_classes), fmt(r.surprisal_mean), fmt(r.histogram_entropy_mean), fmt(r.empirical_entropy)]); }
     card(c, 'Entropy of the parallel execution (bits)', table(['run', 'P', 'N', 'states', 'comb', 'comb distinct', 'classes', 'surprisal mean', 'histogram mean', 'empirical'], rows));
-    const runs = [...new Set(e.series.map(p => p.run))];
-    chart(card(c, 'Histogram entropy per window of ' + ns(e.window_ns)), '', {
+    const runs = [...new Set((e.series || []).map(p => p.run))];
+    if (e.series) chart(card(c, 'Histogram entropy per window of ' + ns(e.window_ns)), '', {
       tooltip: { trigger: 'axis' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
       xAxis: { type: 'value', name: 'time (ms)', nameLocation: 'middle', nameGap: 24 }, yAxis: { type: 'value', name: 'bits' },
       series: runs.map(r => ({ name: 'run ' + r, type: 'line', showSymbol: false, data: e.series.filter(p => p.run === r).map(p => [p.start_ns / 1e6, p.entropy_bits]) })),
     });
     if (e.subsets) {
       const sub = e.subsets, top = sub.results.slice(0, 40);
-      const box = card(c, 'Subsets of ' + sub.k + ' adjacent processes (run 0) ranked by how far ' + sub.measure + ' stands from the others');
+      const box = card(c, 'Subsets of ' + sub.k + ' adjacent processes (run ' + sub.run + ') ranked by how far ' + sub.measure + ' stands from the others');
       chart(box, '', {
         tooltip: { trigger: 'axis' }, grid: { left: 60, right: 20, top: 20, bottom: 60 },
         xAxis: { type: 'category', data: top.map(r => r.procs.join(',')), axisLabel: { rotate: 45 } }, yAxis: { type: 'value', name: 'robust z-score' },
