@@ -42,13 +42,17 @@ func TestManyProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.PCA == nil || b.PhaseSpace == nil {
+	pc, ok := b.PCAResult()
+	if !ok || b.PhaseSpace == nil {
 		t.Fatalf("no PCA or phase space; skipped: %v", b.Skipped)
 	}
-	if b.PCA.Procs != p || len(b.PCA.Components) != PCAComponents {
-		t.Fatalf("PCA of %d processes with %d components, want %d and %d", b.PCA.Procs, len(b.PCA.Components), p, PCAComponents)
+	if pc.Method != pca.MethodRandomized {
+		t.Errorf("method %q, want %q", pc.Method, pca.MethodRandomized)
 	}
-	if l := b.PCA.Components[0].Loadings[7]; math.Abs(l-1) > 1e-4 {
+	if pc.Procs != p || len(pc.Components) != PCAComponents {
+		t.Fatalf("PCA of %d processes with %d components, want %d and %d", pc.Procs, len(pc.Components), p, PCAComponents)
+	}
+	if l := pc.Components[0].Loadings[7]; math.Abs(l-1) > 1e-4 {
 		t.Errorf("PC1 loading of process 7 = %g, want 1 (it carries almost all the variance)", l)
 	}
 	js, err := json.Marshal(b.States)

@@ -70,9 +70,10 @@ func TestLongTraceMemory(t *testing.T) {
 				t.Errorf("mode %s: share %v, want 1/3", m.Mode, m.Share)
 			}
 		}
-		if b.PCA == nil || len(b.PCA.Runs) != 1 || len(b.PCA.Runs[0].Index) > DefaultMaxPoints || b.Entropy == nil {
+		pc, ok := b.PCAResult()
+		if !ok || len(pc.Runs) != 1 || len(pc.Runs[0].Index) > DefaultMaxPoints || b.Entropy == nil {
 			t.Fatalf("the state analyses are missing or hold more than %d points", DefaultMaxPoints)
 		}
-		t.Logf("%d states, %d sampled", b.PCA.Runs[0].States, len(b.PCA.Runs[0].Index))
+		t.Logf("%d states, %d sampled", pc.Runs[0].States, len(pc.Runs[0].Index))
 	})
 }

@@ -4,7 +4,7 @@
 // `parscope serve` answers its JSON endpoints from it).
 //
 // What runs depends on what the trace holds: state records give the
-// parallel state analyses (entropy, PCA, phase space, occupancy); events
+// parallel state analyses (states, entropy, PCA, phase space, occupancy); events
 // give the modified entropy; messages and regions give the communication
 // per code structure; basic block vectors give the program phases. The
 // package computes nothing itself: it calls the analysis packages with
@@ -25,6 +25,7 @@ import (
 	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/overview"
+	"github.com/parscope/parscope/analysis/pca"
 	"github.com/parscope/parscope/analysis/state"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/store"
@@ -100,8 +101,9 @@ type Bundle struct {
 	// *state.Summary, holds the timeline the overview's state chart draws).
 	States *engine.Envelope `json:"states,omitempty"`
 	// Entropy is the entropy analysis' envelope (an *entropy.Report).
-	Entropy    *engine.Envelope `json:"entropy,omitempty"`
-	PCA        *PCA             `json:"pca,omitempty"`
+	Entropy *engine.Envelope `json:"entropy,omitempty"`
+	// PCA is the pca analysis' envelope (a *pca.Report).
+	PCA        *engine.Envelope `json:"pca,omitempty"`
 	PhaseSpace *PhaseSpace      `json:"phasespace,omitempty"`
 	// Occupancy is the occupancy analysis' envelope (engine.Envelope,
 	// whose result is an *occupancy.Report).
@@ -114,15 +116,16 @@ type Bundle struct {
 
 // Analysis names, as they appear in Bundle.Ran and Bundle.Skipped.
 const (
-	AnalysisOverview  = "overview"
-	AnalysisStates    = "states"
-	AnalysisEntropy   = "entropy"
-	AnalysisPCA       = "pca" // PCA and phase space
-	AnalysisOccupancy = "occupancy"
-	AnalysisMEntropy  = "mentropy"
-	AnalysisComm      = "comm"
-	AnalysisPhases    = "phases"
-	AnalysisProbe     = "probe"
+	AnalysisOverview   = "overview"
+	AnalysisStates     = "states"
+	AnalysisEntropy    = "entropy"
+	AnalysisPCA        = "pca"
+	AnalysisPhaseSpace = "phasespace"
+	AnalysisOccupancy  = "occupancy"
+	AnalysisMEntropy   = "mentropy"
+	AnalysisComm       = "comm"
+	AnalysisPhases     = "phases"
+	AnalysisProbe      = "probe"
 )
 
 // Build opens the .pst trace at path and runs every analysis that applies.
@@ -142,6 +145,7 @@ func engineRequests(t *engine.Trace, opts Options) []engine.Request {
 		{Analysis: overview.Name, Options: overview.DefaultParams()},
 		{Analysis: state.Name, Options: state.DefaultStatesParams()},
 		entropyRequest(t, opts),
+		pcaRequest(opts),
 		occupancyRequest(t.Header),
 	}
 }
@@ -163,6 +167,15 @@ func entropyRequest(t *engine.Trace, opts Options) engine.Request {
 		}
 	}
 	return engine.Request{Analysis: entropy.Name, Options: p}
+}
+
+// pcaRequest asks for the pca of every run with DefaultComponents
+// components, keeping opts.MaxPoints scores per run.
+func pcaRequest(opts Options) engine.Request {
+	p := pca.DefaultParams()
+	p.Components = PCAComponents
+	p.MaxPoints = opts.MaxPoints
+	return engine.Request{Analysis: pca.Name, Options: p}
 }
 
 // FromStore runs every analysis that applies to the open trace s: those
@@ -200,7 +213,7 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		run    func() error
 	}
 	steps := []step{
-		{AnalysisPCA, when(rec["state"] > 0, "the trace has no state records"), func() error { return buildStates(ctx, s, b, opts) }},
+		{AnalysisPhaseSpace, when(rec["state"] > 0, "the trace has no state records"), func() (err error) { b.PhaseSpace, err = buildPhaseSpace(ctx, s, opts); return }},
 		{AnalysisMEntropy, when(rec["event"] > 0, "the trace has no event records"), func() (err error) { b.MEntropy, err = buildMEntropy(ctx, s, opts); return }},
 		{AnalysisComm, when(rec["send"]+rec["collective"] > 0 || len(h.Regions) > 0, "the trace has neither messages nor regions"),
 			func() (err error) { b.Comm, err = buildComm(ctx, s, opts); return }},
@@ -240,6 +253,8 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 			b.States = env
 		case entropy.Name:
 			b.Entropy = env
+		case pca.Name:
+			b.PCA = env
 		case occupancy.Name:
 			b.Occupancy = env
 		}
@@ -289,6 +304,16 @@ func (b *Bundle) OverviewResult() (*overview.Result, bool) {
 	}
 	ov, ok := b.Overview.Result.(*overview.Result)
 	return ov, ok
+}
+
+// PCAResult returns the result of the pca section, or false when there
+// is none.
+func (b *Bundle) PCAResult() (*pca.Report, bool) {
+	if b.PCA == nil {
+		return nil, false
+	}
+	r, ok := b.PCA.Result.(*pca.Report)
+	return r, ok
 }
 
 // missingReason says in a few words what a trace lacks.

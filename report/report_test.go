@@ -64,11 +64,11 @@ func TestAmoebaBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(b.Ran, ","); got != "overview,states,entropy,occupancy,pca" {
+	if got := strings.Join(b.Ran, ","); got != "overview,states,entropy,pca,occupancy,phasespace" {
 		t.Errorf("ran %s", got)
 	}
 	// The engine's analyses ran in one pass, whose duration each carries.
-	if got := strings.Join(b.RanTogether, ","); got != "overview,states,entropy,occupancy" || b.Seconds["overview"] != b.Seconds["occupancy"] || b.Seconds["entropy"] != b.Seconds["occupancy"] || b.Seconds["overview"] <= 0 {
+	if got := strings.Join(b.RanTogether, ","); got != "overview,states,entropy,pca,occupancy" || b.Seconds["pca"] != b.Seconds["occupancy"] || b.Seconds["overview"] != b.Seconds["occupancy"] || b.Seconds["entropy"] != b.Seconds["occupancy"] || b.Seconds["overview"] <= 0 {
 		t.Errorf("ran together %s in %v", got, b.Seconds)
 	}
 	for _, k := range []string{AnalysisComm, AnalysisMEntropy, AnalysisPhases, AnalysisProbe} {
@@ -121,17 +121,27 @@ func TestAmoebaBundle(t *testing.T) {
 		t.Errorf("entropy series covers %d runs", len(runs))
 	}
 	// PCA and phase space: the same sampled states, at most MaxPoints a run.
-	if len(b.PCA.Components) != PCAComponents || len(b.PCA.Runs) != 5 || len(b.PhaseSpace.Runs) != 5 {
-		t.Fatalf("pca: %d components, %d runs", len(b.PCA.Components), len(b.PCA.Runs))
+	pc, ok := b.PCAResult()
+	if !ok {
+		t.Fatal("no pca section")
+	}
+	// One V shape per iteration of the loop, as in every run of the trace.
+	for _, r := range pc.Runs {
+		if r.VShapes != 22 {
+			t.Errorf("run %d: %d V shapes, want 22", r.Run, r.VShapes)
+		}
+	}
+	if len(pc.Components) != PCAComponents || len(pc.Runs) != 5 || len(b.PhaseSpace.Runs) != 5 {
+		t.Fatalf("pca: %d components, %d runs", len(pc.Components), len(pc.Runs))
 	}
 	cum := 0.0
-	for _, c := range b.PCA.Components {
+	for _, c := range pc.Components {
 		cum += c.Explained
 	}
 	if cum <= 0 || cum > 1+1e-9 {
 		t.Errorf("explained variance sums to %v", cum)
 	}
-	for i, r := range b.PCA.Runs {
+	for i, r := range pc.Runs {
 		ps := b.PhaseSpace.Runs[i]
 		if len(r.Index) == 0 || len(r.Index) > 500 || !slices.Equal(r.Index, ps.Index) || len(ps.Points) != len(r.Index) || len(r.Scores[2]) != len(r.Index) {
 			t.Errorf("run %d: %d PCA samples, %d phase-space samples", r.Run, len(r.Index), len(ps.Index))

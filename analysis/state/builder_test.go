@@ -120,3 +120,21 @@ func TestBuilderBatches(t *testing.T) {
 		}
 	}
 }
+
+func TestSample(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		max  int
+		want []int64
+	}{
+		{3, 5, []int64{0, 1, 2}},
+		{3, 0, []int64{0, 1, 2}},
+		{10, 4, []int64{0, 3, 6, 9}},
+		{10, 1, []int64{0}},
+		{0, 4, []int64{}},
+	} {
+		if got := Sample(tc.n, tc.max); !slices.Equal(got, tc.want) {
+			t.Errorf("Sample(%d, %d) = %v, want %v", tc.n, tc.max, got, tc.want)
+		}
+	}
+}

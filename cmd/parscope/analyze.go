@@ -305,8 +305,6 @@ func isNil(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return true
-	case *report.PCA:
-		return x == nil
 	case *report.PhaseSpace:
 		return x == nil
 	case *engine.Envelope:
@@ -333,7 +331,7 @@ type reportPlot struct {
 // analysis commands use.
 func reportPlots(b *report.Bundle) []reportPlot {
 	var ps []reportPlot
-	if p := b.PCA; p != nil {
+	if p, ok := b.PCAResult(); ok {
 		var pc1, pc12 []plot.Series
 		for _, r := range p.Runs {
 			s1 := plot.Series{Name: fmt.Sprintf("run %d", r.Run)}

@@ -39,7 +39,7 @@ func TestAnalyzeAmoeba(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &summary); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if summary.Trace != "amoeba.srt" || strings.Join(summary.Ran, ",") != "overview,states,entropy,occupancy,pca" || summary.Skipped["comm"] == "" {
+	if summary.Trace != "amoeba.srt" || strings.Join(summary.Ran, ",") != "overview,states,entropy,pca,occupancy,phasespace" || summary.Skipped["comm"] == "" {
 		t.Errorf("summary %+v", summary)
 	}
 	for _, name := range []string{"index.html", "report.json", "overview.json", "states.json", "entropy.json", "pca.json", "phasespace.json", "occupancy.json",
@@ -94,21 +94,23 @@ func TestAnalyzeAmoeba(t *testing.T) {
 		}
 	}
 	var pc, pcCLI struct {
-		Components []struct {
-			Variance  float64 `json:"variance"`
-			Explained float64 `json:"explained"`
-		} `json:"components"`
+		Result struct {
+			Components []struct {
+				Variance  float64 `json:"variance"`
+				Explained float64 `json:"explained"`
+			} `json:"components"`
+		} `json:"result"`
 	}
 	readJSONFile(t, filepath.Join(dir, "pca.json"), &pc)
 	if err := json.Unmarshal([]byte(mustRun(t, "pca", "--json", pst)), &pcCLI); err != nil {
 		t.Fatal(err)
 	}
-	if len(pc.Components) != 3 || len(pcCLI.Components) != 3 {
-		t.Fatalf("pca: %d and %d components", len(pc.Components), len(pcCLI.Components))
+	if len(pc.Result.Components) != 3 || len(pcCLI.Result.Components) != 3 {
+		t.Fatalf("pca: %d and %d components", len(pc.Result.Components), len(pcCLI.Result.Components))
 	}
-	for i := range pc.Components {
-		if math.Abs(pc.Components[i].Variance-pcCLI.Components[i].Variance) > 1e-9*pcCLI.Components[i].Variance {
-			t.Errorf("PC%d: variance %v in the report, %v from the command", i+1, pc.Components[i].Variance, pcCLI.Components[i].Variance)
+	for i, c := range pc.Result.Components {
+		if want := pcCLI.Result.Components[i].Variance; math.Abs(c.Variance-want) > 1e-9*want {
+			t.Errorf("PC%d: variance %v in the report, %v from the command", i+1, c.Variance, want)
 		}
 	}
 	// occupancy.json is the engine's envelope, the one the command prints

@@ -12,6 +12,7 @@ import (
 	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/overview"
+	"github.com/parscope/parscope/analysis/pca"
 	"github.com/parscope/parscope/analysis/state"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/report"
@@ -177,6 +178,29 @@ var faceCases = []faceCase{
 			e := env.Result.(*entropy.Report)
 			if e.Subsets == nil || len(e.Subsets.Results) != 4 || len(e.Series) < report.EntropyWindows || e.All == nil {
 				t.Errorf("entropy of the mixed trace: %.300s", fromCLI)
+			}
+		},
+	},
+	{
+		name:    pca.Name,
+		section: func(b *report.Bundle) *engine.Envelope { return b.PCA },
+		args: func(env *engine.Envelope) []string {
+			p := env.Options.(*pca.Params)
+			return []string{"--components", strconv.Itoa(p.Components), "--max-points", strconv.Itoa(p.MaxPoints)}
+		},
+		applies: func(name string) bool { return name != "otf2" },
+		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindState && r.Proc == 2 && r.T > 10_000) },
+		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
+			// Both runs scored, each keeping at most max_points states, the
+			// first and the last among them.
+			p := env.Result.(*pca.Report)
+			if p.Method != pca.MethodExact || p.Procs != 6 || len(p.Runs) != 2 || len(p.Components) != 3 {
+				t.Fatalf("pca of the mixed trace: %.300s", fromCLI)
+			}
+			for _, r := range p.Runs {
+				if n := len(r.Index); n == 0 || n > report.DefaultMaxPoints || r.Index[n-1] != r.States-1 || len(r.Scores[0]) != n {
+					t.Errorf("run %d: %d of %d states kept", r.Run, n, r.States)
+				}
 			}
 		},
 	},

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parscope/parscope/analysis/pca"
 )
 
 func TestPCACommand(t *testing.T) {
@@ -14,10 +17,13 @@ func TestPCACommand(t *testing.T) {
 	dir := t.TempDir()
 	pc1, pc12 := filepath.Join(dir, "pc1.png"), filepath.Join(dir, "pc12.svg")
 	out := mustRun(t, "pca", "--json", "--components", "3", "--plot", pc1, "--plot-pc12", pc12, pst)
-	var rep pcaReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+	var env struct {
+		Result pca.Report `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(out), &env); err != nil {
 		t.Fatal(err)
 	}
+	rep := env.Result
 	if rep.Procs != 17 || len(rep.Components) != 3 || len(rep.Runs) != 5 {
 		t.Fatalf("report: %d procs, %d components, %d runs", rep.Procs, len(rep.Components), len(rep.Runs))
 	}
@@ -26,6 +32,13 @@ func TestPCACommand(t *testing.T) {
 	for _, r := range rep.Runs {
 		if r.VShapes != 22 {
 			t.Errorf("run %d: %d V shapes, want 22", r.Run, r.VShapes)
+		}
+	}
+	// Every run keeps at most max_points scores, the first and last state
+	// among them.
+	for _, r := range rep.Runs {
+		if n := len(r.Index); n != pca.DefaultMaxPoints && int64(n) != r.States || r.Index[0] != 0 || r.Index[n-1] != r.States-1 || len(r.Scores) != 3 || len(r.Scores[2]) != n {
+			t.Errorf("run %d: %d states, %d kept (%v…), %d score series", r.Run, r.States, n, r.Index[:min(n, 3)], len(r.Scores))
 		}
 	}
 	if !(rep.Components[0].Explained >= rep.Components[1].Explained && rep.Components[1].Explained >= rep.Components[2].Explained && rep.Components[0].Explained > 0) {
@@ -61,5 +74,31 @@ func TestPhaseSpaceCommand(t *testing.T) {
 	}
 	if _, _, code := run(t, "phasespace", pst); code != 2 {
 		t.Fatalf("phasespace without outputs: exit %d, want 2", code)
+	}
+}
+
+// TestPCAGolden pins `parscope pca --json` on Lyon's T1 (docs/results.md
+// shows it) and checks that the text is the result's.
+func TestPCAGolden(t *testing.T) {
+	pst := writeLyonStore(t)
+	js := mustRun(t, "pca", "--max-points", "4", "--json", pst)
+	golden := filepath.Join("testdata", "results", "pca.golden.json")
+	if *update {
+		os.WriteFile(golden, []byte(js), 0o644)
+	}
+	if want, err := os.ReadFile(golden); err != nil || js != string(want) {
+		t.Errorf("pca --json differs from %s (%v; run with -update to accept):\n%s", golden, err, js)
+	}
+	var env struct {
+		Result pca.Report `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(js), &env); err != nil {
+		t.Fatal(err)
+	}
+	r := env.Result.Runs[0]
+	text := mustRun(t, "pca", "--max-points", "4", pst)
+	want := fmt.Sprintf("%d    %d      %d\n", r.Run, r.States, r.VShapes)
+	if !strings.Contains(text, "(exact method)") || !strings.Contains(text, fmt.Sprintf("PC1 V shapes (rises of %.4g)", env.Result.VShapeProminence)) || !strings.Contains(text, want) {
+		t.Errorf("text lacks %q:\n%s", want, text)
 	}
 }

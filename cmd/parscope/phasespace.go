@@ -121,3 +121,22 @@ per run, pale early and full late.`,
 	fl.StringVar(&csvPath, "csv", "", "write the 3D points to this CSV file (- for standard output)")
 	root.AddCommand(cmd)
 }
+
+// thinSeries keeps at most maxPlotPoints points per series; with sized, the
+// markers grow with the position in the run.
+func thinSeries(in []plot.Series, sized bool) []plot.Series {
+	out := make([]plot.Series, len(in))
+	for i, s := range in {
+		idx := plot.Thin(len(s.X), maxPlotPoints)
+		o := plot.Series{Name: s.Name}
+		for k, j := range idx {
+			o.X = append(o.X, s.X[j])
+			o.Y = append(o.Y, s.Y[j])
+			if sized {
+				o.Size = append(o.Size, float64(k)/float64(max(len(idx)-1, 1)))
+			}
+		}
+		out[i] = o
+	}
+	return out
+}

@@ -86,7 +86,8 @@ var views = []view{
 	// from the states result.
 	{"#/t/0/overview", "overview", "windows of && run 0, 1,811 states, 952 distinct classes, sampled at 256 instants", 2, "", ""},
 	{"#/t/0/phasespace", "phasespace", "Phase space", 1, "", ""},
-	{"#/t/0/pca", "pca", "PC1 against PC2", 3, "", ""},
+	// The pca result's method and the V shapes of run 0's PC1.
+	{"#/t/0/pca", "pca", "PC1 against PC2 && 17 processes, exact method && run 0\t1,811\t22\t1,811", 3, "", ""},
 	{"#/t/0/entropy", "entropy", "Histogram entropy per window of 409 µs && adjacent processes (run 0) ranked by how far comb_entropy_distinct && 7,8,9", 2, "", ""},
 	{"#/t/0/occupancy", "occupancy", "Mean node occupancy", 2, "", ""},
 	{"#/t/1/comm", "comm", "Communication matrix", 1, `document.querySelector('#view label[data-node="2"]').click()`, "CALL MPI_IRECV"},

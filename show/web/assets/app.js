@@ -180,8 +180,8 @@ window.Function = (function (RealFunction) {
   // compare view renders two of them side by side.
   const VIEWS = [
     { key: 'overview', title: 'Overview', part: null, render: viewOverview },
-    { key: 'phasespace', title: 'Phase space', part: 'phasespace', skip: 'pca', render: viewPhaseSpace },
-    { key: 'pca', title: 'PCA', part: 'pca', skip: 'pca', render: viewPCA },
+    { key: 'phasespace', title: 'Phase space', part: 'phasespace', render: viewPhaseSpace },
+    { key: 'pca', title: 'PCA', part: 'pca', render: viewPCA },
     { key: 'entropy', title: 'Entropy', part: 'entropy', skip: 'entropy', render: viewEntropy },
     { key: 'occupancy', title: 'Occupancy', part: 'occupancy', skip: 'occupancy', render: viewOccupancy },
     { key: 'comm', title: 'Communication', part: 'comm', skip: 'comm', render: viewComm },
@@ -298,10 +298,13 @@ window.Function = (function (RealFunction) {
   }
 
   async function viewPCA(c, t, s) {
-    const p = await api.part(t, 'pca');
+    // The pca part is the engine's envelope: {..., options, result: {method, procs, rows, components, v_shape_prominence, runs}}.
+    const p = (await api.part(t, 'pca')).result;
     let cum = 0;
-    card(c, 'Principal components of the state matrix (' + fmt(p.rows) + ' states, ' + p.procs + ' processes)',
+    card(c, 'Principal components of the state matrix (' + fmt(p.rows) + ' states, ' + p.procs + ' processes, ' + p.method + ' method)',
       table(['component', 'variance', 'explained', 'cumulative'], p.components.map((k, i) => { cum += k.explained; return ['PC' + (i + 1), fmt(k.variance), (100 * k.explained).toFixed(2) + '%', (100 * cum).toFixed(2) + '%']; })));
+    card(c, 'V shapes of PC1 per run (rises of ' + fmt(p.v_shape_prominence) + ', one per iteration of a loop run in step)',
+      table(['run', 'states', 'V shapes', 'states drawn'], p.runs.map(r => ['run ' + r.run, fmt(r.states), r.v_shapes, fmt(r.index.length)])));
     const row = el('div', { class: 'row' });
     c.append(row);
     chart(card(row, 'PC1 against state number'), '', {
