@@ -26,6 +26,7 @@ import (
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/analysis/pca"
+	"github.com/parscope/parscope/analysis/phasespace"
 	"github.com/parscope/parscope/analysis/state"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/store"
@@ -103,8 +104,10 @@ type Bundle struct {
 	// Entropy is the entropy analysis' envelope (an *entropy.Report).
 	Entropy *engine.Envelope `json:"entropy,omitempty"`
 	// PCA is the pca analysis' envelope (a *pca.Report).
-	PCA        *engine.Envelope `json:"pca,omitempty"`
-	PhaseSpace *PhaseSpace      `json:"phasespace,omitempty"`
+	PCA *engine.Envelope `json:"pca,omitempty"`
+	// PhaseSpace is the phasespace analysis' envelope (a
+	// *phasespace.Report), of the states PCA keeps the scores of.
+	PhaseSpace *engine.Envelope `json:"phasespace,omitempty"`
 	// Occupancy is the occupancy analysis' envelope (engine.Envelope,
 	// whose result is an *occupancy.Report).
 	Occupancy *engine.Envelope `json:"occupancy,omitempty"`
@@ -146,6 +149,7 @@ func engineRequests(t *engine.Trace, opts Options) []engine.Request {
 		{Analysis: state.Name, Options: state.DefaultStatesParams()},
 		entropyRequest(t, opts),
 		pcaRequest(opts),
+		phaseSpaceRequest(opts),
 		occupancyRequest(t.Header),
 	}
 }
@@ -176,6 +180,14 @@ func pcaRequest(opts Options) engine.Request {
 	p.Components = PCAComponents
 	p.MaxPoints = opts.MaxPoints
 	return engine.Request{Analysis: pca.Name, Options: p}
+}
+
+// phaseSpaceRequest asks for the phase space of every run, projecting the
+// opts.MaxPoints states of each run the pca request keeps the scores of.
+func phaseSpaceRequest(opts Options) engine.Request {
+	p := phasespace.DefaultParams()
+	p.MaxPoints = opts.MaxPoints
+	return engine.Request{Analysis: phasespace.Name, Options: p}
 }
 
 // FromStore runs every analysis that applies to the open trace s: those
@@ -213,7 +225,6 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		run    func() error
 	}
 	steps := []step{
-		{AnalysisPhaseSpace, when(rec["state"] > 0, "the trace has no state records"), func() (err error) { b.PhaseSpace, err = buildPhaseSpace(ctx, s, opts); return }},
 		{AnalysisMEntropy, when(rec["event"] > 0, "the trace has no event records"), func() (err error) { b.MEntropy, err = buildMEntropy(ctx, s, opts); return }},
 		{AnalysisComm, when(rec["send"]+rec["collective"] > 0 || len(h.Regions) > 0, "the trace has neither messages nor regions"),
 			func() (err error) { b.Comm, err = buildComm(ctx, s, opts); return }},
@@ -255,6 +266,8 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 			b.Entropy = env
 		case pca.Name:
 			b.PCA = env
+		case phasespace.Name:
+			b.PhaseSpace = env
 		case occupancy.Name:
 			b.Occupancy = env
 		}
@@ -313,6 +326,16 @@ func (b *Bundle) PCAResult() (*pca.Report, bool) {
 		return nil, false
 	}
 	r, ok := b.PCA.Result.(*pca.Report)
+	return r, ok
+}
+
+// PhaseSpaceResult returns the result of the phasespace section, or
+// false when there is none.
+func (b *Bundle) PhaseSpaceResult() (*phasespace.Report, bool) {
+	if b.PhaseSpace == nil {
+		return nil, false
+	}
+	r, ok := b.PhaseSpace.Result.(*phasespace.Report)
 	return r, ok
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/overview"
+	"github.com/parscope/parscope/analysis/phasespace"
 	"github.com/parscope/parscope/analysis/state"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format"
@@ -64,11 +65,11 @@ func TestAmoebaBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(b.Ran, ","); got != "overview,states,entropy,pca,occupancy,phasespace" {
+	if got := strings.Join(b.Ran, ","); got != "overview,states,entropy,pca,phasespace,occupancy" {
 		t.Errorf("ran %s", got)
 	}
 	// The engine's analyses ran in one pass, whose duration each carries.
-	if got := strings.Join(b.RanTogether, ","); got != "overview,states,entropy,pca,occupancy" || b.Seconds["pca"] != b.Seconds["occupancy"] || b.Seconds["overview"] != b.Seconds["occupancy"] || b.Seconds["entropy"] != b.Seconds["occupancy"] || b.Seconds["overview"] <= 0 {
+	if got := strings.Join(b.RanTogether, ","); got != "overview,states,entropy,pca,phasespace,occupancy" || b.Seconds["pca"] != b.Seconds["occupancy"] || b.Seconds["overview"] != b.Seconds["occupancy"] || b.Seconds["entropy"] != b.Seconds["occupancy"] || b.Seconds["overview"] <= 0 {
 		t.Errorf("ran together %s in %v", got, b.Seconds)
 	}
 	for _, k := range []string{AnalysisComm, AnalysisMEntropy, AnalysisPhases, AnalysisProbe} {
@@ -131,7 +132,11 @@ func TestAmoebaBundle(t *testing.T) {
 			t.Errorf("run %d: %d V shapes, want 22", r.Run, r.VShapes)
 		}
 	}
-	if len(pc.Components) != PCAComponents || len(pc.Runs) != 5 || len(b.PhaseSpace.Runs) != 5 {
+	ph, ok := b.PhaseSpaceResult()
+	if !ok {
+		t.Fatal("no phasespace section")
+	}
+	if len(pc.Components) != PCAComponents || len(pc.Runs) != 5 || len(ph.Runs) != 5 {
 		t.Fatalf("pca: %d components, %d runs", len(pc.Components), len(pc.Runs))
 	}
 	cum := 0.0
@@ -142,7 +147,10 @@ func TestAmoebaBundle(t *testing.T) {
 		t.Errorf("explained variance sums to %v", cum)
 	}
 	for i, r := range pc.Runs {
-		ps := b.PhaseSpace.Runs[i]
+		ps := ph.Runs[i]
+		if ps.Run != r.Run || ps.States != r.States || ps.Procs != 17 || len(ps.TNS) != len(ps.Index) || phasespace.Horizontal(ps.Points[0]) > 1e-12 || math.Abs(ps.Points[0][2]-math.Sqrt(17)) > 1e-12 {
+			t.Errorf("run %d: phase space %d of %d states, first point %v", r.Run, len(ps.Index), ps.States, ps.Points[0])
+		}
 		if len(r.Index) == 0 || len(r.Index) > 500 || !slices.Equal(r.Index, ps.Index) || len(ps.Points) != len(r.Index) || len(r.Scores[2]) != len(r.Index) {
 			t.Errorf("run %d: %d PCA samples, %d phase-space samples", r.Run, len(r.Index), len(ps.Index))
 		}

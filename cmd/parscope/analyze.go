@@ -305,8 +305,6 @@ func isNil(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return true
-	case *report.PhaseSpace:
-		return x == nil
 	case *engine.Envelope:
 		return x == nil
 	case *report.MEntropy:
@@ -356,7 +354,7 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			}})
 		}
 	}
-	if s := b.PhaseSpace; s != nil {
+	if s, ok := b.PhaseSpaceResult(); ok {
 		var series []plot.Series
 		for _, r := range s.Runs {
 			sr := plot.Series{Name: fmt.Sprintf("run %d", r.Run)}

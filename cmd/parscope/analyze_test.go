@@ -39,7 +39,7 @@ func TestAnalyzeAmoeba(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &summary); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if summary.Trace != "amoeba.srt" || strings.Join(summary.Ran, ",") != "overview,states,entropy,pca,occupancy,phasespace" || summary.Skipped["comm"] == "" {
+	if summary.Trace != "amoeba.srt" || strings.Join(summary.Ran, ",") != "overview,states,entropy,pca,phasespace,occupancy" || summary.Skipped["comm"] == "" {
 		t.Errorf("summary %+v", summary)
 	}
 	for _, name := range []string{"index.html", "report.json", "overview.json", "states.json", "entropy.json", "pca.json", "phasespace.json", "occupancy.json",

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/analysis/pca"
+	"github.com/parscope/parscope/analysis/phasespace"
 	"github.com/parscope/parscope/analysis/state"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/report"
@@ -200,6 +202,34 @@ var faceCases = []faceCase{
 			for _, r := range p.Runs {
 				if n := len(r.Index); n == 0 || n > report.DefaultMaxPoints || r.Index[n-1] != r.States-1 || len(r.Scores[0]) != n {
 					t.Errorf("run %d: %d of %d states kept", r.Run, n, r.States)
+				}
+			}
+		},
+	},
+	{
+		name:    phasespace.Name,
+		section: func(b *report.Bundle) *engine.Envelope { return b.PhaseSpace },
+		args: func(env *engine.Envelope) []string {
+			p := env.Options.(*phasespace.Params)
+			return []string{"--elevation", p.Elevation, "--max-points", strconv.Itoa(p.MaxPoints)}
+		},
+		applies: func(name string) bool { return name != "otf2" },
+		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindState && r.Proc == 2 && r.T > 10_000) },
+		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
+			// The points are those of the states PCA keeps the scores of.
+			ps := env.Result.(*phasespace.Report)
+			var pc struct {
+				Result pca.Report `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(mustRun(t, "pca", "--json", pst)), &pc); err != nil {
+				t.Fatal(err)
+			}
+			if len(ps.Runs) != 2 || len(pc.Result.Runs) != 2 {
+				t.Fatalf("phasespace of the mixed trace: %.300s", fromCLI)
+			}
+			for i, r := range ps.Runs {
+				if !slices.Equal(r.Index, pc.Result.Runs[i].Index) || r.States != pc.Result.Runs[i].States || len(r.Points) != len(r.Index) {
+					t.Errorf("run %d: %d points, PCA's %d", r.Run, len(r.Index), len(pc.Result.Runs[i].Index))
 				}
 			}
 		},

@@ -12,10 +12,6 @@ import (
 	"github.com/parscope/parscope/show/plot"
 )
 
-// maxPlotPoints bounds the points drawn per run by the commands whose
-// analyses are not yet in the engine.
-const maxPlotPoints = 20000
-
 func init() {
 	params := pca.DefaultParams()
 	var (

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/analysis/pca"
+	"github.com/parscope/parscope/analysis/phasespace"
 )
 
 func TestPCACommand(t *testing.T) {
@@ -65,15 +67,30 @@ func TestPhaseSpaceCommand(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	// The first state has every process in block 1: on the vertical axis
-	// at height √17.
-	if lines[0] != "run,state,t,x,y,z" || !strings.HasPrefix(lines[1], "0,0,0,") || !strings.HasSuffix(lines[1], ",4.1231056") {
-		t.Fatalf("points start %q", lines[:2])
+	// at height √17. The CSV has every state of run 0.
+	if lines[0] != "run,state,t,x,y,z" || !strings.HasPrefix(lines[1], "0,0,0,") || !strings.HasSuffix(lines[1], ",4.1231056") || len(lines) != 1+1811 {
+		t.Fatalf("%d points start %q", len(lines)-1, lines[:2])
 	}
 	if _, err := os.Stat(png); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, code := run(t, "phasespace", pst); code != 2 {
-		t.Fatalf("phasespace without outputs: exit %d, want 2", code)
+	// The result keeps --max-points of them, the first and last included.
+	var env struct {
+		Result phasespace.Report `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "phasespace", "--runs", "0", "--max-points", "100", "--json", pst)), &env); err != nil {
+		t.Fatal(err)
+	}
+	r := env.Result.Runs
+	if len(r) != 1 || r[0].States != 1811 || len(r[0].Points) != 100 || r[0].Index[99] != 1810 || math.Abs(r[0].Points[0][2]-math.Sqrt(17)) > 1e-12 {
+		t.Fatalf("result %+v", r)
+	}
+	text := mustRun(t, "phasespace", "--runs", "0", "--max-points", "100", pst)
+	if !strings.Contains(text, "largest distance from the lockstep axis (elevation diagonal)") || !strings.Contains(text, "0    17     1,811   100") {
+		t.Errorf("text:\n%s", text)
+	}
+	if _, _, code := run(t, "phasespace", "--elevation", "sideways", pst); code != 2 {
+		t.Fatalf("phasespace --elevation sideways: exit %d, want 2", code)
 	}
 }
 
@@ -100,5 +117,18 @@ func TestPCAGolden(t *testing.T) {
 	want := fmt.Sprintf("%d    %d      %d\n", r.Run, r.States, r.VShapes)
 	if !strings.Contains(text, "(exact method)") || !strings.Contains(text, fmt.Sprintf("PC1 V shapes (rises of %.4g)", env.Result.VShapeProminence)) || !strings.Contains(text, want) {
 		t.Errorf("text lacks %q:\n%s", want, text)
+	}
+}
+
+// TestPhaseSpaceGolden pins `parscope phasespace --json` on Lyon's T1
+// (docs/results.md shows it).
+func TestPhaseSpaceGolden(t *testing.T) {
+	js := mustRun(t, "phasespace", "--max-points", "3", "--json", writeLyonStore(t))
+	golden := filepath.Join("testdata", "results", "phasespace.golden.json")
+	if *update {
+		os.WriteFile(golden, []byte(js), 0o644)
+	}
+	if want, err := os.ReadFile(golden); err != nil || js != string(want) {
+		t.Errorf("phasespace --json differs from %s (%v; run with -update to accept):\n%s", golden, err, js)
 	}
 }

@@ -15,47 +15,6 @@ import (
 	"github.com/parscope/parscope/trace"
 )
 
-// stateFlags are the options shared by the commands that reconstruct
-// parallel states.
-type stateFlags struct {
-	runs, procs string
-	start       int32
-	perRecord   bool
-}
-
-func (f *stateFlags) register(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	fl.StringVar(&f.procs, "procs", "", "a partial state over these processes, in this order (e.g. 4,5,6)")
-	fl.Int32Var(&f.start, "start", 0, "the start block every process is in at time 0 (default: the smallest state id)")
-	fl.BoolVar(&f.perRecord, "per-record", false, "a state row per record instead of per distinct time")
-}
-
-// open opens the trace and returns a time-merged reader of its state
-// records and the reconstruction options.
-func (f *stateFlags) open(cmd *cobra.Command, path string) (*store.Store, func() trace.Reader, state.Options, error) {
-	sel, err := readSelection(f.runs, "")
-	if err != nil {
-		return nil, nil, state.Options{}, err
-	}
-	procs, err := parseIDList(f.procs)
-	if err != nil {
-		return nil, nil, state.Options{}, usagef("--procs: %v", err)
-	}
-	s, err := store.Open(path)
-	if err != nil {
-		return nil, nil, state.Options{}, err
-	}
-	opts := state.Options{Procs: procs, PerRecord: f.perRecord}
-	if cmd.Flags().Changed("start") {
-		opts.Start, opts.StartSet = f.start, true
-	}
-	sel.Kinds = []trace.Kind{trace.KindState}
-	sel.Procs = procs
-	open := func() trace.Reader { return s.Records(sel) }
-	return s, open, opts, nil
-}
-
 // runOne runs the analysis name with the options params over the runs
 // (a --runs list) of the trace at path, through the engine, and returns
 // its envelope and the open store (for exports that read the records).

@@ -85,7 +85,8 @@ var views = []view{
 	// The note of a drawn overview chart, and the state timeline's title
 	// from the states result.
 	{"#/t/0/overview", "overview", "windows of && run 0, 1,811 states, 952 distinct classes, sampled at 256 instants", 2, "", ""},
-	{"#/t/0/phasespace", "phasespace", "Phase space", 1, "", ""},
+	// The phasespace result's states and points of run 0.
+	{"#/t/0/phasespace", "phasespace", "Phase space && run 0: 1,811 of 1,811 states shown", 1, "", ""},
 	// The pca result's method and the V shapes of run 0's PC1.
 	{"#/t/0/pca", "pca", "PC1 against PC2 && 17 processes, exact method && run 0\t1,811\t22\t1,811", 3, "", ""},
 	{"#/t/0/entropy", "entropy", "Histogram entropy per window of 409 µs && adjacent processes (run 0) ranked by how far comb_entropy_distinct && 7,8,9", 2, "", ""},

@@ -268,7 +268,8 @@ window.Function = (function (RealFunction) {
   }
 
   async function viewPhaseSpace(c, t, s) {
-    const ps = await api.part(t, 'phasespace');
+    // The phasespace part is the engine's envelope: {..., options, result: {elevation, runs: [{run, procs, states, index, t_ns, points}]}}.
+    const ps = (await api.part(t, 'phasespace')).result;
     const box = card(c, 'Phase space: the states projected on the hypercube diagonal (drag to rotate, scroll to zoom)');
     let colour = 'time';
     const ctl = el('div', { class: 'controls' });
@@ -294,7 +295,7 @@ window.Function = (function (RealFunction) {
     }
     ctl.append(select('colour by', [['time', 'time'], ['run', 'run']], colour, v => { colour = v; draw(); }));
     draw();
-    box.append(el('p', { class: 'note' }, ps.runs.map(r => 'run ' + r.run + ': ' + r.points.length + ' states shown').join('; ') + ' (evenly sampled; elevation ' + ps.elevation + ').'));
+    box.append(el('p', { class: 'note' }, ps.runs.map(r => 'run ' + r.run + ': ' + fmt(r.points.length) + ' of ' + fmt(r.states) + ' states shown').join('; ') + ' (evenly sampled; elevation ' + ps.elevation + ').'));
   }
 
   async function viewPCA(c, t, s) {
