@@ -14,8 +14,8 @@ import (
 
 // TestManyProcesses builds the report of a trace of more processes than the
 // exact PCA and the timeline take: the PCA comes from the randomized method
-// (one process moves far, so PC1 is that process), the timeline is an empty
-// list (not null), and nothing of P×P or P×TimelineWindows is allocated.
+// (one process moves far, so PC1 is that process), the states have no
+// timeline, and nothing of P×P or P×samples is allocated.
 func TestManyProcesses(t *testing.T) {
 	const p = pca.ExactMaxProcs + 4
 	path := filepath.Join(t.TempDir(), "many.pst")
@@ -42,26 +42,32 @@ func TestManyProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.PCA == nil || b.PhaseSpace == nil {
+	pc, ok := b.PCAResult()
+	if !ok || b.PhaseSpace == nil {
 		t.Fatalf("no PCA or phase space; skipped: %v", b.Skipped)
 	}
-	if b.PCA.Procs != p || len(b.PCA.Components) != PCAComponents {
-		t.Fatalf("PCA of %d processes with %d components, want %d and %d", b.PCA.Procs, len(b.PCA.Components), p, PCAComponents)
+	if pc.Method != pca.MethodRandomized {
+		t.Errorf("method %q, want %q", pc.Method, pca.MethodRandomized)
 	}
-	if l := b.PCA.Components[0].Loadings[7]; math.Abs(l-1) > 1e-4 {
+	if pc.Procs != p || len(pc.Components) != PCAComponents {
+		t.Fatalf("PCA of %d processes with %d components, want %d and %d", pc.Procs, len(pc.Components), p, PCAComponents)
+	}
+	if l := pc.Components[0].Loadings[7]; math.Abs(l-1) > 1e-4 {
 		t.Errorf("PC1 loading of process 7 = %g, want 1 (it carries almost all the variance)", l)
 	}
-	js, err := json.Marshal(b.PhaseSpace)
+	js, err := json.Marshal(b.States)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ps struct {
-		Timeline []json.RawMessage `json:"timeline"`
+	var st struct {
+		Result struct {
+			Runs []map[string]json.RawMessage `json:"runs"`
+		} `json:"result"`
 	}
-	if err := json.Unmarshal(js, &ps); err != nil {
+	if err := json.Unmarshal(js, &st); err != nil {
 		t.Fatal(err)
 	}
-	if ps.Timeline == nil || len(ps.Timeline) != 0 {
-		t.Errorf("timeline = %s, want []", js[:min(len(js), 200)])
+	if r := st.Result.Runs; len(r) != 1 || r[0]["timeline"] != nil || string(r[0]["procs"]) != "4100" {
+		t.Errorf("states = %s, want one run of 4100 processes without a timeline", js[:min(len(js), 300)])
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/internal/memlimit"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
@@ -45,18 +46,19 @@ func TestLongTraceMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(b.Occupancy) != 1 {
-			t.Fatalf("%d occupancy runs", len(b.Occupancy))
+		occ := occRuns(t, b)
+		if len(occ) != 1 {
+			t.Fatalf("%d occupancy runs", len(occ))
 		}
-		o := b.Occupancy[0]
-		if o.Records != 4*steps || o.End != 10*(steps-1) || o.Microstates != steps-1 || o.MacroRows != steps-1 || o.Observed != 3 {
-			t.Fatalf("%d records, end %d, %d microstates, %d rows, %d macrostates", o.Records, o.End, o.Microstates, o.MacroRows, o.Observed)
+		o := occ[0]
+		if o.StateRecords != 4*steps || o.EndNS != 10*(steps-1) || o.Microstates != steps-1 || o.MacrostateRows != steps-1 || o.ObservedMacrostates != 3 {
+			t.Fatalf("%d records, end %d, %d microstates, %d rows, %d macrostates", o.StateRecords, o.EndNS, o.Microstates, o.MacrostateRows, o.ObservedMacrostates)
 		}
 		// Every mode holds two processes a third of the time and one the
 		// rest: 4/3 processes on average, in every window (to a step in
 		// the window's steps/256), and 1/3 of the run in each mode.
-		tol := 2 * OccupancyWindows / float64(steps)
-		for w, c := range o.Counts {
+		tol := 2 * occupancy.DefaultWindows / float64(steps)
+		for w, c := range o.ProcessesPerWindow {
 			for j, v := range c {
 				if math.Abs(v-4.0/3) > tol {
 					t.Fatalf("window %d mode %d: %v processes, want 4/3", w, j, v)
@@ -68,9 +70,10 @@ func TestLongTraceMemory(t *testing.T) {
 				t.Errorf("mode %s: share %v, want 1/3", m.Mode, m.Share)
 			}
 		}
-		if b.PCA == nil || len(b.PCA.Runs) != 1 || len(b.PCA.Runs[0].Index) > DefaultMaxPoints || b.Entropy == nil {
+		pc, ok := b.PCAResult()
+		if !ok || len(pc.Runs) != 1 || len(pc.Runs[0].Index) > DefaultMaxPoints || b.Entropy == nil {
 			t.Fatalf("the state analyses are missing or hold more than %d points", DefaultMaxPoints)
 		}
-		t.Logf("%d states, %d sampled", b.PCA.Runs[0].States, len(b.PCA.Runs[0].Index))
+		t.Logf("%d states, %d sampled", pc.Runs[0].States, len(pc.Runs[0].Index))
 	})
 }

@@ -4,7 +4,7 @@
 // `parscope serve` answers its JSON endpoints from it).
 //
 // What runs depends on what the trace holds: state records give the
-// parallel state analyses (entropy, PCA, phase space, occupancy); events
+// parallel state analyses (states, entropy, PCA, phase space, occupancy); events
 // give the modified entropy; messages and regions give the communication
 // per code structure; basic block vectors give the program phases. The
 // package computes nothing itself: it calls the analysis packages with
@@ -15,12 +15,20 @@ package report
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"strings"
 	"time"
 
+	"github.com/parscope/parscope/analysis/entropy"
+	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/analysis/overview"
+	"github.com/parscope/parscope/analysis/pca"
+	"github.com/parscope/parscope/analysis/phasespace"
+	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -47,9 +55,9 @@ type Options struct {
 	// with its name, how many have finished and how many apply, and once
 	// more with name "" when all have finished.
 	Progress func(name string, done, total int)
-	// SubsetProcs is the largest process count for which the entropy
-	// subset ranking runs (it reads the trace once per subset). 0 means
-	// DefaultSubsetProcs.
+	// SubsetProcs is the largest process count of run 0 for which the
+	// entropy analysis ranks the windows of SubsetK adjacent processes.
+	// 0 means DefaultSubsetProcs.
 	SubsetProcs int
 }
 
@@ -59,54 +67,68 @@ const DefaultMaxPoints = 2000
 // DefaultSubsetProcs is the default bound on the processes of the subset ranking.
 const DefaultSubsetProcs = 64
 
+// SubsetK is the size of the process windows the subset ranking searches.
+const SubsetK = 3
+
+// EntropyWindows is the number of windows of the entropy series over the
+// longest run.
+const EntropyWindows = 200
+
 // Bundle is every result of one trace, ready to be marshalled to JSON.
 type Bundle struct {
 	Version int `json:"version"`
 	// Trace is the base name of the trace analysed.
 	Trace string     `json:"trace"`
 	Meta  trace.Meta `json:"meta"`
-	// Runs summarise the runs of the ensemble.
-	Runs []RunSummary `json:"runs"`
-	// Records counts the records by kind.
-	Records map[string]int64 `json:"records"`
+	// Runs summarise the runs of the ensemble and Records counts the
+	// records by kind: the overview's figures (overview.Result), without
+	// its levels, for a summary that loads at once.
+	Runs    []overview.RunSummary `json:"runs"`
+	Records map[string]int64      `json:"records"`
 	// Ran lists the analyses that ran, in order; Skipped says why the
 	// others did not.
 	Ran     []string          `json:"ran"`
 	Skipped map[string]string `json:"skipped,omitempty"`
-	// Seconds is how long each analysis took.
+	// Seconds is how long each analysis took; the analyses that ran in
+	// the engine's one pass (RanTogether) each have that pass's duration.
 	Seconds map[string]float64 `json:"seconds"`
+	// RanTogether lists the analyses computed in one engine pass.
+	RanTogether []string `json:"ran_together,omitempty"`
 
-	Overview   *Overview        `json:"overview,omitempty"`
-	Entropy    *Entropy         `json:"entropy,omitempty"`
-	PCA        *PCA             `json:"pca,omitempty"`
-	PhaseSpace *PhaseSpace      `json:"phasespace,omitempty"`
-	Occupancy  []*OccupancyRun  `json:"occupancy,omitempty"`
-	MEntropy   *MEntropy        `json:"mentropy,omitempty"`
-	Comm       *Comm            `json:"comm,omitempty"`
-	Phases     []*Phases        `json:"phases,omitempty"`
-	Probe      *json.RawMessage `json:"probe,omitempty"`
-}
-
-// RunSummary describes one run.
-type RunSummary struct {
-	Run     int32  `json:"run"`
-	Name    string `json:"name,omitempty"`
-	Procs   int32  `json:"procs"`
-	Records int64  `json:"records"`
-	Begin   int64  `json:"begin_ns"`
-	End     int64  `json:"end_ns"`
+	// Overview is the overview analysis' envelope (engine.Envelope, whose
+	// result is an *overview.Result).
+	Overview *engine.Envelope `json:"overview,omitempty"`
+	// States is the states analysis' envelope (its result, a
+	// *state.Summary, holds the timeline the overview's state chart draws).
+	States *engine.Envelope `json:"states,omitempty"`
+	// Entropy is the entropy analysis' envelope (an *entropy.Report).
+	Entropy *engine.Envelope `json:"entropy,omitempty"`
+	// PCA is the pca analysis' envelope (a *pca.Report).
+	PCA *engine.Envelope `json:"pca,omitempty"`
+	// PhaseSpace is the phasespace analysis' envelope (a
+	// *phasespace.Report), of the states PCA keeps the scores of.
+	PhaseSpace *engine.Envelope `json:"phasespace,omitempty"`
+	// Occupancy is the occupancy analysis' envelope (engine.Envelope,
+	// whose result is an *occupancy.Report).
+	Occupancy *engine.Envelope `json:"occupancy,omitempty"`
+	MEntropy  *MEntropy        `json:"mentropy,omitempty"`
+	Comm      *Comm            `json:"comm,omitempty"`
+	Phases    []*Phases        `json:"phases,omitempty"`
+	Probe     *json.RawMessage `json:"probe,omitempty"`
 }
 
 // Analysis names, as they appear in Bundle.Ran and Bundle.Skipped.
 const (
 	AnalysisOverview   = "overview"
-	AnalysisStates     = "states" // entropy, PCA and phase space
+	AnalysisStates     = "states"
+	AnalysisEntropy    = "entropy"
+	AnalysisPCA        = "pca"
+	AnalysisPhaseSpace = "phasespace"
 	AnalysisOccupancy  = "occupancy"
 	AnalysisMEntropy   = "mentropy"
 	AnalysisComm       = "comm"
 	AnalysisPhases     = "phases"
 	AnalysisProbe      = "probe"
-	analysisSubsetRank = "entropy subsets"
 )
 
 // Build opens the .pst trace at path and runs every analysis that applies.
@@ -119,7 +141,57 @@ func Build(ctx context.Context, path string, opts Options) (*Bundle, error) {
 	return FromStore(ctx, s, opts)
 }
 
-// FromStore runs every analysis that applies to the open trace s.
+// engineRequests are the analyses the engine computes for the report, in
+// the order of Bundle.Ran, with the options the report gives them.
+func engineRequests(t *engine.Trace, opts Options) []engine.Request {
+	return []engine.Request{
+		{Analysis: overview.Name, Options: overview.DefaultParams()},
+		{Analysis: state.Name, Options: state.DefaultStatesParams()},
+		entropyRequest(t, opts),
+		pcaRequest(opts),
+		phaseSpaceRequest(opts),
+		occupancyRequest(t.Header),
+	}
+}
+
+// entropyRequest asks for the entropy of every run with its series in
+// EntropyWindows windows of the longest run, and, for a run 0 of more than
+// SubsetK and at most opts.SubsetProcs processes, the ranking of its
+// windows of SubsetK processes.
+func entropyRequest(t *engine.Trace, opts Options) engine.Request {
+	p := entropy.DefaultParams()
+	var longest int64
+	for _, r := range t.Stats.Runs {
+		longest = max(longest, r.TMax-r.TMin)
+	}
+	p.Window = time.Duration(max(longest/EntropyWindows, 1))
+	if len(t.Header.Runs) > 0 {
+		if n := int(t.Header.Runs[0].Procs); n > SubsetK && n <= opts.SubsetProcs {
+			p.Subsets = SubsetK
+		}
+	}
+	return engine.Request{Analysis: entropy.Name, Options: p}
+}
+
+// pcaRequest asks for the pca of every run with DefaultComponents
+// components, keeping opts.MaxPoints scores per run.
+func pcaRequest(opts Options) engine.Request {
+	p := pca.DefaultParams()
+	p.Components = PCAComponents
+	p.MaxPoints = opts.MaxPoints
+	return engine.Request{Analysis: pca.Name, Options: p}
+}
+
+// phaseSpaceRequest asks for the phase space of every run, projecting the
+// opts.MaxPoints states of each run the pca request keeps the scores of.
+func phaseSpaceRequest(opts Options) engine.Request {
+	p := phasespace.DefaultParams()
+	p.MaxPoints = opts.MaxPoints
+	return engine.Request{Analysis: phasespace.Name, Options: p}
+}
+
+// FromStore runs every analysis that applies to the open trace s: those
+// the engine computes in one pass over the records, then the others.
 func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, error) {
 	if opts.MaxPoints <= 0 {
 		opts.MaxPoints = DefaultMaxPoints
@@ -129,36 +201,37 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 	}
 	m := s.Manifest()
 	h := s.Header()
-	b := &Bundle{Version: Version, Trace: filepath.Base(s.Dir()), Meta: h.Meta, Records: map[string]int64{},
+	b := &Bundle{Version: Version, Trace: filepath.Base(s.Dir()), Meta: h.Meta,
 		Skipped: map[string]string{}, Seconds: map[string]float64{}}
-	for k, v := range m.Stats.Records {
-		b.Records[k] = v
-	}
-	for _, r := range m.Stats.Runs {
-		rs := RunSummary{Run: r.Run, Procs: r.Procs, Records: r.Records, Begin: r.TMin, End: r.TMax}
-		if int(r.Run) < len(h.Runs) {
-			rs.Name = h.Runs[r.Run].Name
-		}
-		b.Runs = append(b.Runs, rs)
-	}
-	sort.Slice(b.Runs, func(i, j int) bool { return b.Runs[i].Run < b.Runs[j].Run })
 	rec := m.Stats.Records
+	// The engine's analyses that apply run together; the others are
+	// skipped with the kinds they miss.
+	tr := engine.TraceOf(s)
+	var reqs []engine.Request
+	for _, req := range engineRequests(tr, opts) {
+		a, _ := engine.Lookup(req.Analysis)
+		var miss *engine.MissingError
+		if err := a.Applies(tr); errors.As(err, &miss) {
+			b.Skipped[req.Analysis] = missingReason(miss)
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		reqs = append(reqs, req)
+	}
 	type step struct {
 		name   string
 		reason string // empty when the analysis applies
 		run    func() error
 	}
 	steps := []step{
-		{AnalysisOverview, "", func() (err error) { b.Overview, err = buildOverview(ctx, s, b.Runs); return }},
-		{AnalysisStates, when(rec["state"] > 0, "the trace has no state records"), func() error { return buildStates(ctx, s, b, opts) }},
-		{AnalysisOccupancy, when(rec["state"] > 0, "the trace has no state records"), func() (err error) { b.Occupancy, err = buildOccupancy(ctx, s); return }},
 		{AnalysisMEntropy, when(rec["event"] > 0, "the trace has no event records"), func() (err error) { b.MEntropy, err = buildMEntropy(ctx, s, opts); return }},
 		{AnalysisComm, when(rec["send"]+rec["collective"] > 0 || len(h.Regions) > 0, "the trace has neither messages nor regions"),
 			func() (err error) { b.Comm, err = buildComm(ctx, s, opts); return }},
 		{AnalysisPhases, when(m.Stats.BBVIntervals > 0 || rec["bbv"] > 0, "the trace has no basic block vectors"),
 			func() (err error) { b.Phases, err = buildPhases(ctx, s); return }},
 	}
-	total := 0
+	total := len(reqs)
 	for _, st := range steps {
 		if st.reason == "" {
 			total++
@@ -169,6 +242,39 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 			opts.Progress(name, len(b.Ran), total)
 		}
 	}
+	var names []string
+	for _, req := range reqs {
+		names = append(names, req.Analysis)
+	}
+	report(strings.Join(names, ", "))
+	start := time.Now()
+	// The engine's errors name the trace and the analysis already.
+	res, err := engine.Run(ctx, s, reqs)
+	if err != nil {
+		return nil, err
+	}
+	took := time.Since(start).Seconds()
+	for _, env := range res.Envelopes {
+		switch env.Analysis {
+		case overview.Name:
+			b.Overview = env
+			ov := env.Result.(*overview.Result)
+			b.Runs, b.Records = ov.Summaries(), ov.Records
+		case state.Name:
+			b.States = env
+		case entropy.Name:
+			b.Entropy = env
+		case pca.Name:
+			b.PCA = env
+		case phasespace.Name:
+			b.PhaseSpace = env
+		case occupancy.Name:
+			b.Occupancy = env
+		}
+		b.Seconds[env.Analysis] = took
+		b.Ran = append(b.Ran, env.Analysis)
+	}
+	b.RanTogether = names
 	for _, st := range steps {
 		if st.reason != "" {
 			b.Skipped[st.name] = st.reason
@@ -177,7 +283,11 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		report(st.name)
 		start := time.Now()
 		if err := st.run(); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", s.Dir(), st.name, err)
+			if strings.HasPrefix(err.Error(), st.name+": ") {
+				// The analysis names itself already.
+				return nil, fmt.Errorf("%s: %w", b.Trace, err)
+			}
+			return nil, fmt.Errorf("%s: %s: %w", b.Trace, st.name, err)
 		}
 		b.Seconds[st.name] = time.Since(start).Seconds()
 		b.Ran = append(b.Ran, st.name)
@@ -197,6 +307,45 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		b.Comm.Sources = readSources(h, opts.SourceDirs)
 	}
 	return b, nil
+}
+
+// OverviewResult returns the result of the overview section, or false
+// when there is none.
+func (b *Bundle) OverviewResult() (*overview.Result, bool) {
+	if b.Overview == nil {
+		return nil, false
+	}
+	ov, ok := b.Overview.Result.(*overview.Result)
+	return ov, ok
+}
+
+// PCAResult returns the result of the pca section, or false when there
+// is none.
+func (b *Bundle) PCAResult() (*pca.Report, bool) {
+	if b.PCA == nil {
+		return nil, false
+	}
+	r, ok := b.PCA.Result.(*pca.Report)
+	return r, ok
+}
+
+// PhaseSpaceResult returns the result of the phasespace section, or
+// false when there is none.
+func (b *Bundle) PhaseSpaceResult() (*phasespace.Report, bool) {
+	if b.PhaseSpace == nil {
+		return nil, false
+	}
+	r, ok := b.PhaseSpace.Result.(*phasespace.Report)
+	return r, ok
+}
+
+// missingReason says in a few words what a trace lacks.
+func missingReason(e *engine.MissingError) string {
+	var names []string
+	for _, k := range e.Needs {
+		names = append(names, k.String())
+	}
+	return "the trace has no " + strings.Join(names, " or ") + " records"
 }
 
 // when returns "" when ok, else why.

@@ -13,9 +13,13 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/analysis/comm"
+	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/analysis/overview"
+	"github.com/parscope/parscope/analysis/phasespace"
 	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format"
 	_ "github.com/parscope/parscope/format/all"
 	"github.com/parscope/parscope/store"
@@ -61,8 +65,12 @@ func TestAmoebaBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(b.Ran, ","); got != "overview,states,occupancy" {
+	if got := strings.Join(b.Ran, ","); got != "overview,states,entropy,pca,phasespace,occupancy" {
 		t.Errorf("ran %s", got)
+	}
+	// The engine's analyses ran in one pass, whose duration each carries.
+	if got := strings.Join(b.RanTogether, ","); got != "overview,states,entropy,pca,phasespace,occupancy" || b.Seconds["pca"] != b.Seconds["occupancy"] || b.Seconds["overview"] != b.Seconds["occupancy"] || b.Seconds["entropy"] != b.Seconds["occupancy"] || b.Seconds["overview"] <= 0 {
+		t.Errorf("ran together %s in %v", got, b.Seconds)
 	}
 	for _, k := range []string{AnalysisComm, AnalysisMEntropy, AnalysisPhases, AnalysisProbe} {
 		if b.Skipped[k] == "" {
@@ -73,7 +81,11 @@ func TestAmoebaBundle(t *testing.T) {
 		t.Fatalf("runs %+v", b.Runs)
 	}
 	// Every level of the overview counts every record of its run once.
-	for i, r := range b.Overview.Runs {
+	ov := b.Overview.Result.(*overview.Result)
+	if b.Overview.Analysis != overview.Name || b.Overview.SchemaVersion != engine.SchemaVersion {
+		t.Fatalf("overview envelope %+v", b.Overview)
+	}
+	for i, r := range ov.Runs {
 		want := []int{1024, 256, 64, 16, 4}
 		if len(r.Levels) != len(want) {
 			t.Fatalf("run %d: %d levels", r.Run, len(r.Levels))
@@ -88,16 +100,16 @@ func TestAmoebaBundle(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := b.Overview.Query(7, 0, 0, 10); ok {
+	if _, ok := ov.Query(7, 0, 0, 10); ok {
 		t.Error("Query answered for a run that does not exist")
 	}
 	// Entropy: per run and over all, the window series covers every run.
-	e := b.Entropy
-	if len(e.Runs) != 5 || e.All == nil || e.Blocks != 13 || e.Runs[0].P != 17 || e.Runs[0].Rows == 0 {
-		t.Fatalf("entropy: %d runs, all %v, blocks %d", len(e.Runs), e.All != nil, e.Blocks)
+	e := b.Entropy.Result.(*entropy.Report)
+	if len(e.Runs) != 5 || e.All == nil || e.Runs[0].N != 13 || e.Runs[0].P != 17 || e.Runs[0].Rows != 1811 {
+		t.Fatalf("entropy: %d runs, all %v, run 0 %+v", len(e.Runs), e.All != nil, e.Runs[0])
 	}
-	if e.Subsets == nil || len(e.Subsets.Results) != 17-SubsetK+1 {
-		t.Errorf("subsets: %+v", e.Subsets)
+	if e.Subsets == nil || len(e.Subsets.Results) != 17-SubsetK+1 || e.WindowNS != (81_800_000-0)/EntropyWindows {
+		t.Errorf("subsets: %+v, window %d ns", e.Subsets, e.WindowNS)
 	}
 	runs := map[int32]bool{}
 	for _, p := range e.Series {
@@ -110,18 +122,35 @@ func TestAmoebaBundle(t *testing.T) {
 		t.Errorf("entropy series covers %d runs", len(runs))
 	}
 	// PCA and phase space: the same sampled states, at most MaxPoints a run.
-	if len(b.PCA.Components) != PCAComponents || len(b.PCA.Runs) != 5 || len(b.PhaseSpace.Runs) != 5 {
-		t.Fatalf("pca: %d components, %d runs", len(b.PCA.Components), len(b.PCA.Runs))
+	pc, ok := b.PCAResult()
+	if !ok {
+		t.Fatal("no pca section")
+	}
+	// One V shape per iteration of the loop, as in every run of the trace.
+	for _, r := range pc.Runs {
+		if r.VShapes != 22 {
+			t.Errorf("run %d: %d V shapes, want 22", r.Run, r.VShapes)
+		}
+	}
+	ph, ok := b.PhaseSpaceResult()
+	if !ok {
+		t.Fatal("no phasespace section")
+	}
+	if len(pc.Components) != PCAComponents || len(pc.Runs) != 5 || len(ph.Runs) != 5 {
+		t.Fatalf("pca: %d components, %d runs", len(pc.Components), len(pc.Runs))
 	}
 	cum := 0.0
-	for _, c := range b.PCA.Components {
+	for _, c := range pc.Components {
 		cum += c.Explained
 	}
 	if cum <= 0 || cum > 1+1e-9 {
 		t.Errorf("explained variance sums to %v", cum)
 	}
-	for i, r := range b.PCA.Runs {
-		ps := b.PhaseSpace.Runs[i]
+	for i, r := range pc.Runs {
+		ps := ph.Runs[i]
+		if ps.Run != r.Run || ps.States != r.States || ps.Procs != 17 || len(ps.TNS) != len(ps.Index) || phasespace.Horizontal(ps.Points[0]) > 1e-12 || math.Abs(ps.Points[0][2]-math.Sqrt(17)) > 1e-12 {
+			t.Errorf("run %d: phase space %d of %d states, first point %v", r.Run, len(ps.Index), ps.States, ps.Points[0])
+		}
 		if len(r.Index) == 0 || len(r.Index) > 500 || !slices.Equal(r.Index, ps.Index) || len(ps.Points) != len(r.Index) || len(r.Scores[2]) != len(r.Index) {
 			t.Errorf("run %d: %d PCA samples, %d phase-space samples", r.Run, len(r.Index), len(ps.Index))
 		}
@@ -132,21 +161,22 @@ func TestAmoebaBundle(t *testing.T) {
 	checkTimeline(t, path, b)
 	// Occupancy: the mean occupancies cover the run, the processes per mode
 	// add up to every process in each window.
-	if len(b.Occupancy) != 5 {
-		t.Fatalf("%d occupancy runs", len(b.Occupancy))
+	occ := occRuns(t, b)
+	if len(occ) != 5 {
+		t.Fatalf("%d occupancy runs", len(occ))
 	}
-	for _, o := range b.Occupancy {
+	for _, o := range occ {
 		share := 0.0
 		for _, m := range o.Mean {
 			share += m.Share
-			if math.Abs(m.Global-m.Local) > 1e-6*math.Max(1, m.Global) {
-				t.Errorf("run %d mode %s: mean from the table %v, from local counters %v", o.Run, m.Mode, m.Global, m.Local)
+			if math.Abs(m.GlobalNS-m.LocalNS) > 1e-6*math.Max(1, m.GlobalNS) {
+				t.Errorf("run %d mode %s: mean from the table %v, from local counters %v", o.Run, m.Mode, m.GlobalNS, m.LocalNS)
 			}
 		}
 		if math.Abs(share-1) > 1e-9 {
 			t.Errorf("run %d: shares add up to %v", o.Run, share)
 		}
-		for w, c := range o.Counts {
+		for w, c := range o.ProcessesPerWindow {
 			s := 0.0
 			for _, v := range c {
 				s += v
@@ -177,15 +207,16 @@ func checkTimeline(t *testing.T, path string, b *Bundle) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	tl := b.PhaseSpace.Timeline[1]
-	recs, err := trace.ReadAll(s.Records(store.ReadOptions{Runs: []int32{tl.Run}, Kinds: []trace.Kind{trace.KindState}}))
+	st := b.States.Result.(*state.Summary).Runs[1]
+	tl := st.Timeline
+	recs, err := trace.ReadAll(s.Records(store.ReadOptions{Runs: []int32{st.Run}, Kinds: []trace.Kind{trace.KindState}}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := state.DefaultStart(s.Header())
 	for p := range tl.Blocks {
-		for w := 0; w < TimelineWindows; w += 17 {
-			at := tl.Begin + int64((float64(w)+0.5)*tl.Width)
+		for w := 0; w < state.DefaultTimelineSamples; w += 17 {
+			at := tl.BeginNS + int64((float64(w)+0.5)*tl.WidthNS)
 			want := start
 			for _, r := range recs {
 				if r.Proc == int32(p) && r.T <= at {
@@ -193,7 +224,7 @@ func checkTimeline(t *testing.T, path string, b *Bundle) {
 				}
 			}
 			if got := tl.Blocks[p][w]; got != want {
-				t.Errorf("run %d process %d at %d ns: block %d, want %d", tl.Run, p, at, got, want)
+				t.Errorf("run %d process %d at %d ns: block %d, want %d", st.Run, p, at, got, want)
 			}
 		}
 	}
@@ -322,21 +353,23 @@ func windowsFromTrace(t *testing.T, path string) map[int32][][]float64 {
 	if k, ok := modes.Mode(state.DefaultStart(h)); ok {
 		start = modes.Names[k]
 	}
-	results, err := occupancy.Compute(context.Background(), h, s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindState}}), modes,
+	// Every kind: the run ends at its last record of any kind, as the
+	// occupancy analysis ends it.
+	results, err := occupancy.Compute(context.Background(), h, s.Records(store.ReadOptions{}), modes,
 		occupancy.Options{Start: start, Trace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[int32][][]float64{}
 	for _, res := range results {
-		window := max(float64(res.End-res.Begin), 1) / OccupancyWindows
-		counts := make([][]float64, OccupancyWindows)
+		window := max(float64(res.End-res.Begin), 1) / occupancy.DefaultWindows
+		counts := make([][]float64, occupancy.DefaultWindows)
 		for w := range counts {
 			counts[w] = make([]float64, len(res.Modes))
 		}
 		for _, row := range res.Trace {
 			t0, t1 := float64(row.T-res.Begin), float64(row.T+row.Dur-res.Begin)
-			for w := max(int(t0/window), 0); w < OccupancyWindows && float64(w)*window < t1; w++ {
+			for w := max(int(t0/window), 0); w < occupancy.DefaultWindows && float64(w)*window < t1; w++ {
 				lo, hi := max(t0, float64(w)*window), min(t1, float64(w+1)*window)
 				if hi <= lo {
 					continue
@@ -352,9 +385,10 @@ func windowsFromTrace(t *testing.T, path string) map[int32][][]float64 {
 }
 
 // TestOccupancyWindowsUnchanged checks that the processes per mode over
-// time, now streamed in a second pass, are bit for bit those computed from
-// the whole macrostate trace: on the amoeba runs, and on a trace whose
-// processes start late (in the start mode until their first state).
+// time, followed per process in the one pass, are (to rounding) those
+// spread from the whole macrostate trace: on the amoeba runs, and on a
+// trace whose processes start late (in the start mode until their first
+// state).
 func TestOccupancyWindowsUnchanged(t *testing.T) {
 	late := filepath.Join(t.TempDir(), "late.pst")
 	w, err := store.Create(late, store.Options{})
@@ -384,12 +418,18 @@ func TestOccupancyWindowsUnchanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(b.Occupancy) != len(want) || len(want) < 2 {
-			t.Fatalf("%s: %d occupancy runs, want %d (at least 2)", path, len(b.Occupancy), len(want))
+		occ := occRuns(t, b)
+		if len(occ) != len(want) || len(want) < 2 {
+			t.Fatalf("%s: %d occupancy runs, want %d (at least 2)", path, len(occ), len(want))
 		}
-		for _, o := range b.Occupancy {
-			if !slices.EqualFunc(o.Counts, want[o.Run], slices.Equal[[]float64]) {
-				t.Errorf("%s run %d: processes per mode over time differ from the macrostate trace's:\n%v\nwant\n%v", filepath.Base(path), o.Run, o.Counts[:4], want[o.Run][:4])
+		// The series follows each process; the oracle spreads the rows of
+		// the macrostate trace: the same sums in another order.
+		near := func(a, b []float64) bool {
+			return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Abs(x-y) <= 1e-9*math.Max(1, math.Abs(y)) })
+		}
+		for _, o := range occ {
+			if !slices.EqualFunc(o.ProcessesPerWindow, want[o.Run], near) {
+				t.Errorf("%s run %d: processes per mode over time differ from the macrostate trace's:\n%v\nwant\n%v", filepath.Base(path), o.Run, o.ProcessesPerWindow[:4], want[o.Run][:4])
 			}
 		}
 	}
@@ -442,5 +482,40 @@ func TestMEntropyStreamedUnchanged(t *testing.T) {
 		if points == 7 && len(got.Procs[0].Max) != 7 {
 			t.Errorf("%d buckets, want 7", len(got.Procs[0].Max))
 		}
+	}
+}
+
+// occRuns returns the runs of b's occupancy result.
+func occRuns(t *testing.T, b *Bundle) []occupancy.RunReport {
+	t.Helper()
+	if b.Occupancy == nil {
+		t.Fatal("no occupancy section")
+	}
+	if b.Occupancy.SchemaVersion != engine.SchemaVersion || b.Occupancy.Analysis != occupancy.Name {
+		t.Fatalf("occupancy envelope %+v", b.Occupancy)
+	}
+	return b.Occupancy.Result.(*occupancy.Report).Runs
+}
+
+// TestErrorNamesOnce checks that an analysis' error names the trace and
+// the analysis once each.
+func TestErrorNamesOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wide.pst")
+	w, err := store.Create(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	for _, r := range []trace.Record{trace.Send(0, 1024, 10, 20, 0, 8, 0, 0), trace.Recv(0, 0, 15, 30, 1024, 8, 0, 0)} {
+		if err := w.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Build(context.Background(), path, Options{})
+	if err == nil || err.Error() != "wide.pst: comm: run 0 has 1025 processes (want 1..1024)" {
+		t.Errorf("error %v", err)
 	}
 }

@@ -3,7 +3,9 @@ package entropy
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 
@@ -150,9 +152,50 @@ type SubsetResult struct {
 // window of k processes (0..k-1, 1..k, ...; with cyclic also the windows
 // that wrap around) of run 0 of the trace, and ranks them by how far the
 // chosen measure lies from the others, most anomalous first: the search
-// that points at a starving process (Gomez, Cai & Schubert 2017, Table 5). open returns a
-// fresh time-merged reader of the trace for each window.
+// that points at a starving process (Gomez, Cai & Schubert 2017, Table 5).
+// open returns a time-merged reader of the trace, read once (a Ranker).
 func Subsets(ctx context.Context, h *trace.Header, open func() trace.Reader, k int, cyclic bool, opts Options, m Measure) ([]SubsetResult, error) {
+	rk, err := NewRanker(h, k, cyclic, opts, m, state.Options{})
+	if err != nil {
+		return nil, err
+	}
+	r := open()
+	buf := make([]trace.Record, 4096)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, err := r.Read(buf)
+		if e := rk.Add(buf[:n]); e != nil {
+			return nil, e
+		}
+		if errors.Is(err, io.EOF) {
+			return rk.Result()
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Ranker computes Subsets in one pass over the records: it rebuilds the
+// partial state of every window of processes at once, giving each record
+// of run 0 to the windows that hold its process.
+type Ranker struct {
+	m        Measure
+	procs    [][]int32
+	builders []*state.Builder
+	accs     []*Accumulator
+	// of lists, per process, the windows that hold it.
+	of      [][]int
+	started bool
+}
+
+// NewRanker returns a ranker of the windows of k adjacent processes of run
+// 0 of the trace of header h (with cyclic, also those that wrap around),
+// by measure m of their entropy with options opts; so holds the
+// reconstruction options other than the processes (start, per record).
+func NewRanker(h *trace.Header, k int, cyclic bool, opts Options, m Measure, so state.Options) (*Ranker, error) {
 	if len(h.Runs) == 0 {
 		return nil, fmt.Errorf("entropy: the trace has no runs")
 	}
@@ -167,20 +210,71 @@ func Subsets(ctx context.Context, h *trace.Header, open func() trace.Reader, k i
 	if cyclic && k < p {
 		last = p - 1
 	}
-	var out []SubsetResult
+	rk := &Ranker{m: m, of: make([][]int, p)}
 	for s := 0; s <= last; s++ {
 		procs := make([]int32, k)
 		for i := range procs {
 			procs[i] = int32((s + i) % p)
+			rk.of[procs[i]] = append(rk.of[procs[i]], s)
 		}
 		acc := NewAccumulator(opts)
-		r := trace.Filter(open(), func(r *trace.Record) bool { return r.Run == 0 })
-		if err := state.Reconstruct(ctx, h, r, state.Options{Procs: procs}, acc.Add); err != nil {
+		o := so
+		o.Procs = procs
+		b, err := state.NewBuilder(h, o, acc.Add)
+		if err != nil {
 			return nil, err
 		}
-		res := acc.Result()
-		v, _ := res.Value(m)
-		out = append(out, SubsetResult{Procs: procs, Result: res, Value: v})
+		rk.procs = append(rk.procs, procs)
+		rk.builders = append(rk.builders, b)
+		rk.accs = append(rk.accs, acc)
+	}
+	return rk, nil
+}
+
+// Add adds a batch of records in time-merged order; only those of run 0
+// count.
+func (rk *Ranker) Add(batch []trace.Record) error {
+	for i := range batch {
+		r := &batch[i]
+		if r.Run != 0 {
+			continue
+		}
+		if !rk.started {
+			// Every window's state begins with the run's first record,
+			// whichever process it is of.
+			rk.started = true
+			for _, b := range rk.builders {
+				if err := b.Add(r); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if r.Proc < 0 || int(r.Proc) >= len(rk.of) {
+			continue
+		}
+		for _, s := range rk.of[r.Proc] {
+			if err := rk.builders[s].Add(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Seen reports whether a record of run 0 was added.
+func (rk *Ranker) Seen() bool { return rk.started }
+
+// Result ends the pass and ranks the windows, most anomalous first.
+func (rk *Ranker) Result() ([]SubsetResult, error) {
+	var out []SubsetResult
+	for s, b := range rk.builders {
+		if err := b.Close(); err != nil {
+			return nil, err
+		}
+		res := rk.accs[s].Result()
+		v, _ := res.Value(rk.m)
+		out = append(out, SubsetResult{Procs: rk.procs[s], Result: res, Value: v})
 	}
 	vals := make([]float64, len(out))
 	for i, o := range out {

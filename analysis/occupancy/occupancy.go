@@ -60,9 +60,9 @@ type Row struct {
 // Macro is one row of the occupancy table (T3) or of a projection (T4).
 type Macro struct {
 	// Counts is the number of processes in each mode (of the projection).
-	Counts []int32
+	Counts []int32 `json:"counts"`
 	// Occupancy is the total time spent in the macrostate (ns).
-	Occupancy int64
+	Occupancy int64 `json:"occupancy_ns"`
 }
 
 type prefixRow struct {

@@ -92,6 +92,40 @@ type Pass func(fn func(*state.Row) error) error
 // same result. Variances are the Ritz values (accurate for components
 // whose eigenvalues stand apart from the (l+1)-th), TotalVariance is exact.
 func Randomized(ctx context.Context, p, k int, timeWeighted bool, seed uint64, pass Pass) (*Result, error) {
+	it, err := NewIteration(p, k, timeWeighted, seed)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("pca: %w", err)
+		}
+		if err := pass(it.Add); err != nil {
+			return nil, err
+		}
+		res, err := it.EndPass()
+		if err != nil || res != nil {
+			return res, err
+		}
+	}
+}
+
+// Iteration is the randomized method (Randomized) driven pass by pass, the
+// form a streaming accumulator needs: feed each pass's rows to Add, then
+// call EndPass, until it returns the result (after PowerIterations+1
+// passes).
+type Iteration struct {
+	p, k, l int
+	v       []float64
+	m       *blockMultiplier
+	it      int
+}
+
+// NewIteration starts the randomized method for the top k components of
+// states of p processes (every component when k ≤ 0 or k > p), seeded
+// with seed. It refuses a p whose P×(k+Oversample) matrices would need
+// more than MaxRandomizedBytes.
+func NewIteration(p, k int, timeWeighted bool, seed uint64) (*Iteration, error) {
 	if p <= 0 {
 		return nil, fmt.Errorf("pca: %d processes", p)
 	}
@@ -110,27 +144,32 @@ func Randomized(ctx context.Context, p, k int, timeWeighted bool, seed uint64, p
 	if err := orthonormalize(v, p, l); err != nil {
 		return nil, err
 	}
-	m := newBlockMultiplier(p, l, timeWeighted)
-	for it := 0; ; it++ {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("pca: %w", err)
-		}
-		m.reset(v)
-		if err := pass(m.add); err != nil {
-			return nil, err
-		}
-		if m.n == 0 || m.cumW == 0 {
-			return nil, errors.New("pca: no states (or zero total weight)")
-		}
-		z := m.product() // C·V, P×l
-		if it == PowerIterations {
-			return m.ritz(v, z, k)
-		}
-		if err := orthonormalize(z, p, l); err != nil {
-			return nil, err
-		}
-		v = z
+	it := &Iteration{p: p, k: k, l: l, v: v, m: newBlockMultiplier(p, l, timeWeighted)}
+	it.m.reset(v)
+	return it, nil
+}
+
+// Add adds one row of the current pass.
+func (it *Iteration) Add(r *state.Row) error { return it.m.add(r) }
+
+// EndPass ends a pass: it returns the result after the last pass, and nil
+// when another pass over the same rows is needed.
+func (it *Iteration) EndPass() (*Result, error) {
+	m := it.m
+	if m.n == 0 || m.cumW == 0 {
+		return nil, errors.New("pca: no states (or zero total weight)")
 	}
+	z := m.product() // C·V, P×l
+	if it.it == PowerIterations {
+		return m.ritz(it.v, z, it.k)
+	}
+	if err := orthonormalize(z, it.p, it.l); err != nil {
+		return nil, err
+	}
+	it.v = z
+	it.it++
+	m.reset(it.v)
+	return nil, nil
 }
 
 // blockMultiplier computes C·V for the weighted covariance C of a stream of

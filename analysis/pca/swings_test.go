@@ -29,8 +29,8 @@ func TestSwingsByHand(t *testing.T) {
 			t.Errorf("Swings(%v, %v) = %d, want %d", tc.y, tc.prom, got, tc.want)
 		}
 	}
-	if p := SwingProminence([]float64{0, 10, 0, 10, 0, 10, 0, 10, 0, 10, 0, 10, 0, 10, 0, 10, 0, 10, 0, 10}); p != 5 {
-		t.Errorf("SwingProminence = %v, want 5", p)
+	if p := VShapeProminence(4); p != 3 {
+		t.Errorf("VShapeProminence(4) = %v, want 3", p)
 	}
 }
 
@@ -70,7 +70,7 @@ func TestSwingsCountIterations(t *testing.T) {
 		t.Fatalf("%d runs, want 5", len(series))
 	}
 	for run, y := range series {
-		if got := Swings(y, SwingProminence(y)); got != iters[run] || got < 20 {
+		if got := Swings(y, VShapeProminence(res.Components[0].Variance)); got != iters[run] || got < 20 {
 			t.Errorf("run %d: %d V shapes, want %d (the iterations)", run, got, iters[run])
 		}
 	}

@@ -81,14 +81,10 @@ type Row struct {
 // Records that are not state entries (or not the ValueEvent) are skipped.
 // Rows are delivered one record late so that each carries its duration.
 func Reconstruct(ctx context.Context, h *trace.Header, r trace.Reader, opts Options, fn func(*Row) error) error {
-	start := opts.Start
-	if !opts.StartSet {
-		start = DefaultStart(h)
+	b, err := NewBuilder(h, opts, fn)
+	if err != nil {
+		return err
 	}
-	if opts.Seed != nil && opts.Procs != nil && len(opts.Seed) != len(opts.Procs) {
-		return fmt.Errorf("state: a seed of %d processes for a state of %d", len(opts.Seed), len(opts.Procs))
-	}
-	rc := &reconstructor{h: h, opts: opts, start: start, fn: fn, blocks: NewBlockIndex(h)}
 	buf := make([]trace.Record, 4096)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -96,18 +92,45 @@ func Reconstruct(ctx context.Context, h *trace.Header, r trace.Reader, opts Opti
 		}
 		n, err := r.Read(buf)
 		for i := 0; i < n; i++ {
-			if e := rc.add(&buf[i]); e != nil {
+			if e := b.Add(&buf[i]); e != nil {
 				return e
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			return rc.finish()
+			return b.Close()
 		}
 		if err != nil {
 			return err
 		}
 	}
 }
+
+// Builder is Reconstruct for records pushed to it, as an accumulator of
+// the engine is given batches of a pass: Add the records in time-merged
+// order, then Close to deliver the last row. fn is called as Reconstruct
+// calls it.
+type Builder struct {
+	rc *reconstructor
+}
+
+// NewBuilder returns a builder of the states of the trace with header h.
+func NewBuilder(h *trace.Header, opts Options, fn func(*Row) error) (*Builder, error) {
+	start := opts.Start
+	if !opts.StartSet {
+		start = DefaultStart(h)
+	}
+	if opts.Seed != nil && opts.Procs != nil && len(opts.Seed) != len(opts.Procs) {
+		return nil, fmt.Errorf("state: a seed of %d processes for a state of %d", len(opts.Seed), len(opts.Procs))
+	}
+	return &Builder{rc: &reconstructor{h: h, opts: opts, start: start, fn: fn, blocks: NewBlockIndex(h)}}, nil
+}
+
+// Add adds a record; those that are not state entries (or not the
+// ValueEvent) are skipped.
+func (b *Builder) Add(r *trace.Record) error { return b.rc.add(r) }
+
+// Close delivers the last row; the builder must not be used afterwards.
+func (b *Builder) Close() error { return b.rc.finish() }
 
 // DefaultStart is the start block of a trace: the smallest state id in its
 // dictionary, or 0 when it has none.

@@ -15,7 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parscope/parscope/analysis/entropy"
+	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/internal/human"
@@ -259,7 +262,7 @@ func writeReport(dir, out string, b *report.Bundle) ([]analyzeFile, error) {
 	if err := add("report.json", "every result", func(w io.Writer) error { return json.NewEncoder(w).Encode(b) }); err != nil {
 		return nil, err
 	}
-	parts := map[string]any{"overview": b.Overview, "entropy": b.Entropy, "pca": b.PCA, "phasespace": b.PhaseSpace,
+	parts := map[string]any{"overview": b.Overview, "states": b.States, "entropy": b.Entropy, "pca": b.PCA, "phasespace": b.PhaseSpace,
 		"occupancy": b.Occupancy, "mentropy": b.MEntropy, "comm": b.Comm, "phases": b.Phases, "probe": b.Probe}
 	for _, name := range web.Parts {
 		v := parts[name]
@@ -285,15 +288,7 @@ func isNil(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return true
-	case *report.Overview:
-		return x == nil
-	case *report.Entropy:
-		return x == nil
-	case *report.PCA:
-		return x == nil
-	case *report.PhaseSpace:
-		return x == nil
-	case []*report.OccupancyRun:
+	case *engine.Envelope:
 		return x == nil
 	case *report.MEntropy:
 		return x == nil
@@ -317,7 +312,7 @@ type reportPlot struct {
 // analysis commands use.
 func reportPlots(b *report.Bundle) []reportPlot {
 	var ps []reportPlot
-	if p := b.PCA; p != nil {
+	if p, ok := b.PCAResult(); ok {
 		var pc1, pc12 []plot.Series
 		for _, r := range p.Runs {
 			s1 := plot.Series{Name: fmt.Sprintf("run %d", r.Run)}
@@ -342,7 +337,7 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			}})
 		}
 	}
-	if s := b.PhaseSpace; s != nil {
+	if s, ok := b.PhaseSpaceResult(); ok {
 		var series []plot.Series
 		for _, r := range s.Runs {
 			sr := plot.Series{Name: fmt.Sprintf("run %d", r.Run)}
@@ -357,7 +352,7 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			return plot.Scatter(path, "phase space, side view at 0°", "horizontal", "vertical (lockstep axis)", series)
 		}})
 	}
-	if e := b.Entropy; e != nil && len(e.Series) > 0 {
+	if e, ok := entropyOf(b); ok && len(e.Series) > 0 {
 		var series []plot.Series
 		for _, pt := range e.Series {
 			if len(series) == 0 || series[len(series)-1].Name != fmt.Sprintf("run %d", pt.Run) {
@@ -368,16 +363,16 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			s.Y = append(s.Y, pt.Entropy)
 		}
 		ps = append(ps, reportPlot{"entropy", "histogram entropy over time", func(path string) error {
-			return plot.Lines(path, fmt.Sprintf("histogram entropy per window of %s", fmtNS(e.Window)), "time (ms)", "bits", series)
+			return plot.Lines(path, fmt.Sprintf("histogram entropy per window of %s", fmtNS(e.WindowNS)), "time (ms)", "bits", series)
 		}})
 	}
-	if len(b.Occupancy) > 0 {
-		o := b.Occupancy[0]
+	if occ, ok := occupancyOf(b); ok && len(occ.Runs) > 0 {
+		o := occ.Runs[0]
 		var series []plot.Series
 		for j, m := range o.Modes {
 			s := plot.Series{Name: m}
-			for w, c := range o.Counts {
-				s.X = append(s.X, (float64(o.Begin)+(float64(w)+0.5)*o.Window)/1e6)
+			for w, c := range o.ProcessesPerWindow {
+				s.X = append(s.X, (float64(o.BeginNS)+(float64(w)+0.5)*o.WindowNS)/1e6)
 				s.Y = append(s.Y, c[j])
 			}
 			series = append(series, s)
@@ -426,4 +421,22 @@ func reportPlots(b *report.Bundle) []reportPlot {
 		ps = append(ps, reportPlot{name, "phases and their weights", func(path string) error { return plotPhases(path, b.Trace, res) }})
 	}
 	return ps
+}
+
+// occupancyOf returns the occupancy result of b, when it has one.
+func occupancyOf(b *report.Bundle) (*occupancy.Report, bool) {
+	if b.Occupancy == nil {
+		return nil, false
+	}
+	r, ok := b.Occupancy.Result.(*occupancy.Report)
+	return r, ok
+}
+
+// entropyOf returns the entropy result of b, when it has one.
+func entropyOf(b *report.Bundle) (*entropy.Report, bool) {
+	if b.Entropy == nil {
+		return nil, false
+	}
+	r, ok := b.Entropy.Result.(*entropy.Report)
+	return r, ok
 }

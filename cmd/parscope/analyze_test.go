@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parscope/parscope/analysis/occupancy"
 )
 
 // readJSONFile decodes a JSON file of a report.
@@ -37,16 +39,16 @@ func TestAnalyzeAmoeba(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &summary); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if summary.Trace != "amoeba.srt" || strings.Join(summary.Ran, ",") != "overview,states,occupancy" || summary.Skipped["comm"] == "" {
+	if summary.Trace != "amoeba.srt" || strings.Join(summary.Ran, ",") != "overview,states,entropy,pca,phasespace,occupancy" || summary.Skipped["comm"] == "" {
 		t.Errorf("summary %+v", summary)
 	}
-	for _, name := range []string{"index.html", "report.json", "overview.json", "entropy.json", "pca.json", "phasespace.json", "occupancy.json",
+	for _, name := range []string{"index.html", "report.json", "overview.json", "states.json", "entropy.json", "pca.json", "phasespace.json", "occupancy.json",
 		"pca-pc1.png", "pca-pc1.svg", "pca-pc12.png", "phasespace.png", "entropy.png", "occupancy.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("the report has no %s: %v", name, err)
 		}
 	}
-	if len(summary.Files) != 17 { // index.html, report.json, 5 results, 5 plots in PNG and SVG
+	if len(summary.Files) != 18 { // index.html, report.json, 6 results, 5 plots in PNG and SVG
 		t.Errorf("%d files written", len(summary.Files))
 	}
 	if st, err := os.Stat(filepath.Join(dir, "index.html")); err != nil || st.Mode().Perm() != 0o644 {
@@ -68,17 +70,21 @@ func TestAnalyzeAmoeba(t *testing.T) {
 	}
 	// The same numbers as the analysis commands.
 	pst := importAmoeba(t)
-	var ent, entCLI struct {
-		Runs []struct {
-			Run         int32   `json:"run"`
-			CombEntropy float64 `json:"comb_entropy"`
-			Rows        int64   `json:"rows"`
-		} `json:"runs"`
+	type entropyRuns struct {
+		Result struct {
+			Runs []struct {
+				Run         int32   `json:"run"`
+				CombEntropy float64 `json:"comb_entropy"`
+				Rows        int64   `json:"rows"`
+			} `json:"runs"`
+		} `json:"result"`
 	}
-	readJSONFile(t, filepath.Join(dir, "entropy.json"), &ent)
-	if err := json.Unmarshal([]byte(mustRun(t, "entropy", "--json", pst)), &entCLI); err != nil {
+	var envFile, envCLI entropyRuns
+	readJSONFile(t, filepath.Join(dir, "entropy.json"), &envFile)
+	if err := json.Unmarshal([]byte(mustRun(t, "entropy", "--json", pst)), &envCLI); err != nil {
 		t.Fatal(err)
 	}
+	ent, entCLI := envFile.Result, envCLI.Result
 	if len(ent.Runs) != 5 || len(ent.Runs) != len(entCLI.Runs) {
 		t.Fatalf("entropy: %d runs in the report, %d from the command", len(ent.Runs), len(entCLI.Runs))
 	}
@@ -88,48 +94,40 @@ func TestAnalyzeAmoeba(t *testing.T) {
 		}
 	}
 	var pc, pcCLI struct {
-		Components []struct {
-			Variance  float64 `json:"variance"`
-			Explained float64 `json:"explained"`
-		} `json:"components"`
+		Result struct {
+			Components []struct {
+				Variance  float64 `json:"variance"`
+				Explained float64 `json:"explained"`
+			} `json:"components"`
+		} `json:"result"`
 	}
 	readJSONFile(t, filepath.Join(dir, "pca.json"), &pc)
 	if err := json.Unmarshal([]byte(mustRun(t, "pca", "--json", pst)), &pcCLI); err != nil {
 		t.Fatal(err)
 	}
-	if len(pc.Components) != 3 || len(pcCLI.Components) != 3 {
-		t.Fatalf("pca: %d and %d components", len(pc.Components), len(pcCLI.Components))
+	if len(pc.Result.Components) != 3 || len(pcCLI.Result.Components) != 3 {
+		t.Fatalf("pca: %d and %d components", len(pc.Result.Components), len(pcCLI.Result.Components))
 	}
-	for i := range pc.Components {
-		if math.Abs(pc.Components[i].Variance-pcCLI.Components[i].Variance) > 1e-9*pcCLI.Components[i].Variance {
-			t.Errorf("PC%d: variance %v in the report, %v from the command", i+1, pc.Components[i].Variance, pcCLI.Components[i].Variance)
+	for i, c := range pc.Result.Components {
+		if want := pcCLI.Result.Components[i].Variance; math.Abs(c.Variance-want) > 1e-9*want {
+			t.Errorf("PC%d: variance %v in the report, %v from the command", i+1, c.Variance, want)
 		}
 	}
-	var occ []struct {
-		Run  int32 `json:"run"`
-		Mean []struct {
-			Mode   string  `json:"mode"`
-			Global float64 `json:"global_ns"`
-		} `json:"mean"`
+	// occupancy.json is the engine's envelope, the one the command prints
+	// for the same options (TestOccupancyFacesAgree compares them whole).
+	var occ struct {
+		Options occupancy.Params `json:"options"`
+		Result  occupancy.Report `json:"result"`
 	}
 	readJSONFile(t, filepath.Join(dir, "occupancy.json"), &occ)
-	var occCLI []struct {
-		Run  int32 `json:"run"`
-		Mean []struct {
-			Mode   string  `json:"mode"`
-			Global float64 `json:"global_ns"`
-		} `json:"mean"`
+	occCLI := decodeOccupancy(t, mustRun(t, "occupancy", "--json", "--start", occ.Options.Start, pst))
+	if len(occ.Result.Runs) != 5 || len(occCLI) != 5 || occ.Options.Start == "" {
+		t.Fatalf("occupancy: %d and %d runs, start %q", len(occ.Result.Runs), len(occCLI), occ.Options.Start)
 	}
-	if err := json.Unmarshal([]byte(mustRun(t, "occupancy", "--mean", "--json", "--start", occ[0].Mean[0].Mode, pst)), &occCLI); err != nil {
-		t.Fatal(err)
-	}
-	if len(occ) != 5 || len(occCLI) != 5 {
-		t.Fatalf("occupancy: %d and %d runs", len(occ), len(occCLI))
-	}
-	for i := range occ {
-		for j := range occ[i].Mean {
-			if occ[i].Mean[j] != occCLI[i].Mean[j] {
-				t.Errorf("occupancy run %d mode %d: report %+v, command %+v", i, j, occ[i].Mean[j], occCLI[i].Mean[j])
+	for i, r := range occ.Result.Runs {
+		for j := range r.Mean {
+			if r.Mean[j] != occCLI[i].Mean[j] {
+				t.Errorf("occupancy run %d mode %d: report %+v, command %+v", i, j, r.Mean[j], occCLI[i].Mean[j])
 			}
 		}
 	}

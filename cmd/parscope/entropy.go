@@ -2,41 +2,21 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/entropy"
-	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 )
 
-// entropyReport is what `parscope entropy` computes; --json prints it.
-type entropyReport struct {
-	Runs    []runEntropy           `json:"runs"`
-	All     *entropy.Result        `json:"all,omitempty"`
-	Series  []entropy.WindowPoint  `json:"series,omitempty"`
-	Subsets []entropy.SubsetResult `json:"subsets,omitempty"`
-	Measure entropy.Measure        `json:"measure,omitempty"`
-	Options map[string]any         `json:"options"`
-}
-
-type runEntropy struct {
-	Run int32 `json:"run"`
-	entropy.Result
-}
-
 func init() {
+	params := entropy.DefaultParams()
 	var (
-		f            stateFlags
-		measure      string
-		blocks       int
-		timeWeighted bool
-		subsets      int
-		cyclic       bool
-		window       time.Duration
-		asJSON       bool
+		runs   string
+		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "entropy TRACE.pst",
@@ -53,131 +33,64 @@ block k. Measures (bits), per run and over all runs:
   empirical_entropy       entropy of the observed class frequencies
   class_entropy_max       the largest class entropy possible for P and N
 
---window gives the histogram entropy per time window as a series; --subsets K
-ranks every window of K adjacent processes by how far its entropy stands from
-the others (the search that finds a starving philosopher).`,
+--window-ns gives the histogram entropy per time window as a series; --subsets
+K ranks every window of K adjacent processes of run 0 by how far its entropy
+(--measure, comb_entropy_distinct by default) stands from the others (the
+search that finds a starving philosopher), in the same pass over the trace.
+--json prints the result in the envelope every face shares (docs/results.md).`,
 		Example: `  parscope entropy amoeba.pst
   parscope entropy --measure comb_entropy_distinct --procs 4,5,6 philosophers.pst
   parscope entropy --subsets 3 --cyclic philosophers.pst
-  parscope entropy --window 1ms --json amoeba.pst`,
+  parscope entropy --window-ns 1ms --json amoeba.pst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, open, sopts, err := f.open(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			m := entropy.Measure(measure)
-			if measure != "" {
-				if _, err := (entropy.Result{}).Value(m); err != nil {
+			if params.Measure != "" {
+				if _, err := (entropy.Result{}).Value(entropy.Measure(params.Measure)); err != nil {
 					return usagef("--measure: %v", err)
 				}
 			}
-			h := s.Header()
-			if blocks == 0 {
-				blocks = len(h.States)
+			if params.Window < 0 || params.Subsets < 0 || params.Blocks < 0 {
+				return usagef("--window-ns, --subsets and --blocks must not be negative")
 			}
-			eopts := entropy.Options{Blocks: blocks, TimeWeighted: timeWeighted}
-			rep := entropyReport{Measure: m, Options: map[string]any{"blocks": blocks, "time_weighted": timeWeighted}}
-			switch {
-			case subsets > 0:
-				if m == "" {
-					m = entropy.MeasureCombDistinct
-					rep.Measure = m
-				}
-				rep.Subsets, err = entropy.Subsets(cmd.Context(), h, open, subsets, cyclic, eopts, m)
-				if err != nil {
-					return err
-				}
-			case window > 0:
-				w, err := entropy.NewWindows(int64(window))
-				if err != nil {
-					return usagef("--window: %v", err)
-				}
-				if err := state.Reconstruct(cmd.Context(), h, open(), sopts, w.Add); err != nil {
-					return err
-				}
-				rep.Series = w.Result()
-			default:
-				var cur *entropy.Accumulator
-				var run int32
-				all := entropy.NewAccumulator(eopts)
-				allOK := true
-				flush := func() {
-					if cur == nil {
-						return
-					}
-					rep.Runs = append(rep.Runs, runEntropy{run, cur.Result()})
-					if allOK && all.Merge(cur) != nil {
-						allOK = false
-					}
-				}
-				err := state.Reconstruct(cmd.Context(), h, open(), sopts, func(r *state.Row) error {
-					if cur == nil || r.Run != run {
-						flush()
-						cur, run = entropy.NewAccumulator(eopts), r.Run
-					}
-					return cur.Add(r)
-				})
-				if err != nil {
-					return err
-				}
-				flush()
-				if allOK && len(rep.Runs) > 1 {
-					a := all.Result()
-					rep.All = &a
-				}
+			env, s, err := runOne(cmd, args[0], entropy.Name, params, runs)
+			if err != nil {
+				return err
 			}
+			s.Close()
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), rep)
+				return writeJSON(cmd.OutOrStdout(), env)
 			}
-			return printEntropy(cmd, rep)
+			return printEntropy(cmd.OutOrStdout(), env.Result.(*entropy.Report), entropy.Measure(params.Measure))
 		},
 	}
-	f.register(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&measure, "measure", "", "print only this measure ("+strings.Join(measureNames(), ", ")+")")
-	fl.IntVar(&blocks, "blocks", 0, "N, the number of blocks of the code (default: the trace's state dictionary)")
-	fl.BoolVar(&timeWeighted, "time-weighted", false, "weight each state by its duration instead of 1")
-	fl.IntVar(&subsets, "subsets", 0, "rank every window of this many adjacent processes")
-	fl.BoolVar(&cyclic, "cyclic", false, "with --subsets: windows wrap around (processes in a ring)")
-	fl.DurationVar(&window, "window", 0, "histogram entropy per time window of this duration")
-	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	if err := engine.BindFlags(fl, params); err != nil {
+		panic(err)
+	}
+	// --window was the series' width before the window of mentropy, an
+	// event count, made the unit part of the name.
+	fl.Var(fl.Lookup("window-ns").Value, "window", "the same as --window-ns")
+	fl.MarkDeprecated("window", "use --window-ns")
+	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
+	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	root.AddCommand(cmd)
 }
 
-func measureNames() []string {
-	var ns []string
-	for _, m := range entropy.Measures {
-		ns = append(ns, string(m))
-	}
-	return ns
-}
-
-func printEntropy(cmd *cobra.Command, rep entropyReport) error {
-	w := newTable(cmd.OutOrStdout())
-	switch {
-	case rep.Subsets != nil:
-		fmt.Fprintf(w, "rank\tprocesses\t%s (bits)\tscore\n", rep.Measure)
-		for i, s := range rep.Subsets {
-			fmt.Fprintf(w, "%d\t%s\t%.6g\t%+.2f\n", i+1, joinIDs(s.Procs), s.Value, s.Score)
-		}
-	case rep.Series != nil:
-		fmt.Fprintln(w, "run\tstart\tend\thistogram entropy (bits)")
-		for _, p := range rep.Series {
-			fmt.Fprintf(w, "%d\t%s\t%s\t%.6f\n", p.Run, fmtNS(p.Start), fmtNS(p.End), p.Entropy)
-		}
-	case rep.Measure != "":
-		fmt.Fprintf(w, "run\t%s (bits)\n", rep.Measure)
+// printEntropy prints the measures of each run (only m when given), then
+// the series and the subset ranking when the result has them.
+func printEntropy(out io.Writer, rep *entropy.Report, m entropy.Measure) error {
+	w := newTable(out)
+	if m != "" {
+		fmt.Fprintf(w, "run\t%s (bits)\n", m)
 		for _, r := range rep.Runs {
-			v, _ := r.Value(rep.Measure)
+			v, _ := r.Value(m)
 			fmt.Fprintf(w, "%d\t%.6g\n", r.Run, v)
 		}
 		if rep.All != nil {
-			v, _ := rep.All.Value(rep.Measure)
+			v, _ := rep.All.Value(m)
 			fmt.Fprintf(w, "all\t%.6g\n", v)
 		}
-	default:
+	} else {
 		fmt.Fprintln(w, "run\tP\tN\tstates\tcomb\tcomb distinct\tclasses\tsurprisal mean\thistogram mean\tempirical\tclass max")
 		row := func(name string, r entropy.Result) {
 			fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%.6g\t%.6g\t%d\t%.6g\t%.6g\t%.6g\t%.6g\n", name, r.P, r.N, human.Count(r.Rows),
@@ -188,6 +101,18 @@ func printEntropy(cmd *cobra.Command, rep entropyReport) error {
 		}
 		if rep.All != nil {
 			row("all", *rep.All)
+		}
+	}
+	if rep.Series != nil {
+		fmt.Fprintln(w, "\nrun\tstart\tend\thistogram entropy (bits)")
+		for _, p := range rep.Series {
+			fmt.Fprintf(w, "%d\t%s\t%s\t%.6f\n", p.Run, fmtNS(p.Start), fmtNS(p.End), p.Entropy)
+		}
+	}
+	if sub := rep.Subsets; sub != nil {
+		fmt.Fprintf(w, "\nrank\tprocesses of run %d\t%s (bits)\tscore\n", sub.Run, sub.Measure)
+		for i, s := range sub.Results {
+			fmt.Fprintf(w, "%d\t%s\t%.6g\t%+.2f\n", i+1, joinIDs(s.Procs), s.Value, s.Score)
 		}
 	}
 	return w.Flush()

@@ -6,11 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format/chrome"
 	"github.com/parscope/parscope/format/csv"
 	"github.com/parscope/parscope/format/prv"
@@ -173,30 +173,4 @@ func readSelection(runs, procs string) (store.ReadOptions, error) {
 }
 
 // parseIDList parses "1,4,7-9" into ids; "" gives nil (everything).
-func parseIDList(s string) ([]int32, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var out []int32
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.ParseInt(lo, 10, 32)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("%q is not a non-negative number or range", part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.ParseInt(hi, 10, 32); err != nil || b < a {
-				return nil, fmt.Errorf("%q is not a range lo-hi", part)
-			}
-		}
-		if b-a > 1<<20 {
-			return nil, fmt.Errorf("range %q is too large", part)
-		}
-		for v := a; v <= b; v++ {
-			out = append(out, int32(v))
-		}
-	}
-	return out, nil
-}
+func parseIDList(s string) ([]int32, error) { return engine.ParseIDs(s) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/store"
@@ -25,7 +26,7 @@ type infoReport struct {
 	Program           string           `json:"program,omitempty"`
 	Host              string           `json:"host,omitempty"`
 	ClockResolutionNS int64            `json:"clock_resolution_ns"`
-	Runs              []store.RunStats `json:"runs"`
+	Runs              []infoRun        `json:"runs"`
 	Records           map[string]int64 `json:"records"`
 	TotalRecords      int64            `json:"total_records"`
 	StatesUsed        int              `json:"states_used"`
@@ -47,6 +48,14 @@ type infoReport struct {
 	// Procs names processes: the original id of each when an importer
 	// renumbered them (a gomez pid, an MPI rank, a Paraver task).
 	Procs []trace.ProcInfo `json:"procs,omitempty"`
+}
+
+// infoRun is a run as info shows it: the summary the overview analysis
+// computes from the records (the same names and meanings), here from the
+// manifest, and the states the run uses.
+type infoRun struct {
+	overview.RunSummary
+	StatesUsed int `json:"states_used"`
 }
 
 // maxInfoProcs is how many process names the table shows.
@@ -156,24 +165,25 @@ func digitRun(s string) int {
 	return i
 }
 
-// informativeName reports whether a process's name says more than its
-// number ("rank 3" for process 3 does not).
-func informativeName(p trace.ProcInfo) bool {
-	n := p.Name
-	return n != "" && n != fmt.Sprint(p.Proc) && n != fmt.Sprintf("rank %d", p.Proc) && n != fmt.Sprintf("process %d", p.Proc)
-}
-
 func newInfoReport(path string, m *store.Manifest) infoReport {
 	h := &m.Header
 	r := infoReport{
 		Trace: path, FormatVersion: m.Version, Source: h.Meta.Source, Inputs: h.Meta.Inputs,
 		Program: h.Meta.Program, Host: h.Meta.Host, ClockResolutionNS: h.Meta.ClockResolution,
-		Runs: m.Stats.Runs, Records: m.Stats.Records, StatesUsed: m.Stats.StatesUsed,
+		Records: m.Stats.Records, StatesUsed: m.Stats.StatesUsed,
 		Regions: len(h.Regions), EventNames: len(h.Events),
 		Sends: m.Stats.Sends, Recvs: m.Stats.Recvs, MessageBytes: m.Stats.MessageBytes,
 		Collectives: m.Stats.Collectives, CollectiveBytes: m.Stats.CollectiveBytes,
 		BBVIntervals: m.Stats.BBVIntervals, Repairs: h.Repairs, Tables: m.Tables, Extra: h.Meta.Extra,
 		Procs: h.Procs,
+	}
+	for _, rs := range m.Stats.Runs {
+		ir := infoRun{RunSummary: overview.RunSummary{Run: rs.Run, Procs: rs.Procs, Records: rs.Records, BeginNS: rs.TMin, EndNS: rs.TMax},
+			StatesUsed: rs.StatesUsed}
+		if rs.Run >= 0 && int(rs.Run) < len(h.Runs) {
+			ir.Name = h.Runs[rs.Run].Name
+		}
+		r.Runs = append(r.Runs, ir)
 	}
 	for _, s := range h.States {
 		if s.Name != "" || s.Description != "" {
@@ -281,7 +291,7 @@ func printInfo(cmd *cobra.Command, r infoReport) error {
 	}
 	shown := 0
 	for _, p := range r.Procs {
-		if !informativeName(p) {
+		if !overview.Informative(p) {
 			continue
 		}
 		if shown == maxInfoProcs {
@@ -300,7 +310,7 @@ func printInfo(cmd *cobra.Command, r infoReport) error {
 		fmt.Fprintln(w, "run\tprocs\trecords\tstart\tend\tspan\tstates used")
 		for _, rs := range r.Runs {
 			fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\t%d\n", rs.Run, rs.Procs, human.Count(rs.Records),
-				time.Duration(rs.TMin), time.Duration(rs.TMax), time.Duration(rs.TMax-rs.TMin), rs.StatesUsed)
+				time.Duration(rs.BeginNS), time.Duration(rs.EndNS), time.Duration(rs.EndNS-rs.BeginNS), rs.StatesUsed)
 		}
 		if err := w.Flush(); err != nil {
 			return err

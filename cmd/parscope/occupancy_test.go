@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/internal/needtool"
-	"github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -69,19 +67,27 @@ func writeLyonStore(t *testing.T) string {
 	return path
 }
 
-func decodeOccupancy(t *testing.T, out string) []occupancyRun {
+// decodeOccupancy reads the runs of `occupancy --json`'s envelope.
+func decodeOccupancy(t *testing.T, out string) []occupancy.RunReport {
 	t.Helper()
-	var reps []occupancyRun
-	if err := json.Unmarshal([]byte(out), &reps); err != nil {
+	var env struct {
+		SchemaVersion int              `json:"schema_version"`
+		Analysis      string           `json:"analysis"`
+		Result        occupancy.Report `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(out), &env); err != nil {
 		t.Fatalf("%v in %q", err, out)
 	}
-	return reps
+	if env.SchemaVersion != 1 || env.Analysis != "occupancy" {
+		t.Fatalf("envelope of schema %d, analysis %q", env.SchemaVersion, env.Analysis)
+	}
+	return env.Result.Runs
 }
 
 // checkConsistent checks what must hold for every run: the table sums to
 // the elapsed time, and the mean node occupancies from the table and from
 // the local counters agree and sum to it too.
-func checkConsistent(t *testing.T, r occupancyRun) {
+func checkConsistent(t *testing.T, r occupancy.RunReport) {
 	t.Helper()
 	var sum int64
 	for _, m := range r.Table {
@@ -94,21 +100,21 @@ func checkConsistent(t *testing.T, r occupancyRun) {
 			t.Errorf("run %d: macrostate %v has %d processes, want %d", r.Run, m.Counts, procs, r.Procs)
 		}
 	}
-	if sum != r.End-r.Begin {
-		t.Errorf("run %d: occupancies sum to %d, want %d", r.Run, sum, r.End-r.Begin)
+	if sum != r.EndNS-r.BeginNS {
+		t.Errorf("run %d: occupancies sum to %d, want %d", r.Run, sum, r.EndNS-r.BeginNS)
 	}
 	var g float64
 	for _, m := range r.Mean {
-		if math.Abs(m.Global-m.Local) > 1e-6*float64(sum) {
-			t.Errorf("run %d, mode %s: mean occupancy %v from the table, %v from local counters", r.Run, m.Mode, m.Global, m.Local)
+		if math.Abs(m.GlobalNS-m.LocalNS) > 1e-6*float64(sum) {
+			t.Errorf("run %d, mode %s: mean occupancy %v from the table, %v from local counters", r.Run, m.Mode, m.GlobalNS, m.LocalNS)
 		}
-		g += m.Global
+		g += m.GlobalNS
 	}
 	if r.Mean != nil && math.Abs(g-float64(sum)) > 1e-6*float64(sum) {
 		t.Errorf("run %d: mean occupancies sum to %v, want %d", r.Run, g, sum)
 	}
-	if r.Observed != len(r.Table) {
-		t.Errorf("run %d: observed %d, table %d rows", r.Run, r.Observed, len(r.Table))
+	if r.ObservedMacrostates != len(r.Table) {
+		t.Errorf("run %d: observed %d, table %d rows", r.Run, r.ObservedMacrostates, len(r.Table))
 	}
 }
 
@@ -126,6 +132,16 @@ func TestOccupancyLyon(t *testing.T) {
 	if out != string(want) {
 		t.Errorf("occupancy output differs from %s (run with -update to accept):\n%s", golden, out)
 	}
+	// The JSON result is pinned too (docs/results.md shows it).
+	js := mustRun(t, "occupancy", "--project", "A1", "--windows", "4", "--json", pst)
+	goldenJSON := filepath.Join("testdata", "results", "occupancy.golden.json")
+	if *update {
+		os.MkdirAll(filepath.Dir(goldenJSON), 0o755)
+		os.WriteFile(goldenJSON, []byte(js), 0o644)
+	}
+	if want, err := os.ReadFile(goldenJSON); err != nil || js != string(want) {
+		t.Errorf("occupancy --json differs from %s (%v; run with -update to accept):\n%s", goldenJSON, err, js)
+	}
 	reps := decodeOccupancy(t, mustRun(t, "occupancy", "--mean", "--project", "A1", "--json", pst))
 	if len(reps) != 1 {
 		t.Fatalf("%d runs, want 1", len(reps))
@@ -134,11 +150,11 @@ func TestOccupancyLyon(t *testing.T) {
 	checkConsistent(t, r)
 	var mean []float64
 	for _, m := range r.Mean {
-		mean = append(mean, m.Global)
+		mean = append(mean, m.GlobalNS)
 	}
-	if !slices.Equal(mean, []float64{17, 11.5, 0.5}) || r.Possible != "15" || r.Observed != 7 || r.End != 29 || r.MacroRows != 9 || r.Microstates != 12 {
+	if !slices.Equal(mean, []float64{17, 11.5, 0.5}) || r.PossibleMacrostates != "15" || r.ObservedMacrostates != 7 || r.EndNS != 29 || r.MacrostateRows != 9 || r.Microstates != 12 {
 		t.Errorf("T5 %v, possible %s, observed %d, end %d, T2 rows %d, T1 rows %d; want [17 11.5 0.5], 15, 7, 29, 9, 12",
-			mean, r.Possible, r.Observed, r.End, r.MacroRows, r.Microstates)
+			mean, r.PossibleMacrostates, r.ObservedMacrostates, r.EndNS, r.MacrostateRows, r.Microstates)
 	}
 	var t4 []string
 	for _, m := range r.Projection.Table {
@@ -160,11 +176,11 @@ func TestOccupancyAmoeba(t *testing.T) {
 	for i, r := range reps {
 		checkConsistent(t, r)
 		// 17 processes in 13 blocks: C(29, 17) possible macrostates.
-		if r.Run != int32(i) || r.Procs != 17 || len(r.Modes) != 13 || r.Possible != "51895935" || r.Records != 3400 {
-			t.Errorf("run %d: run %d, %d procs, %d modes, %s possible, %d records", i, r.Run, r.Procs, len(r.Modes), r.Possible, r.Records)
+		if r.Run != int32(i) || r.Procs != 17 || len(r.Modes) != 13 || r.PossibleMacrostates != "51895935" || r.StateRecords != 3400 {
+			t.Errorf("run %d: run %d, %d procs, %d modes, %s possible, %d records", i, r.Run, r.Procs, len(r.Modes), r.PossibleMacrostates, r.StateRecords)
 		}
-		if r.Observed < 100 || r.Compression <= 1 || r.MacroRows > r.Microstates {
-			t.Errorf("run %d: %d observed, compression %v, %d T2 rows of %d T1 rows", i, r.Observed, r.Compression, r.MacroRows, r.Microstates)
+		if r.ObservedMacrostates < 100 || r.Compression <= 1 || r.MacrostateRows > r.Microstates {
+			t.Errorf("run %d: %d observed, compression %v, %d T2 rows of %d T1 rows", i, r.ObservedMacrostates, r.Compression, r.MacrostateRows, r.Microstates)
 		}
 	}
 	for _, f := range []string{mountains, bars} {
@@ -184,11 +200,11 @@ func TestOccupancyAmoeba(t *testing.T) {
 	var check float64
 	for _, m := range reps[1].Mean {
 		if m.Mode == "checks for convergence" {
-			check = m.Global
+			check = m.GlobalNS
 		}
 	}
-	if math.Abs(two[0].Mean[0].Global-check) > 1e-3 {
-		t.Errorf("grouped mode check = %v, want the block's %v", two[0].Mean[0].Global, check)
+	if math.Abs(two[0].Mean[0].GlobalNS-check) > 1e-3 {
+		t.Errorf("grouped mode check = %v, want the block's %v", two[0].Mean[0].GlobalNS, check)
 	}
 	if len(two[0].Table) > len(reps[1].Table) {
 		t.Errorf("grouped table has %d rows, more than the %d of the blocks", len(two[0].Table), len(reps[1].Table))
@@ -211,8 +227,8 @@ func TestOccupancyTop(t *testing.T) {
 			args = append(args, "--top", strconv.Itoa(n))
 		}
 		top := decodeOccupancy(t, mustRun(t, args...))[0]
-		if len(top.Table) != n || top.TableOmitted != 923-n || top.Observed != 923 {
-			t.Fatalf("--top %d: %d rows, %d omitted, %d observed", n, len(top.Table), top.TableOmitted, top.Observed)
+		if len(top.Table) != n || top.TableOmitted != 923-n || top.ObservedMacrostates != 923 {
+			t.Fatalf("--top %d: %d rows, %d omitted, %d observed", n, len(top.Table), top.TableOmitted, top.ObservedMacrostates)
 		}
 		// The expected rows: the n largest occupancies of the whole table
 		// (ties to the earlier row), in table order.
@@ -228,7 +244,7 @@ func TestOccupancyTop(t *testing.T) {
 				t.Errorf("--top %d row %d = %+v, want row %d of the table %+v", n, i, top.Table[i], j, want)
 			}
 		}
-		if top.Table[0].Occupancy <= 0 || top.MacroRows != all[0].MacroRows || top.End != all[0].End {
+		if top.Table[0].Occupancy <= 0 || top.MacrostateRows != all[0].MacrostateRows || top.EndNS != all[0].EndNS {
 			t.Errorf("--top %d: summary %+v differs from --all's", n, top)
 		}
 	}
@@ -256,7 +272,7 @@ func TestOccupancyErrors(t *testing.T) {
 	}{
 		{[]string{"--modes", missing, pst}, 1, "missing.modes: the mapping misses 2 state(s): 2 (A2), 3 (A3)"},
 		{[]string{"--modes", bad, pst}, 1, "bad.modes:2: expected \"STATE MODE\""},
-		{[]string{"--project", "A4", pst}, 2, `"A4" is neither a mode nor A1..A3`},
+		{[]string{"--project", "A4", pst}, 1, `"A4" is neither a mode nor A1..A3`},
 		{[]string{"--start", "Z", pst}, 1, `start mode "Z" is not one of the modes A1, A2, A3`},
 		{[]string{filepath.Join(dir, "none.pst")}, 1, "none.pst"},
 	} {
@@ -290,12 +306,12 @@ func TestOccupancyGoTrace(t *testing.T) {
 	os.WriteFile(modes, []byte("running running\nrunnable runnable\nwaiting waiting\nsyscall syscall\n* gone\n"), 0o644)
 	four := decodeOccupancy(t, mustRun(t, "occupancy", "--all", "--mean", "--json", "--start", "gone", "--modes", modes, pst))
 	checkConsistent(t, four[0])
-	if !slices.Equal(four[0].Modes, []string{"running", "runnable", "waiting", "syscall", "gone"}) || four[0].Possible != "1001" {
-		t.Errorf("modes %v, possible %s; want the four states and gone, C(14,10)=1001", four[0].Modes, four[0].Possible)
+	if !slices.Equal(four[0].Modes, []string{"running", "runnable", "waiting", "syscall", "gone"}) || four[0].PossibleMacrostates != "1001" {
+		t.Errorf("modes %v, possible %s; want the four states and gone, C(14,10)=1001", four[0].Modes, four[0].PossibleMacrostates)
 	}
 	for j, m := range four[0].Mean[:4] {
-		if k := slices.Index(r.Modes, m.Mode); k < 0 || math.Abs(r.Mean[k].Global-m.Global) > 1e-6 {
-			t.Errorf("mode %d %s: %v, want %v as without the mapping", j, m.Mode, m.Global, r.Mean)
+		if k := slices.Index(r.Modes, m.Mode); k < 0 || math.Abs(r.Mean[k].GlobalNS-m.GlobalNS) > 1e-6 {
+			t.Errorf("mode %d %s: %v, want %v as without the mapping", j, m.Mode, m.GlobalNS, r.Mean)
 		}
 	}
 }
@@ -339,8 +355,8 @@ func TestOccupancyCounters(t *testing.T) {
 	}
 	checkConsistent(t, reps[0])
 	for _, m := range reps[0].Mean[1:3] {
-		if m.Counters == nil || math.Abs(*m.Counters-m.Global) > 2*40 {
-			t.Errorf("mode %s: counters %v, table %v", m.Mode, m.Counters, m.Global)
+		if m.CountersNS == nil || math.Abs(*m.CountersNS-m.GlobalNS) > 2*40 {
+			t.Errorf("mode %s: counters %v, table %v", m.Mode, m.CountersNS, m.GlobalNS)
 		}
 	}
 	if _, errOut, code := run(t, "occupancy", "--counters", writeLyonStore(t)); code != 1 || !strings.Contains(errOut, "no occupancy counters") {
@@ -587,40 +603,19 @@ func TestFitLyonTableau(t *testing.T) {
 	}
 }
 
-// TestOccupancyPlotStreamed checks that the mountain range drawn from the
-// streamed macrostate trace is byte for byte the one drawn from the whole
-// trace kept in memory and thinned, on a run of more rows than are drawn.
-func TestOccupancyPlotStreamed(t *testing.T) {
+// TestOccupancyPlots checks that --plot and --bars draw the result's
+// series and histograms, and that --plot needs the series.
+func TestOccupancyPlots(t *testing.T) {
 	pst := importAmoeba(t)
 	dir := t.TempDir()
-	got := filepath.Join(dir, "streamed.svg")
-	mustRun(t, "occupancy", "--runs", "3", "--plot", got, pst)
-	s, err := store.Open(pst)
-	if err != nil {
-		t.Fatal(err)
+	mountains, bars := filepath.Join(dir, "m.svg"), filepath.Join(dir, "b.png")
+	mustRun(t, "occupancy", "--runs", "3", "--plot", mountains, "--bars", bars, pst)
+	for _, p := range []string{mountains, bars} {
+		if fi, err := os.Stat(p); err != nil || fi.Size() < 1000 {
+			t.Errorf("%s: %v", p, err)
+		}
 	}
-	defer s.Close()
-	h := s.Header()
-	modes := occupancy.StateModes(h)
-	results, err := occupancy.Compute(context.Background(), h, s.Records(store.ReadOptions{Runs: []int32{3}}), modes, occupancy.Options{Trace: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := results[0]
-	var rows []occupancy.Row
-	for _, i := range plot.Thin(len(res.Trace), maxPlotRows) {
-		rows = append(rows, res.Trace[i])
-	}
-	if len(res.Trace) < 100 {
-		t.Fatalf("run 3 has %d macrostate rows, too few to test", len(res.Trace))
-	}
-	want := filepath.Join(dir, "kept.svg")
-	if err := plotMountains(want, 3, res, rows); err != nil {
-		t.Fatal(err)
-	}
-	a, errA := os.ReadFile(got)
-	b, errB := os.ReadFile(want)
-	if errA != nil || errB != nil || len(a) < 1000 || string(a) != string(b) {
-		t.Errorf("the streamed plot (%d bytes, %v) differs from the kept trace's (%d bytes, %v)", len(a), errA, len(b), errB)
+	if _, errOut, code := run(t, "occupancy", "--windows", "0", "--plot", mountains, pst); code != 2 || !strings.Contains(errOut, "--windows") {
+		t.Errorf("--plot without windows: exit %d, %q", code, errOut)
 	}
 }

@@ -1,44 +1,24 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/pca"
-	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/show/plot"
 )
 
-// pcaReport is what `parscope pca --json` prints.
-type pcaReport struct {
-	*pca.Result
-	// Runs gives, per run, the number of states projected.
-	Runs []pcaRun `json:"runs"`
-}
-
-type pcaRun struct {
-	Run    int32 `json:"run"`
-	States int   `json:"states"`
-	// VShapes counts the upward swings of PC1 against state number (the V
-	// shapes of Figure 8: one per iteration of a loop the processes go
-	// through together); see pca.Swings.
-	VShapes int `json:"v_shapes"`
-}
-
-// maxPlotPoints bounds the points drawn per run.
-const maxPlotPoints = 20000
-
 func init() {
+	params := pca.DefaultParams()
 	var (
-		f            stateFlags
-		components   int
-		timeWeighted bool
-		plotPC1      string
-		plotPC12     string
-		asJSON       bool
+		runs     string
+		plotPC1  string
+		plotPC12 string
+		asJSON   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "pca TRACE.pst",
@@ -48,149 +28,117 @@ and finds the directions of largest variance. The first component shows the
 typical progress of the processes; the next ones how they differ at a moment.
 For a lockstep execution all the variance is in the first component.
 
-Up to 4096 processes the covariance matrix is formed and decomposed exactly.
-Above that (its P×P matrices would need gigabytes) the top components are
-found by randomized subspace iteration (Halko, Martinsson & Tropp 2011),
-which reads the trace a few more times and needs memory in proportion to
-P times the number of components; --components 0 (all) is then refused.
+Up to 4096 processes the covariance matrix is formed and decomposed exactly
+in one pass over the trace. Above that (its P×P matrices would need
+gigabytes) the top components are found by randomized subspace iteration
+(Halko, Martinsson & Tropp 2011), which reads the trace a few more times and
+needs memory in proportion to P times the number of components;
+--components 0 (all) is then refused. One more pass scores every state: it
+counts the V shapes of PC1 of each run (its rises of 1.5 standard deviations
+of PC1, one per iteration of a loop the processes go through together) and
+keeps the scores of at most --max-points evenly spaced states per run.
 
 --plot draws PC1 against the state number, one line per run (the paper's
 Figure 8); --plot-pc12 draws PC1 against PC2 with markers growing with time
-(Figure 6).`,
+(Figure 6), both from the kept scores. --json prints the result in the
+envelope every face shares (docs/results.md).`,
 		Example: `  parscope pca amoeba.pst
   parscope pca --components 3 --plot pc1.png --plot-pc12 pc12.svg amoeba.pst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, open, sopts, err := f.open(cmd, args[0])
+			if params.Components < 0 || params.MaxPoints < 0 {
+				return usagef("--components and --max-points must not be negative")
+			}
+			if plotPC12 != "" && params.Components == 1 {
+				return usagef("--plot-pc12 needs at least 2 components")
+			}
+			env, s, err := runOne(cmd, args[0], pca.Name, params, runs)
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			pass := func(fn func(*state.Row) error) error {
-				return state.Reconstruct(cmd.Context(), s.Header(), open(), sopts, fn)
-			}
-			procs, err := firstRowProcs(pass)
-			if err != nil {
+			s.Close()
+			rep := env.Result.(*pca.Report)
+			if err := plotPCA(rep, plotPC1, plotPC12); err != nil {
 				return err
-			}
-			if procs < 0 {
-				return fmt.Errorf("%s: no states to analyse (the trace has no state records)", args[0])
-			}
-			res, err := pca.Compute(cmd.Context(), procs, components, timeWeighted, 1, pass)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			// Second pass: scores per run, for the plots.
-			sc := pca.NewScorer(res)
-			var runs []pcaRun
-			var pc1, pc2 []plot.Series
-			err = state.Reconstruct(cmd.Context(), s.Header(), open(), sopts, func(r *state.Row) error {
-				if len(runs) == 0 || runs[len(runs)-1].Run != r.Run {
-					runs = append(runs, pcaRun{Run: r.Run})
-					pc1 = append(pc1, plot.Series{Name: fmt.Sprintf("run %d", r.Run)})
-					pc2 = append(pc2, plot.Series{Name: fmt.Sprintf("run %d", r.Run)})
-					sc.Reset()
-				}
-				v := sc.Scores(r)
-				i := len(runs) - 1
-				runs[i].States++
-				pc1[i].X = append(pc1[i].X, float64(r.Index))
-				pc1[i].Y = append(pc1[i].Y, v[0])
-				if len(v) > 1 {
-					pc2[i].X = append(pc2[i].X, v[0])
-					pc2[i].Y = append(pc2[i].Y, v[1])
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			for i := range runs {
-				runs[i].VShapes = pca.Swings(pc1[i].Y, pca.SwingProminence(pc1[i].Y))
-			}
-			explained := func(k int) float64 {
-				e := 0.0
-				for _, c := range res.Components[:min(k, len(res.Components))] {
-					e += c.Explained
-				}
-				return 100 * e
-			}
-			if plotPC1 != "" {
-				title := fmt.Sprintf("PC1 against state number (%.1f%% of the variance)", explained(1))
-				if err := plot.Lines(plotPC1, title, "state", "PC1", thinSeries(pc1, false)); err != nil {
-					return err
-				}
-			}
-			if plotPC12 != "" {
-				if len(res.Components) < 2 {
-					return usagef("--plot-pc12 needs at least 2 components")
-				}
-				title := fmt.Sprintf("PC1 against PC2 (%.1f%% of the variance); markers grow with time", explained(2))
-				if err := plot.Scatter(plotPC12, title, "PC1", "PC2", thinSeries(pc2, true)); err != nil {
-					return err
-				}
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), pcaReport{Result: res, Runs: runs})
+				return writeJSON(cmd.OutOrStdout(), env)
 			}
-			w := newTable(cmd.OutOrStdout())
-			fmt.Fprintf(w, "states\t%s over %d runs, %d processes\n", human.Count(res.Rows), len(runs), res.Procs)
-			fmt.Fprintf(w, "total variance\t%.6g\n", res.TotalVariance)
-			fmt.Fprintln(w, "\ncomponent\tvariance\texplained\tcumulative")
-			cum := 0.0
-			for i, c := range res.Components {
-				cum += c.Explained
-				fmt.Fprintf(w, "PC%d\t%.6g\t%.2f%%\t%.2f%%\n", i+1, c.Variance, 100*c.Explained, 100*cum)
-			}
-			fmt.Fprintln(w, "\nrun\tstates\tPC1 V shapes")
-			for _, r := range runs {
-				fmt.Fprintf(w, "%d\t%d\t%d\n", r.Run, r.States, r.VShapes)
-			}
-			return w.Flush()
+			return printPCA(cmd.OutOrStdout(), rep)
 		},
 	}
-	f.register(cmd)
 	fl := cmd.Flags()
-	fl.IntVar(&components, "components", 3, "number of components to report (0: all)")
-	fl.BoolVar(&timeWeighted, "time-weighted", false, "weight each state by its duration instead of 1")
+	if err := engine.BindFlags(fl, params); err != nil {
+		panic(err)
+	}
+	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	fl.StringVar(&plotPC1, "plot", "", "draw PC1 against the state number to this .png or .svg")
 	fl.StringVar(&plotPC12, "plot-pc12", "", "draw PC1 against PC2 to this .png or .svg")
-	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	root.AddCommand(cmd)
 }
 
-// errFirstRow stops a pass after its first row.
-var errFirstRow = errors.New("first row seen")
-
-// firstRowProcs returns the number of processes of the first state row
-// that pass gives, reading no further, or -1 when there is none.
-func firstRowProcs(pass pca.Pass) (int, error) {
-	procs := -1
-	err := pass(func(r *state.Row) error {
-		procs = r.P()
-		return errFirstRow
-	})
-	if err != nil && !errors.Is(err, errFirstRow) {
-		return 0, err
+// explained returns the percentage of the variance the first k components
+// of rep explain.
+func explained(rep *pca.Report, k int) float64 {
+	e := 0.0
+	for _, c := range rep.Components[:min(k, len(rep.Components))] {
+		e += c.Explained
 	}
-	return procs, nil
+	return 100 * e
 }
 
-// thinSeries keeps at most maxPlotPoints points per series; with sized, the
-// markers grow with the position in the run.
-func thinSeries(in []plot.Series, sized bool) []plot.Series {
-	out := make([]plot.Series, len(in))
-	for i, s := range in {
-		idx := plot.Thin(len(s.X), maxPlotPoints)
-		o := plot.Series{Name: s.Name}
-		for k, j := range idx {
-			o.X = append(o.X, s.X[j])
-			o.Y = append(o.Y, s.Y[j])
-			if sized {
-				o.Size = append(o.Size, float64(k)/float64(max(len(idx)-1, 1)))
+// plotPCA draws the kept scores of rep: PC1 against the state number to
+// pc1 and PC1 against PC2 to pc12 (each when not empty).
+func plotPCA(rep *pca.Report, pc1, pc12 string) error {
+	if pc1 != "" {
+		var series []plot.Series
+		for _, r := range rep.Runs {
+			s := plot.Series{Name: fmt.Sprintf("run %d", r.Run), Y: r.Scores[0]}
+			for _, i := range r.Index {
+				s.X = append(s.X, float64(i))
 			}
+			series = append(series, s)
 		}
-		out[i] = o
+		title := fmt.Sprintf("PC1 against state number (%.1f%% of the variance)", explained(rep, 1))
+		if err := plot.Lines(pc1, title, "state", "PC1", series); err != nil {
+			return err
+		}
 	}
-	return out
+	if pc12 != "" {
+		if len(rep.Components) < 2 {
+			return usagef("--plot-pc12 needs at least 2 components")
+		}
+		var series []plot.Series
+		for _, r := range rep.Runs {
+			s := plot.Series{Name: fmt.Sprintf("run %d", r.Run), X: r.Scores[0], Y: r.Scores[1]}
+			for k := range r.Index {
+				s.Size = append(s.Size, float64(k)/float64(max(len(r.Index)-1, 1)))
+			}
+			series = append(series, s)
+		}
+		title := fmt.Sprintf("PC1 against PC2 (%.1f%% of the variance); markers grow with time", explained(rep, 2))
+		if err := plot.Scatter(pc12, title, "PC1", "PC2", series); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printPCA prints the components and, per run, the states and V shapes.
+func printPCA(out io.Writer, rep *pca.Report) error {
+	w := newTable(out)
+	fmt.Fprintf(w, "states\t%s over %d runs, %d processes (%s method)\n", human.Count(rep.Rows), len(rep.Runs), rep.Procs, rep.Method)
+	fmt.Fprintf(w, "total variance\t%.6g\n", rep.TotalVariance)
+	fmt.Fprintln(w, "\ncomponent\tvariance\texplained\tcumulative")
+	cum := 0.0
+	for i, c := range rep.Components {
+		cum += c.Explained
+		fmt.Fprintf(w, "PC%d\t%.6g\t%.2f%%\t%.2f%%\n", i+1, c.Variance, 100*c.Explained, 100*cum)
+	}
+	fmt.Fprintf(w, "\nrun\tstates\tPC1 V shapes (rises of %.4g)\n", rep.VShapeProminence)
+	for _, r := range rep.Runs {
+		fmt.Fprintf(w, "%d\t%s\t%d\n", r.Run, human.Count(r.States), r.VShapes)
+	}
+	return w.Flush()
 }

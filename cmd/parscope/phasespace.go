@@ -11,16 +11,21 @@ import (
 
 	"github.com/parscope/parscope/analysis/phasespace"
 	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/show/plot"
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
 )
 
 func init() {
+	params := phasespace.DefaultParams()
 	var (
-		f         stateFlags
-		elevation string
-		azimuth   float64
-		plotPath  string
-		csvPath   string
+		runs     string
+		azimuth  float64
+		plotPath string
+		csvPath  string
+		asJSON   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "phasespace TRACE.pst",
@@ -31,93 +36,135 @@ all-start corner is at the bottom and the all-end corner straight above it.
 A lockstep execution draws a vertical line; excursions from the axis are
 processes running apart.
 
---csv writes the points (run, state, t, x, y, z); --plot draws a side view
-(the horizontal axis at --azimuth degrees around the vertical), one colour
-per run, pale early and full late.`,
+The result holds the points of at most --max-points evenly spaced states of
+each run (one pass counts the states, a second projects them); the text
+summarises them per run, --json prints the result in the envelope every face
+shares (docs/results.md), and --plot draws a side view of them (the
+horizontal axis at --azimuth degrees around the vertical), one colour per
+run, pale early and full late. --csv writes the point of every state (run,
+state, t, x, y, z): an export of the projection, not sampled.`,
 		Example: `  parscope phasespace --plot phases.svg philosophers.pst
   parscope phasespace --csv points.csv --procs 4,5,6 philosophers.pst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			el, err := phasespace.ParseElevation(elevation)
+			el, err := phasespace.ParseElevation(params.Elevation)
 			if err != nil {
 				return usagef("--elevation: %v", err)
 			}
-			if plotPath == "" && csvPath == "" {
-				return usagef("phasespace: give --plot FILE, --csv FILE, or both")
-			}
-			s, open, sopts, err := f.open(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			var series []plot.Series
-			var proj *phasespace.Projector
-			az := azimuth * math.Pi / 180
-			write := func(w io.Writer) error {
-				bw := bufio.NewWriter(w)
-				if w != nil {
-					fmt.Fprintln(bw, "run,state,t,x,y,z")
-				}
-				var buf []byte
-				err := state.Reconstruct(cmd.Context(), s.Header(), open(), sopts, func(r *state.Row) error {
-					if proj == nil || len(series) == 0 || r.Index == 0 {
-						proj = phasespace.NewProjector(r.P(), el)
-						series = append(series, plot.Series{Name: fmt.Sprintf("run %d", r.Run)})
-					}
-					pt := proj.Project(r.X)
-					if plotPath != "" {
-						cur := &series[len(series)-1]
-						cur.X = append(cur.X, pt[0]*math.Cos(az)+pt[1]*math.Sin(az))
-						cur.Y = append(cur.Y, pt[2])
-					}
-					if w == nil {
-						return nil
-					}
-					buf = strconv.AppendInt(buf[:0], int64(r.Run), 10)
-					buf = append(buf, ',')
-					buf = strconv.AppendInt(buf, r.Index, 10)
-					buf = append(buf, ',')
-					buf = strconv.AppendInt(buf, r.T, 10)
-					for _, c := range pt {
-						buf = append(buf, ',')
-						buf = strconv.AppendFloat(buf, c, 'g', 8, 64)
-					}
-					buf = append(buf, '\n')
-					_, err := bw.Write(buf)
-					return err
-				})
-				if err != nil {
-					return err
-				}
-				return bw.Flush()
+			if params.MaxPoints < 0 {
+				return usagef("--max-points must not be negative")
 			}
 			if csvPath != "" {
-				err = createOutput(csvPath, write)
-			} else {
-				err = write(nil)
+				if err := exportPhaseSpaceCSV(cmd, args[0], &params.Params, el, runs, csvPath); err != nil {
+					return err
+				}
+				if plotPath == "" && !asJSON {
+					return nil
+				}
 			}
+			env, s, err := runOne(cmd, args[0], phasespace.Name, params, runs)
 			if err != nil {
 				return err
 			}
-			if plotPath == "" {
-				return nil
-			}
-			thin := thinSeries(series, false)
-			for i := range thin {
-				n := len(thin[i].X)
-				thin[i].Shade = make([]float64, n)
-				for k := range thin[i].Shade {
-					thin[i].Shade[k] = float64(k) / float64(max(n-1, 1))
+			s.Close()
+			rep := env.Result.(*phasespace.Report)
+			if plotPath != "" {
+				if err := plotPhaseSpace(rep, plotPath, azimuth); err != nil {
+					return err
 				}
 			}
-			return plot.Scatter(plotPath, fmt.Sprintf("phase space, side view at %g°", azimuth), "horizontal", "vertical (lockstep axis)", thin)
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), env)
+			}
+			if plotPath != "" {
+				return nil
+			}
+			w := newTable(cmd.OutOrStdout())
+			fmt.Fprintf(w, "run\tprocs\tstates\tprojected\tlargest distance from the lockstep axis (elevation %s)\n", rep.Elevation)
+			for _, r := range rep.Runs {
+				far := 0.0
+				for _, pt := range r.Points {
+					far = max(far, phasespace.Horizontal(pt))
+				}
+				fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%.4g\n", r.Run, r.Procs, human.Count(r.States), human.Count(int64(len(r.Points))), far)
+			}
+			return w.Flush()
 		},
 	}
-	f.register(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&elevation, "elevation", "diagonal", "axis elevation: diagonal (a true cube on its corner) or paper (π/3)")
+	if err := engine.BindFlags(fl, params); err != nil {
+		panic(err)
+	}
+	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	fl.Float64Var(&azimuth, "azimuth", 0, "side view direction in degrees around the vertical")
 	fl.StringVar(&plotPath, "plot", "", "draw the side view to this .png or .svg")
-	fl.StringVar(&csvPath, "csv", "", "write the 3D points to this CSV file (- for standard output)")
+	fl.StringVar(&csvPath, "csv", "", "write the 3D point of every state to this CSV file (- for standard output)")
+	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	root.AddCommand(cmd)
+}
+
+// plotPhaseSpace draws the side view of the points of rep at azimuth
+// degrees, shaded by position in the run.
+func plotPhaseSpace(rep *phasespace.Report, path string, azimuth float64) error {
+	az := azimuth * math.Pi / 180
+	var series []plot.Series
+	for _, r := range rep.Runs {
+		s := plot.Series{Name: fmt.Sprintf("run %d", r.Run)}
+		for i, pt := range r.Points {
+			s.X = append(s.X, pt[0]*math.Cos(az)+pt[1]*math.Sin(az))
+			s.Y = append(s.Y, pt[2])
+			s.Shade = append(s.Shade, float64(i)/float64(max(len(r.Points)-1, 1)))
+		}
+		series = append(series, s)
+	}
+	return plot.Scatter(path, fmt.Sprintf("phase space, side view at %g°", azimuth), "horizontal", "vertical (lockstep axis)", series)
+}
+
+// exportPhaseSpaceCSV writes the point of every state of the runs
+// selected: an export of the projection, not an analysis.
+func exportPhaseSpaceCSV(cmd *cobra.Command, path string, p *state.Params, el phasespace.Elevation, runs, out string) error {
+	sel, err := parseIDList(runs)
+	if err != nil {
+		return usagef("--runs: %v", err)
+	}
+	s, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	opts, err := p.Options(s.Header())
+	if err != nil {
+		return usagef("--start: %v", err)
+	}
+	rd := s.Records(store.ReadOptions{Runs: sel, Kinds: []trace.Kind{trace.KindState}, Procs: p.Procs})
+	return createOutput(out, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		fmt.Fprintln(bw, "run,state,t,x,y,z")
+		var (
+			buf  []byte
+			proj *phasespace.Projector
+			run  int32 = -1
+		)
+		err := state.Reconstruct(cmd.Context(), s.Header(), rd, opts, func(r *state.Row) error {
+			if proj == nil || r.Run != run {
+				proj, run = phasespace.NewProjector(r.P(), el), r.Run
+			}
+			buf = strconv.AppendInt(buf[:0], int64(r.Run), 10)
+			buf = append(buf, ',')
+			buf = strconv.AppendInt(buf, r.Index, 10)
+			buf = append(buf, ',')
+			buf = strconv.AppendInt(buf, r.T, 10)
+			for _, c := range proj.Project(r.X) {
+				buf = append(buf, ',')
+				buf = strconv.AppendFloat(buf, c, 'g', 8, 64)
+			}
+			buf = append(buf, '\n')
+			_, err := bw.Write(buf)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 }

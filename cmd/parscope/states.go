@@ -9,64 +9,36 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
-// stateFlags are the options shared by the commands that reconstruct
-// parallel states.
-type stateFlags struct {
-	runs, procs string
-	start       int32
-	perRecord   bool
-}
-
-func (f *stateFlags) register(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	fl.StringVar(&f.procs, "procs", "", "a partial state over these processes, in this order (e.g. 4,5,6)")
-	fl.Int32Var(&f.start, "start", 0, "the start block every process is in at time 0 (default: the smallest state id)")
-	fl.BoolVar(&f.perRecord, "per-record", false, "a state row per record instead of per distinct time")
-}
-
-// open opens the trace and returns a time-merged reader of its state
-// records and the reconstruction options.
-func (f *stateFlags) open(cmd *cobra.Command, path string) (*store.Store, func() trace.Reader, state.Options, error) {
-	sel, err := readSelection(f.runs, "")
+// runOne runs the analysis name with the options params over the runs
+// (a --runs list) of the trace at path, through the engine, and returns
+// its envelope and the open store (for exports that read the records).
+func runOne(cmd *cobra.Command, path, name string, params any, runs string) (*engine.Envelope, *store.Store, error) {
+	sel, err := parseIDList(runs)
 	if err != nil {
-		return nil, nil, state.Options{}, err
-	}
-	procs, err := parseIDList(f.procs)
-	if err != nil {
-		return nil, nil, state.Options{}, usagef("--procs: %v", err)
+		return nil, nil, usagef("--runs: %v", err)
 	}
 	s, err := store.Open(path)
 	if err != nil {
-		return nil, nil, state.Options{}, err
+		return nil, nil, err
 	}
-	opts := state.Options{Procs: procs, PerRecord: f.perRecord}
-	if cmd.Flags().Changed("start") {
-		opts.Start, opts.StartSet = f.start, true
+	res, err := engine.Run(cmd.Context(), s, []engine.Request{{Analysis: name, Options: params, Runs: sel}})
+	if err != nil {
+		s.Close()
+		return nil, nil, err
 	}
-	sel.Kinds = []trace.Kind{trace.KindState}
-	sel.Procs = procs
-	open := func() trace.Reader { return s.Records(sel) }
-	return s, open, opts, nil
-}
-
-// stateSummary is what `parscope states` prints without --csv.
-type stateSummary struct {
-	Run             int32 `json:"run"`
-	Procs           int   `json:"procs"`
-	Rows            int64 `json:"rows"`
-	DistinctClasses int   `json:"distinct_classes"`
-	End             int64 `json:"end_ns"`
+	return res.Envelopes[0], s, nil
 }
 
 func init() {
+	params := state.DefaultStatesParams()
 	var (
-		f      stateFlags
+		runs   string
 		asCSV  bool
 		asJSON bool
 		out    string
@@ -78,55 +50,65 @@ func init() {
 process in the start block at time 0; each block entry sets its process's
 column, and a new state begins whenever the time changes.
 
-Without --csv it summarises the states of each run; with --csv it writes
-one row per state: run, t (ns), then the block of each process.`,
+Without --csv it summarises the states of each run: how many, how many
+distinct classes (states equal up to a permutation of the processes), and
+when the first and last begin; --json prints the result in the envelope
+every face shares (docs/results.md), which also samples the block of every
+process at --timeline-samples instants of the run (the report's state
+chart). With --csv it writes one row per state: run, t (ns), then the block
+of each process.`,
 		Example: `  parscope states --csv -o states.csv amoeba.pst
   parscope states --procs 4,5,6 philosophers.pst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, open, opts, err := f.open(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer s.Close()
 			if asCSV {
-				return createOutput(out, func(w io.Writer) error { return writeStatesCSV(cmd, s.Header(), open(), opts, w) })
+				return exportStatesCSV(cmd, args[0], &params.Params, runs, out)
 			}
-			var sums []stateSummary
-			classes := map[uint64]bool{}
-			err = state.Reconstruct(cmd.Context(), s.Header(), open(), opts, func(r *state.Row) error {
-				if len(sums) == 0 || sums[len(sums)-1].Run != r.Run {
-					sums = append(sums, stateSummary{Run: r.Run, Procs: r.P()})
-					clear(classes)
-				}
-				cur := &sums[len(sums)-1]
-				cur.Rows++
-				cur.End = r.T + r.Dur
-				if !classes[r.ClassHash()] {
-					classes[r.ClassHash()] = true
-					cur.DistinctClasses++
-				}
-				return nil
-			})
+			env, s, err := runOne(cmd, args[0], state.Name, params, runs)
 			if err != nil {
 				return err
 			}
+			s.Close()
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), sums)
+				return writeJSON(cmd.OutOrStdout(), env)
 			}
 			w := newTable(cmd.OutOrStdout())
-			fmt.Fprintln(w, "run\tprocs\tstates\tdistinct classes\tlast state at")
-			for _, r := range sums {
-				fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\n", r.Run, r.Procs, human.Count(r.Rows), human.Count(int64(r.DistinctClasses)), fmtNS(r.End))
+			fmt.Fprintln(w, "run\tprocs\tstates\tdistinct classes\tfirst state at\tlast state at")
+			for _, r := range env.Result.(*state.Summary).Runs {
+				fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\n", r.Run, r.Procs, human.Count(r.States), human.Count(int64(r.DistinctClasses)), fmtNS(r.FirstNS), fmtNS(r.LastNS))
 			}
 			return w.Flush()
 		},
 	}
-	f.register(cmd)
-	cmd.Flags().BoolVar(&asCSV, "csv", false, "write the states as CSV rows")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
-	cmd.Flags().StringVarP(&out, "output", "o", "-", "with --csv: the file to write (- for standard output)")
+	fl := cmd.Flags()
+	if err := engine.BindFlags(fl, params); err != nil {
+		panic(err)
+	}
+	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
+	fl.BoolVar(&asCSV, "csv", false, "write the states as CSV rows")
+	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	fl.StringVarP(&out, "output", "o", "-", "with --csv: the file to write (- for standard output)")
 	root.AddCommand(cmd)
+}
+
+// exportStatesCSV writes every state of the runs selected: an export of
+// the reconstruction, not an analysis.
+func exportStatesCSV(cmd *cobra.Command, path string, p *state.Params, runs, out string) error {
+	sel, err := parseIDList(runs)
+	if err != nil {
+		return usagef("--runs: %v", err)
+	}
+	s, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	opts, err := p.Options(s.Header())
+	if err != nil {
+		return usagef("--start: %v", err)
+	}
+	r := s.Records(store.ReadOptions{Runs: sel, Kinds: []trace.Kind{trace.KindState}, Procs: p.Procs})
+	return createOutput(out, func(w io.Writer) error { return writeStatesCSV(cmd, s.Header(), r, opts, w) })
 }
 
 // writeStatesCSV writes run,t,x0..x(P-1) rows.

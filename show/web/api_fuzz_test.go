@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parscope/parscope/report"
+	"github.com/parscope/parscope/analysis/overview"
 )
 
 // FuzzAPI sends arbitrary request targets (path and query) with GET, HEAD
@@ -73,7 +73,7 @@ func FuzzAPI(f *testing.F) {
 			}
 		}
 		if len(parts) == 2 && parts[1] == "overview" && u.RawQuery != "" {
-			var sl report.Slice
+			var sl overview.Slice
 			if err := json.Unmarshal(body, &sl); err != nil {
 				t.Fatal(err)
 			}
@@ -81,19 +81,19 @@ func FuzzAPI(f *testing.F) {
 			if m := u.Query().Get("max"); m != "" {
 				most, _ = strconv.Atoi(m)
 			}
-			if len(sl.Counts) != len(sl.Starts)*len(sl.Kinds) {
-				t.Fatalf("%s: %d windows of %d kinds and %d counts", target, len(sl.Starts), len(sl.Kinds), len(sl.Counts))
+			if len(sl.Counts) != len(sl.StartsNS)*len(sl.Kinds) {
+				t.Fatalf("%s: %d windows of %d kinds and %d counts", target, len(sl.StartsNS), len(sl.Kinds), len(sl.Counts))
 			}
 			// More windows than asked for only from the coarsest level.
 			i, _ := strconv.Atoi(parts[0])
 			levels := -1
-			for _, r := range s.traces[i].bundle.Overview.Runs {
+			for _, r := range ovOf(t, s.traces[i].bundle).Runs {
 				if r.Run == sl.Run {
 					levels = len(r.Levels)
 				}
 			}
-			if len(sl.Starts) > most && sl.Level != levels-1 {
-				t.Fatalf("%s: %d windows from level %d of %d, at most %d asked for", target, len(sl.Starts), sl.Level, levels, most)
+			if len(sl.StartsNS) > most && sl.Level != levels-1 {
+				t.Fatalf("%s: %d windows from level %d of %d, at most %d asked for", target, len(sl.StartsNS), sl.Level, levels, most)
 			}
 		}
 	})

@@ -81,7 +81,7 @@ func BenchmarkOverview(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	end := bundle.Runs[0].End
+	end := bundle.Runs[0].EndNS
 	targets := []string{"/api/traces", "/api/traces/0/overview?run=0&max=256",
 		fmt.Sprintf("/api/traces/0/overview?run=0&from=%d&to=%d&max=256", end/3, end/3+end/50)}
 	b.ResetTimer()

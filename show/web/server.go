@@ -271,11 +271,12 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, t *served) {
 		}
 		*p.v = n
 	}
-	if t.bundle.Overview == nil {
+	ov, _ := t.bundle.OverviewResult()
+	if ov == nil {
 		httpError(w, http.StatusNotFound, "no overview")
 		return
 	}
-	sl, ok := t.bundle.Overview.Query(int32(run), from, to, int(most))
+	sl, ok := ov.Query(int32(run), from, to, int(most))
 	if !ok {
 		httpError(w, http.StatusNotFound, "overview: no run %d", run)
 		return

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/analysis/entropy"
+	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/report"
 )
 
@@ -111,7 +113,7 @@ func TestServeTraces(t *testing.T) {
 	var list []struct {
 		Index   int                   `json:"index"`
 		Trace   string                `json:"trace"`
-		Runs    []report.RunSummary   `json:"runs"`
+		Runs    []overview.RunSummary `json:"runs"`
 		Records map[string]int64      `json:"records"`
 		Ran     []string              `json:"ran"`
 		Skipped map[string]string     `json:"skipped"`
@@ -172,9 +174,13 @@ func TestServeParts(t *testing.T) {
 	}
 	// Values from the bundle, decoded.
 	_, body := get(t, s, "/api/traces/0/entropy")
-	var e report.Entropy
-	decode(t, body, &e)
-	if len(e.Runs) != 5 || e.Runs[0].CombEntropy != bs[0].Entropy.Runs[0].CombEntropy || e.Runs[0].P != 17 {
+	var env struct {
+		Analysis string         `json:"analysis"`
+		Result   entropy.Report `json:"result"`
+	}
+	decode(t, body, &env)
+	e, want := env.Result, bs[0].Entropy.Result.(*entropy.Report)
+	if env.Analysis != "entropy" || len(e.Runs) != 5 || e.Runs[0].CombEntropy != want.Runs[0].CombEntropy || e.Runs[0].P != 17 || len(e.Subsets.Results) != 15 || e.WindowNS != want.WindowNS {
 		t.Errorf("entropy: %d runs, run 0 %+v", len(e.Runs), e.Runs[0].Result)
 	}
 	_, body = get(t, s, "/api/traces/1/comm")
@@ -203,34 +209,34 @@ func TestServeParts(t *testing.T) {
 
 func TestServeOverview(t *testing.T) {
 	s, bs := testServer(t)
-	sum := func(sl report.Slice) int64 {
+	sum := func(sl overview.Slice) int64 {
 		var n int64
 		for _, c := range sl.Counts {
 			n += c
 		}
 		return n
 	}
-	var sl report.Slice
+	var sl overview.Slice
 	res, body := get(t, s, "/api/traces/0/overview?run=2&max=16")
 	wantStatus(t, "overview", res, body, http.StatusOK, "application/json")
 	decode(t, body, &sl)
 	// Levels have 1024, 256, 64, 16 and 4 windows: the finest with at most 16 is level 3.
-	if sl.Run != 2 || len(sl.Starts) != 16 || sl.Level != 3 || len(bs[0].Overview.Runs[2].Levels) != 5 {
-		t.Errorf("overview max=16: run %d level %d, %d windows", sl.Run, sl.Level, len(sl.Starts))
+	if sl.Run != 2 || len(sl.StartsNS) != 16 || sl.Level != 3 || len(ovOf(t, bs[0]).Runs[2].Levels) != 5 {
+		t.Errorf("overview max=16: run %d level %d, %d windows", sl.Run, sl.Level, len(sl.StartsNS))
 	}
 	if got := sum(sl); got != bs[0].Runs[2].Records {
 		t.Errorf("overview of the whole run counts %d records, want %d", got, bs[0].Runs[2].Records)
 	}
 	// A zoom on the first tenth of the run takes a finer level.
-	end := bs[0].Runs[0].End
+	end := bs[0].Runs[0].EndNS
 	_, body = get(t, s, "/api/traces/0/overview?run=0&from=0&to="+itoa64(end/10)+"&max=256")
-	var z report.Slice
+	var z overview.Slice
 	decode(t, body, &z)
-	if z.Level >= sl.Level || len(z.Starts) > 256 || z.Starts[0] != 0 || z.Starts[len(z.Starts)-1] > end/10 {
-		t.Errorf("zoomed overview: level %d, %d windows from %d to %d", z.Level, len(z.Starts), z.Starts[0], z.Starts[len(z.Starts)-1])
+	if z.Level >= sl.Level || len(z.StartsNS) > 256 || z.StartsNS[0] != 0 || z.StartsNS[len(z.StartsNS)-1] > end/10 {
+		t.Errorf("zoomed overview: level %d, %d windows from %d to %d", z.Level, len(z.StartsNS), z.StartsNS[0], z.StartsNS[len(z.StartsNS)-1])
 	}
-	if len(z.Counts) != len(z.Starts)*len(z.Kinds) {
-		t.Errorf("zoomed overview: %d counts for %d windows of %d kinds", len(z.Counts), len(z.Starts), len(z.Kinds))
+	if len(z.Counts) != len(z.StartsNS)*len(z.Kinds) {
+		t.Errorf("zoomed overview: %d counts for %d windows of %d kinds", len(z.Counts), len(z.StartsNS), len(z.Kinds))
 	}
 	for _, bad := range []struct {
 		query  string
@@ -300,11 +306,16 @@ func TestWriteStatic(t *testing.T) {
 	}
 	data, _, _ := strings.Cut(after, ";</script>")
 	var d struct {
-		Traces []report.Bundle `json:"traces"`
+		Traces []struct {
+			Trace   string `json:"trace"`
+			Entropy struct {
+				Result entropy.Report `json:"result"`
+			} `json:"entropy"`
+		} `json:"traces"`
 	}
 	decode(t, []byte(data), &d)
-	if len(d.Traces) != 1 || d.Traces[0].Trace != "amoeba.pst" || len(d.Traces[0].Entropy.Runs) != 5 ||
-		d.Traces[0].Entropy.Runs[3].CombEntropy != bs[0].Entropy.Runs[3].CombEntropy {
+	if len(d.Traces) != 1 || d.Traces[0].Trace != "amoeba.pst" || len(d.Traces[0].Entropy.Result.Runs) != 5 ||
+		d.Traces[0].Entropy.Result.Runs[3].CombEntropy != bs[0].Entropy.Result.(*entropy.Report).Runs[3].CombEntropy {
 		t.Errorf("inlined data: %d traces", len(d.Traces))
 	}
 	for _, lib := range []string{"echarts.min.js", "echarts-gl.min.js", "app.js"} {
@@ -475,4 +486,14 @@ func TestServeSecurityHeaders(t *testing.T) {
 			t.Errorf("the policy allows %q", bad)
 		}
 	}
+}
+
+// ovOf returns the overview result of b.
+func ovOf(t testing.TB, b *report.Bundle) *overview.Result {
+	t.Helper()
+	ov, ok := b.OverviewResult()
+	if !ok {
+		t.Fatal("no overview section")
+	}
+	return ov
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/report"
 )
 
@@ -128,7 +129,7 @@ func hostileBundles(t *testing.T) []*report.Bundle {
 	if c := out[1].Comm; c == nil || len(c.Sources[fileMarkup+".f"]) != 120 || !strings.Contains(c.Nodes[1].Name, "<img") {
 		t.Fatalf("the ring bundle does not carry the markup sources and region names")
 	}
-	if o := out[0].Occupancy; len(o) == 0 || !strings.Contains(o[0].Modes[0], "<script>") {
+	if o := out[0].Occupancy; o == nil || !strings.Contains(o.Result.(*occupancy.Report).Runs[0].Modes[0], "<script>") {
 		t.Fatalf("the amoeba bundle does not carry markup mode names")
 	}
 	return out

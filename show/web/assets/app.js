@@ -81,7 +81,7 @@ window.Function = (function (RealFunction) {
     cache.set(url, v);
     return v;
   }
-  const HEAVY = ['overview', 'entropy', 'pca', 'phasespace', 'occupancy', 'mentropy', 'comm', 'phases', 'probe'];
+  const HEAVY = ['overview', 'states', 'entropy', 'pca', 'phasespace', 'occupancy', 'mentropy', 'comm', 'phases', 'probe'];
   function summaryOf(b, i) {
     const s = { index: i };
     for (const k of Object.keys(b)) if (!HEAVY.includes(k)) s[k] = b[k];
@@ -96,14 +96,15 @@ window.Function = (function (RealFunction) {
       return getJSON('api/traces/' + i + '/' + name);
     },
     overview(i, run, from, to, max) {
-      if (STATIC) return Promise.resolve(queryOverview(STATIC.traces[i].overview, run, from, to, max));
+      if (STATIC) return Promise.resolve(queryOverview(STATIC.traces[i].overview.result, run, from, to, max));
       let q = 'api/traces/' + i + '/overview?run=' + run + '&max=' + max;
       if (to > from) q += '&from=' + Math.floor(from) + '&to=' + Math.ceil(to);
       return getJSON(q);
     },
   };
-  // queryOverview picks windows from the pre-aggregated levels as the
-  // server's report.Overview.Query does (for the offline report).
+  // queryOverview picks windows from the pre-aggregated levels of the
+  // overview's result as the server's overview.Result.Query does (for the
+  // offline report).
   function queryOverview(ov, run, from, to, most) {
     const r = ov.runs.find(x => x.run === run);
     if (!r) return null;
@@ -179,9 +180,9 @@ window.Function = (function (RealFunction) {
   // compare view renders two of them side by side.
   const VIEWS = [
     { key: 'overview', title: 'Overview', part: null, render: viewOverview },
-    { key: 'phasespace', title: 'Phase space', part: 'phasespace', skip: 'states', render: viewPhaseSpace },
-    { key: 'pca', title: 'PCA', part: 'pca', skip: 'states', render: viewPCA },
-    { key: 'entropy', title: 'Entropy', part: 'entropy', skip: 'states', render: viewEntropy },
+    { key: 'phasespace', title: 'Phase space', part: 'phasespace', render: viewPhaseSpace },
+    { key: 'pca', title: 'PCA', part: 'pca', render: viewPCA },
+    { key: 'entropy', title: 'Entropy', part: 'entropy', skip: 'entropy', render: viewEntropy },
     { key: 'occupancy', title: 'Occupancy', part: 'occupancy', skip: 'occupancy', render: viewOccupancy },
     { key: 'comm', title: 'Communication', part: 'comm', skip: 'comm', render: viewComm },
     { key: 'phases', title: 'Phases', part: 'phases', skip: 'phases', render: viewPhases },
@@ -237,11 +238,13 @@ window.Function = (function (RealFunction) {
       }, 150);
     });
     await draw();
-    if (has(s, VIEWS[1])) {
-      const ps = await api.part(t, 'phasespace');
-      const tl = ps.timeline[0];
-      if (tl) {
-        const tc = card(c, 'Block of each process over time (run ' + tl.run + ', sampled at ' + tl.blocks[0].length + ' instants)');
+    if ((s.ran || []).includes('states')) {
+      // The states part is the engine's envelope: {..., result: {block_names, runs: [{run, timeline}]}}.
+      const st = (await api.part(t, 'states')).result;
+      const sr = st.runs.find(r => r.timeline);
+      if (sr) {
+        const tl = Object.assign({ run: sr.run, names: st.block_names }, sr.timeline);
+        const tc = card(c, 'Block of each process over time (run ' + tl.run + ', ' + fmt(sr.states) + ' states, ' + fmt(sr.distinct_classes) + ' distinct classes, sampled at ' + tl.blocks[0].length + ' instants)');
         const data = [];
         let lo = Infinity, hi = -Infinity;
         tl.blocks.forEach((row, p) => row.forEach((b, w) => { data.push([w, p, b]); lo = Math.min(lo, b); hi = Math.max(hi, b); }));
@@ -265,7 +268,8 @@ window.Function = (function (RealFunction) {
   }
 
   async function viewPhaseSpace(c, t, s) {
-    const ps = await api.part(t, 'phasespace');
+    // The phasespace part is the engine's envelope: {..., options, result: {elevation, runs: [{run, procs, states, index, t_ns, points}]}}.
+    const ps = (await api.part(t, 'phasespace')).result;
     const box = card(c, 'Phase space: the states projected on the hypercube diagonal (drag to rotate, scroll to zoom)');
     let colour = 'time';
     const ctl = el('div', { class: 'controls' });
@@ -291,14 +295,17 @@ window.Function = (function (RealFunction) {
     }
     ctl.append(select('colour by', [['time', 'time'], ['run', 'run']], colour, v => { colour = v; draw(); }));
     draw();
-    box.append(el('p', { class: 'note' }, ps.runs.map(r => 'run ' + r.run + ': ' + r.points.length + ' states shown').join('; ') + ' (evenly sampled; elevation ' + ps.elevation + ').'));
+    box.append(el('p', { class: 'note' }, ps.runs.map(r => 'run ' + r.run + ': ' + fmt(r.points.length) + ' of ' + fmt(r.states) + ' states shown').join('; ') + ' (evenly sampled; elevation ' + ps.elevation + ').'));
   }
 
   async function viewPCA(c, t, s) {
-    const p = await api.part(t, 'pca');
+    // The pca part is the engine's envelope: {..., options, result: {method, procs, rows, components, v_shape_prominence, runs}}.
+    const p = (await api.part(t, 'pca')).result;
     let cum = 0;
-    card(c, 'Principal components of the state matrix (' + fmt(p.rows) + ' states, ' + p.procs + ' processes)',
+    card(c, 'Principal components of the state matrix (' + fmt(p.rows) + ' states, ' + p.procs + ' processes, ' + p.method + ' method)',
       table(['component', 'variance', 'explained', 'cumulative'], p.components.map((k, i) => { cum += k.explained; return ['PC' + (i + 1), fmt(k.variance), (100 * k.explained).toFixed(2) + '%', (100 * cum).toFixed(2) + '%']; })));
+    card(c, 'V shapes of PC1 per run (rises of ' + fmt(p.v_shape_prominence) + ', one per iteration of a loop run in step)',
+      table(['run', 'states', 'V shapes', 'states drawn'], p.runs.map(r => ['run ' + r.run, fmt(r.states), r.v_shapes, fmt(r.index.length)])));
     const row = el('div', { class: 'row' });
     c.append(row);
     chart(card(row, 'PC1 against state number'), '', {
@@ -324,19 +331,20 @@ window.Function = (function (RealFunction) {
   }
 
   async function viewEntropy(c, t, s) {
-    const e = await api.part(t, 'entropy');
+    // The entropy part is the engine's envelope: {..., options, result: {runs, all, window_ns, series, subsets}}.
+    const e = (await api.part(t, 'entropy')).result;
     const rows = e.runs.map(r => ['run ' + r.run, r.procs, r.blocks, fmt(r.rows), fmt(r.comb_entropy), fmt(r.comb_entropy_distinct), fmt(r.distinct_classes), fmt(r.surprisal_mean), fmt(r.histogram_entropy_mean), fmt(r.empirical_entropy)]);
     if (e.all) { const r = e.all; rows.push(['all', r.procs, r.blocks, fmt(r.rows), fmt(r.comb_entropy), fmt(r.comb_entropy_distinct), fmt(r.distinct_classes), fmt(r.surprisal_mean), fmt(r.histogram_entropy_mean), fmt(r.empirical_entropy)]); }
     card(c, 'Entropy of the parallel execution (bits)', table(['run', 'P', 'N', 'states', 'comb', 'comb distinct', 'classes', 'surprisal mean', 'histogram mean', 'empirical'], rows));
-    const runs = [...new Set(e.series.map(p => p.run))];
-    chart(card(c, 'Histogram entropy per window of ' + ns(e.window_ns)), '', {
+    const runs = [...new Set((e.series || []).map(p => p.run))];
+    if (e.series) chart(card(c, 'Histogram entropy per window of ' + ns(e.window_ns)), '', {
       tooltip: { trigger: 'axis' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
       xAxis: { type: 'value', name: 'time (ms)', nameLocation: 'middle', nameGap: 24 }, yAxis: { type: 'value', name: 'bits' },
       series: runs.map(r => ({ name: 'run ' + r, type: 'line', showSymbol: false, data: e.series.filter(p => p.run === r).map(p => [p.start_ns / 1e6, p.entropy_bits]) })),
     });
     if (e.subsets) {
       const sub = e.subsets, top = sub.results.slice(0, 40);
-      const box = card(c, 'Subsets of ' + sub.k + ' adjacent processes (run 0) ranked by how far ' + sub.measure + ' stands from the others');
+      const box = card(c, 'Subsets of ' + sub.k + ' adjacent processes (run ' + sub.run + ') ranked by how far ' + sub.measure + ' stands from the others');
       chart(box, '', {
         tooltip: { trigger: 'axis' }, grid: { left: 60, right: 20, top: 20, bottom: 60 },
         xAxis: { type: 'category', data: top.map(r => r.procs.join(',')), axisLabel: { rotate: 45 } }, yAxis: { type: 'value', name: 'robust z-score' },
@@ -347,7 +355,8 @@ window.Function = (function (RealFunction) {
   }
 
   async function viewOccupancy(c, t, s) {
-    const occ = await api.part(t, 'occupancy');
+    // The occupancy part is the engine's envelope: {schema_version, analysis, trace, options, result: {runs}}.
+    const occ = (await api.part(t, 'occupancy')).result.runs;
     let idx = 0;
     const ctl = el('div', { class: 'controls' });
     c.append(ctl);
@@ -358,19 +367,19 @@ window.Function = (function (RealFunction) {
       body.replaceChildren();
       const o = occ[idx];
       card(body, 'Run ' + o.run + ': ' + o.procs + ' processes, ' + o.modes.length + ' modes, ' + ns(o.end_ns - o.begin_ns),
-        el('p', { class: 'note' }, fmt(o.records) + ' records → ' + fmt(o.microstates) + ' microstates → ' + fmt(o.macrostate_rows) + ' macrostate rows → ' +
-          o.observed_macrostates + ' observed of ' + o.possible_macrostates + ' possible macrostates; before its first state a process is in ' + o.start_mode + '.'));
+        el('p', { class: 'note' }, fmt(o.state_records) + ' state records → ' + fmt(o.microstates) + ' microstates → ' + fmt(o.macrostate_rows) + ' macrostate rows → ' +
+          o.observed_macrostates + ' observed of ' + o.possible_macrostates + ' possible macrostates' + (o.start_mode ? '; before its first state a process is in ' + o.start_mode : '') + '.'));
       const row = el('div', { class: 'row' });
       body.append(row);
       const cols = o.modes.some(m => m.length > 12 || /\s/.test(m)) ? o.modes.map((_, j) => 'A' + (j + 1)) : o.modes;
       card(row, 'Mean node occupancy (T5)', table(['column', 'mode', 'from table', 'from local counters', 'share'], o.mean.map((m, j) => [cols[j], m.mode, ns(m.global_ns), ns(m.local_ns), (100 * m.share).toFixed(1) + '%'])));
-      const top = o.table.slice(0, 25);
+      const top = o.table.slice().sort((a, b) => b.occupancy_ns - a.occupancy_ns).slice(0, 25);
       card(row, 'Occupancy table (T3), largest first (' + top.length + ' of ' + o.observed_macrostates + ')',
-        table([...cols, 'occupancy', 'share'], top.map(m => [...m.Counts, ns(m.Occupancy), (100 * m.Occupancy / Math.max(1, o.end_ns - o.begin_ns)).toFixed(2) + '%'])));
+        table([...cols, 'occupancy', 'share'], top.map(m => [...m.counts, ns(m.occupancy_ns), (100 * m.occupancy_ns / Math.max(1, o.end_ns - o.begin_ns)).toFixed(2) + '%'])));
       chart(card(body, 'Processes per mode over time'), '', {
         tooltip: { trigger: 'axis' }, legend: { top: 0, type: 'scroll' }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
         xAxis: { type: 'value', name: 'time (ms)', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax', axisLabel: { formatter: v => fmt(v) } }, yAxis: { type: 'value', name: 'processes', max: o.procs },
-        series: o.modes.map((m, j) => ({ name: m, type: 'line', stack: 'm', areaStyle: {}, showSymbol: false, lineStyle: { width: 0 }, data: o.counts.map((w, i) => [(o.begin_ns + (i + 0.5) * o.window_ns) / 1e6, w[j]]) })),
+        series: o.modes.map((m, j) => ({ name: m, type: 'line', stack: 'm', areaStyle: {}, showSymbol: false, lineStyle: { width: 0 }, data: (o.processes_per_window || []).map((w, i) => [(o.begin_ns + (i + 0.5) * o.window_ns) / 1e6, w[j]]) })),
       });
       chart(card(body, 'Occupancy histograms: fraction of the time with k processes in each mode'), '', {
         tooltip: { trigger: 'axis' }, legend: { top: 0, type: 'scroll' }, grid: { left: 60, right: 20, top: 30, bottom: 40 },

@@ -1,0 +1,498 @@
+package occupancy
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/internal/regular"
+	"github.com/parscope/parscope/trace"
+)
+
+// Name is the occupancy analysis' name in the engine's registry.
+const Name = "occupancy"
+
+// Params are the options of the occupancy analysis, the same for every
+// face: the flag names of `parscope occupancy` and parscope-beam, and the
+// "options" of the result's JSON envelope.
+type Params struct {
+	// Modes is a file mapping states to modes (ParseModes); empty makes
+	// every state a mode of its own.
+	Modes string `json:"modes,omitempty" flag:"modes" help:"a file mapping states to modes (lines \"STATE MODE\"); default: every state is a mode"`
+	// Start is the mode processes are in before their first state; empty
+	// makes a process in no mode for a positive time an error.
+	Start string `json:"start,omitempty" flag:"start" help:"the mode processes are in before their first state"`
+	// Project lists modes (names, or A1..Am) to project the table on (T4).
+	Project []string `json:"project,omitempty" flag:"project" help:"also project the table on these modes (e.g. U,R)"`
+	// Rates is a rate table file (ParseRates): the result then holds the
+	// work Σ occupancy (s) × rate.
+	Rates string `json:"rates,omitempty" flag:"rates" help:"a rate table r(macrostate) (lines \"C1,...,Ck RATE\", \"* RATE\"): the work Σ occupancy × rate"`
+	// Counters also averages the instrument library's occupancy counters.
+	Counters bool `json:"counters" flag:"counters" help:"also average the instrument library's occupancy counters"`
+	// Top bounds the table rows kept per run to those of the largest
+	// occupancy (0 keeps every row).
+	Top int `json:"top" flag:"top" help:"keep the table rows of the largest occupancy, at most this many per run (0: all)"`
+	// Windows is the number of windows of the processes-per-mode series
+	// (0: no series).
+	Windows int `json:"windows" flag:"windows" help:"number of time windows of the processes-per-mode series of each run (0: none)"`
+}
+
+// DefaultTop and DefaultWindows are the defaults of Params.Top and
+// Params.Windows.
+const (
+	DefaultTop     = 20
+	DefaultWindows = 256
+)
+
+// DefaultParams returns the default options.
+func DefaultParams() *Params { return &Params{Top: DefaultTop, Windows: DefaultWindows} }
+
+// Report is the result of the occupancy analysis: one entry per run with
+// state records, in run order.
+type Report struct {
+	Runs []RunReport `json:"runs"`
+}
+
+// RunReport is the occupancy of one run (Lyon 1990).
+type RunReport struct {
+	Run   int32 `json:"run"`
+	Procs int   `json:"procs"`
+	// Modes are the mode names, the columns A1..Am of the tables.
+	Modes []string `json:"modes"`
+	// StartMode is the mode processes are in before their first state
+	// ("" when none is given).
+	StartMode string `json:"start_mode,omitempty"`
+	// BeginNS and EndNS delimit the run: from 0 to the end of its last
+	// record of any kind.
+	BeginNS int64 `json:"begin_ns"`
+	EndNS   int64 `json:"end_ns"`
+	// StateRecords counts the state records read.
+	StateRecords int64 `json:"state_records"`
+	// Microstates and MacrostateRows are the rows of T1 and T2.
+	Microstates    int64 `json:"microstates"`
+	MacrostateRows int64 `json:"macrostate_rows"`
+	// PossibleMacrostates is C(p+m-1, p) (a decimal string: it can exceed
+	// any integer type); ObservedMacrostates the rows of T3.
+	PossibleMacrostates string `json:"possible_macrostates"`
+	ObservedMacrostates int    `json:"observed_macrostates"`
+	// Compression is state records per occupancy table row.
+	Compression float64 `json:"compression"`
+	// Table is the occupancy table (T3) in order of first appearance:
+	// with Params.Top, the rows of the largest occupancy only, and
+	// TableOmitted counts the others.
+	Table        []Macro `json:"table"`
+	TableOmitted int     `json:"table_omitted"`
+	// Projection is T4 (with Params.Project).
+	Projection *Projection `json:"projection,omitempty"`
+	// Mean is the mean node occupancy of each mode (T5).
+	Mean []ModeMean `json:"mean"`
+	// Histogram[j][k] is the fraction of the run's time with k processes
+	// in mode j.
+	Histogram [][]float64 `json:"histogram"`
+	// WindowNS is the width of a window of ProcessesPerWindow, whose
+	// [w][j] is the time-weighted mean number of processes in mode j in
+	// window w (with Params.Windows).
+	WindowNS           float64     `json:"window_ns,omitempty"`
+	ProcessesPerWindow [][]float64 `json:"processes_per_window,omitempty"`
+	// Work is Σ occupancy (s) × rate over the table WorkOf names
+	// ("table" or "projection"), with Params.Rates.
+	Work   *float64 `json:"work,omitempty"`
+	WorkOf string   `json:"work_of,omitempty"`
+}
+
+// Projection is the occupancy table projected on some modes (T4).
+type Projection struct {
+	Modes       []string `json:"modes"`
+	ModeIndices []int    `json:"mode_indices"`
+	Table       []Macro  `json:"table"`
+}
+
+// ModeMean is the mean node occupancy of one mode.
+type ModeMean struct {
+	Mode string `json:"mode"`
+	// GlobalNS is from the occupancy table, LocalNS from the per-process
+	// counters of the accumulator, CountersNS from the instrument
+	// library's counters (with Params.Counters).
+	GlobalNS   float64  `json:"global_ns"`
+	LocalNS    float64  `json:"local_ns"`
+	CountersNS *float64 `json:"counters_ns,omitempty"`
+	// Share is GlobalNS over the run's duration.
+	Share float64 `json:"share"`
+}
+
+func init() {
+	engine.Register(&engine.Analysis{
+		Name:  Name,
+		Doc:   "state occupancies: macrostates, occupancy tables, mean node occupancy (Lyon 1990)",
+		Needs: []trace.Kind{trace.KindState},
+		Feeds: func(o any) []trace.Kind {
+			if o.(*Params).Counters {
+				return []trace.Kind{trace.KindState, trace.KindCounter}
+			}
+			return []trace.Kind{trace.KindState}
+		},
+		Options: func() any { return DefaultParams() },
+		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return newAnalysis(t, o.(*Params)) },
+	})
+}
+
+// analysis is the engine's accumulator of the occupancy analysis: one
+// Accumulator per run, each run's report made when the run's records end.
+type analysis struct {
+	t        *engine.Trace
+	p        *Params
+	modes    *Modes
+	keep     []int
+	rates    Rates
+	ratesOn  string
+	counters map[int32]bool // ids of occupancy counters
+	cntRecs  []trace.Record
+
+	run  int32
+	acc  *Accumulator
+	ser  *series
+	done []RunReport
+}
+
+func newAnalysis(t *engine.Trace, p *Params) (*analysis, error) {
+	a := &analysis{t: t, p: p, run: -1, modes: StateModes(t.Header)}
+	if p.Modes != "" {
+		f, err := regular.Open(p.Modes)
+		if err != nil {
+			return nil, err
+		}
+		a.modes, err = ParseModes(f, p.Modes, t.Header)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(a.modes.Names) == 0 {
+		return nil, fmt.Errorf("the trace defines no states (give a modes file)")
+	}
+	if p.Start != "" && a.modes.Index(p.Start) < 0 {
+		return nil, fmt.Errorf("start mode %q is not one of the modes %s", p.Start, strings.Join(a.modes.Names, ", "))
+	}
+	for _, name := range p.Project {
+		k := modeIndex(a.modes.Names, strings.TrimSpace(name))
+		if k < 0 {
+			return nil, fmt.Errorf("project: %q is neither a mode nor A1..A%d (modes: %s)", name, len(a.modes.Names), strings.Join(a.modes.Names, ", "))
+		}
+		a.keep = append(a.keep, k)
+	}
+	if p.Top < 0 || p.Windows < 0 {
+		return nil, fmt.Errorf("top %d, windows %d: want 0 or more", p.Top, p.Windows)
+	}
+	if p.Rates != "" {
+		f, err := regular.Open(p.Rates)
+		if err != nil {
+			return nil, err
+		}
+		var k int
+		a.rates, k, err = ParseRates(f, p.Rates)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case k == 0 || k == len(a.modes.Names):
+			a.ratesOn = "table"
+		case a.keep != nil && k == len(a.keep):
+			a.ratesOn = "projection"
+		default:
+			return nil, fmt.Errorf("%s: macrostates of %d counts, expected %d (the modes %s) or, with a projection, the number of projected modes", p.Rates, k, len(a.modes.Names), strings.Join(a.modes.Names, ", "))
+		}
+	}
+	if p.Counters {
+		a.counters = map[int32]bool{}
+		for _, c := range t.Header.Counters {
+			if strings.HasPrefix(c.Name, CounterPrefix) {
+				a.counters[c.ID] = true
+			}
+		}
+	}
+	return a, nil
+}
+
+// modeIndex finds a mode by name, or by its column name A1..Am.
+func modeIndex(modes []string, name string) int {
+	if k := slices.Index(modes, name); k >= 0 {
+		return k
+	}
+	if rest, ok := strings.CutPrefix(name, "A"); ok {
+		if k, err := strconv.Atoi(rest); err == nil && k >= 1 && k <= len(modes) {
+			return k - 1
+		}
+	}
+	return -1
+}
+
+// Add implements engine.Accumulator.
+func (a *analysis) Add(batch []trace.Record) error {
+	for i := range batch {
+		r := &batch[i]
+		if r.Kind == trace.KindCounter {
+			if a.counters[r.ID] {
+				a.cntRecs = append(a.cntRecs, *r)
+			}
+			continue
+		}
+		if r.Kind != trace.KindState {
+			continue
+		}
+		if a.acc == nil || r.Run != a.run {
+			if err := a.finish(); err != nil {
+				return err
+			}
+			if err := a.begin(r.Run); err != nil {
+				return err
+			}
+		}
+		if err := a.acc.Add(r); err != nil {
+			return fmt.Errorf("run %d: %w", a.run, err)
+		}
+		if a.ser != nil {
+			a.ser.add(r)
+		}
+	}
+	return nil
+}
+
+// begin starts the accumulators of run.
+func (a *analysis) begin(run int32) error {
+	if slices.ContainsFunc(a.done, func(r RunReport) bool { return r.Run == run }) {
+		return fmt.Errorf("run %d: its records are not contiguous", run)
+	}
+	p := 0
+	if int(run) >= 0 && int(run) < len(a.t.Header.Runs) {
+		p = int(a.t.Header.Runs[run].Procs)
+	}
+	acc, err := NewAccumulator(a.modes, p, 0, Options{Start: a.p.Start})
+	if err != nil {
+		return err
+	}
+	a.run, a.acc, a.ser = run, acc, nil
+	if a.p.Windows > 0 {
+		_, end, _ := a.t.Span(run)
+		a.ser = newSeries(a.modes, p, a.modes.Index(a.p.Start), end, a.p.Windows)
+	}
+	return nil
+}
+
+// finish ends the current run and makes its report.
+func (a *analysis) finish() error {
+	if a.acc == nil {
+		return nil
+	}
+	_, end, _ := a.t.Span(a.run)
+	res, err := a.acc.Result(end)
+	if err != nil {
+		return fmt.Errorf("run %d: %w", a.run, err)
+	}
+	res.Run = a.run
+	rep, err := a.report(res)
+	if err != nil {
+		return fmt.Errorf("run %d: %w", a.run, err)
+	}
+	a.done = append(a.done, rep)
+	a.acc, a.ser = nil, nil
+	return nil
+}
+
+// report summarises a run's result.
+func (a *analysis) report(res *Result) (RunReport, error) {
+	rep := RunReport{Run: res.Run, Procs: res.Procs, Modes: res.Modes, StartMode: a.p.Start, BeginNS: res.Begin, EndNS: res.End,
+		StateRecords: res.Records, Microstates: res.Microstates, MacrostateRows: res.Rows,
+		PossibleMacrostates: res.Possible().String(), ObservedMacrostates: len(res.Table)}
+	if len(res.Table) > 0 {
+		rep.Compression = float64(res.Records) / float64(len(res.Table))
+	}
+	rep.Table = res.Table
+	if a.p.Top > 0 {
+		rep.Table = TopMacros(res.Table, a.p.Top)
+	}
+	rep.TableOmitted = len(res.Table) - len(rep.Table)
+	if a.keep != nil {
+		pt, err := res.Project(a.keep)
+		if err != nil {
+			return rep, err
+		}
+		pr := &Projection{ModeIndices: a.keep, Table: pt}
+		for _, k := range a.keep {
+			pr.Modes = append(pr.Modes, res.Modes[k])
+		}
+		rep.Projection = pr
+	}
+	g, l := res.Mean(), res.LocalMean()
+	total := float64(res.End - res.Begin)
+	for j, name := range res.Modes {
+		m := ModeMean{Mode: name, GlobalNS: g[j], LocalNS: l[j]}
+		if total > 0 {
+			m.Share = g[j] / total
+		}
+		rep.Mean = append(rep.Mean, m)
+		proj, err := res.Project([]int{j})
+		if err != nil {
+			return rep, err
+		}
+		hist := make([]float64, res.Procs+1)
+		for _, e := range proj {
+			if total > 0 && int(e.Counts[0]) < len(hist) {
+				hist[e.Counts[0]] = float64(e.Occupancy) / total
+			}
+		}
+		rep.Histogram = append(rep.Histogram, hist)
+	}
+	if a.ser != nil {
+		rep.WindowNS, rep.ProcessesPerWindow = a.ser.result()
+	}
+	if a.rates != nil {
+		rows := res.Table
+		if a.ratesOn == "projection" {
+			rows = rep.Projection.Table
+		}
+		w, err := WorkOf(rows, a.rates)
+		if err != nil {
+			return rep, fmt.Errorf("%s: %w", a.p.Rates, err)
+		}
+		rep.Work, rep.WorkOf = &w, a.ratesOn
+	}
+	return rep, nil
+}
+
+// Merge implements engine.Accumulator for accumulators of disjoint runs
+// (other's runs after this one's). Time shards of one run are merged by
+// Accumulator.Merge; the engine does not split runs into shards.
+func (a *analysis) Merge(o engine.Accumulator) error {
+	b, ok := o.(*analysis)
+	if !ok {
+		return fmt.Errorf("occupancy: merging a %T", o)
+	}
+	if err := a.finish(); err != nil {
+		return err
+	}
+	if err := b.finish(); err != nil {
+		return err
+	}
+	for _, r := range b.done {
+		if slices.ContainsFunc(a.done, func(x RunReport) bool { return x.Run == r.Run }) {
+			return fmt.Errorf("occupancy: both accumulators hold run %d", r.Run)
+		}
+	}
+	a.done = append(a.done, b.done...)
+	a.cntRecs = append(a.cntRecs, b.cntRecs...)
+	return nil
+}
+
+// Result implements engine.Accumulator.
+func (a *analysis) Result() (any, error) {
+	if err := a.finish(); err != nil {
+		return nil, err
+	}
+	if len(a.done) == 0 {
+		return nil, fmt.Errorf("no state records in the runs selected")
+	}
+	slices.SortFunc(a.done, func(x, y RunReport) int { return cmp.Compare(x.Run, y.Run) })
+	if a.p.Counters {
+		cs, err := ReadCounters(context.Background(), a.t.Header, trace.NewSliceReader(a.cntRecs), a.modes)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			for i := range a.done {
+				if a.done[i].Run != c.Run {
+					continue
+				}
+				for j, v := range c.Mean() {
+					a.done[i].Mean[j].CountersNS = &v
+				}
+			}
+		}
+	}
+	return &Report{Runs: a.done}, nil
+}
+
+// TopMacros returns the at most n rows of table with the largest
+// occupancy (ties to the earlier row), in table order (first appearance).
+func TopMacros(table []Macro, n int) []Macro {
+	if n >= len(table) {
+		return table
+	}
+	idx := make([]int, len(table))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(table[y].Occupancy, table[x].Occupancy) })
+	idx = idx[:n]
+	slices.Sort(idx)
+	out := make([]Macro, n)
+	for i, j := range idx {
+		out[i] = table[j]
+	}
+	return out
+}
+
+// series is the time-weighted number of processes in each mode per time
+// window of a run, kept from the state records as they pass: each
+// process's time in a mode is spread over the windows it covers.
+type series struct {
+	modes *Modes
+	start int // mode before the first state, -1 none
+	mode  []int32
+	since []int64
+	width float64
+	w     int
+	acc   [][]float64
+	end   int64
+}
+
+func newSeries(modes *Modes, p, start int, end int64, windows int) *series {
+	s := &series{modes: modes, start: start, mode: make([]int32, p), since: make([]int64, p),
+		width: float64(max(end, 1)) / float64(windows), w: windows, end: end}
+	for i := range s.mode {
+		s.mode[i] = int32(start)
+	}
+	s.acc = make([][]float64, windows)
+	for w := range s.acc {
+		s.acc[w] = make([]float64, len(modes.Names))
+	}
+	return s
+}
+
+// add follows a state record (already checked by the Accumulator).
+func (s *series) add(r *trace.Record) {
+	k, _ := s.modes.Mode(r.ID)
+	i := r.Proc
+	if s.mode[i] == int32(k) {
+		return
+	}
+	s.spread(s.mode[i], s.since[i], r.T)
+	s.mode[i], s.since[i] = int32(k), r.T
+}
+
+// spread adds mode k's presence over [t0, t1).
+func (s *series) spread(k int32, t0, t1 int64) {
+	if k < 0 || t1 <= t0 {
+		return
+	}
+	a, b := float64(t0), float64(t1)
+	for w := max(int(a/s.width), 0); w < s.w && float64(w)*s.width < b; w++ {
+		lo, hi := max(a, float64(w)*s.width), min(b, float64(w+1)*s.width)
+		if hi > lo {
+			s.acc[w][k] += (hi - lo) / s.width
+		}
+	}
+}
+
+// result ends every process at the run's end.
+func (s *series) result() (float64, [][]float64) {
+	for i := range s.mode {
+		s.spread(s.mode[i], s.since[i], s.end)
+		s.since[i] = s.end
+	}
+	return s.width, s.acc
+}

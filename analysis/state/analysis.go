@@ -1,0 +1,363 @@
+package state
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/trace"
+)
+
+// Params are the options of the reconstruction that every state analysis
+// (states, entropy, pca, phasespace) has, with the same flags and JSON
+// names in each.
+type Params struct {
+	// Procs restricts the state to these processes, in this order.
+	Procs []int32 `json:"procs,omitempty" flag:"procs" help:"a partial state over these processes, in this order (e.g. 4,5,6)"`
+	// Start is the block every process is in at time 0: a state id or
+	// name; empty means the smallest state id of the trace.
+	Start string `json:"start,omitempty" flag:"start" help:"the block every process is in at time 0, a state id or name (default: the smallest state id)"`
+	// PerRecord makes a row of every record instead of one per distinct time.
+	PerRecord bool `json:"per_record" flag:"per-record" help:"a state row per record instead of per distinct time"`
+}
+
+// Options returns the reconstruction options of p for the trace of header h.
+func (p *Params) Options(h *trace.Header) (Options, error) {
+	o := Options{Procs: p.Procs, PerRecord: p.PerRecord}
+	if p.Start == "" {
+		return o, nil
+	}
+	o.StartSet = true
+	for _, s := range h.States {
+		if s.Name == p.Start {
+			o.Start = s.ID
+			return o, nil
+		}
+	}
+	id, err := strconv.ParseInt(p.Start, 10, 32)
+	if err != nil {
+		return o, fmt.Errorf("start %q is neither a state id nor a state name of the trace", p.Start)
+	}
+	o.Start = int32(id)
+	return o, nil
+}
+
+// key identifies the rows the options o build.
+func key(o Options) string {
+	return fmt.Sprintf("state rows %v %d/%v %v", o.Procs, o.Start, o.StartSet, o.PerRecord)
+}
+
+// RowReader reads the rows of a Fan.
+type RowReader interface {
+	// Row adds one state row (valid only during the call).
+	Row(*Row) error
+}
+
+// RecordReader is implemented by the readers of a Fan that also read the
+// records themselves (the entropy's subset ranking rebuilds partial
+// states of its own).
+type RecordReader interface {
+	// Records adds a batch of the records the fan is fed.
+	Records(batch []trace.Record) error
+}
+
+// Fan rebuilds the state rows from the records once and hands every row
+// to each of its readers: the engine.Stage the state analyses share.
+type Fan struct {
+	b    *Builder
+	rows []RowReader
+	recs []RecordReader
+}
+
+// NewFan returns a fan of the rows of the trace of header h, built with
+// opts, to readers.
+func NewFan(h *trace.Header, opts Options, readers []RowReader) (*Fan, error) {
+	f := &Fan{rows: readers}
+	for _, r := range readers {
+		if rr, ok := r.(RecordReader); ok {
+			f.recs = append(f.recs, rr)
+		}
+	}
+	var err error
+	f.b, err = NewBuilder(h, opts, func(row *Row) error {
+		for _, r := range f.rows {
+			if err := r.Row(row); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return f, err
+}
+
+// Add implements engine.Stage.
+func (f *Fan) Add(batch []trace.Record) error {
+	for _, r := range f.recs {
+		if err := r.Records(batch); err != nil {
+			return err
+		}
+	}
+	for i := range batch {
+		if err := f.b.Add(&batch[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// End implements engine.Stage: it delivers the last row.
+func (f *Fan) End() error { return f.b.Close() }
+
+// Reading is embedded in the engine accumulator of a state analysis: it
+// makes the accumulator engine.Staged, reading the rows of a Fan shared
+// with the other state analyses of equal reconstruction options, and
+// gives it Add, which rebuilds the rows itself when the accumulator is
+// used alone.
+type Reading struct {
+	h    *trace.Header
+	opts Options
+	self RowReader
+	own  *Fan
+}
+
+// NewReading returns the Reading of the accumulator self, which reads the
+// rows of the trace of header h that p asks for.
+func NewReading(h *trace.Header, p *Params, self RowReader) (Reading, error) {
+	o, err := p.Options(h)
+	return Reading{h: h, opts: o, self: self}, err
+}
+
+// StateOptions returns the reconstruction options.
+func (r *Reading) StateOptions() Options { return r.opts }
+
+// StageKey implements engine.Staged.
+func (r *Reading) StageKey() string { return key(r.opts) }
+
+// NewStage implements engine.Staged.
+func (r *Reading) NewStage(accs []engine.Accumulator) (engine.Stage, error) {
+	readers := make([]RowReader, len(accs))
+	for i, a := range accs {
+		rr, ok := a.(RowReader)
+		if !ok {
+			return nil, fmt.Errorf("state: a %T reads no state rows", a)
+		}
+		readers[i] = rr
+	}
+	return NewFan(r.h, r.opts, readers)
+}
+
+// Add implements engine.Accumulator for the accumulator used alone.
+func (r *Reading) Add(batch []trace.Record) error {
+	if r.own == nil {
+		f, err := NewFan(r.h, r.opts, []RowReader{r.self})
+		if err != nil {
+			return err
+		}
+		r.own = f
+	}
+	return r.own.Add(batch)
+}
+
+// EndPass ends the pass of an accumulator used alone (it delivers the last
+// row); the accumulator calls it before it answers Again or Result.
+func (r *Reading) EndPass() error {
+	if r.own == nil {
+		return nil
+	}
+	f := r.own
+	r.own = nil
+	return f.End()
+}
+
+// Name is the states analysis' name in the engine's registry.
+const Name = "states"
+
+// DefaultTimelineSamples is the default of StatesParams.TimelineSamples.
+const DefaultTimelineSamples = 256
+
+// MaxTimelineProcs is the largest number of columns of a state whose
+// timeline the states analysis samples (P×samples values).
+const MaxTimelineProcs = 4096
+
+// StatesParams are the options of the states analysis.
+type StatesParams struct {
+	Params
+	// TimelineSamples is the number of instants of each run at which the
+	// block of every process is sampled (0: no timeline).
+	TimelineSamples int `json:"timeline_samples" flag:"timeline-samples" help:"sample the block of every process at this many instants of each run (0: none; runs of more than 4096 processes have none)"`
+}
+
+// DefaultStatesParams returns the default options of the states analysis.
+func DefaultStatesParams() *StatesParams {
+	return &StatesParams{TimelineSamples: DefaultTimelineSamples}
+}
+
+// Summary is the result of the states analysis.
+type Summary struct {
+	// BlockNames names the blocks (state ids) by the state's description,
+	// or its name.
+	BlockNames map[int32]string `json:"block_names"`
+	// Runs are the runs with states, in run order.
+	Runs []RunSummary `json:"runs"`
+}
+
+// RunSummary describes the states of one run.
+type RunSummary struct {
+	Run int32 `json:"run"`
+	// Procs is the number of columns of a state.
+	Procs int `json:"procs"`
+	// States is the number of states (rows); DistinctClasses the number of
+	// distinct classes (multisets of blocks) among them.
+	States          int64 `json:"states"`
+	DistinctClasses int   `json:"distinct_classes"`
+	// FirstNS is the time of the first state, LastNS the time the last
+	// state begins.
+	FirstNS int64 `json:"first_ns"`
+	LastNS  int64 `json:"last_ns"`
+	// Timeline samples the block of every process (absent for more than
+	// MaxTimelineProcs columns or without samples).
+	Timeline *Timeline `json:"timeline,omitempty"`
+}
+
+// Timeline is the block of each process sampled over a run.
+type Timeline struct {
+	// BeginNS is the run's first record and WidthNS the sampling period:
+	// sample w is taken at BeginNS + (w+0.5)·WidthNS, over the run's span
+	// of every record kind.
+	BeginNS int64   `json:"begin_ns"`
+	WidthNS float64 `json:"width_ns"`
+	// Blocks[p][w] is the block of column p at sample w.
+	Blocks [][]int32 `json:"blocks"`
+}
+
+func init() {
+	engine.Register(&engine.Analysis{
+		Name:    Name,
+		Doc:     "the total parallel states of each run: how many, how many distinct classes, and the block of each process over time",
+		Needs:   []trace.Kind{trace.KindState},
+		Options: func() any { return DefaultStatesParams() },
+		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return newStates(t, o.(*StatesParams)) },
+	})
+}
+
+// statesAcc is the states analysis' accumulator.
+type statesAcc struct {
+	Reading
+	t       *engine.Trace
+	p       *StatesParams
+	runs    []RunSummary
+	classes map[uint64]bool
+	prevX   []int32
+	next    int
+}
+
+func newStates(t *engine.Trace, p *StatesParams) (*statesAcc, error) {
+	if p.TimelineSamples < 0 {
+		return nil, fmt.Errorf("timeline samples %d: want 0 or more", p.TimelineSamples)
+	}
+	a := &statesAcc{t: t, p: p, classes: map[uint64]bool{}}
+	var err error
+	a.Reading, err = NewReading(t.Header, &p.Params, a)
+	return a, err
+}
+
+// Row implements RowReader.
+func (a *statesAcc) Row(r *Row) error {
+	if len(a.runs) == 0 || a.runs[len(a.runs)-1].Run != r.Run {
+		a.fill()
+		a.runs = append(a.runs, RunSummary{Run: r.Run, Procs: r.P(), FirstNS: r.T})
+		clear(a.classes)
+		a.prevX, a.next = a.prevX[:0], 0
+		if n := a.p.TimelineSamples; n > 0 && r.P() <= MaxTimelineProcs {
+			begin, end, _ := a.t.Span(r.Run)
+			tl := &Timeline{BeginNS: begin, WidthNS: float64(end-begin+1) / float64(n), Blocks: make([][]int32, r.P())}
+			for p := range tl.Blocks {
+				tl.Blocks[p] = make([]int32, n)
+			}
+			a.runs[len(a.runs)-1].Timeline = tl
+		}
+	}
+	cur := &a.runs[len(a.runs)-1]
+	cur.States++
+	cur.LastNS = r.T
+	if h := r.ClassHash(); !a.classes[h] {
+		a.classes[h] = true
+		cur.DistinctClasses++
+	}
+	if tl := cur.Timeline; tl != nil {
+		// The samples before this state's time show the previous one.
+		for ; len(a.prevX) > 0 && a.next < a.p.TimelineSamples && tl.BeginNS+int64((float64(a.next)+0.5)*tl.WidthNS) < r.T; a.next++ {
+			for p := range tl.Blocks {
+				tl.Blocks[p][a.next] = a.prevX[p]
+			}
+		}
+		a.prevX = append(a.prevX[:0], r.X...)
+	}
+	return nil
+}
+
+// fill gives the samples after the current run's last state that state.
+func (a *statesAcc) fill() {
+	if len(a.runs) == 0 || len(a.prevX) == 0 {
+		return
+	}
+	tl := a.runs[len(a.runs)-1].Timeline
+	if tl == nil {
+		return
+	}
+	for ; a.next < a.p.TimelineSamples; a.next++ {
+		for p := range tl.Blocks {
+			tl.Blocks[p][a.next] = a.prevX[p]
+		}
+	}
+}
+
+// Merge implements engine.Accumulator for the states of later runs.
+func (a *statesAcc) Merge(o engine.Accumulator) error {
+	b, ok := o.(*statesAcc)
+	if !ok {
+		return fmt.Errorf("states: merging a %T", o)
+	}
+	if err := errors.Join(a.EndPass(), b.EndPass()); err != nil {
+		return err
+	}
+	a.fill()
+	b.fill()
+	if len(a.runs) > 0 && len(b.runs) > 0 && b.runs[0].Run <= a.runs[len(a.runs)-1].Run {
+		return fmt.Errorf("states: merging run %d after run %d (only later runs merge)", b.runs[0].Run, a.runs[len(a.runs)-1].Run)
+	}
+	a.runs = append(a.runs, b.runs...)
+	a.prevX = nil
+	return nil
+}
+
+// Result implements engine.Accumulator.
+func (a *statesAcc) Result() (any, error) {
+	if err := a.EndPass(); err != nil {
+		return nil, err
+	}
+	a.fill()
+	a.prevX = nil
+	s := &Summary{BlockNames: BlockNames(a.t.Header), Runs: a.runs}
+	if s.Runs == nil {
+		s.Runs = []RunSummary{}
+	}
+	slices.SortStableFunc(s.Runs, func(x, y RunSummary) int { return cmp.Compare(x.Run, y.Run) })
+	return s, nil
+}
+
+// BlockNames names the blocks of the trace of header h: the state's
+// description, or its name.
+func BlockNames(h *trace.Header) map[int32]string {
+	names := map[int32]string{}
+	for _, st := range h.States {
+		names[st.ID] = st.Name
+		if st.Description != "" {
+			names[st.ID] = st.Description
+		}
+	}
+	return names
+}

@@ -1,0 +1,345 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+// BatchSize is the number of records read at once and handed to every
+// accumulator.
+const BatchSize = 4096
+
+// job is one request being run, or, in a pass, the stage that feeds the
+// staged accumulators of several.
+type job struct {
+	a     *Analysis
+	opts  any
+	runs  []int32
+	acc   Accumulator
+	kinds [trace.KindBBV + 1]bool
+	// in takes the job's batches: acc, or the stage of a group.
+	in interface{ Add([]trace.Record) error }
+	// stage is the stage a group's batches go to (nil for a plain job).
+	stage Stage
+	// all is true when the job takes every record of a batch of timed
+	// records of its pass (every timed kind read and every run), and
+	// allRuns when it takes every run read, so batches need no filtering.
+	all, allRuns bool
+	scratch      []trace.Record
+	err          error
+}
+
+// wants reports whether the job is fed r.
+func (j *job) wants(r *trace.Record) bool {
+	return int(r.Kind) < len(j.kinds) && j.kinds[r.Kind] && (j.runs == nil || slices.Contains(j.runs, r.Run))
+}
+
+// feed gives the job the records of b it is fed.
+func (j *job) feed(b *batch) error {
+	recs := b.recs
+	if b.bbv {
+		// A batch of the BBV table holds BBV records only.
+		if !j.kinds[trace.KindBBV] {
+			return nil
+		}
+		if j.allRuns {
+			return j.in.Add(recs)
+		}
+	} else if j.all {
+		return j.in.Add(recs)
+	}
+	j.scratch = j.scratch[:0]
+	for i := range recs {
+		if j.wants(&recs[i]) {
+			j.scratch = append(j.scratch, recs[i])
+		}
+	}
+	if len(j.scratch) == 0 {
+		return nil
+	}
+	return j.in.Add(j.scratch)
+}
+
+// Run runs the requested analyses over src. It reads the records once,
+// in batches that every accumulator receives (each in a goroutine of its
+// own when there are several), and reads them again only for the
+// accumulators that ask for another pass (Repeater). A request of an
+// analysis whose record kinds the trace lacks is a *MissingError; an
+// accumulator's error names the trace and the analysis.
+func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
+	t := TraceOf(src)
+	jobs := make([]*job, len(reqs))
+	for i, req := range reqs {
+		a, opts, err := resolve(t, req)
+		if err != nil {
+			return nil, err
+		}
+		acc, err := a.New(t, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", t.Name, a.Name, err)
+		}
+		j := &job{a: a, opts: opts, runs: req.Runs, acc: acc, in: acc}
+		for _, k := range a.Kinds(opts) {
+			if k.Valid() {
+				j.kinds[k] = true
+			}
+		}
+		jobs[i] = j
+	}
+	res := &Results{}
+	for active := jobs; len(active) > 0; {
+		fed, err := group(active)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		if err := pass(ctx, src, fed); err != nil {
+			return nil, err
+		}
+		for _, j := range fed {
+			if j.stage == nil {
+				continue
+			}
+			if err := j.stage.End(); err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", t.Name, j.a.Name, err)
+			}
+		}
+		res.Passes++
+		var next []*job
+		for _, j := range active {
+			r, ok := j.acc.(Repeater)
+			if !ok {
+				continue
+			}
+			again, err := r.Again()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", t.Name, j.a.Name, err)
+			}
+			if again {
+				next = append(next, j)
+			}
+		}
+		active = next
+	}
+	for _, j := range jobs {
+		v, err := j.acc.Result()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", t.Name, j.a.Name, err)
+		}
+		res.Envelopes = append(res.Envelopes, &Envelope{SchemaVersion: SchemaVersion, Analysis: j.a.Name,
+			Trace: t.Name, Runs: j.runs, Options: j.opts, Result: v})
+	}
+	return res, nil
+}
+
+// group returns the jobs a pass feeds: the plain jobs of active, and one
+// job per stage, for the staged accumulators of active that share a stage
+// key, runs and kinds, whose batches go to one Stage made by the first of
+// them (see Staged).
+func group(active []*job) ([]*job, error) {
+	var out []*job
+	groups := map[string]*job{}
+	members := map[*job][]*job{}
+	for _, j := range active {
+		s, ok := j.acc.(Staged)
+		if !ok {
+			out = append(out, j)
+			continue
+		}
+		key := fmt.Sprintf("%s|%v|%v", s.StageKey(), j.runs, j.kinds)
+		g := groups[key]
+		if g == nil {
+			g = &job{runs: j.runs, kinds: j.kinds}
+			groups[key] = g
+			out = append(out, g)
+		}
+		members[g] = append(members[g], j)
+	}
+	for g, js := range members {
+		var names []string
+		var accs []Accumulator
+		for _, j := range js {
+			names = append(names, j.a.Name)
+			accs = append(accs, j.acc)
+		}
+		g.a = &Analysis{Name: strings.Join(names, ", ")}
+		st, err := js[0].acc.(Staged).NewStage(accs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", g.a.Name, err)
+		}
+		g.stage, g.in = st, st
+	}
+	return out, nil
+}
+
+// batch is a block of records shared by the accumulators of a pass; the
+// last one to finish with it returns it to the pool.
+type batch struct {
+	recs []trace.Record
+	// bbv is true for a batch of the BBV table.
+	bbv  bool
+	refs atomic.Int32
+}
+
+var batches = sync.Pool{New: func() any { return &batch{recs: make([]trace.Record, BatchSize)} }}
+
+func (b *batch) release() {
+	if b.refs.Add(-1) == 0 {
+		batches.Put(b)
+	}
+}
+
+// pass reads the records the jobs are fed once and feeds them.
+func pass(ctx context.Context, src Source, jobs []*job) error {
+	var timed []trace.Kind
+	bbv := false
+	var runs []int32
+	allRuns := false
+	for _, j := range jobs {
+		for k := trace.KindState; k <= trace.KindBBV; k++ {
+			if !j.kinds[k] {
+				continue
+			}
+			if k == trace.KindBBV {
+				bbv = true
+			} else if !slices.Contains(timed, k) {
+				timed = append(timed, k)
+			}
+		}
+		if j.runs == nil {
+			allRuns = true
+		}
+		for _, r := range j.runs {
+			if !slices.Contains(runs, r) {
+				runs = append(runs, r)
+			}
+		}
+	}
+	if allRuns {
+		runs = nil
+	}
+	slices.Sort(timed)
+	slices.Sort(runs)
+	for _, j := range jobs {
+		j.allRuns = j.runs == nil || slices.Equal(j.runs, runs)
+		j.all = j.allRuns
+		for _, k := range timed {
+			j.all = j.all && j.kinds[k]
+		}
+	}
+	name := TraceOf(src).Name
+	var readers []trace.Reader
+	if len(timed) > 0 {
+		readers = append(readers, src.Records(store.ReadOptions{Runs: runs, Kinds: timed}))
+	}
+	bbvAt := -1
+	if bbv {
+		bbvAt = len(readers)
+		readers = append(readers, src.BBV(store.ReadOptions{Runs: runs}))
+	}
+	if len(jobs) == 1 {
+		j := jobs[0]
+		err := read(ctx, readers, bbvAt, func(b *batch) error {
+			defer b.release()
+			if j.err = j.feed(b); j.err != nil {
+				return errStop
+			}
+			return nil
+		})
+		if j.err != nil {
+			return fmt.Errorf("%s: %s: %w", name, j.a.Name, j.err)
+		}
+		return ctxOr(ctx, err, name)
+	}
+	chans := make([]chan *batch, len(jobs))
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for i, j := range jobs {
+		ch := make(chan *batch, 4)
+		chans[i] = ch
+		wg.Go(func() {
+			for b := range ch {
+				if j.err == nil {
+					if j.err = j.feed(b); j.err != nil {
+						failed.Store(true)
+					}
+				}
+				b.release()
+			}
+		})
+	}
+	err := read(ctx, readers, bbvAt, func(b *batch) error {
+		if failed.Load() {
+			b.release()
+			return errStop
+		}
+		b.refs.Store(int32(len(chans)))
+		for _, ch := range chans {
+			ch <- b
+		}
+		return nil
+	})
+	for _, ch := range chans {
+		close(ch)
+	}
+	wg.Wait()
+	for _, j := range jobs {
+		if j.err != nil {
+			return fmt.Errorf("%s: %s: %w", name, j.a.Name, j.err)
+		}
+	}
+	return ctxOr(ctx, err, name)
+}
+
+// ctxOr returns the error that ended a read, as the caller should see it.
+func ctxOr(ctx context.Context, err error, name string) error {
+	if err == nil || errors.Is(err, errStop) {
+		return ctx.Err()
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// read reads the readers one after another in batches and hands each
+// batch to fn, which owns it (and releases it); the batches of the reader
+// at index bbv (-1: none) are marked as BBV batches. It stops at the first
+// error of a reader or fn, or when ctx is cancelled.
+func read(ctx context.Context, readers []trace.Reader, bbv int, fn func(*batch) error) error {
+	for i, rd := range readers {
+		for {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			b := batches.Get().(*batch)
+			b.refs.Store(1)
+			b.bbv = i == bbv
+			n, err := rd.Read(b.recs[:BatchSize])
+			if n > 0 {
+				// fn owns b from here; its capacity stays BatchSize.
+				b.recs = b.recs[:n]
+				if ferr := fn(b); ferr != nil {
+					return ferr
+				}
+			} else {
+				b.release()
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
