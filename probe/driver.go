@@ -58,6 +58,9 @@ func serve(dir string, info Info, task Task) int {
 		return answer(dir, &res)
 	}
 	res.Mode = cfg.Mode
+	if cfg.Clock == ModelClock {
+		task = yieldingTask{task}
+	}
 	switch cfg.Mode {
 	case modePlain:
 		err = runPlain(task, &cfg, &res)
@@ -362,8 +365,8 @@ func measurePhase(task Task, c *counter, sw *stopwatch, ph replayPhase, state []
 		l.Err = fmt.Sprintf("interval: %v", err)
 		return l
 	}
-	l.ProbedNS = sw.now() - t1
-	l.WarmNS = t1 - t0
+	l.ProbedNS = sw.between(t1, sw.now())
+	l.WarmNS = sw.between(t0, t1)
 	l.Blocks = c.n - warm
 	if l.Blocks != ph.Blocks {
 		l.Err = fmt.Sprintf("phase %d executed %d blocks, the reference %d: the worker is not deterministic", ph.Phase, l.Blocks, ph.Blocks)
@@ -400,4 +403,20 @@ func mean(xs []time.Duration) (m, stderr float64) {
 		ss += d * d
 	}
 	return m, math.Sqrt(ss / float64(len(xs)-1) / float64(len(xs)))
+}
+
+// yieldingTask calls the scheduler after every step (model clock). The Go
+// runtime's monitor preempts a goroutine that has not passed through the
+// scheduler for 10 ms of real time; under valgrind that happens at places
+// that depend on the host's speed, and each preemption executes scheduler
+// code that the model would count. Passing through the scheduler at every
+// step costs the same events in every run and leaves the monitor nothing
+// to preempt, so the modelled times repeat exactly.
+type yieldingTask struct{ Task }
+
+// Step implements Task.
+func (t yieldingTask) Step() bool {
+	done := t.Task.Step()
+	runtime.Gosched()
+	return done
 }
