@@ -113,10 +113,7 @@ func Build(ctx context.Context, c Command, o BuildOptions) (*Probe, error) {
 	}
 	group := int64(1)
 	if o.Interval == 0 {
-		// About Intervals intervals, each at least stepsPerInterval of the
-		// largest steps, so that cutting at step boundaries stays fine.
-		want := max(vec.Blocks/int64(cmp.Or(o.Intervals, DefaultIntervals)), stepsPerInterval*vec.MaxStep)
-		group = max(1, (want+fine-1)/fine)
+		group = AutoInterval(vec.Blocks, vec.MaxStep, o.Intervals, fine) / fine
 	}
 	interval := fine * group
 	vectors := sumVectors(vec.Vectors, int(group))
@@ -275,6 +272,16 @@ func Build(ctx context.Context, c Command, o BuildOptions) (*Probe, error) {
 		p.Manifest.Reduction = fmt.Sprintf("phases under weight %g dropped at build", cmp.Or(o.MinWeight, 0.01))
 	}
 	return p, nil
+}
+
+// AutoInterval is the interval size (blocks) Build chooses for a run of
+// blocks blocks whose largest step executes maxStep blocks, counted in
+// vectors of fine blocks: about intervals intervals (0 means
+// DefaultIntervals), each at least stepsPerInterval of the largest steps,
+// so that cutting at step boundaries stays fine; a multiple of fine.
+func AutoInterval(blocks, maxStep int64, intervals int, fine int64) int64 {
+	want := max(blocks/int64(cmp.Or(intervals, DefaultIntervals)), stepsPerInterval*maxStep)
+	return fine * max(1, (want+fine-1)/fine)
 }
 
 // DefaultIntervals is the number of intervals an automatic interval size

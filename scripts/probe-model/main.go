@@ -36,10 +36,11 @@ type workload struct {
 }
 
 var workloads = []workload{
-	{"matmul", "matmul", []string{"-n", "128", "-rows", "8", "-reps", "6"}},
-	{"nbody", "nbody", []string{"-n", "128", "-steps", "120"}},
-	{"sweep", "sweep", []string{"-n", "96", "-iters", "40"}},
+	{"matmul", "matmul", []string{"-n", "128", "-rows", "8", "-reps", "20"}},
+	{"nbody", "nbody", []string{"-n", "128", "-steps", "300"}},
+	{"sweep", "sweep", []string{"-n", "96", "-iters", "100"}},
 	{"phasesize", "phasesize", []string{"-n", "192", "-iters", "6", "-sweeps", "6", "-table", "65536"}},
+	{"phasesize-bigger", "phasesize", []string{"-n", "128", "-iters", "30", "-sweeps", "10", "-table", "16384"}},
 }
 
 // Row is one workload on one target machine.
@@ -93,8 +94,9 @@ func main() {
 	only := flag.String("only", "", "comma-separated workloads (default all)")
 	intervals := flag.Int("intervals", 1000, "intervals the probe aims at")
 	minWeight := flag.Float64("min-weight", 0.10, "time weight a phase needs to stay in the reduced probe")
+	warm := flag.Float64("warmup", 0.25, "warm-up before a timed interval, in intervals")
 	flag.Parse()
-	if err := run(*out, *only, *intervals, *minWeight); err != nil {
+	if err := run(*out, *only, *intervals, *minWeight, *warm); err != nil {
 		fmt.Fprintln(os.Stderr, "probe-model:", err)
 		os.Exit(1)
 	}
@@ -102,7 +104,7 @@ func main() {
 
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 
-func run(outJSON, only string, intervals int, minWeight float64) error {
+func run(outJSON, only string, intervals int, minWeight, warm float64) error {
 	ctx := context.Background()
 	root, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
@@ -128,13 +130,24 @@ func run(outJSON, only string, intervals int, minWeight float64) error {
 			return fmt.Errorf("building %s: %w", w.Pkg, err)
 		}
 		c := probe.Command{Path: exe, Args: w.Args, Output: os.Stderr}
+		// The interval Build would choose, to size the warm-up in
+		// intervals (the vectors are counted natively: cheap).
+		vec, err := probe.Local{}.Vectors(ctx, probe.Command{Path: exe, Args: w.Args}, 64)
+		if err != nil {
+			return fmt.Errorf("%s: counting blocks: %w", w.Name, err)
+		}
+		interval := probe.AutoInterval(vec.Blocks, vec.MaxStep, intervals, 64)
 		t0 := time.Now()
 		p, err := probe.Build(ctx, c, probe.BuildOptions{Backend: probe.Valgrind{Machine: ref}, Clock: probe.ModelClock,
-			Intervals: intervals, RefRuns: 1, Repeat: 1})
+			Interval: interval, WarmUp: max(1, int64(warm*float64(interval))), RefRuns: 1, Repeat: 1})
 		if err != nil {
 			return fmt.Errorf("%s: building the probe on %s: %w", w.Name, ref.Name, err)
 		}
 		logf("%s: probe built on %s in %v: %d phases, interval %d blocks", w.Name, ref.Name, time.Since(t0).Round(time.Second), len(p.Manifest.Phases), p.Manifest.Interval)
+		for _, ph := range p.Manifest.Phases {
+			logf("  phase %d: time weight %.3f, interval in the counted run %.2f µs, replayed %.2f µs", ph.ID, ph.TimeShare, 1e6*ph.TIntervalRef, 1e6*ph.TPhaseRef)
+		}
+		logf("  ETRef %.6f s, ETuninstRef %.6f s", p.Manifest.ETRef, p.Manifest.ETUninstRef)
 		red := probe.Reduce(p, 0, minWeight, probe.TimeWeights)
 		sz := Size{Workload: w.Name, Phases: len(p.Manifest.Phases), Intervals: p.Manifest.Intervals, Interval: p.Manifest.Interval}
 		for i, ph := range p.Manifest.Phases {
