@@ -74,3 +74,51 @@ func TestModelClockNeedsValgrind(t *testing.T) {
 		t.Fatalf("a model-clock run outside valgrind: %v, want an error saying it needs valgrind", err)
 	}
 }
+
+// TestValgrindBackend builds a probe of the test worker on the model
+// machine ref and runs it on small. The test worker is compute-bound
+// (next to no cache misses), so small's time is ref's times the ratio of
+// their ns per instruction, (0.6/2)/(0.4/3) = 2.25, and the probe must
+// predict it.
+func TestValgrindBackend(t *testing.T) {
+	needValgrind(t)
+	ctx := context.Background()
+	ref, small := ModelMachines[0], ModelMachines[1]
+	w := testWorker(1200)
+	rs, ev, err := Valgrind{Machine: ref}.PlainEvents(ctx, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ref.Time(ev); rs.Elapsed != got {
+		t.Errorf("modelled time %v, the cost model of its events %v", rs.Elapsed, got)
+	}
+	if rs.Steps != 1200 || ev.Ir < 1e7 {
+		t.Errorf("%d steps, %d instructions: want 1200 steps and at least 10⁷ instructions", rs.Steps, ev.Ir)
+	}
+	p, err := Build(ctx, w, BuildOptions{Backend: Valgrind{Machine: ref}, Clock: ModelClock, Intervals: 40, RefRuns: 1, Repeat: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Manifest.Clock != ModelClock {
+		t.Errorf("manifest clock %q, want model", p.Manifest.Clock)
+	}
+	actual, err := Valgrind{Machine: small}.Plain(ctx, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := actual.Elapsed.Seconds() / rs.Elapsed.Seconds(); r < 2.25*0.99 || r > 2.25*1.01 {
+		t.Errorf("small/ref = %.4f, want 2.25 ± 1%%", r)
+	}
+	pred, err := Run(ctx, p, w, RunOptions{Backend: Valgrind{Machine: small}, Repeat: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := pred.Predicted/actual.Elapsed.Seconds() - 1; e < -0.02 || e > 0.02 {
+		t.Errorf("predicted %.6f s, actual %.6f s: error %+.2f%%, want within 2%%", pred.Predicted, actual.Elapsed.Seconds(), 100*e)
+	}
+	for _, ph := range pred.Phases {
+		if ph.Status == "ok" && ph.Samples != 1 {
+			t.Errorf("phase %d: %d samples, want 1 (one round on a model machine)", ph.ID, ph.Samples)
+		}
+	}
+}
