@@ -167,7 +167,7 @@ type Valgrind struct {
 // wrap returns the command that runs c under callgrind, dumping into dir.
 func (v Valgrind) wrap(c Command, dir string) Command {
 	m := v.Machine
-	args := []string{"--tool=callgrind", "-q", "--cache-sim=yes",
+	args := []string{"--tool=callgrind", "-q", "--cache-sim=yes", "--separate-threads=yes",
 		"--I1=" + m.I1.arg(), "--D1=" + m.D1.arg(), "--LL=" + m.LL.arg(),
 		"--dump-line=no", "--dump-instr=no", "--callgrind-out-file=" + filepath.Join(dir, "cg.%p"),
 		c.Path}
@@ -202,18 +202,29 @@ func (v Valgrind) run(c Command, f func(Command) error) ([]Events, error) {
 
 func (v Valgrind) local() Local { return Local{TempDir: v.TempDir, Clock: ModelClock} }
 
-// dumpName matches callgrind's numbered dumps: cg.<pid>.<n>.
-var dumpName = regexp.MustCompile(`^cg\.(\d+)\.(\d+)$`)
+// dumpName matches callgrind's numbered dumps with --separate-threads=yes:
+// cg.<pid>.<n>-<thread>.
+var dumpName = regexp.MustCompile(`^cg\.(\d+)\.(\d+)-(\d+)$`)
 
 // readDumps reads the numbered dumps of the one process that wrote into
-// dir: events[n] is dump n's.
+// dir: events[n] is dump n's (summed over the threads it holds).
+//
+// The dumps are per thread (--separate-threads=yes): a client request
+// dumps the events of the thread that made it, the thread running the
+// driver's goroutine, since that thread's previous dump. The other
+// threads' events are left out: the Go runtime's monitor thread (sysmon)
+// wakes on the host's clock (every 20 µs to 10 ms of real time), so how
+// much it executes between two readings depends on how fast valgrind ran,
+// not on the program; summed into the dumps, it made the same run's
+// modelled time vary. (The simulated caches are shared by all threads, so
+// the monitor's few accesses can still evict a line of the worker's.)
 func readDumps(dir string) ([]Events, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	pids := map[string]bool{}
-	byTick := map[int]string{}
+	byTick := map[int][]string{}
 	last := 0
 	for _, e := range ents {
 		m := dumpName.FindStringSubmatch(e.Name())
@@ -222,7 +233,7 @@ func readDumps(dir string) ([]Events, error) {
 		}
 		pids[m[1]] = true
 		n, _ := strconv.Atoi(m[2])
-		byTick[n] = filepath.Join(dir, e.Name())
+		byTick[n] = append(byTick[n], filepath.Join(dir, e.Name()))
 		last = max(last, n)
 	}
 	if len(pids) > 1 {
@@ -230,12 +241,17 @@ func readDumps(dir string) ([]Events, error) {
 	}
 	events := make([]Events, last+1)
 	for n := 1; n <= last; n++ {
-		path, ok := byTick[n]
+		paths, ok := byTick[n]
 		if !ok {
 			return nil, fmt.Errorf("%s: dump %d of %d is missing", dir, n, last)
 		}
-		if events[n], err = ReadCallgrindTotals(path); err != nil {
-			return nil, err
+		slices.Sort(paths)
+		for _, path := range paths {
+			e, err := ReadCallgrindTotals(path)
+			if err != nil {
+				return nil, err
+			}
+			events[n] = events[n].Add(e)
 		}
 	}
 	return events, nil
