@@ -45,6 +45,10 @@ func Main(info Info, task Task) error {
 	return nil
 }
 
+// processStart is when the process's Go code started (package
+// initialisation): the stages line measures the worker's start from it.
+var processStart = time.Now()
+
 // serve answers parscope's request in dir and returns the exit status.
 func serve(dir string, info Info, task Task) int {
 	var cfg childConfig
@@ -242,6 +246,7 @@ func snapshot(task Task) (state []byte, err error) {
 // next round fits it (see childConfig.Budget).
 func runReplay(dir string, info Info, task Task, cfg *childConfig) int {
 	start := time.Now()
+	stages := replayStages{StartUnix: processStart.UnixNano()}
 	f, err := os.OpenFile(filepath.Join(dir, replayFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "probe driver:", err)
@@ -258,16 +263,20 @@ func runReplay(dir string, info Info, task Task, cfg *childConfig) int {
 			cfg.Expect.Name, cfg.Expect.Version, info.Name, info.Version)})
 		return exitReported
 	}
-	c := &counter{}
-	if err := task.Init(c); err != nil {
-		emit(replayLine{Phase: -1, Err: fmt.Sprintf("Init: %v", err)})
-		return exitReported
-	}
+	// The stopwatch starts before Init so that the stages line can say
+	// what Init cost (the model clock: its first dump holds the process's
+	// start up to here).
 	sw, err := newStopwatch(cfg.Clock)
 	if err != nil {
 		emit(replayLine{Phase: -1, Err: err.Error()})
 		return exitReported
 	}
+	c := &counter{}
+	if err := task.Init(c); err != nil {
+		emit(replayLine{Phase: -1, Err: fmt.Sprintf("Init: %v", err)})
+		return exitReported
+	}
+	stages.Init = sw.now()
 	minRounds := max(cfg.Repeat, 1)
 	maxRounds := max(cfg.MaxRepeat, minRounds)
 	failed := make([]bool, len(cfg.Replay))
@@ -280,6 +289,12 @@ func runReplay(dir string, info Info, task Task, cfg *childConfig) int {
 			emit(replayLine{Phase: cfg.Replay[i].Phase, Err: fmt.Sprintf("snapshot %s: %v", cfg.Replay[i].File, err)})
 		}
 	}
+	stages.Load = sw.now()
+	defer func() {
+		stages.End = sw.now()
+		stages.EndUnix = time.Now().UnixNano()
+		emit(replayLine{Phase: stagesLine, Stages: &stages})
+	}()
 	for round := 0; round < maxRounds; round++ {
 		active := 0
 		for i, ph := range cfg.Replay {
@@ -295,6 +310,10 @@ func runReplay(dir string, info Info, task Task, cfg *childConfig) int {
 				active++
 			}
 			emit(l)
+		}
+		stages.Rounds = round + 1
+		if round == 0 {
+			stages.FirstRound = sw.now()
 		}
 		if active == 0 || round+1 < minRounds {
 			continue

@@ -452,6 +452,30 @@ func (v Valgrind) Replay(ctx context.Context, c Command, p *Probe, phases []int,
 		return nil, err
 	}
 	tl := &timeline{m: v.Machine, events: ev}
+	if c := o.Costs; c != nil && len(c.stages) == 1 {
+		// The worker's stages in the machine's time: tick 1 holds the
+		// process's start up to the stopwatch, and each stage the ticks
+		// after the previous stage's reading up to its own.
+		s := c.stages[0]
+		c.Instructions = map[string]int64{}
+		for _, st := range []struct {
+			name     string
+			from, to int64
+			d        *time.Duration
+		}{{"Start", 1, 1, &c.Start}, {"Init", 2, s.Init, &c.Init}, {"Load", s.Init + 1, s.Load, &c.Load},
+			{"FirstRound", s.Load + 1, s.FirstRound, &c.FirstRound}, {"Rounds", s.FirstRound + 1, s.End, &c.Rounds}} {
+			var sum Events
+			for t := st.from; t <= st.to; t++ {
+				e, err := tl.tick(t)
+				if err != nil {
+					return nil, err
+				}
+				sum = sum.Add(e)
+			}
+			*st.d = v.Machine.Time(sum)
+			c.Instructions[st.name] = sum.Ir
+		}
+	}
 	for i := range runs {
 		r := &runs[i]
 		if r.Err != nil {

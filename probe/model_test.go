@@ -116,9 +116,26 @@ func TestValgrindBackend(t *testing.T) {
 	if e := pred.Predicted/actual.Elapsed.Seconds() - 1; e < -0.02 || e > 0.02 {
 		t.Errorf("predicted %.6f s, actual %.6f s: error %+.2f%%, want within 2%%", pred.Predicted, actual.Elapsed.Seconds(), 100*e)
 	}
+	probed := 0.0
 	for _, ph := range pred.Phases {
 		if ph.Status == "ok" && ph.Samples != 1 {
 			t.Errorf("phase %d: %d samples, want 1 (one round on a model machine)", ph.ID, ph.Samples)
 		}
+		probed += ph.TProbed
+	}
+	// The worker's stages in instructions and in small's time: one round,
+	// which restores, warms up and times every phase, so it takes longer
+	// than the timed intervals; the later rounds are none.
+	c := pred.Costs
+	if c == nil || c.RoundsMade != 1 {
+		t.Fatalf("costs %+v: want one round", c)
+	}
+	for _, st := range []string{"Start", "Init", "Load", "FirstRound"} {
+		if c.Instructions[st] <= 0 {
+			t.Errorf("stage %s: %d instructions, want some", st, c.Instructions[st])
+		}
+	}
+	if c.FirstRound <= probed || c.Rounds > 1e-6 {
+		t.Errorf("first round %g s, later rounds %g s: want more than the timed intervals' %g s, and next to nothing", c.FirstRound, c.Rounds, probed)
 	}
 }
