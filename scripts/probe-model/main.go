@@ -56,6 +56,21 @@ type Row struct {
 	// least MinWeight time weight, from the same measurements.
 	Reduced      float64 `json:"reduced_s"`
 	ReducedError float64 `json:"reduced_error"`
+	// Stages is where the probe worker's time went, in the target's
+	// modelled time (the wall-clock parts of probe.ProbeCosts are left
+	// out: they are not deterministic).
+	Stages *Stages `json:"stages"`
+}
+
+// Stages are the probe worker's stages on a model machine.
+type Stages struct {
+	// Instructions by stage: Start, Init, Load, FirstRound, Rounds.
+	Instructions map[string]int64 `json:"instructions"`
+	// The stages' modelled times (s).
+	Start      float64 `json:"start_s"`
+	Init       float64 `json:"init_s"`
+	Load       float64 `json:"load_s"`
+	FirstRound float64 `json:"first_round_s"`
 }
 
 // PhaseRatio is one phase's speed on every machine.
@@ -94,7 +109,7 @@ func main() {
 	only := flag.String("only", "", "comma-separated workloads (default all)")
 	intervals := flag.Int("intervals", 1000, "intervals the probe aims at")
 	minWeight := flag.Float64("min-weight", 0.10, "time weight a phase needs to stay in the reduced probe")
-	warm := flag.Float64("warmup", 0.25, "warm-up before a timed interval, in intervals")
+	warm := flag.Float64("warmup", 8, "warm-up before a timed interval, in intervals (long enough to refill a 512 KiB cache after a restore; docs/probes.md)")
 	flag.Parse()
 	if err := run(*out, *only, *intervals, *minWeight, *warm); err != nil {
 		fmt.Fprintln(os.Stderr, "probe-model:", err)
@@ -193,6 +208,9 @@ func run(outJSON, only string, intervals int, minWeight, warm float64) error {
 			a := actual.Elapsed.Seconds()
 			row := Row{Workload: w.Name, Machine: m.Name, Actual: a, Predicted: pred.Predicted, Error: pred.Predicted/a - 1,
 				Reduced: rp.Predicted, ReducedError: rp.Predicted/a - 1}
+			if c := pred.Costs; c != nil {
+				row.Stages = &Stages{Instructions: c.Instructions, Start: c.Start, Init: c.Init, Load: c.Load, FirstRound: c.FirstRound}
+			}
 			res.Rows = append(res.Rows, row)
 			logf("%s on %s: actual %.6f s, predicted %.6f s (%+.2f%%), reduced %+.2f%%; %v", w.Name, m.Name, a, row.Predicted, 100*row.Error, 100*row.ReducedError, time.Since(t0).Round(time.Second))
 		}
@@ -271,6 +289,22 @@ func markdown(w io.Writer, r *Result, targets []probe.Machine) error {
 			fmt.Fprintf(w, " %.3f |", ph.Ratio[m.Name])
 		}
 		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The probe worker's stages (instructions, the same on every target; the share of the worker's instructions; modelled time on slowmem):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| workload | start (runtime, config) | Init | load (read, decompress, check) | first round (restore, warm-up, interval per phase) | slowmem: fixed / first round |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, row := range r.Rows {
+		c := row.Stages
+		if row.Machine != "slowmem" || c == nil || c.Instructions == nil {
+			continue
+		}
+		in := c.Instructions
+		total := float64(in["Start"] + in["Init"] + in["Load"] + in["FirstRound"] + in["Rounds"])
+		cell := func(n int64) string { return fmt.Sprintf("%.2f M (%.1f%%)", float64(n)/1e6, 100*float64(n)/total) }
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.3f ms / %.3f ms |\n", row.Workload, cell(in["Start"]), cell(in["Init"]), cell(in["Load"]), cell(in["FirstRound"]),
+			1e3*(c.Start+c.Init+c.Load), 1e3*c.FirstRound)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Probe sizes:")
