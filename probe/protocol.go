@@ -77,10 +77,9 @@ type childConfig struct {
 type replayPhase struct {
 	Phase int `json:"phase"`
 	// File holds the phase's compressed snapshot, which decompresses to
-	// RawSize bytes with the SHA-256 SHA256.
+	// RawSize bytes (the zstd frame's checksum checks its content).
 	File    string `json:"file"`
 	RawSize int64  `json:"raw_size"`
-	SHA256  string `json:"sha256"`
 	// WarmSteps steps run after the restore before timing starts; Steps
 	// are timed, and should execute Blocks blocks.
 	WarmSteps int64 `json:"warm_steps"`
