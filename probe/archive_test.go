@@ -225,3 +225,28 @@ func TestWriteFileReplacesOnlyAProbe(t *testing.T) {
 		t.Fatalf("left %d entries, want a.probe and notes.txt", len(ents))
 	}
 }
+
+// TestDecodeSnapshotFrameChecksum: without the SHA-256 (the replay's
+// check), a snapshot whose compressed bytes changed is still refused by
+// the zstd frame's checksum, and one of another size by its size.
+func TestDecodeSnapshotFrameChecksum(t *testing.T) {
+	p := &Probe{Manifest: Manifest{Phases: []Phase{{ID: 0}}}}
+	state := []byte(strings.Repeat("parscope probe state ", 1000))
+	if err := p.SetSnapshot(0, state); err != nil {
+		t.Fatal(err)
+	}
+	blob := p.blob(0)
+	if raw, err := decodeSnapshot(blob, int64(len(state)), ""); err != nil || string(raw) != string(state) {
+		t.Fatalf("intact snapshot: %d bytes, %v", len(raw), err)
+	}
+	if _, err := decodeSnapshot(blob, int64(len(state))+1, ""); err == nil {
+		t.Error("a snapshot of another size was accepted")
+	}
+	for _, off := range []int{len(blob) / 2, len(blob) - 5} {
+		bad := append([]byte(nil), blob...)
+		bad[off] ^= 0x40
+		if _, err := decodeSnapshot(bad, int64(len(state)), ""); err == nil {
+			t.Errorf("a snapshot with byte %d of %d changed was accepted", off, len(blob))
+		}
+	}
+}

@@ -74,6 +74,48 @@ type ReplayOptions struct {
 	// BeforeStart, if set, is called before the worker starts (after the
 	// snapshots are ready for it); an error stops the replay with it.
 	BeforeStart func() error
+	// Costs, if set, receives where the replay's own time went.
+	Costs *ReplayCosts
+}
+
+// ReplayCosts is where a replay's own time went. Local measures the wall
+// clock (a worker restarted after a crash adds to every stage); Valgrind
+// replaces the worker's stages by the model machine's time of their events
+// and adds their instruction counts.
+type ReplayCosts struct {
+	// Snapshots is the time spent writing the compressed snapshots into
+	// the worker's work directory, Wait the time then spent in
+	// BeforeStart (waiting for the executable's checksum).
+	Snapshots, Wait time.Duration
+	// Start runs from starting the worker to its driver's stopwatch
+	// (process creation, the Go runtime's initialisation, reading the
+	// configuration); Init is the task's Init; Load reading,
+	// decompressing and checking the snapshots; FirstRound the first
+	// round of measurements and Rounds the later ones; Exit from the
+	// driver's end to parscope having read its answer.
+	Start, Init, Load, FirstRound, Rounds, Exit time.Duration
+	// RoundsMade is the number of rounds.
+	RoundsMade int
+	// Instructions, under the Valgrind backend, counts the instructions
+	// the worker executed in Start, Init, Load, FirstRound and Rounds
+	// (by those names).
+	Instructions map[string]int64
+	// stages holds the stages line of every worker process.
+	stages []replayStages
+}
+
+// add adds the stages of one worker process, as its stages line reports
+// them, to c: the wall clock's Start and Exit against the moments
+// parscope started it (spawn) and had read its answer (done).
+func (c *ReplayCosts) add(s *replayStages, spawn, done time.Time) {
+	c.Start += time.Duration(max(0, s.StartUnix-spawn.UnixNano()))
+	c.Init += time.Duration(s.Init)
+	c.Load += time.Duration(s.Load - s.Init)
+	c.FirstRound += time.Duration(s.FirstRound - s.Load)
+	c.Rounds += time.Duration(s.End - s.FirstRound)
+	c.Exit += time.Duration(max(0, done.UnixNano()-s.EndUnix))
+	c.RoundsMade += s.Rounds
+	c.stages = append(c.stages, *s)
 }
 
 // RunStats describes one run of the worker.
@@ -318,23 +360,32 @@ func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, o 
 			cfg.Replay = append(cfg.Replay, replayPhase{Phase: ix, File: "phase-" + strconv.Itoa(i) + ".bin",
 				WarmSteps: ph.StartStep - ph.SnapshotStep, Steps: ph.EndStep - ph.StartStep, Blocks: ph.Blocks, Unit: unit[ix]})
 		}
+		var spawn time.Time
 		dir, runErr, err := l.child(ctx, c, cfg, func(dir string) error {
 			// The compressed snapshots: the worker decompresses and
 			// checks them itself, on all its cores, before measuring.
+			t0 := time.Now()
 			for i, ix := range phases {
 				s := p.Manifest.Phases[ix].Snapshot
 				if s == nil {
 					return fmt.Errorf("phase %d has no snapshot (the probe was reduced)", p.Manifest.Phases[ix].ID)
 				}
-				cfg.Replay[i].RawSize, cfg.Replay[i].SHA256 = s.RawSize, s.SHA256
+				cfg.Replay[i].RawSize = s.RawSize
 				if err := os.WriteFile(filepath.Join(dir, cfg.Replay[i].File), p.blob(ix), 0o644); err != nil {
 					return err
 				}
 			}
+			t1 := time.Now()
+			var err error
 			if o.BeforeStart != nil {
-				return o.BeforeStart()
+				err = o.BeforeStart()
 			}
-			return nil
+			spawn = time.Now()
+			if o.Costs != nil {
+				o.Costs.Snapshots += t1.Sub(t0)
+				o.Costs.Wait += spawn.Sub(t1)
+			}
+			return err
 		})
 		if err != nil {
 			os.RemoveAll(dir)
@@ -345,9 +396,16 @@ func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, o 
 		if lerr != nil && runErr == nil {
 			return nil, lerr
 		}
+		done := time.Now()
 		failed := map[int]bool{}
 		last := -1 // position in phases of the last phase measured
 		for _, ln := range lines {
+			if ln.Phase == stagesLine {
+				if ln.Stages != nil && o.Costs != nil {
+					o.Costs.add(ln.Stages, spawn, done)
+				}
+				continue
+			}
 			if ln.Phase == -1 {
 				if want := p.Manifest.Worker.Info; ln.Worker != want {
 					return nil, &IdentityError{What: "name/version", Probe: want.Name + "/" + want.Version, Worker: ln.Worker.Name + "/" + ln.Worker.Version}

@@ -113,10 +113,7 @@ func Build(ctx context.Context, c Command, o BuildOptions) (*Probe, error) {
 	}
 	group := int64(1)
 	if o.Interval == 0 {
-		// About Intervals intervals, each at least stepsPerInterval of the
-		// largest steps, so that cutting at step boundaries stays fine.
-		want := max(vec.Blocks/int64(cmp.Or(o.Intervals, DefaultIntervals)), stepsPerInterval*vec.MaxStep)
-		group = max(1, (want+fine-1)/fine)
+		group = AutoInterval(vec.Blocks, vec.MaxStep, o.Intervals, fine) / fine
 	}
 	interval := fine * group
 	vectors := sumVectors(vec.Vectors, int(group))
@@ -158,10 +155,7 @@ func Build(ctx context.Context, c Command, o BuildOptions) (*Probe, error) {
 	var at []int64
 	var kept []int
 	for _, ph := range res.Phases {
-		rep := ph.Representative
-		if rep < 0 {
-			rep = slices.Index(res.Labels, ph.ID)
-		}
+		rep := representative(res, ph, interval, warm)
 		m.Phases = append(m.Phases, Phase{ID: ph.ID, Weight: ph.Weight, Size: ph.Size, Representative: rep})
 		if o.MinWeight >= 0 && ph.Weight < cmp.Or(o.MinWeight, 0.01) {
 			continue
@@ -275,6 +269,42 @@ func Build(ctx context.Context, c Command, o BuildOptions) (*Probe, error) {
 		p.Manifest.Reduction = fmt.Sprintf("phases under weight %g dropped at build", cmp.Or(o.MinWeight, 0.01))
 	}
 	return p, nil
+}
+
+// representative returns the interval of phase ph to measure: the one
+// closest to the phase's centre (the earliest on ties), as SimPoint
+// chooses, but among the intervals that start at least warm blocks into
+// the run, so that the whole warm-up can run before it (eq. 4.2). An
+// interval closer to the start cannot be warmed up: its replay would time
+// it on caches the restore left, not on those the run left. Only when no
+// interval of the phase leaves room is SimPoint's choice kept.
+func representative(res *phase.Result, ph phase.Phase, interval, warm int64) int {
+	best := -1
+	for k, label := range res.Labels {
+		if label != ph.ID || int64(k)*interval < warm || k >= len(res.Distances) {
+			continue
+		}
+		if best < 0 || res.Distances[k] < res.Distances[best] {
+			best = k
+		}
+	}
+	switch {
+	case best >= 0:
+		return best
+	case ph.Representative >= 0:
+		return ph.Representative
+	}
+	return slices.Index(res.Labels, ph.ID)
+}
+
+// AutoInterval is the interval size (blocks) Build chooses for a run of
+// blocks blocks whose largest step executes maxStep blocks, counted in
+// vectors of fine blocks: about intervals intervals (0 means
+// DefaultIntervals), each at least stepsPerInterval of the largest steps,
+// so that cutting at step boundaries stays fine; a multiple of fine.
+func AutoInterval(blocks, maxStep int64, intervals int, fine int64) int64 {
+	want := max(blocks/int64(cmp.Or(intervals, DefaultIntervals)), stepsPerInterval*maxStep)
+	return fine * max(1, (want+fine-1)/fine)
 }
 
 // DefaultIntervals is the number of intervals an automatic interval size

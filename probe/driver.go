@@ -45,6 +45,10 @@ func Main(info Info, task Task) error {
 	return nil
 }
 
+// processStart is when the process's Go code started (package
+// initialisation): the stages line measures the worker's start from it.
+var processStart = time.Now()
+
 // serve answers parscope's request in dir and returns the exit status.
 func serve(dir string, info Info, task Task) int {
 	var cfg childConfig
@@ -58,6 +62,9 @@ func serve(dir string, info Info, task Task) int {
 		return answer(dir, &res)
 	}
 	res.Mode = cfg.Mode
+	if cfg.Clock == ModelClock {
+		task = yieldingTask{task}
+	}
 	switch cfg.Mode {
 	case modePlain:
 		err = runPlain(task, &cfg, &res)
@@ -239,6 +246,7 @@ func snapshot(task Task) (state []byte, err error) {
 // next round fits it (see childConfig.Budget).
 func runReplay(dir string, info Info, task Task, cfg *childConfig) int {
 	start := time.Now()
+	stages := replayStages{StartUnix: processStart.UnixNano()}
 	f, err := os.OpenFile(filepath.Join(dir, replayFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "probe driver:", err)
@@ -255,28 +263,38 @@ func runReplay(dir string, info Info, task Task, cfg *childConfig) int {
 			cfg.Expect.Name, cfg.Expect.Version, info.Name, info.Version)})
 		return exitReported
 	}
-	c := &counter{}
-	if err := task.Init(c); err != nil {
-		emit(replayLine{Phase: -1, Err: fmt.Sprintf("Init: %v", err)})
-		return exitReported
-	}
+	// The stopwatch starts before Init so that the stages line can say
+	// what Init cost (the model clock: its first dump holds the process's
+	// start up to here).
 	sw, err := newStopwatch(cfg.Clock)
 	if err != nil {
 		emit(replayLine{Phase: -1, Err: err.Error()})
 		return exitReported
 	}
+	c := &counter{}
+	if err := task.Init(c); err != nil {
+		emit(replayLine{Phase: -1, Err: fmt.Sprintf("Init: %v", err)})
+		return exitReported
+	}
+	stages.Init = sw.now()
 	minRounds := max(cfg.Repeat, 1)
 	maxRounds := max(cfg.MaxRepeat, minRounds)
 	failed := make([]bool, len(cfg.Replay))
 	sums := make([]int64, len(cfg.Replay))
 	status := 0
-	states, errs := loadSnapshots(dir, cfg.Replay)
+	states, errs := loadSnapshots(dir, cfg.Replay, sw.model)
 	for i, err := range errs {
 		if err != nil {
 			failed[i], status = true, exitReported
 			emit(replayLine{Phase: cfg.Replay[i].Phase, Err: fmt.Sprintf("snapshot %s: %v", cfg.Replay[i].File, err)})
 		}
 	}
+	stages.Load = sw.now()
+	defer func() {
+		stages.End = sw.now()
+		stages.EndUnix = time.Now().UnixNano()
+		emit(replayLine{Phase: stagesLine, Stages: &stages})
+	}()
 	for round := 0; round < maxRounds; round++ {
 		active := 0
 		for i, ph := range cfg.Replay {
@@ -292,6 +310,10 @@ func runReplay(dir string, info Info, task Task, cfg *childConfig) int {
 				active++
 			}
 			emit(l)
+		}
+		stages.Rounds = round + 1
+		if round == 0 {
+			stages.FirstRound = sw.now()
 		}
 		if active == 0 || round+1 < minRounds {
 			continue
@@ -316,10 +338,29 @@ func runReplay(dir string, info Info, task Task, cfg *childConfig) int {
 }
 
 // loadSnapshots reads, decompresses and checks the phases' snapshots, on
-// up to GOMAXPROCS goroutines (nothing is measured yet).
-func loadSnapshots(dir string, phases []replayPhase) ([][]byte, []error) {
+// up to GOMAXPROCS goroutines (nothing is measured yet), or on the calling
+// goroutine with the model clock (one P; the model clock's dumps count the
+// calling goroutine's thread).
+//
+// The check is the size and the zstd frame's checksum of the content, not
+// the manifest's SHA-256: parscope checked the SHA-256 of the whole probe
+// file when it read it, and a snapshot damaged on its way through the work
+// directory fails the frame checksum. Hashing the decompressed states
+// again cost as much as decompressing them (36 MB of phasesize-large's
+// snapshots: 31–46 ms of SHA-256 against 45 ms of decompression).
+func loadSnapshots(dir string, phases []replayPhase, model bool) ([][]byte, []error) {
 	states := make([][]byte, len(phases))
 	errs := make([]error, len(phases))
+	if model {
+		for i, ph := range phases {
+			blob, err := os.ReadFile(filepath.Join(dir, ph.File))
+			if err == nil {
+				states[i], err = decodeSnapshot(blob, ph.RawSize, "")
+			}
+			errs[i] = err
+		}
+		return states, errs
+	}
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, ph := range phases {
@@ -328,7 +369,7 @@ func loadSnapshots(dir string, phases []replayPhase) ([][]byte, []error) {
 			defer func() { <-sem }()
 			blob, err := os.ReadFile(filepath.Join(dir, ph.File))
 			if err == nil {
-				states[i], err = decodeSnapshot(blob, ph.RawSize, ph.SHA256)
+				states[i], err = decodeSnapshot(blob, ph.RawSize, "")
 			}
 			errs[i] = err
 		})
@@ -349,7 +390,14 @@ func measurePhase(task Task, c *counter, sw *stopwatch, ph replayPhase, state []
 		l.Err = fmt.Sprintf("Restore: %v", err)
 		return l
 	}
-	runtime.GC()
+	// A collection now keeps the restores' garbage from being collected
+	// inside a timed interval. Not under the model clock: there the
+	// worker runs with GOGC=off, so no collection starts by itself, and a
+	// forced one wakes the runtime's scavenger, whose timer then fires on
+	// the host's clock inside the timed intervals.
+	if !sw.model {
+		runtime.GC()
+	}
 	c.n = 0
 	t0 := sw.now()
 	if err := steps(task, ph.WarmSteps); err != nil {
@@ -362,8 +410,8 @@ func measurePhase(task Task, c *counter, sw *stopwatch, ph replayPhase, state []
 		l.Err = fmt.Sprintf("interval: %v", err)
 		return l
 	}
-	l.ProbedNS = sw.now() - t1
-	l.WarmNS = t1 - t0
+	l.ProbedNS = sw.between(t1, sw.now())
+	l.WarmNS = sw.between(t0, t1)
 	l.Blocks = c.n - warm
 	if l.Blocks != ph.Blocks {
 		l.Err = fmt.Sprintf("phase %d executed %d blocks, the reference %d: the worker is not deterministic", ph.Phase, l.Blocks, ph.Blocks)
@@ -400,4 +448,20 @@ func mean(xs []time.Duration) (m, stderr float64) {
 		ss += d * d
 	}
 	return m, math.Sqrt(ss / float64(len(xs)-1) / float64(len(xs)))
+}
+
+// yieldingTask calls the scheduler after every step (model clock). The Go
+// runtime's monitor preempts a goroutine that has not passed through the
+// scheduler for 10 ms of real time; under valgrind that happens at places
+// that depend on the host's speed, and each preemption executes scheduler
+// code that the model would count. Passing through the scheduler at every
+// step costs the same events in every run and leaves the monitor nothing
+// to preempt, so the modelled times repeat exactly.
+type yieldingTask struct{ Task }
+
+// Step implements Task.
+func (t yieldingTask) Step() bool {
+	done := t.Task.Step()
+	runtime.Gosched()
+	return done
 }

@@ -94,6 +94,43 @@ type Prediction struct {
 	Represented float64 `json:"represented"`
 	// Failed counts the phases that crashed on the target.
 	Failed int `json:"failed"`
+	// Costs says where ProbeTime went (set by Run).
+	Costs *ProbeCosts `json:"costs,omitempty"`
+}
+
+// ProbeCosts is where a probe run's own time went, stage by stage, in
+// seconds of the wall clock. Hash runs beside Snapshots; the other stages
+// follow one another. Under the Valgrind backend the worker's stages
+// (Start to Rounds) are the model machine's time instead, and
+// Instructions counts the instructions the worker executed in each.
+type ProbeCosts struct {
+	// Read is reading and checking the probe file (from
+	// RunOptions.Started to Run's start; 0 without Started).
+	Read float64 `json:"read_s"`
+	// Hash is the executable's SHA-256.
+	Hash float64 `json:"hash_s"`
+	// Snapshots is writing the compressed snapshots for the worker, Wait
+	// waiting for Hash after that.
+	Snapshots float64 `json:"snapshots_s"`
+	Wait      float64 `json:"wait_s"`
+	// Start is the worker's start up to its driver's stopwatch, Init the
+	// task's Init, Load reading, decompressing and checking the
+	// snapshots, FirstRound and Rounds the first and the later rounds of
+	// measurements, Exit the worker's exit and reading its answers.
+	Start      float64 `json:"start_s"`
+	Init       float64 `json:"init_s"`
+	Load       float64 `json:"load_s"`
+	FirstRound float64 `json:"first_round_s"`
+	Rounds     float64 `json:"rounds_s"`
+	Exit       float64 `json:"exit_s"`
+	// RoundsMade is the number of rounds.
+	RoundsMade   int              `json:"rounds"`
+	Instructions map[string]int64 `json:"instructions,omitempty"`
+}
+
+// Fixed is the probe's fixed cost: everything but the rounds.
+func (c *ProbeCosts) Fixed() float64 {
+	return c.Read + c.Snapshots + c.Wait + c.Start + c.Init + c.Load + c.Exit
 }
 
 // DefaultBudget is the probe's default time budget: 1% of the run time it
@@ -145,9 +182,10 @@ func (e *IdentityError) Error() string {
 // snapshot, restore it, run the warm-up, time one interval; then predict
 // the full run time with equation (4.7).
 func Run(ctx context.Context, p *Probe, c Command, o RunOptions) (*Prediction, error) {
+	begun := time.Now()
 	start := o.Started
 	if start.IsZero() {
-		start = time.Now()
+		start = begun
 	}
 	be := o.Backend
 	if be == nil {
@@ -168,10 +206,13 @@ func Run(ctx context.Context, p *Probe, c Command, o RunOptions) (*Prediction, e
 	// for it, and checked before it starts.
 	var sum string
 	var sumErr error
+	var hashTime time.Duration
 	hashed := make(chan struct{})
 	go func() {
 		defer close(hashed)
+		t0 := time.Now()
 		sum, sumErr = FileSHA256(c.Path)
+		hashTime = time.Since(t0)
 	}()
 	identity := func() error {
 		<-hashed
@@ -183,7 +224,8 @@ func Run(ctx context.Context, p *Probe, c Command, o RunOptions) (*Prediction, e
 		}
 		return nil
 	}
-	ro := ReplayOptions{Rounds: o.Repeat, BeforeStart: identity}
+	var costs ReplayCosts
+	ro := ReplayOptions{Rounds: o.Repeat, BeforeStart: identity, Costs: &costs}
 	switch {
 	case o.Repeat > 0:
 	case o.Budget < 0:
@@ -247,6 +289,10 @@ func Run(ctx context.Context, p *Probe, c Command, o RunOptions) (*Prediction, e
 	pred.StdErr = math.Sqrt(v) / Noise(m.ETRef, m.ETUninstRef) / pred.Covered
 	pred.ProbeTime = time.Since(start).Seconds()
 	pred.ProbeFraction = pred.ProbeTime / pred.Predicted
+	pred.Costs = &ProbeCosts{Read: begun.Sub(start).Seconds(), Hash: hashTime.Seconds(),
+		Snapshots: costs.Snapshots.Seconds(), Wait: costs.Wait.Seconds(), Start: costs.Start.Seconds(),
+		Init: costs.Init.Seconds(), Load: costs.Load.Seconds(), FirstRound: costs.FirstRound.Seconds(),
+		Rounds: costs.Rounds.Seconds(), Exit: costs.Exit.Seconds(), RoundsMade: costs.RoundsMade, Instructions: costs.Instructions}
 	return pred, nil
 }
 

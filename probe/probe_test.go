@@ -92,6 +92,22 @@ func TestBuildAndRun(t *testing.T) {
 	if want := float64(blocks) / 16000; !near(pred.Represented, want) {
 		t.Fatalf("represented %g, want %g", pred.Represented, want)
 	}
+	// Where the probe's time went: two rounds, every stage of the worker
+	// took some time, and the stages that follow one another add up to no
+	// more than the probe's time.
+	c := pred.Costs
+	if c == nil || c.RoundsMade != 2 || c.Instructions != nil {
+		t.Fatalf("costs %+v: want 2 rounds and no instruction counts (wall clock)", c)
+	}
+	for name, d := range map[string]float64{"hash": c.Hash, "snapshots": c.Snapshots, "start": c.Start, "init": c.Init,
+		"load": c.Load, "first round": c.FirstRound, "rounds": c.Rounds} {
+		if !(d > 0) {
+			t.Errorf("%s took %g s, want a positive time", name, d)
+		}
+	}
+	if sum := c.Fixed() + c.FirstRound + c.Rounds; sum > pred.ProbeTime {
+		t.Errorf("the stages sum to %g s, more than the probe's time %g s", sum, pred.ProbeTime)
+	}
 }
 
 func phaseIndex(p *Probe, id int) int {

@@ -77,10 +77,9 @@ type childConfig struct {
 type replayPhase struct {
 	Phase int `json:"phase"`
 	// File holds the phase's compressed snapshot, which decompresses to
-	// RawSize bytes with the SHA-256 SHA256.
+	// RawSize bytes (the zstd frame's checksum checks its content).
 	File    string `json:"file"`
 	RawSize int64  `json:"raw_size"`
-	SHA256  string `json:"sha256"`
 	// WarmSteps steps run after the restore before timing starts; Steps
 	// are timed, and should execute Blocks blocks.
 	WarmSteps int64 `json:"warm_steps"`
@@ -122,7 +121,8 @@ type snapResult struct {
 }
 
 // replayLine is one line of replay.jsonl: one measurement of a phase, a
-// phase that failed (Err), or (Phase -1) an error before any phase.
+// phase that failed (Err), (Phase -1) an error before any phase, or
+// (Phase stagesLine) the driver's last line: where its time went.
 type replayLine struct {
 	Phase  int  `json:"phase"`
 	Worker Info `json:"worker"`
@@ -133,4 +133,23 @@ type replayLine struct {
 	WarmNS   int64  `json:"warm_ns"`
 	Blocks   int64  `json:"blocks"`
 	Err      string `json:"error,omitempty"`
+	// Stages is set on the stages line.
+	Stages *replayStages `json:"stages,omitempty"`
+}
+
+// stagesLine is the Phase of the replay's stages line.
+const stagesLine = -2
+
+// replayStages are the driver's stopwatch readings at the ends of its
+// stages (ns since the stopwatch started, read before Init; the model
+// clock: ticks), the rounds it made, and the wall clock (Unix ns) at which
+// the process's Go code started and at which the driver finished.
+type replayStages struct {
+	Init       int64 `json:"init"`
+	Load       int64 `json:"load"`
+	FirstRound int64 `json:"first_round"`
+	End        int64 `json:"end"`
+	Rounds     int   `json:"rounds"`
+	StartUnix  int64 `json:"start_unix_ns"`
+	EndUnix    int64 `json:"end_unix_ns"`
 }

@@ -32,14 +32,19 @@ func TestMain(m *testing.M) {
 // testTask alternates stages A (steps i mod 400 < 200: blocks 1, light
 // work) and B (blocks 2 and 3, three times the work).
 type testTask struct {
-	steps int
-	i     int
-	acc   uint64
-	blk   Blocks
+	steps        int
+	i            int
+	acc          uint64
+	blk          Blocks
+	crash, panic bool
 }
 
+// Init reads the failure switches once: a lookup in the environment is a
+// map access, whose cost varies from process to process with the map's
+// random seed, and would make the model machines' times vary.
 func (t *testTask) Init(b Blocks) error {
 	t.blk, t.i, t.acc = b, 0, 1
+	t.crash, t.panic = os.Getenv("TEST_CRASH") != "", os.Getenv("TEST_PANIC") != ""
 	return nil
 }
 
@@ -48,10 +53,10 @@ func (t *testTask) stageB() bool { return t.i%400 >= 200 }
 func (t *testTask) Step() bool {
 	work := 2000
 	if t.stageB() {
-		if os.Getenv("TEST_CRASH") != "" {
+		if t.crash {
 			os.Exit(7)
 		}
-		if os.Getenv("TEST_PANIC") != "" {
+		if t.panic {
 			panic("injected failure in stage B")
 		}
 		work = 6000

@@ -78,7 +78,7 @@ func TestProbeBuildRun(t *testing.T) {
 		t.Fatalf("prediction %+v", pred)
 	}
 	table := mustRun(t, append([]string{"probe", "run", pf}, worker...)...)
-	for _, want := range []string{"TimeUnitValue", "predicted run time:", "probe run time:", "100.0% of the run"} {
+	for _, want := range []string{"TimeUnitValue", "predicted run time:", "probe run time:", "100.0% of the run", "probe time by stage: read ", ", first round "} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}

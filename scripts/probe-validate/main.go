@@ -3,11 +3,12 @@
 //
 //	go run ./scripts/probe-validate [-out docs/probes-wall.json] [-plots docs]
 //
-// For every workload it builds the worker twice (normally, and without
-// optimisations: -gcflags=all=-N -l), builds a probe on the reference (the
-// optimised worker on this machine), then for every target — the
-// unoptimised build, the optimised build next to a CPU hog (one spinning
-// process per CPU), and GOMAXPROCS=1 for the parallel workers — measures:
+// For every workload it builds the worker four times (normally; without
+// optimisations, -gcflags=all=-N -l; without bounds checks,
+// -gcflags=all=-B; with GOAMD64=v3), builds a probe on the reference (the
+// normal build on this machine), then for every target — each other
+// build, and the normal build pinned to CPU 0 beside a memory-bandwidth
+// neighbour (./membw) pinned to CPU 1 — measures:
 //
 //   - the actual run time (the worker's uninstrumented step loop, as
 //     ETuninstRef is measured),
@@ -20,7 +21,12 @@
 //     and reference,
 //   - naive predictor (b): the first 1% of the run timed on the target and
 //     extrapolated by blocks (read off the interval marks of a counted run
-//     on the target; stopping the run there would time the same thing).
+//     on the target; stopping the run there would time the same thing),
+//   - the noise floor: the mean distance of the full runs from their
+//     median.
+//
+// Wall-clock figures mean something only on a machine that runs nothing
+// else: take them on an idle machine.
 //
 // It prints a Markdown table and writes the raw numbers as JSON, and the
 // quality-against-size curves of phasesize (small and large) as PNG.
@@ -64,16 +70,37 @@ var workloads = []workload{
 }
 
 type target struct {
-	Name     string
-	NoOpt    bool
-	Hog      bool
-	MaxProcs bool // GOMAXPROCS=1
+	Name string
+	// Build is the variant of the worker (and of the benchmark) the
+	// target runs: a suffix of the binaries built below.
+	Build string
+	// MemBW runs a memory-bandwidth neighbour pinned to the other core
+	// while the worker is pinned to the first.
+	MemBW bool
 }
 
+// Targets that each run every phase at its own steady speed (issue 22,
+// item 1): other builds of the same worker, and a neighbour that takes
+// memory bandwidth, which slows memory-bound phases more than
+// compute-bound ones.
 var targets = []target{
-	{Name: "noopt", NoOpt: true},
-	{Name: "cpu-hog", Hog: true},
-	{Name: "gomaxprocs=1", MaxProcs: true},
+	{Name: "noopt", Build: "-noopt"},
+	{Name: "nobounds", Build: "-nobounds"},
+	{Name: "goamd64=v3", Build: "-v3"},
+	{Name: "membw", MemBW: true},
+}
+
+// variants are the builds of the workers and the benchmark: suffix, the
+// extra go build flags and environment.
+var variants = []struct {
+	Suffix string
+	Flags  []string
+	Env    []string
+}{
+	{"", nil, nil},
+	{"-noopt", []string{"-gcflags=all=-N -l"}, nil},
+	{"-nobounds", []string{"-gcflags=all=-B"}, nil},
+	{"-v3", nil, []string{"GOAMD64=v3"}},
 }
 
 // row is one workload on one target.
@@ -136,30 +163,26 @@ func run(outJSON, plots, only string, repeat, refRuns, actualRuns int, clock pro
 		return err
 	}
 	defer os.RemoveAll(bin)
-	build := func(pkg, out string, noopt bool) error {
-		args := []string{"build", "-o", filepath.Join(bin, out)}
-		if noopt {
-			args = append(args, "-gcflags=all=-N -l")
-		}
+	build := func(pkg, out string, flags, env []string) error {
+		args := append([]string{"build", "-o", filepath.Join(bin, out)}, flags...)
 		c := exec.Command("go", append(args, "./"+pkg)...)
-		c.Dir = root
+		c.Dir, c.Env = root, append(os.Environ(), env...)
 		if b, err := c.CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
 		}
 		return nil
 	}
-	for _, p := range []string{"matmul", "nbody", "sweep", "phasesize"} {
-		if err := build("examples/"+p, p, false); err != nil {
-			return err
+	for _, v := range variants {
+		for _, p := range []string{"matmul", "nbody", "sweep", "phasesize"} {
+			if err := build("examples/"+p, p+v.Suffix, v.Flags, v.Env); err != nil {
+				return err
+			}
 		}
-		if err := build("examples/"+p, p+"-noopt", true); err != nil {
+		if err := build("scripts/probe-validate/bench", "bench"+v.Suffix, v.Flags, v.Env); err != nil {
 			return err
 		}
 	}
-	if err := build("scripts/probe-validate/bench", "bench", false); err != nil {
-		return err
-	}
-	if err := build("scripts/probe-validate/bench", "bench-noopt", true); err != nil {
+	if err := build("scripts/probe-validate/membw", "membw", nil, nil); err != nil {
 		return err
 	}
 	be := probe.Local{Clock: clock}
@@ -192,21 +215,14 @@ func run(outJSON, plots, only string, repeat, refRuns, actualRuns int, clock pro
 		comp, raw := p.Sizes()
 		rcomp, _ := reduced.Sizes()
 		for _, tg := range targets {
-			if tg.MaxProcs && !w.Parallel {
-				continue
-			}
 			c := ref
-			benchBin := filepath.Join(bin, "bench")
-			if tg.NoOpt {
-				c.Path = filepath.Join(bin, w.Pkg+"-noopt")
-				benchBin = filepath.Join(bin, "bench-noopt")
-			}
-			if tg.MaxProcs {
-				c.Env = []string{"GOMAXPROCS=1"}
-			}
+			c.Path = filepath.Join(bin, w.Pkg+tg.Build)
+			benchBin := filepath.Join(bin, "bench"+tg.Build)
 			var stop func()
-			if tg.Hog {
-				stop = startHog()
+			if tg.MemBW {
+				if stop, err = startMemBW(filepath.Join(bin, "membw")); err != nil {
+					return fmt.Errorf("%s on %s: %w", w.Name, tg.Name, err)
+				}
 			}
 			r, curve, err := measure(ctx, be, p, reduced, file, c, benchBin, benchRef, repeat, actualRuns)
 			if stop != nil {
@@ -223,7 +239,7 @@ func run(outJSON, plots, only string, repeat, refRuns, actualRuns int, clock pro
 				}
 			}
 			rows = append(rows, r)
-			if strings.HasPrefix(w.Name, "phasesize") && tg.NoOpt {
+			if strings.HasPrefix(w.Name, "phasesize") && tg.Name == "noopt" {
 				curves[w.Name] = curve
 			}
 			fmt.Fprintf(os.Stderr, "  %-13s actual %.3fs probe %.3fs (%+.1f%%) probe time %.1fms naive bench %+.1f%% first-1%% %+.1f%%\n",
@@ -359,22 +375,30 @@ func bench(path string, env []string, _ bool) (float64, error) {
 	return strconv.ParseFloat(f[0], 64)
 }
 
-// startHog starts one CPU-bound process per CPU and returns a function that
-// stops them.
-func startHog() func() {
-	var cmds []*exec.Cmd
-	for range runtime.NumCPU() {
-		c := exec.Command("sh", "-c", "while :; do :; done")
-		if c.Start() == nil {
-			cmds = append(cmds, c)
-		}
+// startMemBW pins this process (all its threads, and so the workers it
+// starts) to CPU 0 and starts the memory-bandwidth neighbour pinned to
+// CPU 1; the function it returns stops the neighbour and unpins.
+func startMemBW(path string) (func(), error) {
+	if runtime.NumCPU() < 2 {
+		return nil, fmt.Errorf("the membw target needs two CPUs, this machine has %d", runtime.NumCPU())
+	}
+	pid := strconv.Itoa(os.Getpid())
+	if b, err := exec.Command("taskset", "-a", "-p", "-c", "0", pid).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("taskset: pinning to CPU 0: %v: %s", err, b)
+	}
+	unpin := func() {
+		exec.Command("taskset", "-a", "-p", "-c", fmt.Sprintf("0-%d", runtime.NumCPU()-1), pid).Run()
+	}
+	n := exec.Command("taskset", "-c", "1", path)
+	if err := n.Start(); err != nil {
+		unpin()
+		return nil, err
 	}
 	return func() {
-		for _, c := range cmds {
-			c.Process.Kill()
-			c.Wait()
-		}
-	}
+		n.Process.Kill()
+		n.Wait()
+		unpin()
+	}, nil
 }
 
 func moduleRoot() (string, error) {

@@ -1,0 +1,335 @@
+// Command probe-model validates the probe on the model machines (issue
+// 22, item 2): each workload runs under valgrind's callgrind with a
+// simulated cache hierarchy, and a machine's time is its documented cost
+// model (probe.Machine). The probe is built on the reference machine and
+// run on every other; the actual time is the full run's modelled time on
+// the target. Run-to-run noise is (almost) zero here, so the error is the
+// method's own.
+//
+//	go run ./scripts/probe-model [-only matmul,sweep] [-out docs/probes-model.json] > docs/probes-model.md
+//
+// The markdown table goes to stdout; progress (with wall times) to stderr.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/parscope/parscope/probe"
+)
+
+// workload is one worker with inputs small enough for valgrind (each full
+// run executes some 10⁸–10⁹ instructions).
+type workload struct {
+	Name, Pkg string
+	Args      []string
+}
+
+var workloads = []workload{
+	{"matmul", "matmul", []string{"-n", "128", "-rows", "8", "-reps", "20"}},
+	{"nbody", "nbody", []string{"-n", "128", "-steps", "300"}},
+	{"sweep", "sweep", []string{"-n", "96", "-iters", "100"}},
+	{"phasesize", "phasesize", []string{"-n", "192", "-iters", "6", "-sweeps", "6", "-table", "65536"}},
+	{"phasesize-bigger", "phasesize", []string{"-n", "128", "-iters", "30", "-sweeps", "10", "-table", "16384"}},
+}
+
+// Row is one workload on one target machine.
+type Row struct {
+	Workload string `json:"workload"`
+	Machine  string `json:"machine"`
+	// Actual is the full run's modelled time (s), Predicted the probe's
+	// prediction from its representative intervals (s).
+	Actual    float64 `json:"actual_s"`
+	Predicted float64 `json:"predicted_s"`
+	Error     float64 `json:"error"`
+	// Reduced is the prediction of the probe reduced to its phases of at
+	// least MinWeight time weight, from the same measurements.
+	Reduced      float64 `json:"reduced_s"`
+	ReducedError float64 `json:"reduced_error"`
+	// Stages is where the probe worker's time went, in the target's
+	// modelled time (the wall-clock parts of probe.ProbeCosts are left
+	// out: they are not deterministic).
+	Stages *Stages `json:"stages"`
+}
+
+// Stages are the probe worker's stages on a model machine.
+type Stages struct {
+	// Instructions by stage: Start, Init, Load, FirstRound, Rounds.
+	Instructions map[string]int64 `json:"instructions"`
+	// The stages' modelled times (s).
+	Start      float64 `json:"start_s"`
+	Init       float64 `json:"init_s"`
+	Load       float64 `json:"load_s"`
+	FirstRound float64 `json:"first_round_s"`
+}
+
+// PhaseRatio is one phase's speed on every machine.
+type PhaseRatio struct {
+	Workload string  `json:"workload"`
+	Phase    int     `json:"phase"`
+	Weight   float64 `json:"time_weight"`
+	TRef     float64 `json:"t_phase_ref_s"`
+	// Ratio maps a target machine to TProbed/TPhaseRef.
+	Ratio map[string]float64 `json:"ratio"`
+}
+
+// Size is a workload's probe size before and after reduction.
+type Size struct {
+	Workload     string `json:"workload"`
+	Phases, Kept int
+	RawBytes     int64 `json:"raw_bytes"`
+	Bytes        int64 `json:"bytes"`
+	ReducedBytes int64 `json:"reduced_bytes"`
+	Intervals    int   `json:"intervals"`
+	Interval     int64 `json:"interval_blocks"`
+}
+
+// Result is the whole validation.
+type Result struct {
+	Machines  []probe.Machine `json:"machines"`
+	Workloads []workload      `json:"workloads"`
+	Rows      []Row           `json:"rows"`
+	Phases    []PhaseRatio    `json:"phases"`
+	Sizes     []Size          `json:"sizes"`
+	MinWeight float64         `json:"min_weight"`
+}
+
+func main() {
+	out := flag.String("out", "", "also write the result as JSON here")
+	only := flag.String("only", "", "comma-separated workloads (default all)")
+	intervals := flag.Int("intervals", 1000, "intervals the probe aims at")
+	minWeight := flag.Float64("min-weight", 0.10, "time weight a phase needs to stay in the reduced probe")
+	warm := flag.Float64("warmup", 8, "warm-up before a timed interval, in intervals (long enough to refill a 512 KiB cache after a restore; docs/probes.md)")
+	flag.Parse()
+	if err := run(*out, *only, *intervals, *minWeight, *warm); err != nil {
+		fmt.Fprintln(os.Stderr, "probe-model:", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+
+func run(outJSON, only string, intervals int, minWeight, warm float64) error {
+	ctx := context.Background()
+	root, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(strings.TrimSpace(string(root)))
+	bin, err := os.MkdirTemp("", "probe-model-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(bin)
+	ref, targets := probe.ModelMachines[0], probe.ModelMachines[1:]
+	res := Result{Machines: probe.ModelMachines, MinWeight: minWeight}
+	for _, w := range workloads {
+		if only != "" && !slices.Contains(strings.Split(only, ","), w.Name) {
+			continue
+		}
+		res.Workloads = append(res.Workloads, w)
+		exe := filepath.Join(bin, w.Pkg)
+		cmd := exec.Command("go", "build", "-o", exe, "./examples/"+w.Pkg)
+		cmd.Dir, cmd.Stderr = dir, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("building %s: %w", w.Pkg, err)
+		}
+		c := probe.Command{Path: exe, Args: w.Args, Output: os.Stderr}
+		// The interval Build would choose, to size the warm-up in
+		// intervals (the vectors are counted natively: cheap).
+		vec, err := probe.Local{}.Vectors(ctx, probe.Command{Path: exe, Args: w.Args}, 64)
+		if err != nil {
+			return fmt.Errorf("%s: counting blocks: %w", w.Name, err)
+		}
+		interval := probe.AutoInterval(vec.Blocks, vec.MaxStep, intervals, 64)
+		t0 := time.Now()
+		p, err := probe.Build(ctx, c, probe.BuildOptions{Backend: probe.Valgrind{Machine: ref}, Clock: probe.ModelClock,
+			Interval: interval, WarmUp: max(1, int64(warm*float64(interval))), RefRuns: 1, Repeat: 1})
+		if err != nil {
+			return fmt.Errorf("%s: building the probe on %s: %w", w.Name, ref.Name, err)
+		}
+		logf("%s: probe built on %s in %v: %d phases, interval %d blocks", w.Name, ref.Name, time.Since(t0).Round(time.Second), len(p.Manifest.Phases), p.Manifest.Interval)
+		for _, ph := range p.Manifest.Phases {
+			logf("  phase %d: time weight %.3f, interval in the counted run %.2f µs, replayed %.2f µs", ph.ID, ph.TimeShare, 1e6*ph.TIntervalRef, 1e6*ph.TPhaseRef)
+		}
+		logf("  ETRef %.6f s, ETuninstRef %.6f s", p.Manifest.ETRef, p.Manifest.ETUninstRef)
+		red := probe.Reduce(p, 0, minWeight, probe.TimeWeights)
+		sz := Size{Workload: w.Name, Phases: len(p.Manifest.Phases), Intervals: p.Manifest.Intervals, Interval: p.Manifest.Interval}
+		for i, ph := range p.Manifest.Phases {
+			if ph.Snapshot == nil {
+				continue
+			}
+			sz.RawBytes += ph.Snapshot.RawSize
+			sz.Bytes += ph.Snapshot.Size
+			if red.Kept(i) {
+				sz.Kept++
+				sz.ReducedBytes += ph.Snapshot.Size
+			}
+		}
+		res.Sizes = append(res.Sizes, sz)
+		ratios := map[int]*PhaseRatio{}
+		for _, m := range targets {
+			t0 := time.Now()
+			actual, err := probe.Valgrind{Machine: m}.Plain(ctx, c)
+			if err != nil {
+				return fmt.Errorf("%s on %s: full run: %w", w.Name, m.Name, err)
+			}
+			pred, err := probe.Run(ctx, p, c, probe.RunOptions{Backend: probe.Valgrind{Machine: m}, Repeat: 1})
+			if err != nil {
+				return fmt.Errorf("%s on %s: probe: %w", w.Name, m.Name, err)
+			}
+			probed := map[int]float64{}
+			for i, ph := range pred.Phases {
+				if ph.Status != "ok" {
+					continue
+				}
+				probed[i] = ph.TProbed
+				r := ratios[i]
+				if r == nil {
+					r = &PhaseRatio{Workload: w.Name, Phase: ph.ID, Weight: ph.Weight, TRef: ph.TPhaseRef, Ratio: map[string]float64{}}
+					ratios[i] = r
+				}
+				r.Ratio[m.Name] = ph.TProbed / ph.TPhaseRef
+			}
+			rp, err := probe.Predict(&red.Manifest, keep(probed, red), probe.TimeWeights)
+			if err != nil {
+				return fmt.Errorf("%s on %s: reduced prediction: %w", w.Name, m.Name, err)
+			}
+			a := actual.Elapsed.Seconds()
+			row := Row{Workload: w.Name, Machine: m.Name, Actual: a, Predicted: pred.Predicted, Error: pred.Predicted/a - 1,
+				Reduced: rp.Predicted, ReducedError: rp.Predicted/a - 1}
+			if c := pred.Costs; c != nil {
+				row.Stages = &Stages{Instructions: c.Instructions, Start: c.Start, Init: c.Init, Load: c.Load, FirstRound: c.FirstRound}
+			}
+			res.Rows = append(res.Rows, row)
+			logf("%s on %s: actual %.6f s, predicted %.6f s (%+.2f%%), reduced %+.2f%%; %v", w.Name, m.Name, a, row.Predicted, 100*row.Error, 100*row.ReducedError, time.Since(t0).Round(time.Second))
+		}
+		idx := make([]int, 0, len(ratios))
+		for i := range ratios {
+			idx = append(idx, i)
+		}
+		slices.Sort(idx)
+		for _, i := range idx {
+			res.Phases = append(res.Phases, *ratios[i])
+		}
+	}
+	if outJSON != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(outJSON, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return markdown(os.Stdout, &res, targets)
+}
+
+// keep returns the measurements of the phases the reduced probe keeps.
+func keep(probed map[int]float64, red *probe.Probe) map[int]float64 {
+	out := map[int]float64{}
+	for i, t := range probed {
+		if red.Kept(i) {
+			out[i] = t
+		}
+	}
+	return out
+}
+
+// markdown writes the tables. Times are printed to the microsecond and
+// errors to a hundredth of a point: the model's residual run-to-run noise
+// (docs/probes.md) is below both.
+func markdown(w io.Writer, r *Result, targets []probe.Machine) error {
+	fmt.Fprintln(w, "Model machines (cycles = CPI·Ir + L1 miss·(I1mr+D1mr+D1mw) + LL miss·(ILmr+DLmr+DLmw); time = cycles / GHz):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| machine | GHz | CPI | L1 miss (cycles) | LL miss (cycles) | I1 | D1 | LL | about |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	for _, m := range r.Machines {
+		fmt.Fprintf(w, "| %s | %g | %g | %g | %g | %s | %s | %s | %s |\n", m.Name, m.GHz, m.CPI, m.L1Miss, m.LLMiss, cache(m.I1), cache(m.D1), cache(m.LL), m.About)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Workloads: "+workloadList(r.Workloads))
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "| workload | target | actual | probe | error | reduced (≥ %g%% time weight) | reduced error |\n", 100*r.MinWeight)
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	var sum, sumRed float64
+	for _, row := range r.Rows {
+		fmt.Fprintf(w, "| %s | %s | %.3f ms | %.3f ms | %+.2f%% | %.3f ms | %+.2f%% |\n", row.Workload, row.Machine,
+			1e3*row.Actual, 1e3*row.Predicted, 100*row.Error, 1e3*row.Reduced, 100*row.ReducedError)
+		sum += math.Abs(row.Error)
+		sumRed += math.Abs(row.ReducedError)
+	}
+	n := float64(len(r.Rows))
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "mean |error| over %d rows: probe %.2f%%, reduced probe %.2f%%\n", len(r.Rows), 100*sum/n, 100*sumRed/n)
+	fmt.Fprintln(w)
+	fmt.Fprint(w, "Per-phase speed ratios, TProbed / TPhaseRef (target against ref):\n\n| workload | phase | time weight | TPhaseRef |")
+	for _, m := range targets {
+		fmt.Fprintf(w, " %s |", m.Name)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, "|---|---|---|---|")
+	for range targets {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
+	for _, ph := range r.Phases {
+		fmt.Fprintf(w, "| %s | %d | %.3f | %.2f µs |", ph.Workload, ph.Phase, ph.Weight, 1e6*ph.TRef)
+		for _, m := range targets {
+			fmt.Fprintf(w, " %.3f |", ph.Ratio[m.Name])
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The probe worker's stages on slowmem (instructions, with their share of the worker's; modelled time). The first round repeats from run to run; the other stages are the events of the thread that read the stopwatch, and the system calls in them can move the driver's goroutine to another thread, so they vary (load by up to 2×) between runs:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| workload | start (runtime, config) | Init | load (read, decompress, check) | first round (restore, warm-up, interval per phase) | slowmem: fixed / first round |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, row := range r.Rows {
+		c := row.Stages
+		if row.Machine != "slowmem" || c == nil || c.Instructions == nil {
+			continue
+		}
+		in := c.Instructions
+		total := float64(in["Start"] + in["Init"] + in["Load"] + in["FirstRound"] + in["Rounds"])
+		cell := func(n int64) string { return fmt.Sprintf("%.2f M (%.1f%%)", float64(n)/1e6, 100*float64(n)/total) }
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.3f ms / %.3f ms |\n", row.Workload, cell(in["Start"]), cell(in["Init"]), cell(in["Load"]), cell(in["FirstRound"]),
+			1e3*(c.Start+c.Init+c.Load), 1e3*c.FirstRound)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Probe sizes:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| workload | intervals × blocks | phases kept / all | raw | compressed | reduced | reduction |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	for _, s := range r.Sizes {
+		fmt.Fprintf(w, "| %s | %d × %d | %d/%d | %d kB | %d kB | %d kB | %.1f%% |\n", s.Workload, s.Intervals, s.Interval, s.Kept, s.Phases,
+			s.RawBytes/1000, s.Bytes/1000, s.ReducedBytes/1000, 100*(1-float64(s.ReducedBytes)/float64(s.RawBytes)))
+	}
+	return nil
+}
+
+func cache(c probe.Cache) string {
+	size := fmt.Sprintf("%d KiB", c.Size>>10)
+	if c.Size >= 1<<20 {
+		size = fmt.Sprintf("%d MiB", c.Size>>20)
+	}
+	return fmt.Sprintf("%s %d-way", size, c.Assoc)
+}
+
+func workloadList(ws []workload) string {
+	var parts []string
+	for _, w := range ws {
+		parts = append(parts, fmt.Sprintf("%s `%s`", w.Name, strings.Join(w.Args, " ")))
+	}
+	return strings.Join(parts, "; ")
+}
