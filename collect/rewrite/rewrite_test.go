@@ -22,9 +22,18 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // packages are the test packages under testdata.
 var packages = []string{"prodcons", "shapes"}
 
+// rewritePkg rewrites testdata/name instrumenting every function (no
+// leaf left out: the tests of blocks, regions and handles need them all;
+// TestLeafRule tests the rule).
 func rewritePkg(t *testing.T, name string) *Result {
 	t.Helper()
-	res, err := Package(context.Background(), filepath.Join("testdata", name), Options{})
+	return rewritePkgOpts(t, name, Options{LeafSize: -1})
+}
+
+// rewritePkgOpts rewrites testdata/name with opts.
+func rewritePkgOpts(t *testing.T, name string, opts Options) *Result {
+	t.Helper()
+	res, err := Package(context.Background(), filepath.Join("testdata", name), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +461,7 @@ func D() {}
 	}
 	for _, tc := range tests {
 		t.Run("var="+tc.processVar, func(t *testing.T) {
-			res, err := Package(context.Background(), dir, Options{ProcessVar: tc.processVar})
+			res, err := Package(context.Background(), dir, Options{ProcessVar: tc.processVar, LeafSize: -1})
 			if err != nil {
 				t.Fatal(err)
 			}

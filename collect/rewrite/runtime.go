@@ -72,6 +72,12 @@ var (
 	parscopeChans      parscopesync.Map // channel -> *parscopeChanProc
 )
 
+// parscopeOff is set when PARSCOPE_OUT is "off". It is initialised
+// before any package-level variable whose initialiser records (the
+// look-ups below refer to it), so that, disabled, a function's handle
+// look-up is one branch.
+var parscopeOff = parscopeos.Getenv("PARSCOPE_OUT") == "off"
+
 // parscopeRecorder starts the recorder at first use. PARSCOPE_OUT names
 // the trace ("off" disables recording).
 func parscopeRecorder() *parscopeinstrument.Recorder {
@@ -112,6 +118,14 @@ func parscopeGoid() int64 {
 // parscopeSelf returns the calling goroutine's process, creating one the
 // first time a goroutine records.
 func parscopeSelf() *parscopeinstrument.Process {
+	if parscopeOff {
+		return nil
+	}
+	return parscopeLookup()
+}
+
+// parscopeLookup is parscopeSelf when recording is not switched off.
+func parscopeLookup() *parscopeinstrument.Process {
 	rec := parscopeRecorder()
 	if rec == nil {
 		return nil
@@ -129,6 +143,9 @@ func parscopeSelf() *parscopeinstrument.Process {
 // parscopeProc returns process id (named by a //parscope:process
 // directive) and binds it to the calling goroutine.
 func parscopeProc(id int) *parscopeinstrument.Process {
+	if parscopeOff {
+		return nil
+	}
 	rec := parscopeRecorder()
 	if rec == nil {
 		return nil
@@ -142,6 +159,9 @@ func parscopeProc(id int) *parscopeinstrument.Process {
 
 // parscopeGoBegin gives the goroutine of a go statement its own process.
 func parscopeGoBegin() *parscopeinstrument.Process {
+	if parscopeOff {
+		return nil
+	}
 	rec := parscopeRecorder()
 	if rec == nil {
 		return nil
