@@ -15,7 +15,7 @@ import (
 type Process struct {
 	buf  []entry
 	n    int
-	slow bool // a filter, occupancy or BBV counting is on
+	slow bool // a filter, a throttle, occupancy or BBV counting is on
 	id   int32
 
 	filter   Filter
@@ -27,6 +27,10 @@ type Process struct {
 
 	occ *occupancy
 	bbv *bbvCounter
+
+	throttle int64         // Options.Throttle
+	tally    *tally        // per state and region: kept and dropped, when filtering or throttling
+	openDrop map[int32]int // per region: enters dropped by the throttle whose exit is pending
 
 	rec  *Recorder
 	done bool
@@ -107,10 +111,56 @@ func (p *Process) block(id int32) {
 // record is the other recording methods on a non-nil handle.
 func (p *Process) record(k trace.Kind, id, peer int32, v int64, tag int32) {
 	t := ticks()
-	if p.filter != nil && !p.keep(k, id, t) {
+	if p.slow && !p.recordHooks(k, id, t) {
 		return
 	}
 	p.add(t, v, id, peer, tag, k)
+}
+
+// recordHooks applies the throttle and the filter to a record other than
+// a block and reports whether it is kept.
+func (p *Process) recordHooks(k trace.Kind, id int32, t int64) bool {
+	if p.throttle > 0 && (k == trace.KindEnter || k == trace.KindExit) && p.throttled(k, id, t) {
+		return false
+	}
+	if p.filter != nil && !p.keep(k, id, t) {
+		p.tally.count(k, id, dropFiltered)
+		return false
+	}
+	p.tally.count(k, id, kept)
+	if p.drops != 0 {
+		p.flushDrops()
+	}
+	return true
+}
+
+// throttled reports whether the throttle drops a block or a region's
+// enter or exit (the exit of an enter it dropped), counting the drop.
+func (p *Process) throttled(k trace.Kind, id int32, t int64) bool {
+	switch k {
+	case trace.KindExit:
+		if p.openDrop[id] == 0 {
+			return false
+		}
+		p.openDrop[id]--
+	case trace.KindEnter:
+		if p.tally.seen(k, id) < p.throttle {
+			return false
+		}
+		if p.openDrop == nil {
+			p.openDrop = map[int32]int{}
+		}
+		p.openDrop[id]++
+		p.tally.count(k, id, dropThrottled)
+	default:
+		if p.tally.seen(k, id) < p.throttle {
+			return false
+		}
+		p.tally.count(k, id, dropThrottled)
+	}
+	p.drops++
+	p.lastDrop = t
+	return true
 }
 
 // add appends one entry, handing a full buffer to the spill writer first.
@@ -131,7 +181,18 @@ func (p *Process) blockHooks(id int32, t int64) bool {
 	if p.bbv != nil && p.bbv.count(id) {
 		p.bbvFlush(t)
 	}
-	return p.filter == nil || p.keep(trace.KindState, id, t)
+	if p.throttle > 0 && p.throttled(trace.KindState, id, t) {
+		return false
+	}
+	if p.filter != nil && !p.keep(trace.KindState, id, t) {
+		p.tally.count(trace.KindState, id, dropFiltered)
+		return false
+	}
+	p.tally.count(trace.KindState, id, kept)
+	if p.drops != 0 {
+		p.flushDrops()
+	}
+	return true
 }
 
 // keep asks the filter; a dropped event is counted, and the count is
