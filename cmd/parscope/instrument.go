@@ -18,6 +18,7 @@ func init() {
 		out, tracePath, processVar, filter string
 		force                              bool
 		leafSize                           int
+		throttle                           int64
 	)
 	cmd := &cobra.Command{
 		Use:   "instrument [-o OUTDIR] PACKAGE_DIR",
@@ -46,7 +47,10 @@ inlines them, and exit blocks are recorded at each return rather than by
 a defer where that records the same. --filter FILE names more functions
 to leave without blocks and regions ("exclude PATTERN..." lines; parscope
 filter suggest writes one from a first run's trace). parscope-blocks.json
-lists the functions left uninstrumented and why.`,
+lists the functions left uninstrumented and why. A process of the
+rewritten program records at most --throttle blocks of one id and enters
+of one region (TAU's throttle; PARSCOPE_THROTTLE overrides it at run
+time, 0 records everything); parscope info lists what was dropped.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
@@ -56,7 +60,7 @@ lists the functions left uninstrumented and why.`,
 			if _, err := os.Lstat(out); err == nil && !force {
 				return usagef("%s exists (use --force to replace it)", out)
 			}
-			opts := rewrite.Options{TracePath: tracePath, ProcessVar: processVar, LeafSize: leafSize}
+			opts := rewrite.Options{TracePath: tracePath, ProcessVar: processVar, LeafSize: leafSize, Throttle: throttle}
 			if filter != "" {
 				f, err := os.Open(filter)
 				if err != nil {
@@ -85,6 +89,7 @@ lists the functions left uninstrumented and why.`,
 	cmd.Flags().StringVar(&tracePath, "trace", "", "trace the program writes by default (default <package dir name>.pst)")
 	cmd.Flags().StringVar(&processVar, "process", "", "integer parameter or package variable naming the recording process")
 	cmd.Flags().IntVar(&leafSize, "leaf-size", rewrite.DefaultLeafSize, "leave leaf functions of at most this many syntax nodes uninstrumented (-1: instrument every function)")
+	cmd.Flags().Int64Var(&throttle, "throttle", rewrite.DefaultThrottle, "blocks of one id and enters of one region a process records (-1: all)")
 	cmd.Flags().StringVar(&filter, "filter", "", "filter file: functions to leave without blocks and regions (\"exclude PATTERN...\" lines)")
 	root.AddCommand(cmd)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -200,6 +201,30 @@ func TestRewrittenInlines(t *testing.T) {
 	// the inner loop, exit.
 	if fns["times"] != 26 || fns["evalA"] != 0 {
 		t.Errorf("blocks per function %v, want 26 of times and none of evalA", fns)
+	}
+
+	// The throttle: at most 2 blocks of one id, the drops reported.
+	thr := exec.Command(bin)
+	thr.Env = append(os.Environ(), "PARSCOPE_OUT="+pst, "PARSCOPE_THROTTLE=2")
+	if got, err := thr.CombinedOutput(); err != nil || string(got) != want {
+		t.Fatalf("rewritten output with PARSCOPE_THROTTLE=2 %q (%v), original %q", got, err, want)
+	}
+	per := map[int32]int{}
+	for _, r := range readTrace(t, pst) {
+		if r.Kind == trace.KindState {
+			per[r.ID]++
+		}
+	}
+	if per[3] != 2 { // the inner loop's body, 16 times
+		t.Errorf("inner body block recorded %d times with PARSCOPE_THROTTLE=2, want 2", per[3])
+	}
+	st, err := store.Open(pst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if v := st.Header().Meta.Extra["parscope.filtered.state.000003"]; v != "body of range at main.go:13: kept 2, dropped 14: throttled after 2 calls" {
+		t.Errorf("meta of block 3: %q", v)
 	}
 }
 

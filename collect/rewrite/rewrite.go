@@ -67,7 +67,19 @@ type Options struct {
 	// filter of Score-P, applied when the program is rewritten, where it
 	// costs nothing at run time (see ReadFilter).
 	Exclude []string
+	// Throttle is the rewritten program's default throttle (TAU's, see
+	// instrument.Options.Throttle): a process records at most this many
+	// blocks of one id and enters of one region, and the trace's metadata
+	// says what was dropped. 0 means DefaultThrottle; negative records
+	// everything. The environment variable PARSCOPE_THROTTLE overrides it
+	// at run time.
+	Throttle int64
 }
+
+// DefaultThrottle is the throttle of a rewritten program when
+// Options.Throttle is 0: TAU's default call count (it also asks for under
+// 10 µs a call, which a record's time cannot tell).
+const DefaultThrottle = 100000
 
 // DefaultLeafSize is the LeafSize used when Options.LeafSize is 0: a
 // function of this many syntax nodes is well inside the compiler's

@@ -16,12 +16,16 @@ func (w *rewriter) runtimeFile() ([]byte, error) {
 	if trace == "" {
 		trace = filepath.Base(w.absDir) + ".pst"
 	}
+	throttle := w.opts.Throttle
+	if throttle == 0 {
+		throttle = DefaultThrottle
+	}
 	dynBase := w.opts.DynamicBase
 	if dynBase == 0 && w.directives {
 		dynBase = 1024
 	}
 	r := strings.NewReplacer("PROGRAM", fmt.Sprintf("%q", w.pkg.Name()), "TRACEPATH", fmt.Sprintf("%q", trace),
-		"DYNBASE", fmt.Sprint(dynBase), "ENDBLOCK", fmt.Sprint(w.nextID))
+		"DYNBASE", fmt.Sprint(dynBase), "ENDBLOCK", fmt.Sprint(w.nextID), "DEFTHROTTLE", fmt.Sprint(throttle))
 	b.WriteString(r.Replace(runtimeSrc))
 	b.WriteString("\nvar parscopeStates = []parscopetrace.StateDef{\n")
 	for _, s := range w.dict.States() {
@@ -49,6 +53,7 @@ import (
 	parscopefmt "fmt"
 	parscopeos "os"
 	parscoperuntime "runtime"
+	parscopestrconv "strconv"
 	parscopesync "sync"
 	parscopeatomic "sync/atomic"
 	parscopeunsafe "unsafe"
@@ -59,8 +64,9 @@ import (
 type parscopeProcess = parscopeinstrument.Process
 
 const (
-	parscopeDynBase = DYNBASE  // first id of a goroutine's or channel's process
-	parscopeEnd     = ENDBLOCK // the end block
+	parscopeDynBase  = DYNBASE  // first id of a goroutine's or channel's process
+	parscopeEnd      = ENDBLOCK // the end block
+	parscopeThrottle = DEFTHROTTLE // blocks or region enters of one id a process records (PARSCOPE_THROTTLE overrides; ≤ 0: all)
 )
 
 var (
@@ -89,11 +95,20 @@ func parscopeRecorder() *parscopeinstrument.Recorder {
 		if path == "off" {
 			return
 		}
+		throttle := int64(parscopeThrottle)
+		if s := parscopeos.Getenv("PARSCOPE_THROTTLE"); s != "" {
+			n, err := parscopestrconv.ParseInt(s, 10, 64)
+			if err != nil {
+				parscopefmt.Fprintln(parscopeos.Stderr, "parscope: PARSCOPE_THROTTLE:", err)
+				return
+			}
+			throttle = n
+		}
 		rec, err := parscopeinstrument.Start(parscopeinstrument.Options{
 			Path: path, Force: true, Program: PROGRAM,
 			States: parscopeStates, Regions: parscopeRegions,
 			Extra:         map[string]string{"parscope.instrumented": "true"},
-			BufferRecords: 1024,
+			BufferRecords: 1024, Throttle: throttle,
 		})
 		if err != nil {
 			parscopefmt.Fprintln(parscopeos.Stderr, "parscope:", err)
