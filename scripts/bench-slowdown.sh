@@ -108,6 +108,6 @@ GO
 	pct() { echo "100*($1-$o)/$o" | bc -l; }
 	printf '%-36s %9.0f %9.0f %9.0f %9.0f %7.1f%% %7.1f%% %7.1f%%\n' "$prog $pargs" "$o" "$f" "$r" "$g" "$(pct "$f")" "$(pct "$r")" "$(pct "$g")"
 	if [[ -f "$d/rec.pst" ]]; then
-		"$tmp/parscope" info "$d/rec.pst" | grep -E '^(records|meta parscope.filtered\b)' | sed 's/^/    /' || true
+		"$tmp/parscope" info "$d/rec.pst" | grep -E '^(records|dropped|meta parscope.filtered )' | sed 's/^/    /' || true
 	fi
 done
