@@ -30,7 +30,10 @@
 // ReadFilter) record no blocks and no regions of their own. Both are
 // listed in the dictionary's uninstrumented functions. With recording
 // switched off (PARSCOPE_OUT=off) a function's handle look-up and every
-// recording call are one branch each, inlined.
+// recording call are one branch each, inlined. Recording, a process
+// records at most Options.Throttle blocks of one id and enters of one
+// region (TAU's throttle, PARSCOPE_THROTTLE at run time); the trace's
+// metadata says what was dropped.
 //
 // # Regions and messages
 //
