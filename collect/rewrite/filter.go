@@ -12,8 +12,9 @@ import (
 // filter files: one rule a line, "exclude PATTERN..." with patterns of
 // function names in path.Match syntax as the dictionary writes them ("f",
 // "(*T).m"); "#" starts a comment. It returns the patterns, for
-// Options.Exclude. `parscope filter suggest` writes such a file from a
-// first run's trace.
+// Options.Exclude. Suggest and Suggestion.WriteFilter (the command
+// `parscope filter suggest TRACE.pst`) write such a file from a first
+// run's trace.
 func ReadFilter(r io.Reader) ([]string, error) {
 	var out []string
 	sc := bufio.NewScanner(r)
