@@ -242,6 +242,9 @@ func (r *Recorder) Process(id int) *Process {
 		t0:     r.start.Ticks,
 		scale:  r.scale0,
 	}
+	if pf, ok := p.filter.(ProcessFilter); ok {
+		p.filter = pf.ForProcess(id)
+	}
 	if r.opts.Occupancy {
 		p.occ = &occupancy{}
 	}
