@@ -16,7 +16,7 @@ import (
 func init() {
 	var (
 		out, tracePath, processVar, filter string
-		force                              bool
+		force, entropyFilter               bool
 		leafSize                           int
 		throttle                           int64
 	)
@@ -50,7 +50,12 @@ filter suggest writes one from a first run's trace). parscope-blocks.json
 lists the functions left uninstrumented and why. A process of the
 rewritten program records at most --throttle blocks of one id and enters
 of one region (TAU's throttle; PARSCOPE_THROTTLE overrides it at run
-time, 0 records everything); parscope info lists what was dropped.`,
+time, 0 records everything); parscope info lists what was dropped. The
+entropy filter (Özmen 2002's modified entropy, Table 4's table, per
+process and record kind) drops a repeat of a process's previous block or
+event when its entropy is low and records the count of the dropped ones;
+--entropy-filter=false leaves it out, PARSCOPE_ENTROPY_FILTER=off|on
+overrides at run time.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
@@ -60,7 +65,7 @@ time, 0 records everything); parscope info lists what was dropped.`,
 			if _, err := os.Lstat(out); err == nil && !force {
 				return usagef("%s exists (use --force to replace it)", out)
 			}
-			opts := rewrite.Options{TracePath: tracePath, ProcessVar: processVar, LeafSize: leafSize, Throttle: throttle}
+			opts := rewrite.Options{TracePath: tracePath, ProcessVar: processVar, LeafSize: leafSize, Throttle: throttle, NoEntropyFilter: !entropyFilter}
 			if filter != "" {
 				f, err := os.Open(filter)
 				if err != nil {
@@ -90,6 +95,7 @@ time, 0 records everything); parscope info lists what was dropped.`,
 	cmd.Flags().StringVar(&processVar, "process", "", "integer parameter or package variable naming the recording process")
 	cmd.Flags().IntVar(&leafSize, "leaf-size", rewrite.DefaultLeafSize, "leave leaf functions of at most this many syntax nodes uninstrumented (-1: instrument every function)")
 	cmd.Flags().Int64Var(&throttle, "throttle", rewrite.DefaultThrottle, "blocks of one id and enters of one region a process records (-1: all)")
+	cmd.Flags().BoolVar(&entropyFilter, "entropy-filter", true, "record with the entropy filter (Özmen 2002, Table 4): drop low-entropy repeats of a block, keeping their count (PARSCOPE_ENTROPY_FILTER=off|on at run time)")
 	cmd.Flags().StringVar(&filter, "filter", "", "filter file: functions to leave without blocks and regions (\"exclude PATTERN...\" lines)")
 	root.AddCommand(cmd)
 }

@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,7 +178,7 @@ func TestRewrittenInlines(t *testing.T) {
 	}
 	pst := filepath.Join(t.TempDir(), "hot.pst")
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "PARSCOPE_OUT="+pst)
+	cmd.Env = append(os.Environ(), "PARSCOPE_OUT="+pst, "PARSCOPE_ENTROPY_FILTER=off")
 	got, err := cmd.CombinedOutput()
 	if err != nil || string(got) != want {
 		t.Fatalf("rewritten output %q (%v), original %q", got, err, want)
@@ -203,9 +204,46 @@ func TestRewrittenInlines(t *testing.T) {
 		t.Errorf("blocks per function %v, want 26 of times and none of evalA", fns)
 	}
 
+	// The entropy filter, on by default: each run of the inner body
+	// (block 3, 4 in a row) keeps its first block only (over 14 blocks,
+	// Table 4 with K = 100 gives the first repeat H = 0.064, under the
+	// threshold 0.1), and the dropped counts rebuild the whole sequence.
+	var full []int32
+	for _, r := range readTrace(t, pst) {
+		if r.Kind == trace.KindState {
+			full = append(full, r.ID)
+		}
+	}
+	ent := exec.Command(bin)
+	ent.Env = append(os.Environ(), "PARSCOPE_OUT="+pst)
+	if got, err := ent.CombinedOutput(); err != nil || string(got) != want {
+		t.Fatalf("rewritten output with the entropy filter %q (%v), original %q", got, err, want)
+	}
+	var rebuilt []int32
+	inner := 0
+	for _, r := range readTrace(t, pst) {
+		switch {
+		case r.Kind == trace.KindState:
+			rebuilt = append(rebuilt, r.ID)
+			if r.ID == 3 {
+				inner++
+			}
+		case r.Kind == trace.KindEvent && r.Value > 0 && len(rebuilt) > 0:
+			for range r.Value {
+				rebuilt = append(rebuilt, rebuilt[len(rebuilt)-1])
+			}
+		}
+	}
+	if inner != 4 {
+		t.Errorf("inner body block kept %d times by the entropy filter, want 4 of 16", inner)
+	}
+	if fmt.Sprint(rebuilt) != fmt.Sprint(full) {
+		t.Errorf("blocks rebuilt from the filtered trace\n%v\nwant\n%v", rebuilt, full)
+	}
+
 	// The throttle: at most 2 blocks of one id, the drops reported.
 	thr := exec.Command(bin)
-	thr.Env = append(os.Environ(), "PARSCOPE_OUT="+pst, "PARSCOPE_THROTTLE=2")
+	thr.Env = append(os.Environ(), "PARSCOPE_OUT="+pst, "PARSCOPE_THROTTLE=2", "PARSCOPE_ENTROPY_FILTER=off")
 	if got, err := thr.CombinedOutput(); err != nil || string(got) != want {
 		t.Fatalf("rewritten output with PARSCOPE_THROTTLE=2 %q (%v), original %q", got, err, want)
 	}

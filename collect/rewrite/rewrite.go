@@ -74,6 +74,14 @@ type Options struct {
 	// everything. The environment variable PARSCOPE_THROTTLE overrides it
 	// at run time.
 	Throttle int64
+	// NoEntropyFilter switches off, by default, the rewritten program's
+	// entropy filter (instrument.EntropyFilter with DefaultEntropyConfig
+	// and DefaultEntropyThreshold, every process's blocks and events): a
+	// repeat of a process's previous block is dropped when its modified
+	// entropy is low, and the trace keeps the count of what was dropped.
+	// The environment variable PARSCOPE_ENTROPY_FILTER ("off" or "on")
+	// overrides it at run time.
+	NoEntropyFilter bool
 }
 
 // DefaultThrottle is the throttle of a rewritten program when

@@ -319,7 +319,7 @@ func rewriteAndRun(t *testing.T, name string) (*Result, string, []trace.Record) 
 	goCmd(t, dir, nil, "build", "-o", bin, ".")
 	pst := filepath.Join(t.TempDir(), "run.pst")
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "PARSCOPE_OUT="+pst)
+	cmd.Env = append(os.Environ(), "PARSCOPE_OUT="+pst, "PARSCOPE_ENTROPY_FILTER=off")
 	got, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("running: %v\n%s", err, got)
@@ -417,7 +417,7 @@ func TestShapesTestsInstrumented(t *testing.T) {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	goCmd(t, dir, []string{"PARSCOPE_OUT=" + pst}, append(args, ".")...)
+	goCmd(t, dir, []string{"PARSCOPE_OUT=" + pst, "PARSCOPE_ENTROPY_FILTER=off"}, append(args, ".")...)
 	if n := checkTrace(t, pst); n == 0 {
 		t.Errorf("no message recorded")
 	}

@@ -20,12 +20,13 @@ func (w *rewriter) runtimeFile() ([]byte, error) {
 	if throttle == 0 {
 		throttle = DefaultThrottle
 	}
+	entropy := !w.opts.NoEntropyFilter
 	dynBase := w.opts.DynamicBase
 	if dynBase == 0 && w.directives {
 		dynBase = 1024
 	}
 	r := strings.NewReplacer("PROGRAM", fmt.Sprintf("%q", w.pkg.Name()), "TRACEPATH", fmt.Sprintf("%q", trace),
-		"DYNBASE", fmt.Sprint(dynBase), "ENDBLOCK", fmt.Sprint(w.nextID), "DEFTHROTTLE", fmt.Sprint(throttle))
+		"DYNBASE", fmt.Sprint(dynBase), "ENDBLOCK", fmt.Sprint(w.nextID), "DEFTHROTTLE", fmt.Sprint(throttle), "DEFENTROPY", fmt.Sprint(entropy))
 	b.WriteString(r.Replace(runtimeSrc))
 	b.WriteString("\nvar parscopeStates = []parscopetrace.StateDef{\n")
 	for _, s := range w.dict.States() {
@@ -67,6 +68,7 @@ const (
 	parscopeDynBase  = DYNBASE  // first id of a goroutine's or channel's process
 	parscopeEnd      = ENDBLOCK // the end block
 	parscopeThrottle = DEFTHROTTLE // blocks or region enters of one id a process records (PARSCOPE_THROTTLE overrides; ≤ 0: all)
+	parscopeEntropy  = DEFENTROPY  // the entropy filter is on (PARSCOPE_ENTROPY_FILTER=off|on overrides)
 )
 
 var (
@@ -104,11 +106,29 @@ func parscopeRecorder() *parscopeinstrument.Recorder {
 			}
 			throttle = n
 		}
+		entropy := parscopeEntropy
+		if s := parscopeos.Getenv("PARSCOPE_ENTROPY_FILTER"); s != "" {
+			entropy = s != "off"
+		}
+		var filter parscopeinstrument.Filter
+		if entropy {
+			// Özmen's modified entropy per process and kind, made as
+			// the program creates its processes.
+			f, err := parscopeinstrument.NewEntropyFilter(parscopeinstrument.EntropyOptions{
+				Config: parscopeinstrument.DefaultEntropyConfig(), Threshold: parscopeinstrument.DefaultEntropyThreshold,
+				Dynamic: true, Alphabet: len(parscopeStates),
+			})
+			if err != nil {
+				parscopefmt.Fprintln(parscopeos.Stderr, "parscope:", err)
+				return
+			}
+			filter = f
+		}
 		rec, err := parscopeinstrument.Start(parscopeinstrument.Options{
 			Path: path, Force: true, Program: PROGRAM,
 			States: parscopeStates, Regions: parscopeRegions,
 			Extra:         map[string]string{"parscope.instrumented": "true"},
-			BufferRecords: 1024, Throttle: throttle,
+			BufferRecords: 1024, Throttle: throttle, Filter: filter,
 		})
 		if err != nil {
 			parscopefmt.Fprintln(parscopeos.Stderr, "parscope:", err)
