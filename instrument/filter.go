@@ -18,6 +18,16 @@ type Filter interface {
 	Keep(proc int, kind trace.Kind, id int32, t int64) bool
 }
 
+// ProcessFilter is a Filter that keeps state per process: when the
+// recorder creates a process it calls ForProcess once with the process's
+// id and asks the returned Filter, instead of the ProcessFilter, about that
+// process's records. It lets a filter make its per-process state for
+// processes created as the program runs.
+type ProcessFilter interface {
+	Filter
+	ForProcess(proc int) Filter
+}
+
 // KindFilter drops every record whose kind is in the set. It is the filter
 // for occupancy-only or BBV-only recording (drop trace.KindState).
 type KindFilter uint16

@@ -3,6 +3,7 @@ package instrument
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/trace"
@@ -10,14 +11,20 @@ import (
 
 // EntropyOptions configure an EntropyFilter.
 type EntropyOptions struct {
-	// Config is the modified entropy's window, K, α/β table and variant.
+	// Config is the modified entropy's window, K, α/β table and variant
+	// (DefaultEntropyConfig is Özmen's Table 4).
 	Config mentropy.Config
 	// Threshold: an event that repeats the previous one of its kind is kept
 	// only when its modified entropy is above Threshold.
 	Threshold float64
 	// Procs is the number of processes (ids 0..Procs−1); events of other
-	// processes are always kept.
+	// processes are always kept. With Dynamic it is ignored.
 	Procs int
+	// Dynamic filters every process, whatever its id: a process's meters
+	// are made when the recorder creates the process (ForProcess), for
+	// programs that create process ids as they run (a rewritten program's
+	// goroutines and channels).
+	Dynamic bool
 	// Kinds are the record kinds filtered (default: trace.KindState and
 	// trace.KindEvent); every other kind is always kept. Each kind is its
 	// own stream.
@@ -34,31 +41,43 @@ type EntropyOptions struct {
 // event when its entropy is above the threshold, and always when it differs
 // from the previous event of its kind, so that a run of repeats is kept as
 // its first events plus the count of the dropped ones (the recorder's
-// DroppedEvent) and no change of state is lost. Keep does not allocate.
+// DroppedEvent) and no change of state is lost. Keep does not allocate
+// (with Dynamic, once a process has its meters).
+//
+// It is a ProcessFilter: the recorder asks each process's own part of the
+// filter, made when it creates the process.
 type EntropyFilter struct {
 	threshold float64
 	slot      [16]int8 // kind → meter slot, −1 not filtered
 	nslot     int
-	meters    []*mentropy.Meter // proc*nslot + slot
-	kept      []procCount
+	config    mentropy.Config
+	probs     mentropy.Probs
+	dynamic   bool
+	procs     []*entropyProc // fixed processes, by id
+
+	mu  sync.Mutex
+	dyn map[int]*entropyProc // Dynamic: processes made so far
 }
 
-// procCount is padded to a cache line so processes do not share one.
-type procCount struct {
-	kept, dropped int64
-	_             [48]byte
+// entropyProc is one process's meters and counts; it is the Filter the
+// recorder asks for that process.
+type entropyProc struct {
+	f       *EntropyFilter
+	meters  []*mentropy.Meter // by slot
+	kept    int64
+	dropped int64
 }
 
 // NewEntropyFilter validates the options and returns the filter.
 func NewEntropyFilter(o EntropyOptions) (*EntropyFilter, error) {
-	if o.Procs < 1 {
+	if o.Procs < 1 && !o.Dynamic {
 		return nil, fmt.Errorf("instrument: entropy filter for %d processes: need at least one", o.Procs)
 	}
 	kinds := o.Kinds
 	if len(kinds) == 0 {
 		kinds = []trace.Kind{trace.KindState, trace.KindEvent}
 	}
-	f := &EntropyFilter{threshold: o.Threshold, kept: make([]procCount, o.Procs)}
+	f := &EntropyFilter{threshold: o.Threshold, config: o.Config, dynamic: o.Dynamic}
 	for i := range f.slot {
 		f.slot[i] = -1
 	}
@@ -71,43 +90,133 @@ func NewEntropyFilter(o EntropyOptions) (*EntropyFilter, error) {
 			f.nslot++
 		}
 	}
-	p := mentropy.UniformProbs(o.Alphabet)
+	f.probs = mentropy.UniformProbs(o.Alphabet)
 	if o.Learned {
-		p = mentropy.LearnedProbs(o.Alphabet)
-	}
-	f.meters = make([]*mentropy.Meter, o.Procs*f.nslot)
-	for i := range f.meters {
-		m, err := mentropy.NewMeter(o.Config, p)
-		if err != nil {
-			return nil, fmt.Errorf("instrument: entropy filter: %w", err)
-		}
-		f.meters[i] = m
+		f.probs = mentropy.LearnedProbs(o.Alphabet)
 	}
 	if o.Threshold < 0 {
 		return nil, errors.New("instrument: entropy filter: negative threshold")
 	}
+	if o.Dynamic {
+		f.dyn = map[int]*entropyProc{}
+		// Validate the configuration now rather than at the first process.
+		if _, err := f.newProc(); err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	f.procs = make([]*entropyProc, o.Procs)
+	for i := range f.procs {
+		p, err := f.newProc()
+		if err != nil {
+			return nil, err
+		}
+		f.procs[i] = p
+	}
 	return f, nil
 }
 
-// Keep implements Filter.
-func (f *EntropyFilter) Keep(proc int, kind trace.Kind, id int32, _ int64) bool {
-	if proc < 0 || proc >= len(f.kept) || int(kind) >= len(f.slot) || f.slot[kind] < 0 {
+// newProc makes one process's meters.
+func (f *EntropyFilter) newProc() (*entropyProc, error) {
+	p := &entropyProc{f: f, meters: make([]*mentropy.Meter, f.nslot)}
+	for i := range p.meters {
+		m, err := mentropy.NewMeter(f.config, f.probs)
+		if err != nil {
+			return nil, fmt.Errorf("instrument: entropy filter: %w", err)
+		}
+		p.meters[i] = m
+	}
+	return p, nil
+}
+
+// proc returns proc's part of the filter, or nil for a process the filter
+// does not filter. With Dynamic it makes it the first time.
+func (f *EntropyFilter) proc(proc int) *entropyProc {
+	if !f.dynamic {
+		if proc < 0 || proc >= len(f.procs) {
+			return nil
+		}
+		return f.procs[proc]
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := f.dyn[proc]
+	if p == nil {
+		p, _ = f.newProc() // validated by NewEntropyFilter
+		f.dyn[proc] = p
+	}
+	return p
+}
+
+// ForProcess implements ProcessFilter: the part of the filter that sees
+// proc's records, made (with Dynamic) when the recorder creates proc.
+func (f *EntropyFilter) ForProcess(proc int) Filter {
+	if p := f.proc(proc); p != nil {
+		return p
+	}
+	return keepAll{}
+}
+
+// Keep implements Filter. Through the recorder, each process's records go
+// to its own part of the filter (ForProcess) instead.
+func (f *EntropyFilter) Keep(proc int, kind trace.Kind, id int32, t int64) bool {
+	p := f.proc(proc)
+	if p == nil {
 		return true
 	}
-	s, err := f.meters[proc*f.nslot+int(f.slot[kind])].Next(id)
+	return p.Keep(proc, kind, id, t)
+}
+
+// Keep implements Filter for one process.
+func (p *entropyProc) Keep(_ int, kind trace.Kind, id int32, _ int64) bool {
+	f := p.f
+	if int(kind) >= len(f.slot) || f.slot[kind] < 0 {
+		return true
+	}
+	s, err := p.meters[f.slot[kind]].Next(id)
 	if err != nil || s.Case != mentropy.Alpha || s.H > f.threshold {
-		f.kept[proc].kept++
+		p.kept++
 		return true
 	}
-	f.kept[proc].dropped++
+	p.dropped++
 	return false
 }
+
+// keepAll keeps every record.
+type keepAll struct{}
+
+func (keepAll) Keep(int, trace.Kind, int32, int64) bool { return true }
 
 // Counts returns how many filtered events of proc were kept and dropped.
 // Call it after the process has finished recording.
 func (f *EntropyFilter) Counts(proc int) (kept, dropped int64) {
-	if proc < 0 || proc >= len(f.kept) {
+	var p *entropyProc
+	if f.dynamic {
+		f.mu.Lock()
+		p = f.dyn[proc]
+		f.mu.Unlock()
+	} else if proc >= 0 && proc < len(f.procs) {
+		p = f.procs[proc]
+	}
+	if p == nil {
 		return 0, 0
 	}
-	return f.kept[proc].kept, f.kept[proc].dropped
+	return p.kept, p.dropped
+}
+
+// DefaultEntropyThreshold is the threshold of the entropy filter in
+// rewritten programs and the examples: with DefaultEntropyConfig over 7
+// ids it keeps the first two events of a run (docs/modified-entropy.md);
+// over a larger alphabet, fewer.
+const DefaultEntropyThreshold = 0.1
+
+// DefaultEntropyConfig is the modified entropy configuration of Özmen's
+// (2002) Table 4 (W = 4, variant R, α = 0.5 0.7 0.8 0.9 0.99, β = 0.5 0.3
+// 0.2 0.1 0.01; docs/paper-oracles.md 1.3) with K = 100, the constant of
+// the filter's figures in docs/modified-entropy.md. It is the default of
+// `parscope mentropy` and of the filter in rewritten programs and the
+// examples. Each call returns fresh tables.
+func DefaultEntropyConfig() mentropy.Config {
+	return mentropy.Config{Window: 4, K: 100, Variant: mentropy.VariantR,
+		Alpha: []float64{0.5, 0.7, 0.8, 0.9, 0.99}, Beta: []float64{0.5, 0.3, 0.2, 0.1, 0.01}}
 }

@@ -306,3 +306,66 @@ func BenchmarkEntropyFilterKeep(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
 }
+
+// TestEntropyFilterDynamic: with Dynamic, processes the program creates as
+// it runs (any id) get their own meters from the recorder, and each drops
+// the same repeats as a fixed process would.
+func TestEntropyFilterDynamic(t *testing.T) {
+	states := make([]trace.StateDef, 7)
+	for i := range states {
+		states[i] = trace.StateDef{ID: int32(i), Name: fmt.Sprint("s", i)}
+	}
+	f, err := NewEntropyFilter(EntropyOptions{Config: table4Config, Threshold: 0.1, Dynamic: true, Alphabet: len(states)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := Start(Options{Path: filepath.Join(t.TempDir(), "d.pst"), States: states, Filter: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []int{0, 1024, 5000}
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		p := rec.Process(id)
+		wg.Go(func() {
+			// Runs of 10 repeats of 1, 2, 3: the first two of each run kept.
+			for _, s := range []int32{1, 2, 3} {
+				for range 10 {
+					p.Block(s)
+				}
+			}
+			p.Done()
+		})
+	}
+	wg.Wait()
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if k, d := f.Counts(id); k != 6 || d != 24 {
+			t.Errorf("process %d: kept %d, dropped %d; want 6, 24", id, k, d)
+		}
+	}
+	if k, d := f.Counts(7); k != 0 || d != 0 {
+		t.Errorf("process 7 never created: kept %d, dropped %d", k, d)
+	}
+	if _, err := NewEntropyFilter(EntropyOptions{Config: mentropy.Config{Window: 4}, Dynamic: true, Alphabet: 7}); err == nil {
+		t.Error("bad configuration accepted with Dynamic")
+	}
+}
+
+// TestDefaultEntropyConfig: the default is Table 4's and keeps the first
+// two events of a run over 7 ids at threshold 0.1, as documented.
+func TestDefaultEntropyConfig(t *testing.T) {
+	c := DefaultEntropyConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Window != table4Config.Window || c.K != table4Config.K || fmt.Sprint(c.Alpha, c.Beta) != fmt.Sprint(table4Config.Alpha, table4Config.Beta) {
+		t.Errorf("default %+v, Table 4 %+v", c, table4Config)
+	}
+	c.Alpha[0] = 0.1
+	if DefaultEntropyConfig().Alpha[0] != 0.5 {
+		t.Error("DefaultEntropyConfig shares its tables")
+	}
+}

@@ -15,7 +15,7 @@ import (
 type Process struct {
 	buf  []entry
 	n    int
-	slow bool // a filter, occupancy or BBV counting is on
+	slow bool // a filter, a throttle, occupancy or BBV counting is on
 	id   int32
 
 	filter   Filter
@@ -27,6 +27,10 @@ type Process struct {
 
 	occ *occupancy
 	bbv *bbvCounter
+
+	throttle int64         // Options.Throttle
+	tally    *tally        // per state and region: kept and dropped, when filtering or throttling
+	openDrop map[int32]int // per region: enters dropped by the throttle whose exit is pending
 
 	rec  *Recorder
 	done bool
@@ -40,11 +44,63 @@ func (p *Process) ID() int {
 	return int(p.id)
 }
 
+// The recording methods below are each a nil test around a call, small
+// enough for the compiler to inline: with recording disabled (a nil
+// handle) a call site costs one predictable branch and no call. The
+// inlining is checked by TestRecordingMethodsInline.
+
 // Block records entry into state (basic block) id.
 func (p *Process) Block(id int32) {
-	if p == nil {
-		return
+	if p != nil {
+		p.block(id)
 	}
+}
+
+// Enter records entry into region id.
+func (p *Process) Enter(region int32) {
+	if p != nil {
+		p.record(trace.KindEnter, region, trace.NoPeer, 0, 0)
+	}
+}
+
+// Exit records exit from region id.
+func (p *Process) Exit(region int32) {
+	if p != nil {
+		p.record(trace.KindExit, region, trace.NoPeer, 0, 0)
+	}
+}
+
+// Send records the send of a message of the given size and tag to process dst.
+func (p *Process) Send(dst int, bytes int64, tag int32) {
+	if p != nil {
+		p.record(trace.KindSend, 0, int32(dst), bytes, tag)
+	}
+}
+
+// Recv records the receipt of a message of the given size and tag from
+// process src (-1 if unknown).
+func (p *Process) Recv(src int, bytes int64, tag int32) {
+	if p != nil {
+		p.record(trace.KindRecv, 0, int32(src), bytes, tag)
+	}
+}
+
+// Event records the named event id (see Recorder.EventID).
+func (p *Process) Event(id int32) {
+	if p != nil {
+		p.record(trace.KindEvent, id, trace.NoPeer, 0, 0)
+	}
+}
+
+// EventValue records the named event id with a value.
+func (p *Process) EventValue(id int32, value int64) {
+	if p != nil {
+		p.record(trace.KindEvent, id, trace.NoPeer, value, 0)
+	}
+}
+
+// block is Block on a non-nil handle.
+func (p *Process) block(id int32) {
 	t := ticks()
 	if p.slow && !p.blockHooks(id, t) {
 		return
@@ -52,40 +108,59 @@ func (p *Process) Block(id int32) {
 	p.add(t, 0, id, trace.NoPeer, 0, trace.KindState)
 }
 
-// Enter records entry into region id.
-func (p *Process) Enter(region int32) { p.record(trace.KindEnter, region, trace.NoPeer, 0, 0) }
-
-// Exit records exit from region id.
-func (p *Process) Exit(region int32) { p.record(trace.KindExit, region, trace.NoPeer, 0, 0) }
-
-// Send records the send of a message of the given size and tag to process dst.
-func (p *Process) Send(dst int, bytes int64, tag int32) {
-	p.record(trace.KindSend, 0, int32(dst), bytes, tag)
-}
-
-// Recv records the receipt of a message of the given size and tag from
-// process src (-1 if unknown).
-func (p *Process) Recv(src int, bytes int64, tag int32) {
-	p.record(trace.KindRecv, 0, int32(src), bytes, tag)
-}
-
-// Event records the named event id (see Recorder.EventID).
-func (p *Process) Event(id int32) { p.record(trace.KindEvent, id, trace.NoPeer, 0, 0) }
-
-// EventValue records the named event id with a value.
-func (p *Process) EventValue(id int32, value int64) {
-	p.record(trace.KindEvent, id, trace.NoPeer, value, 0)
-}
-
+// record is the other recording methods on a non-nil handle.
 func (p *Process) record(k trace.Kind, id, peer int32, v int64, tag int32) {
-	if p == nil {
-		return
-	}
 	t := ticks()
-	if p.filter != nil && !p.keep(k, id, t) {
+	if p.slow && !p.recordHooks(k, id, t) {
 		return
 	}
 	p.add(t, v, id, peer, tag, k)
+}
+
+// recordHooks applies the throttle and the filter to a record other than
+// a block and reports whether it is kept.
+func (p *Process) recordHooks(k trace.Kind, id int32, t int64) bool {
+	if p.throttle > 0 && (k == trace.KindEnter || k == trace.KindExit) && p.throttled(k, id, t) {
+		return false
+	}
+	if p.filter != nil && !p.keep(k, id, t) {
+		p.tally.count(k, id, dropFiltered)
+		return false
+	}
+	p.tally.count(k, id, kept)
+	if p.drops != 0 {
+		p.flushDrops()
+	}
+	return true
+}
+
+// throttled reports whether the throttle drops a block or a region's
+// enter or exit (the exit of an enter it dropped), counting the drop.
+func (p *Process) throttled(k trace.Kind, id int32, t int64) bool {
+	switch k {
+	case trace.KindExit:
+		if p.openDrop[id] == 0 {
+			return false
+		}
+		p.openDrop[id]--
+	case trace.KindEnter:
+		if p.tally.seen(k, id) < p.throttle {
+			return false
+		}
+		if p.openDrop == nil {
+			p.openDrop = map[int32]int{}
+		}
+		p.openDrop[id]++
+		p.tally.count(k, id, dropThrottled)
+	default:
+		if p.tally.seen(k, id) < p.throttle {
+			return false
+		}
+		p.tally.count(k, id, dropThrottled)
+	}
+	p.drops++
+	p.lastDrop = t
+	return true
 }
 
 // add appends one entry, handing a full buffer to the spill writer first.
@@ -106,7 +181,18 @@ func (p *Process) blockHooks(id int32, t int64) bool {
 	if p.bbv != nil && p.bbv.count(id) {
 		p.bbvFlush(t)
 	}
-	return p.filter == nil || p.keep(trace.KindState, id, t)
+	if p.throttle > 0 && p.throttled(trace.KindState, id, t) {
+		return false
+	}
+	if p.filter != nil && !p.keep(trace.KindState, id, t) {
+		p.tally.count(trace.KindState, id, dropFiltered)
+		return false
+	}
+	p.tally.count(trace.KindState, id, kept)
+	if p.drops != 0 {
+		p.flushDrops()
+	}
+	return true
 }
 
 // keep asks the filter; a dropped event is counted, and the count is

@@ -36,6 +36,13 @@ type Options struct {
 	// Filter, when not nil, decides per event whether to keep it. Dropped
 	// events are counted (see Filter).
 	Filter Filter
+	// Throttle, when positive, is TAU's throttle: once a process has
+	// recorded a block, or entered a region, Throttle times, it drops the
+	// later ones (a region's exits with its enters), counted like the
+	// Filter's drops. The trace's metadata says, per state and region
+	// with drops, how many records were kept and dropped and why
+	// (FilterStatsKey).
+	Throttle int64
 	// Occupancy keeps, per process, the time spent in each state, written
 	// at the process's end as counter records (see Process.Done).
 	Occupancy bool
@@ -156,7 +163,7 @@ func Start(opts Options) (*Recorder, error) {
 		r.nextEv = max(r.nextEv, e.ID+1)
 	}
 	r.evDefs = append(r.evDefs, opts.Events...)
-	if opts.Filter != nil {
+	if opts.Filter != nil || opts.Throttle > 0 {
 		r.dropEv = r.EventID(DroppedEvent)
 	}
 	if err := r.writeHeader(cal); err != nil {
@@ -235,13 +242,19 @@ func (r *Recorder) Process(id int) *Process {
 		t0:     r.start.Ticks,
 		scale:  r.scale0,
 	}
+	if pf, ok := p.filter.(ProcessFilter); ok {
+		p.filter = pf.ForProcess(id)
+	}
 	if r.opts.Occupancy {
 		p.occ = &occupancy{}
 	}
 	if r.opts.BBVInterval > 0 {
 		p.bbv = &bbvCounter{every: r.opts.BBVInterval}
 	}
-	p.slow = p.filter != nil || p.occ != nil || p.bbv != nil
+	if p.filter != nil || r.opts.Throttle > 0 {
+		p.throttle, p.tally = r.opts.Throttle, &tally{}
+	}
+	p.slow = p.filter != nil || p.throttle > 0 || p.occ != nil || p.bbv != nil
 	r.procs[id] = p
 	return p
 }
@@ -312,6 +325,7 @@ func (r *Recorder) Close() error {
 		return err
 	}
 	hdr := r.header(cal)
+	r.addFilterStats(hdr.Header.Meta.Extra)
 	if err := writeJSON(filepath.Join(r.spill, headerFile), hdr); err != nil {
 		return err
 	}

@@ -5,12 +5,13 @@
 #  1. The example workloads, which call the instrument library: each run
 #     with recording (-o trace.pst) against the same binary without
 #     (recording disabled: the calls return at once).
-#  2. A program nobody here wrote, instrumented by `parscope instrument`:
-#     golang.org/x/exp's spectral-norm-parallel, original against rewritten
-#     (recording, and with PARSCOPE_OUT=off).
+#  2. Programs nobody here wrote, instrumented by `parscope instrument`:
+#     golang.org/x/exp's shootout programs (see below).
 #
 # Runs alternate between the variants (PAIRS times) so that load changes
 # hit both alike; the medians are printed. Usage: scripts/bench-slowdown.sh [PAIRS]
+# EXAMPLES lists the example workloads to run (default: all five; "" for
+# none). Figures mean something only on an idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-5}
@@ -36,7 +37,7 @@ declare -A args=(
 	[masterworker]="-tasks 4000"
 	[transpose]="-n 256"
 )
-for ex in philosophers amoeba prefix masterworker transpose; do
+for ex in ${EXAMPLES-philosophers amoeba prefix masterworker transpose}; do
 	go build -o "$tmp/$ex" "./examples/$ex"
 	: > "$tmp/off"; : > "$tmp/on"
 	: > "$tmp/total"
@@ -52,23 +53,61 @@ for ex in philosophers amoeba prefix masterworker transpose; do
 		"$(echo "100*($on-$off)/$off" | bc -l)" "$total"
 done
 
-exp=$(go list -m -f '{{.Dir}}' golang.org/x/exp)
-prog=spectral-norm-parallel
-mkdir -p "$tmp/orig"
-sed -e 's#^//go:build ignore$##' -e 's#^// +build ignore$##' "$exp/shootout/$prog.go" > "$tmp/orig/main.go"
-printf 'module shootout\n\ngo 1.26\n' > "$tmp/orig/go.mod"
-(cd "$tmp/orig" && go build -o "$tmp/$prog" .)
+# 2. golang.org/x/exp's shootout programs, original against their
+#    `parscope instrument` copy (PARSCOPE_OUT=off, and recording with the
+#    rewritten program's defaults), and against the original run under
+#    runtime/trace (started by an init function added to a copy, so the
+#    same program pays the Go tracer's cost; the trace is not stopped, so
+#    what it wrote is not a valid trace, only its cost counts). Each round
+#    runs the four variants one after the other; medians over the rounds.
+#    SHOOTOUT lists the programs ("name args;name args"), to run fewer.
+exp=$(go mod download -json golang.org/x/exp | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 go build -o "$tmp/parscope" ./cmd/parscope
-"$tmp/parscope" instrument -o "$tmp/inst" "$tmp/orig" >/dev/null
-printf 'module shootout\n\ngo 1.26\n\nrequire github.com/parscope/parscope v0.0.0\n\nreplace github.com/parscope/parscope => %s\n' "$PWD" > "$tmp/inst/go.mod"
-(cd "$tmp/inst" && GOFLAGS=-mod=mod go build -o "$tmp/$prog-inst" .)
-: > "$tmp/off"; : > "$tmp/on"; : > "$tmp/rec"
-for ((i = 0; i < pairs; i++)); do
-	t0=$(now_ms); "$tmp/$prog" -n 600 >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$tmp/off"
-	t0=$(now_ms); PARSCOPE_OUT=off "$tmp/$prog-inst" -n 600 >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$tmp/on"
-	t0=$(now_ms); PARSCOPE_OUT="$tmp/sn.pst" "$tmp/$prog-inst" -n 600 >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$tmp/rec"
+shootout=${SHOOTOUT:-"spectral-norm-parallel -n 1500;fannkuch-parallel -n 10;nbody -n 2000000;binary-tree -n 16;fasta -n 2500000;mandelbrot -n 2000"}
+printf '\n%-36s %9s %9s %9s %9s %8s %8s %8s\n' "shootout program (whole process)" "orig ms" "off ms" "rec ms" "rtrace ms" "off" "rec" "rtrace"
+IFS=';' read -r -a progs <<< "$shootout"
+for entry in "${progs[@]}"; do
+	read -r prog pargs <<< "$entry"
+	d="$tmp/$prog"; mkdir -p "$d/orig" "$d/rtrace"
+	sed -e 's#^//go:build ignore$##' -e 's#^// +build ignore$##' "$exp/shootout/$prog.go" > "$d/orig/main.go"
+	printf 'module shootout\n\ngo 1.26\n' > "$d/orig/go.mod"
+	cp "$d/orig/main.go" "$d/orig/go.mod" "$d/rtrace/"
+	cat > "$d/rtrace/zz_rtrace.go" <<'GO'
+package main
+
+import (
+	"os"
+	"runtime/trace"
+)
+
+func init() {
+	f, err := os.Create(os.Getenv("RTRACE_OUT"))
+	if err != nil {
+		panic(err)
+	}
+	if err := trace.Start(f); err != nil {
+		panic(err)
+	}
+}
+GO
+	(cd "$d/orig" && go build -o "$d/orig.bin" .) && (cd "$d/rtrace" && go build -o "$d/rtrace.bin" .) || { echo "$prog: build failed"; continue; }
+	if ! "$tmp/parscope" instrument -o "$d/inst" "$d/orig" 2>"$d/inst.log"; then
+		echo "$prog: parscope instrument failed: $(cat "$d/inst.log")"; continue
+	fi
+	printf 'module shootout\n\ngo 1.26\n\nrequire github.com/parscope/parscope v0.0.0\n\nreplace github.com/parscope/parscope => %s\n' "$PWD" > "$d/inst/go.mod"
+	cp go.sum "$d/inst/go.sum"
+	(cd "$d/inst" && GOFLAGS=-mod=mod go build -o "$d/inst.bin" .) || { echo "$prog: rewritten copy does not build"; continue; }
+	for v in orig off rec rtrace; do : > "$d/$v.ms"; done
+	for ((i = 0; i < pairs; i++)); do
+		t0=$(now_ms); "$d/orig.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/orig.ms"
+		t0=$(now_ms); PARSCOPE_OUT=off "$d/inst.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/off.ms"
+		t0=$(now_ms); PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/rec.ms"
+		t0=$(now_ms); RTRACE_OUT="$d/rt.out" "$d/rtrace.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/rtrace.ms"
+	done
+	o=$(median < "$d/orig.ms"); f=$(median < "$d/off.ms"); r=$(median < "$d/rec.ms"); g=$(median < "$d/rtrace.ms")
+	pct() { echo "100*($1-$o)/$o" | bc -l; }
+	printf '%-36s %9.0f %9.0f %9.0f %9.0f %7.1f%% %7.1f%% %7.1f%%\n' "$prog $pargs" "$o" "$f" "$r" "$g" "$(pct "$f")" "$(pct "$r")" "$(pct "$g")"
+	if [[ -f "$d/rec.pst" ]]; then
+		"$tmp/parscope" info "$d/rec.pst" | grep -E '^(records|dropped|meta parscope.filtered )' | sed 's/^/    /' || true
+	fi
 done
-off=$(median < "$tmp/off"); on=$(median < "$tmp/on"); rec=$(median < "$tmp/rec")
-printf '%-40s %10s %10s %8.1f%%\n' "$prog -n 600 (rewritten, PARSCOPE_OUT=off)" "$off" "$on" "$(echo "100*($on-$off)/$off" | bc -l)"
-printf '%-40s %10s %10s %8.1f%%\n' "$prog -n 600 (rewritten, recording)" "$off" "$rec" "$(echo "100*($rec-$off)/$off" | bc -l)"
-"$tmp/parscope" info "$tmp/sn.pst" | head -5

@@ -15,8 +15,10 @@ import (
 
 func init() {
 	var (
-		out, tracePath, processVar string
-		force                      bool
+		out, tracePath, processVar, filter string
+		force, entropyFilter               bool
+		leafSize                           int
+		throttle                           int64
 	)
 	cmd := &cobra.Command{
 		Use:   "instrument [-o OUTDIR] PACKAGE_DIR",
@@ -36,7 +38,24 @@ parameter named by --process) records as process EXPR.
 
 The rewritten code imports github.com/parscope/parscope/instrument: its
 module must require github.com/parscope/parscope. The program writes the
-trace at the end of main (PARSCOPE_OUT names it, "off" disables it).`,
+trace at the end of main (PARSCOPE_OUT names it, "off" disables it).
+
+To keep the program as fast as it was, tiny leaf functions (at most
+--leaf-size syntax nodes, no loop, calling nothing of the package, not
+communicating) are left uninstrumented so that the compiler still
+inlines them, and exit blocks are recorded at each return rather than by
+a defer where that records the same. --filter FILE names more functions
+to leave without blocks and regions ("exclude PATTERN..." lines; parscope
+filter suggest writes one from a first run's trace). parscope-blocks.json
+lists the functions left uninstrumented and why. A process of the
+rewritten program records at most --throttle blocks of one id and enters
+of one region (TAU's throttle; PARSCOPE_THROTTLE overrides it at run
+time, 0 records everything); parscope info lists what was dropped. The
+entropy filter (Özmen 2002's modified entropy, Table 4's table, per
+process and record kind) drops a repeat of a process's previous block or
+event when its entropy is low and records the count of the dropped ones;
+--entropy-filter=false leaves it out, PARSCOPE_ENTROPY_FILTER=off|on
+overrides at run time.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
@@ -46,15 +65,27 @@ trace at the end of main (PARSCOPE_OUT names it, "off" disables it).`,
 			if _, err := os.Lstat(out); err == nil && !force {
 				return usagef("%s exists (use --force to replace it)", out)
 			}
-			res, err := rewrite.Package(cmd.Context(), dir, rewrite.Options{TracePath: tracePath, ProcessVar: processVar})
+			opts := rewrite.Options{TracePath: tracePath, ProcessVar: processVar, LeafSize: leafSize, Throttle: throttle, NoEntropyFilter: !entropyFilter}
+			if filter != "" {
+				f, err := os.Open(filter)
+				if err != nil {
+					return err
+				}
+				opts.Exclude, err = rewrite.ReadFilter(f)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("%s: %w", filter, err)
+				}
+			}
+			res, err := rewrite.Package(cmd.Context(), dir, opts)
 			if err != nil {
 				return err
 			}
 			if err := writeDirAtomic(out, res.Write); err != nil {
 				return err
 			}
-			progress.Notef(cmd.ErrOrStderr(), "instrumented %s into %s: %d blocks, %d regions\n",
-				dir, out, len(res.Dict.Blocks), len(res.Dict.Regions))
+			progress.Notef(cmd.ErrOrStderr(), "instrumented %s into %s: %d blocks, %d regions, %d functions left uninstrumented\n",
+				dir, out, len(res.Dict.Blocks), len(res.Dict.Regions), len(res.Dict.Uninstrumented))
 			return nil
 		},
 	}
@@ -62,6 +93,10 @@ trace at the end of main (PARSCOPE_OUT names it, "off" disables it).`,
 	cmd.Flags().BoolVar(&force, "force", false, "replace OUTDIR if it exists")
 	cmd.Flags().StringVar(&tracePath, "trace", "", "trace the program writes by default (default <package dir name>.pst)")
 	cmd.Flags().StringVar(&processVar, "process", "", "integer parameter or package variable naming the recording process")
+	cmd.Flags().IntVar(&leafSize, "leaf-size", rewrite.DefaultLeafSize, "leave leaf functions of at most this many syntax nodes uninstrumented (-1: instrument every function)")
+	cmd.Flags().Int64Var(&throttle, "throttle", rewrite.DefaultThrottle, "blocks of one id and enters of one region a process records (-1: all)")
+	cmd.Flags().BoolVar(&entropyFilter, "entropy-filter", true, "record with the entropy filter (Özmen 2002, Table 4): drop low-entropy repeats of a block, keeping their count (PARSCOPE_ENTROPY_FILTER=off|on at run time)")
+	cmd.Flags().StringVar(&filter, "filter", "", "filter file: functions to leave without blocks and regions (\"exclude PATTERN...\" lines)")
 	root.AddCommand(cmd)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/mentropy"
+	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
@@ -37,8 +38,19 @@ type mentropyProc struct {
 	Phases []mentropy.Phase `json:"phases,omitempty"`
 }
 
-// defaultTable is Table 4's transition table (W = 4, docs/paper-oracles.md 1.3).
-var defaultTable = [2]string{"0.5,0.7,0.8,0.9,0.99", "0.5,0.3,0.2,0.1,0.01"}
+// defaultTable is Table 4's transition table (W = 4, docs/paper-oracles.md
+// 1.3), as the instrument library defines it (instrument.DefaultEntropyConfig).
+var defaultTable = func() [2]string {
+	c := instrument.DefaultEntropyConfig()
+	join := func(v []float64) string {
+		s := make([]string, len(v))
+		for i, x := range v {
+			s[i] = strconv.FormatFloat(x, 'g', -1, 64)
+		}
+		return strings.Join(s, ",")
+	}
+	return [2]string{join(c.Alpha), join(c.Beta)}
+}()
 
 func init() {
 	var (

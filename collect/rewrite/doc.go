@@ -7,14 +7,33 @@
 // Basic blocks are numbered across the package in textual order (files by
 // name, then position), as in Gomez, Cai & Schubert (2017), section 3.1: block 0 is a process's
 // start and the highest block its end; in between, each function has an
-// entry block (its lowest), its exit block (its highest, recorded by a
-// defer when it returns or panics) and a block at the start of every then
+// entry block (its lowest), its exit block (its highest) and a block at
+// the start of every then
 // and else branch, loop body and case clause, at the statement after a
 // compound statement, and at the statement after one that communicates: a
 // channel send or receive, a sync.WaitGroup.Wait, Mutex.Lock,
 // RWMutex.Lock/RLock or Cond.Wait, or a call into the instrument library.
 // Inserted code never contains a newline, so every line keeps its number
 // and panics point at the original source.
+//
+// The exit block is recorded before each return and at the end of the
+// body, which keeps a small function inlinable; a panic then leaves it
+// unrecorded. A function with a defer of its own, or a return whose
+// expressions call something that may record, records it by a defer
+// instead (registered first, so it is still the function's last record).
+//
+// # Cost
+//
+// Tiny leaf functions (Options.LeafSize: no loop, nothing of the package
+// called, nothing communicated) are left uninstrumented, so the compiler
+// still inlines them; functions Options.Exclude names (a filter file, see
+// ReadFilter) record no blocks and no regions of their own. Both are
+// listed in the dictionary's uninstrumented functions. With recording
+// switched off (PARSCOPE_OUT=off) a function's handle look-up and every
+// recording call are one branch each, inlined. Recording, a process
+// records at most Options.Throttle blocks of one id and enters of one
+// region (TAU's throttle, PARSCOPE_THROTTLE at run time); the trace's
+// metadata says what was dropped.
 //
 // # Regions and messages
 //

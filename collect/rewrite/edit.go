@@ -6,12 +6,14 @@ import (
 )
 
 // editClass orders edits at the same offset: closing insertions (inner
-// node first), then opening insertions (outer node first), then deletions.
+// node first), then opening insertions (outer node first), then the
+// closings of function bodies (closeLast), then deletions.
 type editClass uint8
 
 const (
 	editClose editClass = iota
 	editOpen
+	editCloseLast
 	editDelete
 )
 
@@ -42,6 +44,11 @@ func (e *editor) open(off int, text string) { e.add(off, 0, text, editOpen) }
 
 // close inserts text at off after inner nodes' closings.
 func (e *editor) close(off int, text string) { e.add(off, 0, text, editClose) }
+
+// closeLast inserts text at off after every other insertion there: the
+// end of a function body, after its last statement's closings and, when
+// the body is empty, after what was inserted at its opening brace.
+func (e *editor) closeLast(off int, text string) { e.add(off, 0, text, editCloseLast) }
 
 // replace deletes n bytes at off and inserts text.
 func (e *editor) replace(off, n int, text string) { e.add(off, n, text, editDelete) }

@@ -78,7 +78,7 @@ func TestExamplesInstrumented(t *testing.T) {
 				t.Fatal(err)
 			}
 			pst := filepath.Join(tmp, ex+".pst")
-			goCmd(t, root, []string{"PARSCOPE_OUT=" + pst}, "test", "-count=1", "-overlay="+overlay, "./examples/"+ex)
+			goCmd(t, root, []string{"PARSCOPE_OUT=" + pst, "PARSCOPE_ENTROPY_FILTER=off"}, "test", "-count=1", "-overlay="+overlay, "./examples/"+ex)
 			if n := checkTrace(t, pst); n == 0 {
 				t.Errorf("no message recorded")
 			}
@@ -140,7 +140,7 @@ func TestForeignPrograms(t *testing.T) {
 			want := runProg(t, orig, tc.args, nil)
 			inst := tempModule(t, res, "shootout")
 			pst := filepath.Join(t.TempDir(), "run.pst")
-			got := runProg(t, inst, tc.args, []string{"PARSCOPE_OUT=" + pst})
+			got := runProg(t, inst, tc.args, []string{"PARSCOPE_OUT=" + pst, "PARSCOPE_ENTROPY_FILTER=off"})
 			if tc.noDigits {
 				want, got = withoutDigits(want), withoutDigits(got)
 			}

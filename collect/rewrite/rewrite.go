@@ -51,7 +51,48 @@ type Options struct {
 	// channels. 0 means 0 when no function names its process and 1024
 	// otherwise (ranks are expected below it).
 	DynamicBase int
+	// LeafSize is the size rule for tiny leaf functions: a function or
+	// method of at most LeafSize syntax nodes, without loops, that calls
+	// nothing of its package (nor a function value or an interface
+	// method), communicates nothing and starts no goroutine is left
+	// uninstrumented, so that the
+	// compiler still inlines it and a hot call of it records nothing (its
+	// time is its caller's block's). 0 means DefaultLeafSize; a negative
+	// LeafSize instruments every function.
+	LeafSize int
+	// Exclude are patterns (path.Match syntax) of function names, as the
+	// dictionary writes them ("f", "(*T).m", "(T).m"): a function matching
+	// one records no blocks and no regions of its own (its messages and
+	// its function literals' blocks are still recorded). It is the static
+	// filter of Score-P, applied when the program is rewritten, where it
+	// costs nothing at run time (see ReadFilter).
+	Exclude []string
+	// Throttle is the rewritten program's default throttle (TAU's, see
+	// instrument.Options.Throttle): a process records at most this many
+	// blocks of one id and enters of one region, and the trace's metadata
+	// says what was dropped. 0 means DefaultThrottle; negative records
+	// everything. The environment variable PARSCOPE_THROTTLE overrides it
+	// at run time.
+	Throttle int64
+	// NoEntropyFilter switches off, by default, the rewritten program's
+	// entropy filter (instrument.EntropyFilter with DefaultEntropyConfig
+	// and DefaultEntropyThreshold, every process's blocks and events): a
+	// repeat of a process's previous block is dropped when its modified
+	// entropy is low, and the trace keeps the count of what was dropped.
+	// The environment variable PARSCOPE_ENTROPY_FILTER ("off" or "on")
+	// overrides it at run time.
+	NoEntropyFilter bool
 }
+
+// DefaultThrottle is the throttle of a rewritten program when
+// Options.Throttle is 0: TAU's default call count (it also asks for under
+// 10 µs a call, which a record's time cannot tell).
+const DefaultThrottle = 100000
+
+// DefaultLeafSize is the LeafSize used when Options.LeafSize is 0: a
+// function of this many syntax nodes is well inside the compiler's
+// inlining budget (80 of its nodes).
+const DefaultLeafSize = 40
 
 // Block describes one basic block of the rewritten package.
 type Block struct {
@@ -73,6 +114,20 @@ type Dictionary struct {
 	Package string            `json:"package"`
 	Blocks  []Block           `json:"blocks"`
 	Regions []trace.RegionDef `json:"regions"`
+	// Uninstrumented are the functions that record no blocks and no
+	// regions of their own, and why.
+	Uninstrumented []Uninstrumented `json:"uninstrumented,omitempty"`
+}
+
+// Uninstrumented is a function the rewriter left without blocks and
+// regions of its own.
+type Uninstrumented struct {
+	Function string `json:"function"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	// Reason is "leaf of N nodes" (Options.LeafSize) or "excluded by
+	// PATTERN" (Options.Exclude).
+	Reason string `json:"reason"`
 }
 
 // States returns the blocks as the trace's state dictionary.
@@ -158,6 +213,7 @@ func Package(ctx context.Context, dir string, opts Options) (*Result, error) {
 		}
 	}
 	w := &rewriter{
+		srcs:   srcs,
 		fset:   fset,
 		info:   info,
 		pkg:    pkg,
@@ -170,6 +226,7 @@ func Package(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.quiet = w.uninstrumented(files)
 	w.threaded = w.threadable(files, testNames)
 	w.dict.Package = pkg.Name()
 	w.dict.Blocks = append(w.dict.Blocks, Block{ID: 0, Kind: "start", Description: "process start"})
@@ -206,6 +263,7 @@ func Package(ctx context.Context, dir string, opts Options) (*Result, error) {
 
 // rewriter walks a type-checked package and records its edits.
 type rewriter struct {
+	srcs   map[*ast.File][]byte
 	fset   *token.FileSet
 	info   *types.Info
 	pkg    *types.Package
@@ -218,9 +276,10 @@ type rewriter struct {
 	tf   *token.File
 	file string
 
-	threaded   map[types.Object]bool // functions that receive the handle (see threadable)
-	nextID     int32                 // next block id
-	directives bool                  // some function names its process
+	threaded   map[types.Object]bool   // functions that receive the handle (see threadable)
+	quiet      map[types.Object]string // functions left uninstrumented, and why (see uninstrumented)
+	nextID     int32                   // next block id
+	directives bool                    // some function names its process
 	err        error
 }
 
@@ -236,6 +295,14 @@ type fn struct {
 	name   string
 	frames []frame
 	cur    int32 // current block
+	// quiet: the function records no blocks and regions (its messages and
+	// literals still record); its messages are tagged 0.
+	quiet bool
+	// atReturn: the exit block is recorded before each return and at the
+	// end of the body instead of by a defer (see exitAtReturn); returns
+	// are the offsets of the return statements.
+	atReturn bool
+	returns  []int
 }
 
 func (w *rewriter) off(p token.Pos) int { return w.tf.Offset(p) }
@@ -245,6 +312,9 @@ func (w *rewriter) line(p token.Pos) int { return w.tf.Line(p) }
 func (w *rewriter) where(p token.Pos) string { return fmt.Sprintf("%s:%d", w.file, w.line(p)) }
 
 func (w *rewriter) newBlock(f *fn, kind string, p token.Pos, desc string) int32 {
+	if f.quiet {
+		return 0
+	}
 	id := w.nextID
 	w.nextID++
 	w.dict.Blocks = append(w.dict.Blocks, Block{ID: id, Kind: kind, Function: f.name, File: w.file, Line: w.line(p), Description: desc})
@@ -254,10 +324,7 @@ func (w *rewriter) newBlock(f *fn, kind string, p token.Pos, desc string) int32 
 
 // funcDecl rewrites a declared function or method.
 func (w *rewriter) funcDecl(d *ast.FuncDecl) {
-	name := d.Name.Name
-	if d.Recv != nil && len(d.Recv.List) == 1 {
-		name = "(" + exprString(w.ed.src, w.tf, d.Recv.List[0].Type) + ")." + name
-	}
+	name := funcName(d, w.text)
 	handle := "parscopeSelf()"
 	if expr := directive(d.Doc); expr != "" {
 		handle = "parscopeProc(int(" + expr + "))"
@@ -275,7 +342,15 @@ func (w *rewriter) funcDecl(d *ast.FuncDecl) {
 		handle = ""
 	}
 	w.threadCalls(d.Body, w.wrappedGoCalls(d.Body))
-	w.body(name, d.Body, handle, pre)
+	if why, ok := w.quiet[w.info.Defs[d.Name]]; ok {
+		w.dict.Uninstrumented = append(w.dict.Uninstrumented, Uninstrumented{Function: name, File: w.file, Line: w.line(d.Pos()), Reason: why})
+		if strings.HasPrefix(why, "leaf") {
+			return // nothing in it records (see leafSize)
+		}
+		w.quietBody(name, d.Body, handle, pre)
+		return
+	}
+	w.body(name, d.Body, handle, pre, false)
 }
 
 // hasIntVar reports whether name is an integer parameter of d or an
@@ -312,11 +387,21 @@ func directive(doc *ast.CommentGroup) string {
 }
 
 // body rewrites a function body: the handle, the entry block and the
-// exit block recorded on return.
-func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string) {
-	f := &fn{name: name}
-	entry := w.newBlock(f, "entry", b.Lbrace, "entry of "+name)
+// exit block recorded on return. quiet bodies record neither (see
+// quietBody).
+func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string, quiet bool) {
+	f := &fn{name: name, quiet: quiet, atReturn: pre == "" && w.exitAtReturn(b)}
 	at := w.off(b.Lbrace) + 1
+	if quiet {
+		if handle != "" {
+			w.ed.open(at, fmt.Sprintf(" parscopeP := %s; _ = parscopeP; %s", handle, pre))
+		} else if pre != "" {
+			w.ed.open(at, " "+pre)
+		}
+		w.list(f, b.List)
+		return
+	}
+	entry := w.newBlock(f, "entry", b.Lbrace, "entry of "+name)
 	if handle == "" { // the handle is a parameter (see threadable)
 		w.ed.open(at, fmt.Sprintf(" %sparscopeP.Block(%d);", pre, entry))
 	} else {
@@ -324,9 +409,26 @@ func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string) {
 	}
 	w.list(f, b.List)
 	exit := w.newBlock(f, "exit", b.Rbrace, "exit of "+name)
+	if f.atReturn {
+		rec := fmt.Sprintf("parscopeP.Block(%d); ", exit)
+		for _, off := range f.returns {
+			w.ed.open(off, rec) // after the regions the return exits
+		}
+		if !listTerminating(b.List) {
+			w.ed.closeLast(w.off(b.Rbrace), "; "+rec)
+		}
+		return
+	}
 	// The deferred exit block is registered right after the entry block,
 	// before any user defer, so it is the last thing the function records.
 	w.ed.open(at, fmt.Sprintf(" defer parscopeP.Block(%d);", exit))
+}
+
+// quietBody rewrites the body of a function Options.Exclude names: its
+// messages and function literals record, with the handle it would have
+// had; it records no block and no region.
+func (w *rewriter) quietBody(name string, b *ast.BlockStmt, handle, pre string) {
+	w.body(name, b, handle, pre, true)
 }
 
 // list rewrites a statement list: a new block begins at each statement
@@ -335,7 +437,7 @@ func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string) {
 func (w *rewriter) list(f *fn, stmts []ast.Stmt) bool {
 	need := false
 	for _, s := range stmts {
-		if need {
+		if need && !f.quiet {
 			id := w.newBlock(f, "next", s.Pos(), "statement at "+w.where(s.Pos()))
 			w.ed.open(w.off(s.Pos()), fmt.Sprintf("parscopeP.Block(%d); ", id))
 		}
@@ -352,7 +454,14 @@ func (w *rewriter) clauseBody(f *fn, stmts []ast.Stmt, emptyAt token.Pos, kind, 
 		p = stmts[0].Pos()
 	}
 	id := w.newBlock(f, kind, p, desc)
-	w.ed.open(w.off(p), fmt.Sprintf("parscopeP.Block(%d); %s", id, strings.ReplaceAll(prefix, "TAG", fmt.Sprint(id))))
+	prefix = strings.ReplaceAll(prefix, "TAG", fmt.Sprint(id))
+	if f.quiet {
+		if prefix != "" {
+			w.ed.open(w.off(p), prefix)
+		}
+	} else {
+		w.ed.open(w.off(p), fmt.Sprintf("parscopeP.Block(%d); %s", id, prefix))
+	}
 	w.list(f, stmts)
 }
 
@@ -387,6 +496,9 @@ func (w *rewriter) stmt(f *fn, s ast.Stmt, label *ast.Ident) bool {
 	case *ast.ReturnStmt:
 		w.exitRegions(f, s.Pos(), len(f.frames))
 		w.exprs(f, exprList(s.Results)...)
+		if f.atReturn {
+			f.returns = append(f.returns, w.off(s.Pos()))
+		}
 		return true
 	case *ast.BranchStmt:
 		w.branch(f, s)
@@ -484,6 +596,9 @@ func (w *rewriter) ifStmt(f *fn, s *ast.IfStmt, label *ast.Ident) bool {
 // region declares a loop or if region around s: Enter before it (before
 // its label), Exit after it.
 func (w *rewriter) region(f *fn, kind trace.RegionKind, what string, s ast.Stmt, label *ast.Ident) int32 {
+	if f.quiet {
+		return -1
+	}
 	parent := int32(-1)
 	for i := len(f.frames) - 1; i >= 0; i-- {
 		if f.frames[i].region >= 0 {
@@ -562,10 +677,10 @@ func (w *rewriter) branch(f *fn, s *ast.BranchStmt) {
 func (w *rewriter) funcLit(f *fn, lit *ast.FuncLit, root bool) {
 	name := f.name + ".func@" + w.where(lit.Pos())
 	if root {
-		w.body(name, lit.Body, "parscopeGoBegin()", "defer parscopeGoEnd(parscopeP); ")
+		w.body(name, lit.Body, "parscopeGoBegin()", "defer parscopeGoEnd(parscopeP); ", f.quiet)
 		return
 	}
-	w.body(name, lit.Body, "parscopeSelf()", "")
+	w.body(name, lit.Body, "parscopeSelf()", "", f.quiet)
 }
 
 // exprs rewrites the receives, function literals and synchronising calls

@@ -22,9 +22,18 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // packages are the test packages under testdata.
 var packages = []string{"prodcons", "shapes"}
 
+// rewritePkg rewrites testdata/name instrumenting every function (no
+// leaf left out: the tests of blocks, regions and handles need them all;
+// TestLeafRule tests the rule).
 func rewritePkg(t *testing.T, name string) *Result {
 	t.Helper()
-	res, err := Package(context.Background(), filepath.Join("testdata", name), Options{})
+	return rewritePkgOpts(t, name, Options{LeafSize: -1})
+}
+
+// rewritePkgOpts rewrites testdata/name with opts.
+func rewritePkgOpts(t *testing.T, name string, opts Options) *Result {
+	t.Helper()
+	res, err := Package(context.Background(), filepath.Join("testdata", name), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +319,7 @@ func rewriteAndRun(t *testing.T, name string) (*Result, string, []trace.Record) 
 	goCmd(t, dir, nil, "build", "-o", bin, ".")
 	pst := filepath.Join(t.TempDir(), "run.pst")
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "PARSCOPE_OUT="+pst)
+	cmd.Env = append(os.Environ(), "PARSCOPE_OUT="+pst, "PARSCOPE_ENTROPY_FILTER=off")
 	got, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("running: %v\n%s", err, got)
@@ -408,7 +417,7 @@ func TestShapesTestsInstrumented(t *testing.T) {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	goCmd(t, dir, []string{"PARSCOPE_OUT=" + pst}, append(args, ".")...)
+	goCmd(t, dir, []string{"PARSCOPE_OUT=" + pst, "PARSCOPE_ENTROPY_FILTER=off"}, append(args, ".")...)
 	if n := checkTrace(t, pst); n == 0 {
 		t.Errorf("no message recorded")
 	}
@@ -452,7 +461,7 @@ func D() {}
 	}
 	for _, tc := range tests {
 		t.Run("var="+tc.processVar, func(t *testing.T) {
-			res, err := Package(context.Background(), dir, Options{ProcessVar: tc.processVar})
+			res, err := Package(context.Background(), dir, Options{ProcessVar: tc.processVar, LeafSize: -1})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,12 +16,17 @@ func (w *rewriter) runtimeFile() ([]byte, error) {
 	if trace == "" {
 		trace = filepath.Base(w.absDir) + ".pst"
 	}
+	throttle := w.opts.Throttle
+	if throttle == 0 {
+		throttle = DefaultThrottle
+	}
+	entropy := !w.opts.NoEntropyFilter
 	dynBase := w.opts.DynamicBase
 	if dynBase == 0 && w.directives {
 		dynBase = 1024
 	}
 	r := strings.NewReplacer("PROGRAM", fmt.Sprintf("%q", w.pkg.Name()), "TRACEPATH", fmt.Sprintf("%q", trace),
-		"DYNBASE", fmt.Sprint(dynBase), "ENDBLOCK", fmt.Sprint(w.nextID))
+		"DYNBASE", fmt.Sprint(dynBase), "ENDBLOCK", fmt.Sprint(w.nextID), "DEFTHROTTLE", fmt.Sprint(throttle), "DEFENTROPY", fmt.Sprint(entropy))
 	b.WriteString(r.Replace(runtimeSrc))
 	b.WriteString("\nvar parscopeStates = []parscopetrace.StateDef{\n")
 	for _, s := range w.dict.States() {
@@ -49,6 +54,7 @@ import (
 	parscopefmt "fmt"
 	parscopeos "os"
 	parscoperuntime "runtime"
+	parscopestrconv "strconv"
 	parscopesync "sync"
 	parscopeatomic "sync/atomic"
 	parscopeunsafe "unsafe"
@@ -59,8 +65,10 @@ import (
 type parscopeProcess = parscopeinstrument.Process
 
 const (
-	parscopeDynBase = DYNBASE  // first id of a goroutine's or channel's process
-	parscopeEnd     = ENDBLOCK // the end block
+	parscopeDynBase  = DYNBASE  // first id of a goroutine's or channel's process
+	parscopeEnd      = ENDBLOCK // the end block
+	parscopeThrottle = DEFTHROTTLE // blocks or region enters of one id a process records (PARSCOPE_THROTTLE overrides; ≤ 0: all)
+	parscopeEntropy  = DEFENTROPY  // the entropy filter is on (PARSCOPE_ENTROPY_FILTER=off|on overrides)
 )
 
 var (
@@ -71,6 +79,12 @@ var (
 	parscopeGoroutines parscopesync.Map // goroutine id -> *Process
 	parscopeChans      parscopesync.Map // channel -> *parscopeChanProc
 )
+
+// parscopeOff is set when PARSCOPE_OUT is "off". It is initialised
+// before any package-level variable whose initialiser records (the
+// look-ups below refer to it), so that, disabled, a function's handle
+// look-up is one branch.
+var parscopeOff = parscopeos.Getenv("PARSCOPE_OUT") == "off"
 
 // parscopeRecorder starts the recorder at first use. PARSCOPE_OUT names
 // the trace ("off" disables recording).
@@ -83,11 +97,38 @@ func parscopeRecorder() *parscopeinstrument.Recorder {
 		if path == "off" {
 			return
 		}
+		throttle := int64(parscopeThrottle)
+		if s := parscopeos.Getenv("PARSCOPE_THROTTLE"); s != "" {
+			n, err := parscopestrconv.ParseInt(s, 10, 64)
+			if err != nil {
+				parscopefmt.Fprintln(parscopeos.Stderr, "parscope: PARSCOPE_THROTTLE:", err)
+				return
+			}
+			throttle = n
+		}
+		entropy := parscopeEntropy
+		if s := parscopeos.Getenv("PARSCOPE_ENTROPY_FILTER"); s != "" {
+			entropy = s != "off"
+		}
+		var filter parscopeinstrument.Filter
+		if entropy {
+			// Özmen's modified entropy per process and kind, made as
+			// the program creates its processes.
+			f, err := parscopeinstrument.NewEntropyFilter(parscopeinstrument.EntropyOptions{
+				Config: parscopeinstrument.DefaultEntropyConfig(), Threshold: parscopeinstrument.DefaultEntropyThreshold,
+				Dynamic: true, Alphabet: len(parscopeStates),
+			})
+			if err != nil {
+				parscopefmt.Fprintln(parscopeos.Stderr, "parscope:", err)
+				return
+			}
+			filter = f
+		}
 		rec, err := parscopeinstrument.Start(parscopeinstrument.Options{
 			Path: path, Force: true, Program: PROGRAM,
 			States: parscopeStates, Regions: parscopeRegions,
 			Extra:         map[string]string{"parscope.instrumented": "true"},
-			BufferRecords: 1024,
+			BufferRecords: 1024, Throttle: throttle, Filter: filter,
 		})
 		if err != nil {
 			parscopefmt.Fprintln(parscopeos.Stderr, "parscope:", err)
@@ -112,6 +153,14 @@ func parscopeGoid() int64 {
 // parscopeSelf returns the calling goroutine's process, creating one the
 // first time a goroutine records.
 func parscopeSelf() *parscopeinstrument.Process {
+	if parscopeOff {
+		return nil
+	}
+	return parscopeLookup()
+}
+
+// parscopeLookup is parscopeSelf when recording is not switched off.
+func parscopeLookup() *parscopeinstrument.Process {
 	rec := parscopeRecorder()
 	if rec == nil {
 		return nil
@@ -129,6 +178,9 @@ func parscopeSelf() *parscopeinstrument.Process {
 // parscopeProc returns process id (named by a //parscope:process
 // directive) and binds it to the calling goroutine.
 func parscopeProc(id int) *parscopeinstrument.Process {
+	if parscopeOff {
+		return nil
+	}
 	rec := parscopeRecorder()
 	if rec == nil {
 		return nil
@@ -142,6 +194,9 @@ func parscopeProc(id int) *parscopeinstrument.Process {
 
 // parscopeGoBegin gives the goroutine of a go statement its own process.
 func parscopeGoBegin() *parscopeinstrument.Process {
+	if parscopeOff {
+		return nil
+	}
 	rec := parscopeRecorder()
 	if rec == nil {
 		return nil

@@ -269,6 +269,7 @@ func main() {
 	var cfg Config
 	workload.Main("transpose", &c, fs, func() (instrument.Options, error) {
 		cfg = Config{N: *n, Work: *work, Seed: c.Seed}
+		c.Procs = Procs
 		if cfg.N < Procs-1 {
 			return instrument.Options{}, fmt.Errorf("-n %d: need at least %d", cfg.N, Procs-1)
 		}

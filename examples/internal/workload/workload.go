@@ -23,23 +23,46 @@ type Common struct {
 	Out   string
 	Seed  uint64
 	Force bool
+	// EntropyFilter records through the entropy filter (Özmen 2002,
+	// instrument.EntropyFilter with DefaultEntropyConfig and
+	// DefaultEntropyThreshold, states and events); -entropy-filter=false
+	// records everything. Register sets it to true.
+	EntropyFilter bool
+	// Procs is the example's number of processes (ids 0..Procs−1), for
+	// the entropy filter's meters; 0 makes a process's meters when the
+	// recorder creates it, whatever its id.
+	Procs int
 }
 
-// Register adds -o, -seed and -force to fs.
+// Register adds -o, -seed, -force and -entropy-filter to fs.
 func (c *Common) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Out, "o", "", "write the trace to this .pst (empty: run without recording)")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random choice")
 	fs.BoolVar(&c.Force, "force", false, "replace an existing trace")
+	fs.BoolVar(&c.EntropyFilter, "entropy-filter", true, "drop low-entropy repeats of a process's states and events, keeping their count (Özmen 2002, Table 4)")
 }
 
 // Start starts recording to c.Out with opts (a nil recorder when Out is
-// empty), storing the seed in the trace's metadata.
+// empty), storing the seed in the trace's metadata. With EntropyFilter and
+// no Filter in opts, it records through the entropy filter over the
+// states of opts (their count is the alphabet; ids beyond are kept).
 func (c *Common) Start(opts instrument.Options) (*instrument.Recorder, error) {
 	opts.Path, opts.Force, opts.Disabled = c.Out, c.Force, c.Out == ""
 	if opts.Extra == nil {
 		opts.Extra = map[string]string{}
 	}
 	opts.Extra["seed"] = strconv.FormatUint(c.Seed, 10)
+	if c.EntropyFilter && opts.Filter == nil && !opts.Disabled {
+		f, err := instrument.NewEntropyFilter(instrument.EntropyOptions{
+			Config: instrument.DefaultEntropyConfig(), Threshold: instrument.DefaultEntropyThreshold,
+			Procs: c.Procs, Dynamic: c.Procs <= 0, Alphabet: max(len(opts.States), 1),
+		})
+		if err != nil {
+			return nil, err
+		}
+		opts.Filter = f
+		opts.Extra["entropy_filter"] = "table4"
+	}
 	return instrument.Start(opts)
 }
 

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parscope/parscope/collect/rewrite"
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+func init() {
+	group := &cobra.Command{
+		Use:   "filter",
+		Short: "Filter files for parscope instrument --filter",
+	}
+	var (
+		out    string
+		asJSON bool
+		o      rewrite.SuggestOptions
+	)
+	suggest := &cobra.Command{
+		Use:   "suggest TRACE.pst",
+		Short: "From a first run's trace, list functions by recording cost and suggest a filter file",
+		Long: `Suggest reads the trace of a first run of a program rewritten by parscope
+instrument and lists its functions by estimated recording cost (records ×
+--record-cost, like Score-P's scorep-score): calls, records, mean call time
+(entry to exit block), distinct paths of its own blocks, and the mean
+modified entropy of a call (Özmen 2002, Table 4's table, K = 1, uniform
+probabilities over the function's paths, each process's calls of one
+function a stream). A function is suggested for exclusion when it was
+called at least --min-calls times, a call lasts under --max-call-ns, and
+its calls carry at most --max-entropy nats each: it costs much and its
+records say little more than its count. main and function literals are
+never excluded (a filter cannot name them).
+
+With -o FILE it writes the suggestion as a filter file ("exclude PATTERN"
+lines) for parscope instrument --filter. A throttled trace (parscope info
+lists what was dropped) undercounts calls beyond the throttle.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := store.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			sel := store.ReadOptions{Kinds: []trace.Kind{trace.KindState, trace.KindEnter, trace.KindExit}}
+			sug, err := rewrite.Suggest(cmd.Context(), s.Header(), s.Records(sel), o)
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				if err := createOutput(out, sug.WriteFilter); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), sug)
+			}
+			return printSuggestion(cmd.OutOrStdout(), sug)
+		},
+	}
+	fl := suggest.Flags()
+	fl.StringVarP(&out, "output", "o", "", "write the filter file here (\"-\": standard output)")
+	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	fl.Int64Var(&o.MinCalls, "min-calls", rewrite.DefaultSuggestMinCalls, "exclude only functions called at least this often")
+	fl.Float64Var(&o.MaxCallNs, "max-call-ns", rewrite.DefaultSuggestMaxCallNs, "exclude only functions whose mean call is shorter (ns)")
+	fl.Float64Var(&o.MaxEntropy, "max-entropy", rewrite.DefaultSuggestMaxEntropy, "exclude only functions whose calls carry at most this modified entropy each (nats)")
+	fl.Float64Var(&o.RecordCostNs, "record-cost", rewrite.DefaultRecordCostNs, "estimated cost of one record (ns)")
+	group.AddCommand(suggest)
+	root.AddCommand(group)
+}
+
+// printSuggestion prints the functions by decreasing estimated cost.
+func printSuggestion(w io.Writer, s *rewrite.Suggestion) error {
+	tw := newTable(w)
+	fmt.Fprintf(tw, "function\tcalls\trecords\tcost ms\tmean call ns\tpaths\tentropy/call\tsuggestion\n")
+	var excl, cost float64
+	for _, f := range s.Functions {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t%.0f\t%d\t%.4g\t%s\n", f.Function, f.Calls, f.Records, f.CostNs/1e6, f.MeanCallNs, f.Paths, f.Entropy, f.Why)
+		if f.Exclude {
+			excl += float64(f.Records)
+			cost += f.CostNs
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "excluding the suggested functions saves %.0f of %d records (est. %.3f ms of recording)\n", excl, s.Records, cost/1e6)
+	return err
+}

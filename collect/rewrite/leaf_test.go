@@ -1,0 +1,280 @@
+package rewrite
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+// uninstrumentedNames lists a dictionary's uninstrumented functions as
+// "name: reason", sorted.
+func uninstrumentedNames(d Dictionary) []string {
+	var out []string
+	for _, u := range d.Uninstrumented {
+		out = append(out, u.Function+": "+u.Reason)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestLeafRule checks which functions of testdata/threads the default
+// size rule leaves uninstrumented (tiny leaves: no loop, no call of the
+// package's functions, nothing communicating), that a larger LeafSize
+// leaves more and that none of them then receives the handle.
+func TestLeafRule(t *testing.T) {
+	tests := []struct {
+		size int
+		want []string
+	}{
+		{0, []string{
+			"(square).area: leaf of 9 nodes", "asValue: leaf of 7 nodes", "inTests: leaf of 5 nodes",
+			"initial: leaf of 3 nodes", "pair: leaf of 14 nodes", "split: leaf of 7 nodes", "weight: leaf of 7 nodes",
+		}},
+		{7, []string{"asValue: leaf of 7 nodes", "inTests: leaf of 5 nodes", "initial: leaf of 3 nodes", "split: leaf of 7 nodes", "weight: leaf of 7 nodes"}},
+		{-1, nil},
+	}
+	for _, tc := range tests {
+		res := rewritePkgOpts(t, "threads", Options{LeafSize: tc.size})
+		got := uninstrumentedNames(res.Dict)
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("LeafSize %d: uninstrumented\n%s\nwant\n%s", tc.size, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+		}
+		for _, b := range res.Dict.Blocks {
+			for _, u := range res.Dict.Uninstrumented {
+				if b.Function == u.Function {
+					t.Errorf("LeafSize %d: block %d belongs to uninstrumented %s", tc.size, b.ID, u.Function)
+				}
+			}
+		}
+		src := string(fileOf(t, res, "main.go"))
+		for _, name := range []string{"weight", "pair", "split"} {
+			if tc.size == 0 && strings.Contains(src, "func "+name+"(parscopeP") {
+				t.Errorf("LeafSize %d: uninstrumented %s receives the handle", tc.size, name)
+			}
+		}
+	}
+}
+
+// TestExclude checks the static filter: functions named by a pattern
+// record no block and no region, but their messages still record.
+func TestExclude(t *testing.T) {
+	res := rewritePkgOpts(t, "prodcons", Options{Exclude: []string{"cons*"}})
+	if got := uninstrumentedNames(res.Dict); strings.Join(got, ",") != "consume: excluded by cons*" {
+		t.Errorf("uninstrumented %q, want consume excluded by cons*", got)
+	}
+	for _, b := range res.Dict.Blocks {
+		if b.Function == "consume" {
+			t.Errorf("block %d of excluded consume", b.ID)
+		}
+	}
+	src := string(fileOf(t, res, "main.go"))
+	i := strings.Index(src, "func consume(")
+	body := src[i : i+strings.Index(src[i:], "\n}")]
+	if strings.Contains(body, ".Block(") || strings.Contains(body, ".Enter(") || !strings.Contains(body, "parscopeRecvd(parscopeP, in, 16, 0)") ||
+		!strings.Contains(body, "parscopeSend(parscopeP, done , sum, 8, 0)") {
+		t.Errorf("excluded consume rewritten as\n%s\nwant its messages (tag 0) and no block or region", body)
+	}
+}
+
+// TestExitAtReturn checks where exit blocks are recorded: before each
+// return and at the end of a body when nothing after the return could
+// record (no defer, returned expressions without calls of the package),
+// else by a defer.
+func TestExitAtReturn(t *testing.T) {
+	src := `package p
+
+import "strings"
+
+func A(x int) int {
+	if x > 0 {
+		return x
+	}
+	return strings.Count("a", "b") + int(float64(x))
+}
+
+func B(x int) int { return A(x) }
+
+func C(s []int) { defer func() {}(); s[0] = 1 }
+
+func D(s []int) { for i := range s { s[i] = i } }
+`
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Package(t.Context(), dir, Options{LeafSize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(fileOf(t, res, "p.go"))
+	for _, want := range []string{
+		"parscopeP.Exit(0); parscopeP.Block(4); return x",
+		`parscopeP.Block(3); parscopeP.Block(4); return strings.Count("a", "b")`,
+		"func B(x int) int { parscopeP := parscopeSelf(); parscopeP.Block(5); defer parscopeP.Block(6); return A(x) }",
+		"func C(s []int) { parscopeP := parscopeSelf(); parscopeP.Block(7); defer parscopeP.Block(10); defer func() { parscopeP := parscopeSelf(); parscopeP.Block(8);; parscopeP.Block(9); }(); s[0] = 1 }",
+		"parscopeP.Exit(1) ; parscopeP.Block(13); }",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rewritten source lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "\n"); n != strings.Count(src, "\n") {
+		t.Errorf("%d lines rewritten into %d", strings.Count(src, "\n"), n)
+	}
+}
+
+func fileOf(t *testing.T, res *Result, name string) []byte {
+	t.Helper()
+	for _, f := range res.Files {
+		if f.Name == name {
+			return f.Src
+		}
+	}
+	t.Fatalf("no %s in the result", name)
+	return nil
+}
+
+// TestRewrittenInlines builds testdata/hot rewritten with the default
+// options and asks the compiler (-gcflags=-m) what it inlines: the
+// one-line evalA must still be inlined into its loop, as in the original,
+// and the recording calls of times too (a nil handle then costs a
+// branch). The program prints what the original prints, and its trace has
+// times's blocks and none of evalA.
+func TestRewrittenInlines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds programs")
+	}
+	src, err := filepath.Abs(filepath.Join("testdata", "hot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := goCmd(t, src, nil, "run", ".")
+	res := rewritePkgOpts(t, "hot", Options{})
+	dir := tempModule(t, res, "hot")
+	bin := filepath.Join(dir, "hot"+exeSuffix())
+	m := goCmd(t, dir, nil, "build", "-gcflags=-m", "-o", bin, ".")
+	for _, re := range []string{
+		`main.go:7:\d+: can inline evalA`,
+		`main.go:14:\d+: inlining call to evalA`,
+		`main.go:14:\d+: inlining call to instrument.\(\*Process\).Block`,
+		`main.go:13:\d+: inlining call to instrument.\(\*Process\).Enter`,
+		`main.go:30:\d+: inlining call to parscopeSelf`,
+	} {
+		if !regexp.MustCompile(re).MatchString(m) {
+			t.Errorf("the compiler's report has no %q:\n%s", re, m)
+		}
+	}
+	rewritten := string(fileOf(t, res, "main.go"))
+	if i := strings.Index(rewritten, "func main"); strings.Contains(rewritten[:i], "defer") {
+		t.Errorf("the rewritten times or sign defers:\n%s", rewritten)
+	}
+	pst := filepath.Join(t.TempDir(), "hot.pst")
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "PARSCOPE_OUT="+pst, "PARSCOPE_ENTROPY_FILTER=off")
+	got, err := cmd.CombinedOutput()
+	if err != nil || string(got) != want {
+		t.Fatalf("rewritten output %q (%v), original %q", got, err, want)
+	}
+	off := exec.Command(bin)
+	off.Dir = t.TempDir()
+	off.Env = append(os.Environ(), "PARSCOPE_OUT=off")
+	if got, err := off.CombinedOutput(); err != nil || string(got) != want {
+		t.Fatalf("rewritten output with PARSCOPE_OUT=off %q (%v), original %q", got, err, want)
+	}
+	if ents, _ := os.ReadDir(off.Dir); len(ents) != 0 {
+		t.Errorf("with PARSCOPE_OUT=off the program wrote %s", ents[0].Name())
+	}
+	fns := map[string]int{}
+	for _, r := range readTrace(t, pst) {
+		if r.Kind == trace.KindState && r.ID > 0 && int(r.ID) < len(res.Dict.Blocks)-1 {
+			fns[res.Dict.Blocks[r.ID].Function]++
+		}
+	}
+	// times: entry, 4 outer bodies, 16 inner bodies, 4 statements after
+	// the inner loop, exit.
+	if fns["times"] != 26 || fns["evalA"] != 0 {
+		t.Errorf("blocks per function %v, want 26 of times and none of evalA", fns)
+	}
+
+	// The entropy filter, on by default: each run of the inner body
+	// (block 3, 4 in a row) keeps its first block only (over 14 blocks,
+	// Table 4 with K = 100 gives the first repeat H = 0.064, under the
+	// threshold 0.1), and the dropped counts rebuild the whole sequence.
+	var full []int32
+	for _, r := range readTrace(t, pst) {
+		if r.Kind == trace.KindState {
+			full = append(full, r.ID)
+		}
+	}
+	ent := exec.Command(bin)
+	ent.Env = append(os.Environ(), "PARSCOPE_OUT="+pst)
+	if got, err := ent.CombinedOutput(); err != nil || string(got) != want {
+		t.Fatalf("rewritten output with the entropy filter %q (%v), original %q", got, err, want)
+	}
+	var rebuilt []int32
+	inner := 0
+	for _, r := range readTrace(t, pst) {
+		switch {
+		case r.Kind == trace.KindState:
+			rebuilt = append(rebuilt, r.ID)
+			if r.ID == 3 {
+				inner++
+			}
+		case r.Kind == trace.KindEvent && r.Value > 0 && len(rebuilt) > 0:
+			for range r.Value {
+				rebuilt = append(rebuilt, rebuilt[len(rebuilt)-1])
+			}
+		}
+	}
+	if inner != 4 {
+		t.Errorf("inner body block kept %d times by the entropy filter, want 4 of 16", inner)
+	}
+	if fmt.Sprint(rebuilt) != fmt.Sprint(full) {
+		t.Errorf("blocks rebuilt from the filtered trace\n%v\nwant\n%v", rebuilt, full)
+	}
+
+	// The throttle: at most 2 blocks of one id, the drops reported.
+	thr := exec.Command(bin)
+	thr.Env = append(os.Environ(), "PARSCOPE_OUT="+pst, "PARSCOPE_THROTTLE=2", "PARSCOPE_ENTROPY_FILTER=off")
+	if got, err := thr.CombinedOutput(); err != nil || string(got) != want {
+		t.Fatalf("rewritten output with PARSCOPE_THROTTLE=2 %q (%v), original %q", got, err, want)
+	}
+	per := map[int32]int{}
+	for _, r := range readTrace(t, pst) {
+		if r.Kind == trace.KindState {
+			per[r.ID]++
+		}
+	}
+	if per[3] != 2 { // the inner loop's body, 16 times
+		t.Errorf("inner body block recorded %d times with PARSCOPE_THROTTLE=2, want 2", per[3])
+	}
+	st, err := store.Open(pst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if v := st.Header().Meta.Extra["parscope.filtered.state.000003"]; v != "body of range at main.go:13: kept 2, dropped 14: throttled after 2 calls" {
+		t.Errorf("meta of block 3: %q", v)
+	}
+}
+
+// TestReadFilter checks the filter file's syntax and its errors.
+func TestReadFilter(t *testing.T) {
+	got, err := ReadFilter(strings.NewReader("# first run\nexclude evalA (*Vec).* # hot\n\nexclude wait\n"))
+	if err != nil || strings.Join(got, " ") != "evalA (*Vec).* wait" {
+		t.Errorf("ReadFilter = %q, %v; want evalA (*Vec).* wait", got, err)
+	}
+	for _, bad := range []string{"include f\n", "exclude\n", "exclude [\n"} {
+		if _, err := ReadFilter(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("ReadFilter(%q) error %v, want one at line 1", bad, err)
+		}
+	}
+}

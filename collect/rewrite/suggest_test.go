@@ -1,0 +1,174 @@
+package rewrite
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/parscope/parscope/trace"
+)
+
+// suggestTrace generates the trace of a rewritten program whose main
+// (process 0 and 1, each) loops calling:
+//
+//   - hot: 20,000 calls of 100 ns, always the same path (entry, exit);
+//   - (*T).m: the same, a method;
+//   - branchy: 20,000 calls of 100 ns alternating two paths;
+//   - slow: 20,000 calls of 50 µs, one path;
+//   - rare: 100 calls of 100 ns, one path;
+//   - main.func@x.go:9, a function literal, hot.
+//
+// Only hot and (*T).m carry little information for their cost.
+func suggestTrace() (*trace.Header, []trace.Record) {
+	var states []trace.StateDef
+	id := int32(0)
+	add := func(kind, desc string) int32 {
+		states = append(states, trace.StateDef{ID: id, Name: kind, Description: desc})
+		id++
+		return id - 1
+	}
+	add("start", "process start")
+	mainEntry := add("entry", "entry of main")
+	loop := add("body", "body of for at x.go:5")
+	litEntry := add("entry", "entry of main.func@x.go:9")
+	litExit := add("exit", "exit of main.func@x.go:9")
+	mainExit := add("exit", "exit of main")
+	fns := map[string][3]int32{} // entry, then, exit
+	for _, n := range []string{"hot", "(*T).m", "branchy", "slow", "rare"} {
+		e := add("entry", "entry of "+n)
+		th := add("then", "then of if at x.go:20")
+		x := add("exit", "exit of "+n)
+		fns[n] = [3]int32{e, th, x}
+	}
+	add("end", "process end")
+	h := &trace.Header{States: states, Regions: []trace.RegionDef{{ID: 0, Kind: trace.RegionLoop, Label: "for at x.go:5", Function: "main", Parent: -1}}}
+	var recs []trace.Record
+	for proc := int32(0); proc < 2; proc++ {
+		t := int64(0)
+		st := func(b int32, dt int64) {
+			recs = append(recs, trace.State(0, proc, t, b))
+			t += dt
+		}
+		call := func(n string, i int, dur int64) {
+			b := fns[n]
+			st(b[0], dur/2)
+			if n == "branchy" && i%2 == 1 {
+				st(b[1], dur/2)
+			} else {
+				t += dur / 2
+			}
+			st(b[2], 10)
+		}
+		st(0, 10)
+		st(mainEntry, 10)
+		recs = append(recs, trace.Enter(0, proc, t, 0))
+		for i := range 20000 {
+			st(loop, 10)
+			call("hot", i, 100)
+			call("(*T).m", i, 100)
+			call("branchy", i, 100)
+			call("slow", i, 50000)
+			if i < 100 {
+				call("rare", i, 100)
+			}
+			st(litEntry, 50)
+			st(litExit, 10)
+		}
+		recs = append(recs, trace.Exit(0, proc, t, 0))
+		st(mainExit, 10)
+		st(id-1, 0)
+	}
+	return h, recs
+}
+
+func TestSuggestExcludesHotRepetitiveFunctions(t *testing.T) {
+	h, recs := suggestTrace()
+	s, err := Suggest(context.Background(), h, trace.NewSliceReader(recs), SuggestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]FunctionCost{}
+	for _, f := range s.Functions {
+		got[f.Function] = f
+	}
+	want := map[string]bool{"hot": true, "(*T).m": true, "branchy": false, "slow": false, "rare": false, "main": false, "main.func@x.go:9": false}
+	for n, ex := range want {
+		f, ok := got[n]
+		if !ok {
+			t.Fatalf("%s missing from %+v", n, s.Functions)
+		}
+		if f.Exclude != ex {
+			t.Errorf("%s: exclude %v (%s), want %v", n, f.Exclude, f.Why, ex)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d functions, want %d: %+v", len(got), len(want), s.Functions)
+	}
+	hot := got["hot"]
+	if hot.Calls != 40000 || hot.Records != 80000 || hot.Paths != 1 || hot.MeanCallNs != 100 || hot.CostNs != 80000*DefaultRecordCostNs {
+		t.Errorf("hot: %+v", hot)
+	}
+	// One path: the first call is a β step (0.3466 nats), then the α
+	// steps fall to 0.000123 from the sixth call on; 40,000 calls on two
+	// processes average 0.000148.
+	if hot.Entropy > 0.00015 || hot.Entropy < 0.000145 {
+		t.Errorf("hot: entropy %v a call, want about 0.000148", hot.Entropy)
+	}
+	if b := got["branchy"]; b.Paths != 2 || b.Records != 100000 || b.Entropy < 0.17 {
+		t.Errorf("branchy: %+v", b)
+	}
+	if m := got["main"]; m.Calls != 2 || m.Records != 2*(2+20000)+4 {
+		t.Errorf("main: %+v", m)
+	}
+	// By decreasing cost: slow and hot tie with (*T).m at 80,000 records
+	// below branchy's 100,000.
+	if s.Functions[0].Function != "branchy" {
+		t.Errorf("first by cost: %s", s.Functions[0].Function)
+	}
+
+	var buf bytes.Buffer
+	if err := s.WriteFilter(&buf); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	pats, err := ReadFilter(&buf)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	if len(pats) != 2 {
+		t.Fatalf("patterns %q", pats)
+	}
+	for name, want := range map[string]bool{"hot": true, "(*T).m": true, "(xT).m": false, "(T).m": false, "branchy": false, "main": false} {
+		if _, ok := excluded(pats, name); ok != want {
+			t.Errorf("filter %q excludes %s: %v, want %v", pats, name, ok, want)
+		}
+	}
+	if !strings.Contains(text, `exclude (\*T).m # 40000 calls of 100 ns`) {
+		t.Errorf("filter file:\n%s", text)
+	}
+}
+
+func TestSuggestThresholds(t *testing.T) {
+	h, recs := suggestTrace()
+	// Raising the call count above 40,000 keeps everything; a 200 ns
+	// limit on calls still excludes hot.
+	s, err := Suggest(context.Background(), h, trace.NewSliceReader(recs), SuggestOptions{MinCalls: 40001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range s.Functions {
+		if f.Exclude {
+			t.Errorf("%s excluded with MinCalls 40001", f.Function)
+		}
+	}
+	s, err = Suggest(context.Background(), h, trace.NewSliceReader(recs), SuggestOptions{MaxCallNs: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range s.Functions {
+		if f.Exclude {
+			t.Errorf("%s (%v ns a call) excluded with MaxCallNs 100", f.Function, f.MeanCallNs)
+		}
+	}
+}
