@@ -65,11 +65,14 @@ func TestPidOneMillion(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("pca: exit %d\n%s", code, errOut)
 	}
-	var res struct {
-		Procs int   `json:"procs"`
-		Rows  int64 `json:"rows"`
+	var env struct {
+		Result struct {
+			Procs int   `json:"procs"`
+			Rows  int64 `json:"rows"`
+		} `json:"result"`
 	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
+	res := &env.Result
+	if err := json.Unmarshal([]byte(out), &env); err != nil {
 		t.Fatal(err)
 	}
 	if res.Procs != 1 || res.Rows != 3 {
@@ -86,7 +89,7 @@ func TestPidOneMillion(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Procs, res.Rows = 0, 0
-	if err := json.Unmarshal(data, &res); err != nil {
+	if err := json.Unmarshal(data, &env); err != nil {
 		t.Fatal(err)
 	}
 	if res.Procs != 1 || res.Rows != 3 {

@@ -73,7 +73,7 @@ func TestMentropyTransposePhases(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint("n=", c.n), func(t *testing.T) {
 			pst := filepath.Join(dir, fmt.Sprint(c.n, ".pst"))
-			if out, err := exec.Command(bin, "-n", fmt.Sprint(c.n), "-work", "5", "-seed", "7", "-o", pst).CombinedOutput(); err != nil {
+			if out, err := exec.Command(bin, "-n", fmt.Sprint(c.n), "-work", "5", "-seed", "7", "-o", pst, "-entropy-filter=false").CombinedOutput(); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
 			out := mustRun(t, "mentropy", "--K", "100", "--json", "--phase-threshold", "0.1", "--min-low", "3", pst)
