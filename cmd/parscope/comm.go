@@ -149,7 +149,7 @@ trace is untrusted input); without it no source file is read.`,
 			if treeOnly && len(structures) > 0 {
 				return usagef("--tree and --structure exclude each other")
 			}
-			s, err := store.Open(args[0])
+			s, err := openTrace(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -205,6 +205,7 @@ trace is untrusted input); without it no source file is read.`,
 	fl.BoolVar(&counts, "counts", false, "plot message counts instead of bytes")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
 	fl.StringArrayVar(&sourceDirs, "source-dir", nil, "a directory holding the program's source files, to print the lines of the selected structures; only files inside it are read (repeatable; without it no source file is read)")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/show/plot"
-	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -158,7 +157,7 @@ after at least --min-low events at or below it.`,
 					return err
 				}
 				sel.Kinds = []trace.Kind{kind}
-				st, err := store.Open(args[0])
+				st, err := openTrace(cmd, args[0])
 				if err != nil {
 					return err
 				}
@@ -220,6 +219,7 @@ after at least --min-low events at or below it.`,
 	fl.StringVar(&plotPath, "plot", "", "plot H against the event index, one line per process (.png or .svg)")
 	fl.Float64Var(&phaseThreshold, "phase-threshold", 0, "report phases: H rises above this after a low stretch")
 	fl.IntVar(&minLow, "min-low", 3, "with --phase-threshold: events at or below it that make a low stretch")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 

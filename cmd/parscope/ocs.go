@@ -116,7 +116,7 @@ out-delay.png (average message delay) against planes, one line per strategy
 					return usagef("--plot %s: want a .png or .svg file", plotPath)
 				}
 			}
-			s, err := store.Open(args[0])
+			s, err := openTrace(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -176,6 +176,7 @@ out-delay.png (average message delay) against planes, one line per strategy
 	fl.Int32Var(&run, "run", 0, "the run to simulate")
 	fl.StringVar(&plotPath, "plot", "", "draw the curves to NAME-time and NAME-delay (.png or .svg)")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 

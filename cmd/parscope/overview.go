@@ -11,7 +11,6 @@ import (
 	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
-	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -47,7 +46,7 @@ and parscope serve's overview queries show.`,
 			if params.Windows < 1 {
 				return usagef("--windows %d: want 1 or more", params.Windows)
 			}
-			s, err := store.Open(args[0])
+			s, err := openTrace(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -69,6 +68,7 @@ and parscope serve's overview queries show.`,
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 

@@ -75,6 +75,7 @@ envelope every face shares (docs/results.md).`,
 	fl.StringVar(&plotPC1, "plot", "", "draw PC1 against the state number to this .png or .svg")
 	fl.StringVar(&plotPC12, "plot-pc12", "", "draw PC1 against PC2 to this .png or .svg")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 

@@ -100,6 +100,7 @@ state, t, x, y, z): an export of the projection, not sampled.`,
 	fl.StringVar(&plotPath, "plot", "", "draw the side view to this .png or .svg")
 	fl.StringVar(&csvPath, "csv", "", "write the 3D point of every state to this CSV file (- for standard output)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 
@@ -127,11 +128,14 @@ func exportPhaseSpaceCSV(cmd *cobra.Command, path string, p *state.Params, el ph
 	if err != nil {
 		return usagef("--runs: %v", err)
 	}
-	s, err := store.Open(path)
+	s, err := openTrace(cmd, path)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if err := needRecords(s, phasespace.Name, trace.KindState); err != nil {
+		return err
+	}
 	opts, err := p.Options(s.Header())
 	if err != nil {
 		return usagef("--start: %v", err)
