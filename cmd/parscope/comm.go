@@ -154,6 +154,9 @@ trace is untrusted input); without it no source file is read.`,
 				return err
 			}
 			defer s.Close()
+			if err := needRecords(s, "comm", trace.KindSend, trace.KindCollective, trace.KindEnter); err != nil {
+				return err
+			}
 			opts := comm.Options{Run: run, Decompose: alg, NoCollectives: noColl, WorkingSets: !noWS, UnknownCommAsWorld: unknownWorld}
 			rd := s.Records(store.ReadOptions{Runs: []int32{run},
 				Kinds: []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindSend, trace.KindRecv, trace.KindCollective}})

@@ -162,6 +162,9 @@ after at least --min-low events at or below it.`,
 					return err
 				}
 				defer st.Close()
+				if err := needRecords(st, "mentropy --of "+of, kind); err != nil {
+					return err
+				}
 				h := st.Header()
 				if series, err = mentropy.FromTrace(cmd.Context(), h, st.Records(sel), mentropy.Of(of), c, ps); err != nil {
 					return fmt.Errorf("%s: %w", args[0], err)

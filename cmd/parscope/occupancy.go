@@ -84,6 +84,9 @@ first run analysed.`,
 				return err
 			}
 			defer s.Close()
+			if err := checkRuns(s, sel); err != nil {
+				return err
+			}
 			res, err := engine.Run(cmd.Context(), s, []engine.Request{{Analysis: occupancy.Name, Options: params, Runs: sel}})
 			if err != nil {
 				return err

@@ -121,6 +121,9 @@ out-delay.png (average message delay) against planes, one line per strategy
 				return err
 			}
 			defer s.Close()
+			if err := needRecords(s, "ocs", trace.KindSend, trace.KindCollective); err != nil {
+				return err
+			}
 			rd := s.Records(store.ReadOptions{Runs: []int32{run}, Kinds: []trace.Kind{trace.KindSend, trace.KindRecv,
 				trace.KindCollective, trace.KindEnter, trace.KindExit, trace.KindEvent, trace.KindState}})
 			w, err := ocs.Load(cmd.Context(), s.Header(), rd, ocs.Options{Run: run, Decompose: alg, NoCollectives: noColl,

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -213,4 +214,31 @@ func needRecords(t *openedTrace, analysis string, kinds ...trace.Kind) error {
 		}
 	}
 	return &engine.MissingError{Trace: filepath.Base(t.Dir()), Analysis: analysis, Needs: kinds}
+}
+
+// checkRuns returns a usage error naming the runs of sel (a --runs list)
+// that the trace t does not have, so that a selection of nothing is not
+// taken for an empty result.
+func checkRuns(t *openedTrace, sel []int32) error {
+	have := map[int32]bool{}
+	var ids []int32
+	for _, r := range t.Manifest().Stats.Runs {
+		have[r.Run] = true
+		ids = append(ids, r.Run)
+	}
+	var missing []string
+	for _, r := range sel {
+		if !have[r] {
+			missing = append(missing, fmt.Sprint(r))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	var list []string
+	for _, r := range ids {
+		list = append(list, fmt.Sprint(r))
+	}
+	return usagef("--runs: %s has no run %s (its runs: %s)", filepath.Base(t.Dir()), strings.Join(missing, ", "), strings.Join(list, ", "))
 }

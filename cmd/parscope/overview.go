@@ -51,6 +51,9 @@ and parscope serve's overview queries show.`,
 				return err
 			}
 			defer s.Close()
+			if err := checkRuns(s, sel); err != nil {
+				return err
+			}
 			res, err := engine.Run(cmd.Context(), s, []engine.Request{{Analysis: overview.Name, Options: params, Runs: sel}})
 			if err != nil {
 				return err

@@ -68,6 +68,9 @@ state, t, x, y, z): an export of the projection, not sampled.`,
 			}
 			s.Close()
 			rep := env.Result.(*phasespace.Report)
+			if plotPath != "" && !hasPoints(rep) {
+				return fmt.Errorf("%s: phasespace: no state to project in the runs and processes selected; nothing to plot", env.Trace)
+			}
 			if plotPath != "" {
 				if err := plotPhaseSpace(rep, plotPath, azimuth); err != nil {
 					return err
@@ -104,6 +107,16 @@ state, t, x, y, z): an export of the projection, not sampled.`,
 	root.AddCommand(cmd)
 }
 
+// hasPoints reports whether rep projects at least one state.
+func hasPoints(rep *phasespace.Report) bool {
+	for _, r := range rep.Runs {
+		if len(r.Points) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // plotPhaseSpace draws the side view of the points of rep at azimuth
 // degrees, shaded by position in the run.
 func plotPhaseSpace(rep *phasespace.Report, path string, azimuth float64) error {
@@ -134,6 +147,9 @@ func exportPhaseSpaceCSV(cmd *cobra.Command, path string, p *state.Params, el ph
 	}
 	defer s.Close()
 	if err := needRecords(s, phasespace.Name, trace.KindState); err != nil {
+		return err
+	}
+	if err := checkRuns(s, sel); err != nil {
 		return err
 	}
 	opts, err := p.Options(s.Header())

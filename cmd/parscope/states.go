@@ -28,6 +28,10 @@ func runOne(cmd *cobra.Command, path, name string, params any, runs string) (*en
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkRuns(s, sel); err != nil {
+		s.Close()
+		return nil, nil, err
+	}
 	res, err := engine.Run(cmd.Context(), s, []engine.Request{{Analysis: name, Options: params, Runs: sel}})
 	if err != nil {
 		s.Close()
@@ -106,6 +110,9 @@ func exportStatesCSV(cmd *cobra.Command, path string, p *state.Params, runs, out
 	}
 	defer s.Close()
 	if err := needRecords(s, state.Name, trace.KindState); err != nil {
+		return err
+	}
+	if err := checkRuns(s, sel); err != nil {
 		return err
 	}
 	opts, err := p.Options(s.Header())
