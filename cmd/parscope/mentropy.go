@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,7 +59,7 @@ func init() {
 		k                         float64
 		variant, scope, of        string
 		learned, normalize        bool
-		asJSON, asCSV             bool
+		asJSON, asCSV, asSeries   bool
 		out, plotPath             string
 		runs, procs               string
 		phaseThreshold            float64
@@ -86,7 +87,11 @@ frequencies. The stream is the named events (--of events), state entries
 stream of space-separated names instead of a trace.
 
 --phase-threshold T reports phases: a new phase starts where H rises above T
-after at least --min-low events at or below it.`,
+after at least --min-low events at or below it.
+
+The text output summarises each process's series (events, event types, the
+least, mean and largest H, and its phases); --series prints every event's
+value instead. --json and --csv always hold the full series.`,
 		Example: `  parscope mentropy --stream "A B B B B C C C C A" --K 100
   parscope mentropy --variant W --window 4 --alpha 0.1,0.3,0.6,0.9 --beta 0.45,0.35,0.2,0.05 \
       --K 100 --prob A=0.2,B=0.4,C=0.4 --stream "A B B B B C C C A"
@@ -194,7 +199,10 @@ after at least --min-low events at or below it.`,
 				case asCSV:
 					return writeMentropyCSV(w, procsOut)
 				}
-				return printMentropy(w, procsOut)
+				if asSeries {
+					return printMentropy(w, procsOut)
+				}
+				return printMentropySummary(w, procsOut)
 			}
 			if out == "" {
 				return write(cmd.OutOrStdout())
@@ -218,6 +226,7 @@ after at least --min-low events at or below it.`,
 	fl.StringVar(&procs, "procs", "", "only these processes (e.g. 0-3)")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
 	fl.BoolVar(&asCSV, "csv", false, "print CSV: run, proc, index, t_ns, event, window, i, case, p_w, h")
+	fl.BoolVar(&asSeries, "series", false, "print the value of every event instead of a summary per process")
 	fl.StringVarP(&out, "output", "o", "", "write the output to this file (default stdout)")
 	fl.StringVar(&plotPath, "plot", "", "plot H against the event index, one line per process (.png or .svg)")
 	fl.Float64Var(&phaseThreshold, "phase-threshold", 0, "report phases: H rises above this after a low stretch")
@@ -252,6 +261,44 @@ func printMentropy(w io.Writer, procs []mentropyProc) error {
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// printMentropySummary prints one line per process: its events, event
+// types, the least, mean and largest H and the number of phases, then the
+// phases of the processes that have them.
+func printMentropySummary(w io.Writer, procs []mentropyProc) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "run\tprocess\tevents\tevent types\tH min\tH mean\tH max\tphases")
+	for _, p := range procs {
+		lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
+		for _, pt := range p.Series {
+			lo, hi, sum = min(lo, pt.H), max(hi, pt.H), sum+pt.H
+		}
+		if len(p.Series) == 0 {
+			fmt.Fprintf(tw, "%d\t%d\t0\t%d\t-\t-\t-\t%d\n", p.Run, p.Proc, len(p.Events), len(p.Phases))
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.6f\t%.6f\t%.6f\t%d\n", p.Run, p.Proc, len(p.Series), len(p.Events),
+			lo, sum/float64(len(p.Series)), hi, len(p.Phases))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range procs {
+		if len(p.Phases) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nrun %d process %d: phases\n", p.Run, p.Proc)
+		tw = newTable(w)
+		fmt.Fprintln(tw, "phase\tstart\tend\tdominant\tshare")
+		for i, ph := range p.Phases {
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%.3f\n", i, ph.Start, ph.End, ph.Dominant, ph.Share)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeMentropyCSV(w io.Writer, procs []mentropyProc) error {
