@@ -110,10 +110,12 @@ phases. It writes into DIR:
   report.json      every result (the bundle the report shows)
   NAME.json        each result on its own (overview, entropy, pca, ...)
   NAME.png, .svg   plots of the results
-
-TRACE is a .pst directory or a trace file of a format import knows (it is
-imported into a temporary .pst; --dict and --format as for import).
   .parscope-report a marker: DIR is a report analyze wrote
+
+TRACE is a .pst directory or a trace of a format import knows, a file or an
+OTF2 archive directory (it is imported into a temporary .pst, removed
+afterwards; --format, --dict, --time-unit and --param as for import). On a
+terminal, stderr shows the progress of the import and of the analyses.
 
 The whole report is written into a temporary directory beside DIR, synced
 to disk and renamed into place only once it is complete, so an existing

@@ -109,7 +109,7 @@ func init() {
 		sourceDirs   []string
 	)
 	cmd := &cobra.Command{
-		Use:   "comm TRACE.pst",
+		Use:   "comm TRACE",
 		Short: "Communication per code structure: tree, matrices, degrees, working sets (Jones et al. 2007)",
 		Long: `comm ties communication to code structure. It builds the code-structure tree
 (regions nested as they were entered; a trace without regions is a single

@@ -19,7 +19,7 @@ func init() {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "entropy TRACE.pst",
+		Use:   "entropy TRACE",
 		Short: "Entropy of the parallel execution: combinatorial, histogram, empirical, per subset and over time",
 		Long: `Entropy measures how disordered the execution was, from its parallel states
 (Gomez, Cai & Schubert 2017). A state of P processes among N blocks has the

@@ -30,7 +30,7 @@ func init() {
 		procs      string
 	)
 	cmd := &cobra.Command{
-		Use:   "export --format chrome|csv|prv -o OUT TRACE.pst",
+		Use:   "export --format chrome|csv|prv -o OUT TRACE",
 		Short: "Export a trace to Perfetto/Chrome JSON, CSV tables or Paraver",
 		Long: `Export writes a .pst trace in another format.
 

@@ -22,7 +22,7 @@ func init() {
 		o      rewrite.SuggestOptions
 	)
 	suggest := &cobra.Command{
-		Use:   "suggest TRACE.pst",
+		Use:   "suggest TRACE",
 		Short: "From a first run's trace, list functions by recording cost and suggest a filter file",
 		Long: `Suggest reads the trace of a first run of a program rewritten by parscope
 instrument and lists its functions by estimated recording cost (records ×

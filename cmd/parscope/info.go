@@ -199,7 +199,7 @@ func newInfoReport(path string, m *store.Manifest) infoReport {
 func init() {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "info TRACE.pst",
+		Use:   "info TRACE",
 		Short: "Summarise a trace: runs, processes, records by kind, time span, states, messages",
 		Long: `Info summarises a .pst trace from its manifest: runs, processes, records
 by kind, time span, states, messages, the repairs and warnings of its import,

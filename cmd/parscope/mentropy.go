@@ -66,7 +66,7 @@ func init() {
 		minLow                    int
 	)
 	cmd := &cobra.Command{
-		Use:   "mentropy [TRACE.pst]",
+		Use:   "mentropy [TRACE]",
 		Short: "Modified entropy of each process's event stream (Özmen 2002)",
 		Long: `Mentropy computes, for every event of every process, the modified entropy
 H = −K·p_w·x·ln x (nats): a window of the W previous events, a transition

@@ -28,7 +28,7 @@ func init() {
 		plotPath, barsPath string
 	)
 	cmd := &cobra.Command{
-		Use:   "occupancy TRACE.pst",
+		Use:   "occupancy TRACE",
 		Short: "State occupancies: macrostates, occupancy tables, mean node occupancy (Lyon 1990)",
 		Long: `Occupancy puts every process of a run, at any time, in one of m modes (its
 states, or groups of states given by --modes) and reports, per run, Lyon's

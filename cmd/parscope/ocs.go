@@ -52,7 +52,7 @@ func init() {
 	)
 	def := ocs.DefaultParams()
 	cmd := &cobra.Command{
-		Use:   "ocs TRACE.pst",
+		Use:   "ocs TRACE",
 		Short: "Optical circuit switch planning and simulation: time and delay against planes (Jones et al. 2007, Figures 12–13)",
 		Long: `ocs simulates the trace's messages on an interconnect of optical circuit
 switch planes (each plane gives every node at most one outgoing and one

@@ -21,7 +21,7 @@ func init() {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "overview TRACE.pst",
+		Use:   "overview TRACE",
 		Short: "What a trace holds: runs, processes, time spans, records by kind and over time",
 		Long: `Overview reads every record of a trace once and reports, per run, its
 processes, records and time span (from its first record to the last time a

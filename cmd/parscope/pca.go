@@ -21,7 +21,7 @@ func init() {
 		asJSON   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "pca TRACE.pst",
+		Use:   "pca TRACE",
 		Short: "Principal components of the state matrix (Gomez, Cai & Schubert 2017, section 3.4)",
 		Long: `PCA treats every reconstructed state as a row and every process as a column,
 and finds the directions of largest variance. The first component shows the

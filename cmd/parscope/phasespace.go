@@ -28,7 +28,7 @@ func init() {
 		asJSON   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "phasespace TRACE.pst",
+		Use:   "phasespace TRACE",
 		Short: "Project the parallel states into 3D: the hypercube on its diagonal (Gomez, Cai & Schubert 2017, section 3.3)",
 		Long: `Phasespace places every state at X3 = Σ u_i x_i, where process i's unit
 vector u_i points at angle 2πi/P around the vertical and rises so that the

@@ -49,7 +49,7 @@ func init() {
 		out    string
 	)
 	cmd := &cobra.Command{
-		Use:   "states TRACE.pst",
+		Use:   "states TRACE",
 		Short: "Reconstruct the total parallel states of each run (Gomez, Cai & Schubert 2017, section 5.5)",
 		Long: `States rebuilds the parallel state of every run: the first state has every
 process in the start block at time 0; each block entry sets its process's
