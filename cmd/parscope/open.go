@@ -173,17 +173,31 @@ func openTrace(cmd *cobra.Command, path string) (*openedTrace, error) {
 	pst := filepath.Join(tmp.Path(), traceName(path, fi, imp))
 	if err := importInto(cmd.Context(), imp, []string{path}, opts, pst, store.Options{}); err != nil {
 		tmp.Abort()
-		return nil, err
+		return nil, hideTemporary(err, tmp.Path(), path)
 	}
 	s, err := store.Open(pst)
 	if err != nil {
 		tmp.Abort()
-		return nil, fmt.Errorf("%s: reading the imported trace: %w", path, atomicfile.Cause(err))
+		return nil, hideTemporary(err, tmp.Path(), path)
 	}
 	for _, warn := range format.Warnings(s.Header()) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", path, warn) // as import: the trace differs from its input
 	}
 	return &openedTrace{Store: s, tmp: tmp}, nil
+}
+
+// hideTemporary returns err, an error of importing the trace at path into
+// the temporary directory tmp, without the temporary name: an error about
+// a file under tmp (a full disk, say) says what went wrong in importing
+// path. Errors about the input itself are returned as they are.
+func hideTemporary(err error, tmp, path string) error {
+	if !strings.Contains(err.Error(), tmp) {
+		return err
+	}
+	if cause := atomicfile.Cause(err); !strings.Contains(cause.Error(), tmp) {
+		return fmt.Errorf("importing %s into a temporary .pst: %w", path, cause)
+	}
+	return fmt.Errorf("importing %s into a temporary .pst: %s", path, strings.ReplaceAll(err.Error(), tmp+string(filepath.Separator), ""))
 }
 
 // traceName is the name a trace imported on the fly goes by: the base name

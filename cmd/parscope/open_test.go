@@ -3,7 +3,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -293,5 +296,77 @@ func TestMentropySummary(t *testing.T) {
 	rows := regexp.MustCompile(`(?m)^\d+ +\d+ +[ABC] +`).FindAllString(series, -1)
 	if len(rows) != 10 || !strings.Contains(series, "5      5  C      B B B B  3  beta   7.675284") {
 		t.Errorf("--series: %d rows\n%s", len(rows), series)
+	}
+}
+
+// TestHideTemporary: an error about the temporary .pst of a trace imported
+// on the fly says what went wrong with the trace's path instead.
+func TestHideTemporary(t *testing.T) {
+	tmp := filepath.Join(os.TempDir(), ".parscope-import.parscope-tmp-1-2")
+	full := fmt.Errorf("store: %w", &fs.PathError{Op: "write", Path: filepath.Join(tmp, "amoeba.srt", "states.parquet"), Err: syscall.ENOSPC})
+	odd := fmt.Errorf("store: %s is damaged", filepath.Join(tmp, "amoeba.srt"))
+	input := fmt.Errorf("amoeba.srt:2: expected 3 fields")
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{full, "importing amoeba.srt into a temporary .pst: no space left on device"},
+		{odd, "importing amoeba.srt into a temporary .pst: store: amoeba.srt is damaged"},
+		{input, "amoeba.srt:2: expected 3 fields"},
+	} {
+		if got := hideTemporary(c.err, tmp, "amoeba.srt").Error(); got != c.want {
+			t.Errorf("hideTemporary(%q) = %q, want %q", c.err, got, c.want)
+		}
+	}
+	if !errors.Is(hideTemporary(full, tmp, "amoeba.srt"), syscall.ENOSPC) {
+		t.Error("the cause is lost")
+	}
+}
+
+// TestOutputModes: under a restrictive umask, every file parscope writes
+// (the .pst tables, exports, the report and its marker) gets mode 0644
+// and every directory 0755.
+func TestOutputModes(t *testing.T) {
+	dir := t.TempDir()
+	script := strings.Join([]string{
+		"umask 077",
+		`"$P" import -q --dict "$E/amoeba_blocks.txt" -o a.pst "$E/amoeba.srt"`,
+		`"$P" export -q --format chrome -o a.json a.pst`,
+		`"$P" export -q --format csv -o csv a.pst`,
+		`"$P" export -q --format prv -o p a.pst`,
+		`"$P" states -q --csv -o s.csv a.pst`,
+		`"$P" analyze -q -o report a.pst > /dev/null`,
+	}, "\n")
+	examplesDir, _ := filepath.Abs(examples)
+	cmd := exec.Command("bash", "-e", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "P="+bin, "E="+examplesDir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return err
+		}
+		want := os.FileMode(0o644)
+		if e.IsDir() {
+			want = 0o755
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %#o, want %#o", p, fi.Mode().Perm(), want)
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 20 {
+		t.Errorf("checked %d files, want at least 20", n)
 	}
 }
