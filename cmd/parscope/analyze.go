@@ -45,6 +45,9 @@ func (f *reportFlags) register(cmd *cobra.Command) {
 // build analyses one trace: a .pst directory, or a trace of a format
 // import reads, imported on the fly (see openTrace).
 func (f *reportFlags) build(cmd *cobra.Command, path string) (*report.Bundle, error) {
+	if err := checkSourceDirs(f.sources); err != nil {
+		return nil, err
+	}
 	opts := report.Options{MaxPoints: f.maxPoints, SourceDirs: f.sources}
 	if f.probe != "" {
 		p, err := report.ReadProbe(f.probe)

@@ -149,6 +149,9 @@ trace is untrusted input); without it no source file is read.`,
 			if treeOnly && len(structures) > 0 {
 				return usagef("--tree and --structure exclude each other")
 			}
+			if err := checkSourceDirs(sourceDirs); err != nil {
+				return err
+			}
 			s, err := openTrace(cmd, args[0])
 			if err != nil {
 				return err

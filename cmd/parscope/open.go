@@ -256,3 +256,21 @@ func checkRuns(t *openedTrace, sel []int32) error {
 	}
 	return usagef("--runs: %s has no run %s (its runs: %s)", filepath.Base(t.Dir()), strings.Join(missing, ", "), strings.Join(list, ", "))
 }
+
+// checkSourceDirs returns an error naming the first of dirs (the
+// --source-dir flags) that is not a directory, so that a mistyped one is
+// not taken for a program whose source lines cannot be found.
+func checkSourceDirs(dirs []string) error {
+	for _, d := range dirs {
+		fi, err := os.Stat(d)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("--source-dir %s: no such directory", d)
+		case err != nil:
+			return fmt.Errorf("--source-dir %s: %w", d, atomicfile.Cause(err))
+		case !fi.IsDir():
+			return fmt.Errorf("--source-dir %s: not a directory", d)
+		}
+	}
+	return nil
+}

@@ -234,8 +234,22 @@ func TestRawTraceErrors(t *testing.T) {
 	if _, errOut, code := runTmp(t, tmp, "entropy", odd); code != 1 || !strings.Contains(errOut, odd+": cannot tell the format") {
 		t.Errorf("entropy of an unknown format: exit %d, %q", code, errOut)
 	}
+	// A --source-dir that is not there is an error, not a program without
+	// source lines.
+	pst := importAmoeba(t)
+	for _, args := range [][]string{
+		{"comm", "--source-dir", filepath.Join(dir, "src"), pst},
+		{"analyze", "-o", filepath.Join(dir, "report"), "--source-dir", filepath.Join(dir, "src"), pst},
+	} {
+		if _, errOut, code := runTmp(t, tmp, args...); code != 1 || errOut != "parscope: --source-dir "+filepath.Join(dir, "src")+": no such directory\n" {
+			t.Errorf("%s with a missing --source-dir: exit %d, %q", args[0], code, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report")); err == nil {
+		t.Error("analyze with a missing --source-dir wrote a report")
+	}
 	// The import flags apply to a trace to import, not to a .pst.
-	if _, errOut, code := runTmp(t, tmp, "overview", "--dict", odd, importAmoeba(t)); code != 2 || !strings.Contains(errOut, "is a .pst trace") {
+	if _, errOut, code := runTmp(t, tmp, "overview", "--dict", odd, pst); code != 2 || !strings.Contains(errOut, "is a .pst trace") {
 		t.Errorf("overview --dict of a .pst: exit %d, %q", code, errOut)
 	}
 	checkNoTemporaries(t, tmp)
