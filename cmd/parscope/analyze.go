@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +18,6 @@ import (
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/phase"
 	"github.com/parscope/parscope/engine"
-	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/internal/progress"
@@ -31,25 +29,25 @@ import (
 
 // reportFlags are the options shared by analyze and serve.
 type reportFlags struct {
-	sources    []string
-	probe      string
-	dict       string
-	formatName string
-	maxPoints  int
+	sources   []string
+	probe     string
+	maxPoints int
 }
 
 func (f *reportFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.sources, "source-dir", nil, "a directory holding the program's source files, to show the lines of code structures; only files inside it are read (repeatable; without it no source file is read)")
 	fl.StringVar(&f.probe, "probe", "", "a probe result (JSON) to show in the probe view")
-	fl.StringVar(&f.dict, "dict", "", "when TRACE is not a .pst: the dictionary file naming states (as import --dict)")
-	fl.StringVar(&f.formatName, "format", "", "when TRACE is not a .pst: its format (default: detected)")
+	addTraceFlags(cmd, "format")
 	fl.IntVar(&f.maxPoints, "max-points", report.DefaultMaxPoints, "points kept per run of a series (PCA, phase space, modified entropy)")
 }
 
-// build analyses one trace: a .pst directory, or a trace file of a known
-// format that is imported into a temporary .pst first.
-func (f *reportFlags) build(ctx context.Context, path string) (*report.Bundle, error) {
+// build analyses one trace: a .pst directory, or a trace of a format
+// import reads, imported on the fly (see openTrace).
+func (f *reportFlags) build(cmd *cobra.Command, path string) (*report.Bundle, error) {
+	if err := checkSourceDirs(f.sources); err != nil {
+		return nil, err
+	}
 	opts := report.Options{MaxPoints: f.maxPoints, SourceDirs: f.sources}
 	if f.probe != "" {
 		p, err := report.ReadProbe(f.probe)
@@ -58,56 +56,18 @@ func (f *reportFlags) build(ctx context.Context, path string) (*report.Bundle, e
 		}
 		opts.Probe = p
 	}
-	st, err := os.Stat(path)
+	t, err := openTrace(cmd, path)
 	if err != nil {
 		return nil, err
 	}
-	if st.IsDir() {
-		if f.dict != "" || f.formatName != "" {
-			return nil, usagef("%s is a .pst trace: --dict and --format apply to trace files to import", path)
-		}
-		return buildReport(ctx, path, filepath.Base(path), opts)
-	}
-	var imp format.Importer
-	if f.formatName != "" {
-		imp, err = format.Lookup(f.formatName)
-	} else {
-		imp, err = format.Detect(path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp("", "parscope-analyze-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	pst := filepath.Join(tmp, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+".pst")
-	w, err := store.Create(pst, store.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer w.Abort()
-	pw := withProgress(w, "importing "+filepath.Base(path))
-	err = imp.Import(ctx, []string{path}, format.Options{Dict: f.dict, Params: map[string]string{}}, pw)
-	pw.done()
-	if err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	b, err := buildReport(ctx, pst, filepath.Base(path), opts)
-	if b != nil {
-		b.Trace = filepath.Base(path)
-	}
-	return b, err
+	defer t.Close()
+	return buildReport(cmd.Context(), t.Store, opts)
 }
 
-// buildReport runs report.Build on the .pst at path, showing which
-// analysis of name runs on a terminal, and with --verbose how long each
-// took.
-func buildReport(ctx context.Context, path, name string, opts report.Options) (*report.Bundle, error) {
+// buildReport runs report.FromStore on s, showing which analysis runs on
+// a terminal, and with --verbose how long each took.
+func buildReport(ctx context.Context, s *store.Store, opts report.Options) (*report.Bundle, error) {
+	name := filepath.Base(s.Dir())
 	bar := progress.Start("analysing "+name, 0, progress.Steps)
 	bar.Live()
 	defer bar.Done()
@@ -124,7 +84,7 @@ func buildReport(ctx context.Context, path, name string, opts report.Options) (*
 			bar.Describe("analysing " + name + ": " + step)
 		}
 	}
-	return report.Build(ctx, path, opts)
+	return report.FromStore(ctx, s, opts)
 }
 
 // analyzeFile is one file written by analyze.
@@ -153,10 +113,12 @@ phases. It writes into DIR:
   report.json      every result (the bundle the report shows)
   NAME.json        each result on its own (overview, entropy, pca, ...)
   NAME.png, .svg   plots of the results
-
-TRACE is a .pst directory or a trace file of a format import knows (it is
-imported into a temporary .pst; --dict and --format as for import).
   .parscope-report a marker: DIR is a report analyze wrote
+
+TRACE is a .pst directory or a trace of a format import knows, a file or an
+OTF2 archive directory (it is imported into a temporary .pst, removed
+afterwards; --format, --dict, --time-unit and --param as for import). On a
+terminal, stderr shows the progress of the import and of the analyses.
 
 The whole report is written into a temporary directory beside DIR, synced
 to disk and renamed into place only once it is complete, so an existing
@@ -183,7 +145,7 @@ parscope serve shows the same views from a local web server.`,
 				return err
 			}
 			defer d.Abort()
-			b, err := f.build(cmd.Context(), args[0])
+			b, err := f.build(cmd, args[0])
 			if err != nil {
 				return err
 			}

@@ -109,7 +109,7 @@ func init() {
 		sourceDirs   []string
 	)
 	cmd := &cobra.Command{
-		Use:   "comm TRACE.pst",
+		Use:   "comm TRACE",
 		Short: "Communication per code structure: tree, matrices, degrees, working sets (Jones et al. 2007)",
 		Long: `comm ties communication to code structure. It builds the code-structure tree
 (regions nested as they were entered; a trace without regions is a single
@@ -149,11 +149,17 @@ trace is untrusted input); without it no source file is read.`,
 			if treeOnly && len(structures) > 0 {
 				return usagef("--tree and --structure exclude each other")
 			}
-			s, err := store.Open(args[0])
+			if err := checkSourceDirs(sourceDirs); err != nil {
+				return err
+			}
+			s, err := openTrace(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			if err := needRecords(s, "comm", trace.KindSend, trace.KindCollective, trace.KindEnter); err != nil {
+				return err
+			}
 			opts := comm.Options{Run: run, Decompose: alg, NoCollectives: noColl, WorkingSets: !noWS, UnknownCommAsWorld: unknownWorld}
 			rd := s.Records(store.ReadOptions{Runs: []int32{run},
 				Kinds: []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindSend, trace.KindRecv, trace.KindCollective}})
@@ -205,6 +211,7 @@ trace is untrusted input); without it no source file is read.`,
 	fl.BoolVar(&counts, "counts", false, "plot message counts instead of bytes")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
 	fl.StringArrayVar(&sourceDirs, "source-dir", nil, "a directory holding the program's source files, to print the lines of the selected structures; only files inside it are read (repeatable; without it no source file is read)")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 

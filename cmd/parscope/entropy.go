@@ -19,7 +19,7 @@ func init() {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "entropy TRACE.pst",
+		Use:   "entropy TRACE",
 		Short: "Entropy of the parallel execution: combinatorial, histogram, empirical, per subset and over time",
 		Long: `Entropy measures how disordered the execution was, from its parallel states
 (Gomez, Cai & Schubert 2017). A state of P processes among N blocks has the
@@ -73,6 +73,7 @@ search that finds a starving philosopher), in the same pass over the trace.
 	fl.MarkDeprecated("window", "use --window-ns")
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 

@@ -30,7 +30,7 @@ func init() {
 		procs      string
 	)
 	cmd := &cobra.Command{
-		Use:   "export --format chrome|csv|prv -o OUT TRACE.pst",
+		Use:   "export --format chrome|csv|prv -o OUT TRACE",
 		Short: "Export a trace to Perfetto/Chrome JSON, CSV tables or Paraver",
 		Long: `Export writes a .pst trace in another format.
 
@@ -63,7 +63,7 @@ when it holds nothing but CSV tables export writes (or nothing).`,
 			if err != nil {
 				return err
 			}
-			s, err := store.Open(args[0])
+			s, err := openTrace(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -136,6 +136,7 @@ when it holds nothing but CSV tables export writes (or nothing).`,
 	f.BoolVar(&noFlows, "no-flows", false, "chrome: leave out message flow arrows")
 	f.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	f.StringVar(&procs, "procs", "", "only these processes (e.g. 4,5,6 or 0-15)")
+	addTraceFlags(cmd, "input-format")
 	root.AddCommand(cmd)
 }
 

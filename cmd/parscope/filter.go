@@ -22,7 +22,7 @@ func init() {
 		o      rewrite.SuggestOptions
 	)
 	suggest := &cobra.Command{
-		Use:   "suggest TRACE.pst",
+		Use:   "suggest TRACE",
 		Short: "From a first run's trace, list functions by recording cost and suggest a filter file",
 		Long: `Suggest reads the trace of a first run of a program rewritten by parscope
 instrument and lists its functions by estimated recording cost (records ×
@@ -41,7 +41,7 @@ lines) for parscope instrument --filter. A throttled trace (parscope info
 lists what was dropped) undercounts calls beyond the throttle.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := store.Open(args[0])
+			s, err := openTrace(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -65,6 +65,7 @@ lists what was dropped) undercounts calls beyond the throttle.`,
 	fl := suggest.Flags()
 	fl.StringVarP(&out, "output", "o", "", "write the filter file here (\"-\": standard output)")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	addTraceFlags(suggest, "format")
 	fl.Int64Var(&o.MinCalls, "min-calls", rewrite.DefaultSuggestMinCalls, "exclude only functions called at least this often")
 	fl.Float64Var(&o.MaxCallNs, "max-call-ns", rewrite.DefaultSuggestMaxCallNs, "exclude only functions whose mean call is shorter (ns)")
 	fl.Float64Var(&o.MaxEntropy, "max-entropy", rewrite.DefaultSuggestMaxEntropy, "exclude only functions whose calls carry at most this modified entropy each (nats)")

@@ -21,12 +21,9 @@ const importMemoryLimit = 200 << 20
 
 func init() {
 	var (
-		formatName string
-		out        string
-		force      bool
-		dict       string
-		timeUnit   time.Duration
-		params     []string
+		imf   importFlags
+		out   string
+		force bool
 	)
 	cmd := &cobra.Command{
 		Use:   "import [--format F] -o OUT.pst INPUT...",
@@ -45,42 +42,21 @@ replaced only with --force.`,
 			if out == "" {
 				return usagef("import: -o OUT.pst is required")
 			}
-			var imp format.Importer
-			var err error
-			if formatName != "" {
-				imp, err = format.Lookup(formatName)
-			} else {
-				imp, err = format.Detect(args[0])
-			}
+			imp, err := imf.importer(args[0])
 			if err != nil {
 				return err
 			}
-			opts := format.Options{Dict: dict, TimeUnit: timeUnit, Params: map[string]string{}}
-			for _, p := range params {
-				k, v, ok := strings.Cut(p, "=")
-				if !ok {
-					return usagef("import: --param %q is not key=value", p)
-				}
-				opts.Params[k] = v
+			opts, err := imf.options()
+			if err != nil {
+				return usagef("import: %v", err)
 			}
 			if os.Getenv("GOMEMLIMIT") == "" {
 				// Imports stream in bounded memory; a soft limit keeps the
 				// garbage collector from letting the heap double past it.
 				debug.SetMemoryLimit(importMemoryLimit)
 			}
-			w, err := store.Create(out, store.Options{Force: force})
-			if err != nil {
-				return err
-			}
-			defer w.Abort()
-			pw := withProgress(w, "importing "+imp.Name())
 			start := time.Now()
-			err = imp.Import(cmd.Context(), args, opts, pw)
-			pw.done()
-			if err != nil {
-				return err
-			}
-			if err := w.Close(); err != nil {
+			if err := importInto(cmd.Context(), imp, args, opts, out, store.Options{Force: force}); err != nil {
 				return err
 			}
 			s, err := store.Open(out)
@@ -101,11 +77,8 @@ replaced only with --force.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&formatName, "format", "", "input format (default: detected from content)")
+	imf.register(f, "format", true)
 	f.StringVarP(&out, "output", "o", "", "the .pst directory to write")
 	f.BoolVar(&force, "force", false, "replace OUT if it exists")
-	f.StringVar(&dict, "dict", "", "dictionary file naming states (gomez: 'id description' lines)")
-	f.DurationVar(&timeUnit, "time-unit", 0, "unit of the input's timestamps, overriding the format's default (e.g. 1us, 1ns)")
-	f.StringArrayVar(&params, "param", nil, "format-specific option key=value (repeatable)")
 	root.AddCommand(cmd)
 }

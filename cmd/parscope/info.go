@@ -199,7 +199,7 @@ func newInfoReport(path string, m *store.Manifest) infoReport {
 func init() {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "info TRACE.pst",
+		Use:   "info TRACE",
 		Short: "Summarise a trace: runs, processes, records by kind, time span, states, messages",
 		Long: `Info summarises a .pst trace from its manifest: runs, processes, records
 by kind, time span, states, messages, the repairs and warnings of its import,
@@ -211,14 +211,14 @@ that is missing or not a regular file, is reported as an error.`,
 			// Open checks what the manifest lists: every table's rows
 			// against its Parquet footer and the index, and the record
 			// counts against the tables.
-			s, err := store.Open(args[0])
+			s, err := openTrace(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			s.Close()
+			defer s.Close()
 			m := s.Manifest()
 			rep := newInfoReport(args[0], m)
-			if n, err := droppedByFilter(args[0], &m.Header); err != nil {
+			if n, err := droppedByFilter(s.Store, &m.Header); err != nil {
 				return err
 			} else {
 				rep.DroppedByFilter = n
@@ -230,6 +230,7 @@ that is missing or not a regular file, is reported as an error.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 
@@ -334,7 +335,7 @@ func printInfo(cmd *cobra.Command, r infoReport) error {
 // droppedByFilter sums the counts of the instrument library's
 // dropped-event records, reading only the events table, and only when the
 // trace defines that event.
-func droppedByFilter(path string, h *trace.Header) (int64, error) {
+func droppedByFilter(s *store.Store, h *trace.Header) (int64, error) {
 	id := int32(-1)
 	for _, e := range h.Events {
 		if e.Name == instrument.DroppedEvent {
@@ -344,13 +345,8 @@ func droppedByFilter(path string, h *trace.Header) (int64, error) {
 	if id < 0 {
 		return 0, nil
 	}
-	s, err := store.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer s.Close()
 	var n int64
-	err = trace.Each(s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindEvent}}), func(r *trace.Record) error {
+	err := trace.Each(s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindEvent}}), func(r *trace.Record) error {
 		if r.ID == id {
 			n += r.Value
 		}

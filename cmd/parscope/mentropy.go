@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/show/plot"
-	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -59,14 +59,14 @@ func init() {
 		k                         float64
 		variant, scope, of        string
 		learned, normalize        bool
-		asJSON, asCSV             bool
+		asJSON, asCSV, asSeries   bool
 		out, plotPath             string
 		runs, procs               string
 		phaseThreshold            float64
 		minLow                    int
 	)
 	cmd := &cobra.Command{
-		Use:   "mentropy [TRACE.pst]",
+		Use:   "mentropy [TRACE]",
 		Short: "Modified entropy of each process's event stream (Özmen 2002)",
 		Long: `Mentropy computes, for every event of every process, the modified entropy
 H = −K·p_w·x·ln x (nats): a window of the W previous events, a transition
@@ -87,7 +87,11 @@ frequencies. The stream is the named events (--of events), state entries
 stream of space-separated names instead of a trace.
 
 --phase-threshold T reports phases: a new phase starts where H rises above T
-after at least --min-low events at or below it.`,
+after at least --min-low events at or below it.
+
+The text output summarises each process's series (events, event types, the
+least, mean and largest H, and its phases); --series prints every event's
+value instead. --json and --csv always hold the full series.`,
 		Example: `  parscope mentropy --stream "A B B B B C C C C A" --K 100
   parscope mentropy --variant W --window 4 --alpha 0.1,0.3,0.6,0.9 --beta 0.45,0.35,0.2,0.05 \
       --K 100 --prob A=0.2,B=0.4,C=0.4 --stream "A B B B B C C C A"
@@ -158,11 +162,14 @@ after at least --min-low events at or below it.`,
 					return err
 				}
 				sel.Kinds = []trace.Kind{kind}
-				st, err := store.Open(args[0])
+				st, err := openTrace(cmd, args[0])
 				if err != nil {
 					return err
 				}
 				defer st.Close()
+				if err := needRecords(st, "mentropy --of "+of, kind); err != nil {
+					return err
+				}
 				h := st.Header()
 				if series, err = mentropy.FromTrace(cmd.Context(), h, st.Records(sel), mentropy.Of(of), c, ps); err != nil {
 					return fmt.Errorf("%s: %w", args[0], err)
@@ -192,7 +199,10 @@ after at least --min-low events at or below it.`,
 				case asCSV:
 					return writeMentropyCSV(w, procsOut)
 				}
-				return printMentropy(w, procsOut)
+				if asSeries {
+					return printMentropy(w, procsOut)
+				}
+				return printMentropySummary(w, procsOut)
 			}
 			if out == "" {
 				return write(cmd.OutOrStdout())
@@ -216,10 +226,12 @@ after at least --min-low events at or below it.`,
 	fl.StringVar(&procs, "procs", "", "only these processes (e.g. 0-3)")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
 	fl.BoolVar(&asCSV, "csv", false, "print CSV: run, proc, index, t_ns, event, window, i, case, p_w, h")
+	fl.BoolVar(&asSeries, "series", false, "print the value of every event instead of a summary per process")
 	fl.StringVarP(&out, "output", "o", "", "write the output to this file (default stdout)")
 	fl.StringVar(&plotPath, "plot", "", "plot H against the event index, one line per process (.png or .svg)")
 	fl.Float64Var(&phaseThreshold, "phase-threshold", 0, "report phases: H rises above this after a low stretch")
 	fl.IntVar(&minLow, "min-low", 3, "with --phase-threshold: events at or below it that make a low stretch")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 
@@ -249,6 +261,44 @@ func printMentropy(w io.Writer, procs []mentropyProc) error {
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// printMentropySummary prints one line per process: its events, event
+// types, the least, mean and largest H and the number of phases, then the
+// phases of the processes that have them.
+func printMentropySummary(w io.Writer, procs []mentropyProc) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "run\tprocess\tevents\tevent types\tH min\tH mean\tH max\tphases")
+	for _, p := range procs {
+		lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
+		for _, pt := range p.Series {
+			lo, hi, sum = min(lo, pt.H), max(hi, pt.H), sum+pt.H
+		}
+		if len(p.Series) == 0 {
+			fmt.Fprintf(tw, "%d\t%d\t0\t%d\t-\t-\t-\t%d\n", p.Run, p.Proc, len(p.Events), len(p.Phases))
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.6f\t%.6f\t%.6f\t%d\n", p.Run, p.Proc, len(p.Series), len(p.Events),
+			lo, sum/float64(len(p.Series)), hi, len(p.Phases))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range procs {
+		if len(p.Phases) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nrun %d process %d: phases\n", p.Run, p.Proc)
+		tw = newTable(w)
+		fmt.Fprintln(tw, "phase\tstart\tend\tdominant\tshare")
+		for i, ph := range p.Phases {
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%.3f\n", i, ph.Start, ph.End, ph.Dominant, ph.Share)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeMentropyCSV(w io.Writer, procs []mentropyProc) error {

@@ -18,7 +18,6 @@ import (
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/show/plot"
-	"github.com/parscope/parscope/store"
 )
 
 func init() {
@@ -29,7 +28,7 @@ func init() {
 		plotPath, barsPath string
 	)
 	cmd := &cobra.Command{
-		Use:   "occupancy TRACE.pst",
+		Use:   "occupancy TRACE",
 		Short: "State occupancies: macrostates, occupancy tables, mean node occupancy (Lyon 1990)",
 		Long: `Occupancy puts every process of a run, at any time, in one of m modes (its
 states, or groups of states given by --modes) and reports, per run, Lyon's
@@ -80,11 +79,14 @@ first run analysed.`,
 			if plotPath != "" && params.Windows == 0 {
 				return usagef("--plot draws the processes-per-mode series: give --windows > 0")
 			}
-			s, err := store.Open(args[0])
+			s, err := openTrace(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			if err := checkRuns(s, sel); err != nil {
+				return err
+			}
 			res, err := engine.Run(cmd.Context(), s, []engine.Request{{Analysis: occupancy.Name, Options: params, Runs: sel}})
 			if err != nil {
 				return err
@@ -114,6 +116,7 @@ first run analysed.`,
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	fl.BoolVar(&mean, "mean", false, "also print the mean node occupancy of each mode (--json always holds it)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addTraceFlags(cmd, "format")
 	fl.BoolVar(&all, "all", false, "keep every row of the occupancy table, in order of first appearance (as --top 0)")
 	fl.StringVar(&plotPath, "plot", "", "draw the processes per mode over time (stacked, from --windows windows) to this .png or .svg")
 	fl.StringVar(&barsPath, "bars", "", "draw the occupancy histogram of each mode to this .png or .svg")

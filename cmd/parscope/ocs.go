@@ -52,7 +52,7 @@ func init() {
 	)
 	def := ocs.DefaultParams()
 	cmd := &cobra.Command{
-		Use:   "ocs TRACE.pst",
+		Use:   "ocs TRACE",
 		Short: "Optical circuit switch planning and simulation: time and delay against planes (Jones et al. 2007, Figures 12–13)",
 		Long: `ocs simulates the trace's messages on an interconnect of optical circuit
 switch planes (each plane gives every node at most one outgoing and one
@@ -116,11 +116,14 @@ out-delay.png (average message delay) against planes, one line per strategy
 					return usagef("--plot %s: want a .png or .svg file", plotPath)
 				}
 			}
-			s, err := store.Open(args[0])
+			s, err := openTrace(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			if err := needRecords(s, "ocs", trace.KindSend, trace.KindCollective); err != nil {
+				return err
+			}
 			rd := s.Records(store.ReadOptions{Runs: []int32{run}, Kinds: []trace.Kind{trace.KindSend, trace.KindRecv,
 				trace.KindCollective, trace.KindEnter, trace.KindExit, trace.KindEvent, trace.KindState}})
 			w, err := ocs.Load(cmd.Context(), s.Header(), rd, ocs.Options{Run: run, Decompose: alg, NoCollectives: noColl,
@@ -176,6 +179,7 @@ out-delay.png (average message delay) against planes, one line per strategy
 	fl.Int32Var(&run, "run", 0, "the run to simulate")
 	fl.StringVar(&plotPath, "plot", "", "draw the curves to NAME-time and NAME-delay (.png or .svg)")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
-	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -22,7 +21,7 @@ func init() {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "overview TRACE.pst",
+		Use:   "overview TRACE",
 		Short: "What a trace holds: runs, processes, time spans, records by kind and over time",
 		Long: `Overview reads every record of a trace once and reports, per run, its
 processes, records and time span (from its first record to the last time a
@@ -47,11 +46,14 @@ and parscope serve's overview queries show.`,
 			if params.Windows < 1 {
 				return usagef("--windows %d: want 1 or more", params.Windows)
 			}
-			s, err := store.Open(args[0])
+			s, err := openTrace(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			if err := checkRuns(s, sel); err != nil {
+				return err
+			}
 			res, err := engine.Run(cmd.Context(), s, []engine.Request{{Analysis: overview.Name, Options: params, Runs: sel}})
 			if err != nil {
 				return err
@@ -69,6 +71,7 @@ and parscope serve's overview queries show.`,
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 

@@ -21,7 +21,7 @@ func init() {
 		asJSON   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "pca TRACE.pst",
+		Use:   "pca TRACE",
 		Short: "Principal components of the state matrix (Gomez, Cai & Schubert 2017, section 3.4)",
 		Long: `PCA treats every reconstructed state as a row and every process as a column,
 and finds the directions of largest variance. The first component shows the
@@ -75,6 +75,7 @@ envelope every face shares (docs/results.md).`,
 	fl.StringVar(&plotPC1, "plot", "", "draw PC1 against the state number to this .png or .svg")
 	fl.StringVar(&plotPC12, "plot-pc12", "", "draw PC1 against PC2 to this .png or .svg")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 

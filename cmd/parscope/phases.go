@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"image/color"
 	"io"
@@ -18,11 +17,11 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/format/bbv"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/internal/progress"
 	figure "github.com/parscope/parscope/show/plot"
-	"github.com/parscope/parscope/store"
 )
 
 // phasesFlags are the options of the phases command.
@@ -98,6 +97,7 @@ a colour strip along the execution, and the phase weights as bars.`,
 	f.BoolVar(&fl.vli, "vli", false, "weigh intervals by their instruction count (SimPoint -fixedLength off)")
 	f.StringVar(&fl.saveSimpoints, "save-simpoints", "", "write the simulation points (SimPoint .simpoints)")
 	f.StringVar(&fl.saveWeights, "save-weights", "", "write the phase weights (SimPoint .weights)")
+	addTraceFlags(cmd, "format")
 	f.StringVar(&fl.saveLabels, "save-labels", "", "write each interval's phase and distance (SimPoint .labels)")
 	f.StringVar(&fl.plotPath, "plot", "", "write a plot of the phases (.png or .svg)")
 	f.BoolVar(&fl.jsonOut, "json", false, "print the full results as JSON")
@@ -149,14 +149,16 @@ func (fl *phasesFlags) options() (phase.Options, error) {
 	return o, nil
 }
 
-// loadStreams reads INPUT: a .pst directory (one stream per process) or a
-// .bb file (one stream). Compat mode parses .bb files as SimPoint does.
-func loadStreams(ctx context.Context, input string, fl *phasesFlags) ([]bbv.Stream, error) {
+// loadStreams reads INPUT: a .bb file (one stream), or a .pst directory
+// or another trace openTrace imports (one stream per process). Compat mode
+// parses .bb files as SimPoint does.
+func loadStreams(cmd *cobra.Command, input string, fl *phasesFlags) ([]bbv.Stream, error) {
+	ctx := cmd.Context()
 	st, err := os.Stat(input)
 	if err != nil {
 		return nil, err
 	}
-	if !st.IsDir() {
+	if !st.IsDir() && isBBVFile(input, traceImports[cmd]) {
 		if fl.runs != "" || fl.procs != "" {
 			return nil, usagef("phases: --runs and --procs apply to a .pst input")
 		}
@@ -170,7 +172,7 @@ func loadStreams(ctx context.Context, input string, fl *phasesFlags) ([]bbv.Stre
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.Open(input)
+	s, err := openTrace(cmd, input)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +187,17 @@ func loadStreams(ctx context.Context, input string, fl *phasesFlags) ([]bbv.Stre
 	return streams, nil
 }
 
+// isBBVFile reports whether phases reads the file at path as a .bb file
+// itself: unless the import flags f or import's detection name another
+// format, in which case the file is a trace to import.
+func isBBVFile(path string, f *importFlags) bool {
+	if f != nil && f.formatName != "" {
+		return f.formatName == "bbv"
+	}
+	imp, err := format.Detect(path)
+	return err != nil || imp.Name() == "bbv"
+}
+
 func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
 	opts, err := fl.options()
 	if err != nil {
@@ -193,7 +206,7 @@ func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
 	bar := progress.Start("phases: reading "+filepath.Base(input), 0, progress.Steps)
 	bar.Live()
 	defer bar.Done()
-	streams, err := loadStreams(cmd.Context(), input, fl)
+	streams, err := loadStreams(cmd, input, fl)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func init() {
 		asJSON   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "phasespace TRACE.pst",
+		Use:   "phasespace TRACE",
 		Short: "Project the parallel states into 3D: the hypercube on its diagonal (Gomez, Cai & Schubert 2017, section 3.3)",
 		Long: `Phasespace places every state at X3 = Σ u_i x_i, where process i's unit
 vector u_i points at angle 2πi/P around the vertical and rises so that the
@@ -68,6 +68,9 @@ state, t, x, y, z): an export of the projection, not sampled.`,
 			}
 			s.Close()
 			rep := env.Result.(*phasespace.Report)
+			if plotPath != "" && !hasPoints(rep) {
+				return fmt.Errorf("%s: phasespace: no state to project in the runs and processes selected; nothing to plot", env.Trace)
+			}
 			if plotPath != "" {
 				if err := plotPhaseSpace(rep, plotPath, azimuth); err != nil {
 					return err
@@ -100,7 +103,18 @@ state, t, x, y, z): an export of the projection, not sampled.`,
 	fl.StringVar(&plotPath, "plot", "", "draw the side view to this .png or .svg")
 	fl.StringVar(&csvPath, "csv", "", "write the 3D point of every state to this CSV file (- for standard output)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
+}
+
+// hasPoints reports whether rep projects at least one state.
+func hasPoints(rep *phasespace.Report) bool {
+	for _, r := range rep.Runs {
+		if len(r.Points) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // plotPhaseSpace draws the side view of the points of rep at azimuth
@@ -127,11 +141,17 @@ func exportPhaseSpaceCSV(cmd *cobra.Command, path string, p *state.Params, el ph
 	if err != nil {
 		return usagef("--runs: %v", err)
 	}
-	s, err := store.Open(path)
+	s, err := openTrace(cmd, path)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if err := needRecords(s, phasespace.Name, trace.KindState); err != nil {
+		return err
+	}
+	if err := checkRuns(s, sel); err != nil {
+		return err
+	}
 	opts, err := p.Options(s.Header())
 	if err != nil {
 		return usagef("--start: %v", err)

@@ -43,7 +43,7 @@ are read only from inside the --source-dir directories (see analyze).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var bundles []*report.Bundle
 			for _, a := range args {
-				b, err := f.build(cmd.Context(), a)
+				b, err := f.build(cmd, a)
 				if err != nil {
 					return err
 				}

@@ -16,15 +16,20 @@ import (
 )
 
 // runOne runs the analysis name with the options params over the runs
-// (a --runs list) of the trace at path, through the engine, and returns
-// its envelope and the open store (for exports that read the records).
-func runOne(cmd *cobra.Command, path, name string, params any, runs string) (*engine.Envelope, *store.Store, error) {
+// (a --runs list) of the trace at path (opened by openTrace), through the
+// engine, and returns its envelope and the open trace (for exports that
+// read the records).
+func runOne(cmd *cobra.Command, path, name string, params any, runs string) (*engine.Envelope, *openedTrace, error) {
 	sel, err := parseIDList(runs)
 	if err != nil {
 		return nil, nil, usagef("--runs: %v", err)
 	}
-	s, err := store.Open(path)
+	s, err := openTrace(cmd, path)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkRuns(s, sel); err != nil {
+		s.Close()
 		return nil, nil, err
 	}
 	res, err := engine.Run(cmd.Context(), s, []engine.Request{{Analysis: name, Options: params, Runs: sel}})
@@ -44,7 +49,7 @@ func init() {
 		out    string
 	)
 	cmd := &cobra.Command{
-		Use:   "states TRACE.pst",
+		Use:   "states TRACE",
 		Short: "Reconstruct the total parallel states of each run (Gomez, Cai & Schubert 2017, section 5.5)",
 		Long: `States rebuilds the parallel state of every run: the first state has every
 process in the start block at time 0; each block entry sets its process's
@@ -88,6 +93,7 @@ of each process.`,
 	fl.BoolVar(&asCSV, "csv", false, "write the states as CSV rows")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	fl.StringVarP(&out, "output", "o", "-", "with --csv: the file to write (- for standard output)")
+	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 
@@ -98,11 +104,17 @@ func exportStatesCSV(cmd *cobra.Command, path string, p *state.Params, runs, out
 	if err != nil {
 		return usagef("--runs: %v", err)
 	}
-	s, err := store.Open(path)
+	s, err := openTrace(cmd, path)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if err := needRecords(s, state.Name, trace.KindState); err != nil {
+		return err
+	}
+	if err := checkRuns(s, sel); err != nil {
+		return err
+	}
 	opts, err := p.Options(s.Header())
 	if err != nil {
 		return usagef("--start: %v", err)

@@ -17,8 +17,12 @@
 //
 // Errors name the destination, never a temporary name.
 //
-// Every file written gets mode 0644 and every directory 0755 (before the
-// umask), whatever the temporary file functions of the os package use.
+// Every file written gets mode 0644 and every directory 0755, whatever the
+// temporary file functions of the os package use and whatever mode the
+// writer of a directory's content gave its files: a directory's whole tree
+// is set to these modes at Commit. The modes are set with chmod, so the
+// umask does not change them: every output of parscope has the same
+// permissions.
 package atomicfile
 
 import (
@@ -288,7 +292,8 @@ func (d *Dir) Path() string { return d.tmp }
 // Dest is the destination path.
 func (d *Dir) Dest() string { return d.path }
 
-// Commit fsyncs every file and directory under Path(), then puts the
+// Commit gives every file and directory under Path() its mode (FileMode,
+// DirMode) and fsyncs it, then puts the
 // directory in place: when nothing is at the destination, by one rename;
 // otherwise the old directory is renamed aside, the new one renamed in,
 // and the old one removed. A crash between the two renames leaves the
@@ -302,7 +307,7 @@ func (d *Dir) Commit() error {
 		return fmt.Errorf("%s: already committed or aborted", d.path)
 	}
 	d.done = true
-	err := syncTree(d.tmp)
+	err := settleTree(d.tmp)
 	if err == nil {
 		err = check(d.path, d.replace)
 	}
@@ -385,9 +390,9 @@ func cleanStale(dir, base string) {
 	}
 }
 
-// syncTree fsyncs every regular file and directory under root, deepest
-// first, root last.
-func syncTree(root string) error {
+// settleTree gives every regular file under root FileMode and every
+// directory DirMode, and fsyncs them, deepest first, root last.
+func settleTree(root string) error {
 	var dirs []string
 	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -397,6 +402,9 @@ func syncTree(root string) error {
 		case e.IsDir():
 			dirs = append(dirs, p)
 		case e.Type().IsRegular():
+			if err := os.Chmod(p, FileMode); err != nil {
+				return err
+			}
 			return syncFile(p)
 		}
 		return nil
@@ -405,6 +413,9 @@ func syncTree(root string) error {
 		return err
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Chmod(dirs[i], DirMode); err != nil {
+			return err
+		}
 		if err := syncDir(dirs[i]); err != nil {
 			return err
 		}

@@ -75,7 +75,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, parts func(*[]byte)
 	if err != nil {
 		return err
 	}
-	if err := writeOutput(ctx, f.Cfg.Output, doc); err != nil {
+	if err := WriteOutput(ctx, f.Cfg.Output, doc); err != nil {
 		return err
 	}
 	emit(f.Cfg.Output)

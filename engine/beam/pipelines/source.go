@@ -28,6 +28,7 @@ import (
 	// Local paths; remote filesystems are registered by the binary.
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 
+	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/store"
 )
 
@@ -147,25 +148,13 @@ func copyFile(ctx context.Context, fs filesystem.Interface, from, to string) err
 	return w.Close()
 }
 
-// writeOutput writes data to path: on the local filesystem through a
-// temporary file renamed into place (nothing half-written is left), on a
-// remote one through its Beam filesystem.
-func writeOutput(ctx context.Context, path string, data []byte) error {
+// WriteOutput writes data to path: on the local filesystem as every
+// parscope output is written (package atomicfile: a temporary file synced
+// and renamed into place, mode 0644, errors naming path, only a regular
+// file replaced), on a remote one through its Beam filesystem.
+func WriteOutput(ctx context.Context, path string, data []byte) error {
 	if !isRemote(path) {
-		tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-		if err != nil {
-			return err
-		}
-		if _, err := tmp.Write(data); err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			return err
-		}
-		if err := tmp.Close(); err != nil {
-			os.Remove(tmp.Name())
-			return err
-		}
-		return os.Rename(tmp.Name(), path)
+		return atomicfile.WriteFile(path, data, atomicfile.RegularFile)
 	}
 	fs, err := filesystem.New(ctx, path)
 	if err != nil {

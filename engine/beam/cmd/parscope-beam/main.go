@@ -139,10 +139,7 @@ func main() {
 	if *runner == "inprocess" {
 		doc, err := pipelines.InProcess(ctx, cfg)
 		if err == nil {
-			err = os.WriteFile(cfg.Output+".tmp", doc, 0o644)
-		}
-		if err == nil {
-			err = os.Rename(cfg.Output+".tmp", cfg.Output)
+			err = pipelines.WriteOutput(ctx, cfg.Output, doc)
 		}
 		if err != nil {
 			fail(err)
