@@ -34,16 +34,17 @@ go build -o "$tmp/amoeba" ./examples/amoeba
 modes="mpi sos none"
 
 # run MODE SEED: record one run and print one line of results:
-# mode seed states classes hist empirical comb pc1 pc2 pc3 vshapes fp_states fp_messages
+# mode seed states classes hist empirical comb pc1 pc2 pc3 vshapes fp_states fp_messages hist_time_weighted
 run() {
 	local m=$1 s=$2 pst=$tmp/$1-$2.pst
 	"$tmp/amoeba" -clock "$clock" -mode "$m" -seed "$s" -entropy-filter=false -force -o "$pst" 2>/dev/null
-	local e p fs fm
+	local e p fs fm w
 	e=$("$tmp/parscope" entropy --json "$pst" | jq -r '.result.runs[0] | "\(.rows) \(.distinct_classes) \(.histogram_entropy_mean) \(.empirical_entropy) \(.comb_entropy_distinct)"')
 	p=$("$tmp/parscope" pca --json "$pst" | jq -r '.result | "\(.components[0].explained) \(.components[1].explained) \(.components[2].explained) \(.runs[0].v_shapes)"')
 	fs=$("$tmp/parscope" export --format csv --table states -o - "$pst" | sha256sum | cut -c1-12)
 	fm=$("$tmp/parscope" export --format csv --table messages -o - "$pst" | sha256sum | cut -c1-12)
-	echo "$m $s $e $p $fs $fm"
+	w=$("$tmp/parscope" entropy --time-weighted --json "$pst" | jq -r '.result.runs[0].histogram_entropy_mean')
+	echo "$m $s $e $p $fs $fm $w"
 }
 
 generate() {
@@ -63,7 +64,7 @@ page() {
 	{
 		m = $1; s = $2
 		st[m, s] = $3; cl[m, s] = $4; h[m, s] = $5; em[m, s] = $6; co[m, s] = $7
-		p1[m, s] = $8; p2[m, s] = $9; p3[m, s] = $10; v[m, s] = $11; fs[m, s] = $12; fm[m, s] = $13
+		p1[m, s] = $8; p2[m, s] = $9; p3[m, s] = $10; v[m, s] = $11; fs[m, s] = $12; fm[m, s] = $13; hw[m, s] = $14
 	}
 	END {
 		split("mpi sos none", M, " ")
@@ -88,23 +89,29 @@ page() {
 		print ""
 		print "## Histogram entropy per seed (bits, mean over states)"
 		print ""
-		print "| seed | mpi | sos | none | mpi < sos < none |"
-		print "|---|---|---|---|---|"
+		print "Each state counts once (`parscope entropy`), or by its duration"
+		print "(`parscope entropy --time-weighted`)."
+		print ""
+		print "| seed | mpi | sos | none | mpi < sos < none | time-weighted: mpi | sos | none | mpi < sos < none |"
+		print "|---|---|---|---|---|---|---|---|---|"
 		for (s = 1; s <= seeds; s++) {
 			ok = (h["mpi", s] < h["sos", s] && h["sos", s] < h["none", s])
-			okh += ok
+			okw = (hw["mpi", s] < hw["sos", s] && hw["sos", s] < hw["none", s])
+			okh += ok; okhw += okw
 			oke += (em["mpi", s] < em["sos", s] && em["sos", s] < em["none", s])
 			okc += (cl["mpi", s] < cl["sos", s] && cl["sos", s] < cl["none", s])
-			printf "| %d | %.4f | %.4f | %.4f | %s |\n", s, h["mpi", s], h["sos", s], h["none", s], ok ? "yes" : "**no**"
+			printf "| %d | %.4f | %.4f | %.4f | %s | %.4f | %.4f | %.4f | %s |\n", s, h["mpi", s], h["sos", s], h["none", s], ok ? "yes" : "**no**",
+				hw["mpi", s], hw["sos", s], hw["none", s], okw ? "yes" : "**no**"
 		}
 		print ""
-		printf "mpi < sos < none holds in **%d of %d** seeds by histogram entropy, in %d of %d by\n", okh, seeds, oke, seeds
-		printf "empirical entropy and in %d of %d by the number of distinct state classes.\n", okc, seeds
+		printf "mpi < sos < none holds in **%d of %d** seeds by histogram entropy, in %d of %d by\n", okh, seeds, okhw, seeds
+		printf "time-weighted histogram entropy, in %d of %d by empirical entropy and in %d of %d\n", oke, seeds, okc, seeds
+		print "by the number of distinct state classes."
 		print ""
 		print "## Per mode over the seeds (mean ± sd)"
 		print ""
-		print "| mode | states | distinct classes | histogram entropy | empirical entropy | comb. entropy (distinct) |"
-		print "|---|---|---|---|---|---|"
+		print "| mode | states | distinct classes | histogram entropy | time-weighted | empirical entropy | comb. entropy (distinct) |"
+		print "|---|---|---|---|---|---|---|"
 		for (i = 1; i <= 3; i++) {
 			m = M[i]
 			split("", a); split("", q)
@@ -114,10 +121,12 @@ page() {
 				a[3] += h[m, s]; q[3] += h[m, s] ^ 2
 				a[4] += em[m, s]; q[4] += em[m, s] ^ 2
 				a[5] += co[m, s]; q[5] += co[m, s] ^ 2
+				a[6] += hw[m, s]; q[6] += hw[m, s] ^ 2
 			}
-			printf "| %s | %.1f ± %.1f | %.1f ± %.1f | %.4f ± %.4f | %.3f ± %.3f | %.3g ± %.2g |\n", m,
+			printf "| %s | %.1f ± %.1f | %.1f ± %.1f | %.4f ± %.4f | %.4f ± %.4f | %.3f ± %.3f | %.3g ± %.2g |\n", m,
 				a[1] / seeds, sd(a[1], q[1], seeds), a[2] / seeds, sd(a[2], q[2], seeds),
-				a[3] / seeds, sd(a[3], q[3], seeds), a[4] / seeds, sd(a[4], q[4], seeds), a[5] / seeds, sd(a[5], q[5], seeds)
+				a[3] / seeds, sd(a[3], q[3], seeds), a[6] / seeds, sd(a[6], q[6], seeds),
+				a[4] / seeds, sd(a[4], q[4], seeds), a[5] / seeds, sd(a[5], q[5], seeds)
 		}
 		print ""
 		print "## PCA of the state matrix: variance and the V shapes of Figure 8"
