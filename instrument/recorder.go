@@ -332,9 +332,10 @@ func (r *Recorder) Close() error {
 	for _, p := range r.sortedProcs() {
 		if p.sim != nil {
 			// On the simulated clock a process ends at its own time.
-			end = p.vt
+			p.finish(p.vt)
+		} else {
+			p.finish(end)
 		}
-		p.finish(end)
 		p.queue()
 	}
 	var cal clockPair
@@ -400,8 +401,8 @@ func (r *Recorder) header(cal clockPair) *spillHeader {
 		h.Meta.Host = host
 	}
 	if r.opts.SimClock == nil {
-		// No wall time in a simulated trace: its start is not stored
-		// either, so that the trace depends only on the run's input.
+		// The wall-clock start. A simulated trace has none, so that it
+		// depends only on the run's input.
 		h.Meta.Extra["start"] = r.wall.Format(time.RFC3339Nano)
 	}
 	for k, v := range r.opts.Extra {
