@@ -25,6 +25,12 @@
 // (a migration between cores whose counters differ) is raised to the
 // previous time and counted as the "clock-backwards" repair.
 //
+// With Options.SimClock the records carry no measured time at all: each
+// process keeps a virtual time advanced by a modelled cost per block,
+// Process.Work and stamped messages (Process.SendStamped, RecvStamped),
+// a discrete-event model of one core per process whose traces repeat
+// exactly from run to run (see SimClock).
+//
 // # What survives a crash
 //
 // Records reach disk at flush points: when a process's buffer fills, and

@@ -32,8 +32,20 @@ type Process struct {
 	tally    *tally        // per state and region: kept and dropped, when filtering or throttling
 	openDrop map[int32]int // per region: enters dropped by the throttle whose exit is pending
 
+	sim *SimClock // the simulated clock, nil on the wall clock
+	vt  int64     // virtual time in ns on the simulated clock
+
 	rec  *Recorder
 	done bool
+}
+
+// now is the time of a record: the virtual time on the simulated clock,
+// the hot-path clock's ticks otherwise.
+func (p *Process) now() int64 {
+	if p.sim != nil {
+		return p.vt
+	}
+	return ticks()
 }
 
 // ID returns the process id.
@@ -101,7 +113,10 @@ func (p *Process) EventValue(id int32, value int64) {
 
 // block is Block on a non-nil handle.
 func (p *Process) block(id int32) {
-	t := ticks()
+	t := p.now()
+	if p.sim != nil {
+		p.vt += p.sim.BlockCost
+	}
 	if p.slow && !p.blockHooks(id, t) {
 		return
 	}
@@ -110,7 +125,7 @@ func (p *Process) block(id int32) {
 
 // record is the other recording methods on a non-nil handle.
 func (p *Process) record(k trace.Kind, id, peer int32, v int64, tag int32) {
-	t := ticks()
+	t := p.now()
 	if p.slow && !p.recordHooks(k, id, t) {
 		return
 	}
@@ -277,7 +292,7 @@ func (p *Process) Done() error {
 		return nil
 	}
 	return p.rec.whileOpen(func() error {
-		p.finish(ticks())
+		p.finish(p.now())
 		return p.flush()
 	})
 }

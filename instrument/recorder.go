@@ -63,6 +63,11 @@ type Options struct {
 	// memory, whose page faults they would pay. Memory in use is about
 	// MemoryLimit plus two buffers per process.
 	MemoryLimit int64
+	// SimClock, when not nil, records on a simulated clock (see SimClock)
+	// instead of the wall clock: every record's time is its process's
+	// virtual time, advanced by the model's costs, Process.Work and
+	// Process.RecvStamped. DefaultSimClock gives the documented defaults.
+	SimClock *SimClock
 	// Disabled makes Start return a nil *Recorder: every method is then a
 	// no-op, for measuring a program without recording.
 	Disabled bool
@@ -120,6 +125,13 @@ func Start(opts Options) (*Recorder, error) {
 	if opts.BBVInterval < 0 {
 		return nil, fmt.Errorf("instrument: negative BBVInterval %d", opts.BBVInterval)
 	}
+	if opts.SimClock != nil {
+		if err := opts.SimClock.validate(); err != nil {
+			return nil, err
+		}
+		c := *opts.SimClock // the recorder's own copy: the caller may change theirs
+		opts.SimClock = &c
+	}
 	path := filepath.Clean(opts.Path)
 	opts.Path = path
 	if _, err := os.Lstat(path); err == nil {
@@ -155,8 +167,13 @@ func Start(opts Options) (*Recorder, error) {
 	}
 	r := &Recorder{opts: opts, spill: spill, sp: sp, procs: map[int]*Process{}, wall: time.Now(), dropEv: -1}
 	var cal clockPair
-	r.start, cal = calibrate(2 * time.Millisecond)
-	r.scale0 = nsPerTick(r.start, cal)
+	if opts.SimClock != nil {
+		// Virtual nanoseconds from 0: nothing to calibrate.
+		r.scale0 = 1
+	} else {
+		r.start, cal = calibrate(2 * time.Millisecond)
+		r.scale0 = nsPerTick(r.start, cal)
+	}
 	r.events, r.occSet = map[string]int32{}, map[int32]bool{}
 	for _, e := range opts.Events {
 		r.events[e.Name] = e.ID
@@ -241,6 +258,7 @@ func (r *Recorder) Process(id int) *Process {
 		dropEv: r.dropEv,
 		t0:     r.start.Ticks,
 		scale:  r.scale0,
+		sim:    r.opts.SimClock,
 	}
 	if pf, ok := p.filter.(ProcessFilter); ok {
 		p.filter = pf.ForProcess(id)
@@ -312,11 +330,19 @@ func (r *Recorder) Close() error {
 	r.mu.Unlock()
 	end := ticks()
 	for _, p := range r.sortedProcs() {
-		p.finish(end)
+		if p.sim != nil {
+			// On the simulated clock a process ends at its own time.
+			p.finish(p.vt)
+		} else {
+			p.finish(end)
+		}
 		p.queue()
 	}
-	cal := readPair()
-	if cal.Nanos-r.start.Nanos < int64(10*time.Millisecond) {
+	var cal clockPair
+	if r.opts.SimClock == nil {
+		cal = readPair()
+	}
+	if r.opts.SimClock == nil && cal.Nanos-r.start.Nanos < int64(10*time.Millisecond) {
 		// A short run: wait so that the tick rate is measured over 10 ms.
 		time.Sleep(time.Duration(r.start.Nanos + int64(10*time.Millisecond) - cal.Nanos))
 		cal = readPair()
@@ -366,7 +392,7 @@ func (r *Recorder) header(cal clockPair) *spillHeader {
 			Source:          "instrument",
 			Program:         r.opts.Program,
 			CommandLine:     os.Args,
-			Extra:           map[string]string{"start": r.wall.Format(time.RFC3339Nano)},
+			Extra:           map[string]string{},
 		},
 		States:  append([]trace.StateDef(nil), r.opts.States...),
 		Regions: append([]trace.RegionDef(nil), r.opts.Regions...),
@@ -374,12 +400,21 @@ func (r *Recorder) header(cal clockPair) *spillHeader {
 	if host, err := os.Hostname(); err == nil {
 		h.Meta.Host = host
 	}
+	if r.opts.SimClock == nil {
+		// The wall-clock start. A simulated trace has none, so that it
+		// depends only on the run's input.
+		h.Meta.Extra["start"] = r.wall.Format(time.RFC3339Nano)
+	}
 	for k, v := range r.opts.Extra {
 		h.Meta.Extra[k] = v
 	}
-	if useTSC {
+	switch {
+	case r.opts.SimClock != nil:
+		r.opts.SimClock.meta(h.Meta.Extra)
+		cal = clockPair{}
+	case useTSC:
 		h.Meta.Extra["clock"] = "tsc"
-	} else {
+	default:
 		h.Meta.Extra["clock"] = "monotonic"
 	}
 	r.mu.Lock()

@@ -3,7 +3,14 @@
 // minimise an N-dimensional hyperboloid f(x) = sqrt(1 + |x - m|^2) for 20
 // iterations, recording the basic blocks of Table 1 (1..13):
 //
-//	go run ./examples/amoeba -o amoeba.pst [-seed N] [-mode mpi|sos|none|guided] [-dim 16] [-load 1000] [-guide FILE]
+//	go run ./examples/amoeba -o amoeba.pst [-seed N] [-mode mpi|sos|none|guided] [-dim 16] [-load 1000] [-guide FILE] [-clock wall|sim]
+//
+// With -clock sim the run is recorded on the simulated clock of
+// instrument.SimClock (one core per process): each FUN call charges
+// load*dim*9 flops at -gflops (default 1 Gflop/s, so 144 µs for the
+// defaults) to the process's virtual time instead of computing the load,
+// every message carries its sender's virtual time, and the trace is the
+// same on every run of a seed (docs/entropy.md).
 //
 // Each iteration every process moves its own vertex (reflection through
 // the opposite face, then an expansion (blocks 5, 6) or, when the
@@ -70,6 +77,12 @@ type Config struct {
 	// Guide holds the winning simplex of each iteration: filled by an mpi
 	// run, read by a guided one.
 	Guide [][]float64
+	// FunNs is the modelled time of one FUN call in ns, charged to the
+	// process's virtual time (instrument.Process.Work) when the recorder
+	// runs on a simulated clock; Sim then skips the real load (the FUN
+	// value does not depend on it), so the run's time is the model's.
+	FunNs int64
+	Sim   bool
 }
 
 // Result is what a run computed.
@@ -82,6 +95,7 @@ type candidate struct {
 	score   float64
 	rank    int
 	simplex []float64 // (dim+1) x dim, row-major; nil when not sent
+	stamp   int64     // the sender's virtual time at the send (simulated clock)
 }
 
 // problem is the function and its known minimum.
@@ -114,6 +128,9 @@ func Run(rec *instrument.Recorder, cfg Config) (*Result, error) {
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0xa3eba))
 	pb := &problem{min: make([]float64, n), load: cfg.Load}
+	if cfg.Sim {
+		pb.load = 0
+	}
 	start := make([]float64, (n+1)*n)
 	for i := range pb.min {
 		pb.min[i] = rng.Float64()*2 - 1
@@ -154,11 +171,15 @@ func vertex(p *instrument.Process, me int, cfg Config, pb *problem, start []floa
 	n := cfg.Dim
 	procs := n + 1
 	simplexBytes := int64(len(start) * 8)
+	f := func(x []float64) float64 {
+		p.Work(cfg.FunNs)
+		return pb.f(x)
+	}
 	p.Block(1)
 	s := append([]float64(nil), start...)
 	fval := make([]float64, procs)
 	for j := range fval {
-		fval[j] = pb.f(s[j*n : (j+1)*n])
+		fval[j] = f(s[j*n : (j+1)*n])
 	}
 	c := make([]float64, n)
 	xr := make([]float64, n)
@@ -183,7 +204,7 @@ func vertex(p *instrument.Process, me int, cfg Config, pb *problem, start []floa
 			sc, sim := myScore, []float64(nil)
 			if src != me {
 				m := <-ch[src][me]
-				p.Recv(src, simplexBytes+16, tag)
+				p.RecvStamped(src, simplexBytes+16, tag, m.stamp)
 				sc, sim = m.score, m.simplex
 			}
 			if sc < bestScore {
@@ -194,7 +215,7 @@ func vertex(p *instrument.Process, me int, cfg Config, pb *problem, start []floa
 			copy(s, best)
 		}
 		for j := range fval {
-			fval[j] = pb.f(s[j*n : (j+1)*n])
+			fval[j] = f(s[j*n : (j+1)*n])
 		}
 	}
 	for it := 0; it < cfg.Iterations; it++ {
@@ -220,14 +241,14 @@ func vertex(p *instrument.Process, me int, cfg Config, pb *problem, start []floa
 		for i := range xr {
 			xr[i] = c[i] + (c[i] - mine[i])
 		}
-		fr := pb.f(xr)
+		fr := f(xr)
 		p.Block(4)
 		if fr < fval[me] {
 			p.Block(5)
 			for i := range xe {
 				xe[i] = c[i] + 2*(c[i]-mine[i])
 			}
-			fe := pb.f(xe)
+			fe := f(xe)
 			p.Block(6)
 			if fe < fr {
 				copy(mine, xe)
@@ -247,9 +268,9 @@ func vertex(p *instrument.Process, me int, cfg Config, pb *problem, start []floa
 				for i := range v {
 					v[i] = base[i] + 0.5*(v[i]-base[i])
 				}
-				fval[j] = pb.f(v)
+				fval[j] = f(v)
 			}
-			fval[lo] = pb.f(base)
+			fval[lo] = f(base)
 			p.Block(8)
 		}
 		p.Block(9)
@@ -267,32 +288,34 @@ func vertex(p *instrument.Process, me int, cfg Config, pb *problem, start []floa
 				bestScore := score
 				for src := 1; src < procs; src++ {
 					m := <-ch[src][0]
-					p.Recv(src, 16, tag)
+					p.RecvStamped(src, 16, tag, m.stamp)
 					if m.score < bestScore {
 						bestScore, best = m.score, m.rank
 					}
 				}
 				for dst := 1; dst < procs; dst++ {
-					p.Send(dst, 8, tag)
-					ch[0][dst] <- candidate{rank: best}
+					st := p.SendStamped(dst, 8, tag)
+					ch[0][dst] <- candidate{rank: best, stamp: st}
 				}
 			} else {
-				p.Send(0, 16, tag)
-				ch[me][0] <- candidate{score: score, rank: me}
-				best = (<-ch[0][me]).rank
-				p.Recv(0, 8, tag)
+				st := p.SendStamped(0, 16, tag)
+				ch[me][0] <- candidate{score: score, rank: me, stamp: st}
+				m := <-ch[0][me]
+				p.RecvStamped(0, 8, tag, m.stamp)
+				best = m.rank
 			}
 			p.Block(11)
 			if me == best {
 				for dst := 0; dst < procs; dst++ {
 					if dst != me {
-						p.Send(dst, simplexBytes, tag)
-						ch[me][dst] <- candidate{simplex: append([]float64(nil), s...)}
+						st := p.SendStamped(dst, simplexBytes, tag)
+						ch[me][dst] <- candidate{simplex: append([]float64(nil), s...), stamp: st}
 					}
 				}
 			} else {
-				copy(s, (<-ch[best][me]).simplex)
-				p.Recv(best, simplexBytes, tag)
+				m := <-ch[best][me]
+				p.RecvStamped(best, simplexBytes, tag, m.stamp)
+				copy(s, m.simplex)
 			}
 			if me == 0 {
 				res.Guide[it] = append([]float64(nil), s...)
@@ -300,8 +323,8 @@ func vertex(p *instrument.Process, me int, cfg Config, pb *problem, start []floa
 		case "sos":
 			for dst := 0; dst < procs; dst++ {
 				if dst != me {
-					p.Send(dst, simplexBytes+16, tag)
-					ch[me][dst] <- candidate{score: score, rank: me, simplex: append([]float64(nil), s...)}
+					st := p.SendStamped(dst, simplexBytes+16, tag)
+					ch[me][dst] <- candidate{score: score, rank: me, simplex: append([]float64(nil), s...), stamp: st}
 				}
 			}
 			p.Block(11)
@@ -315,7 +338,7 @@ func vertex(p *instrument.Process, me int, cfg Config, pb *problem, start []floa
 		p.Block(12)
 		if pending < 0 {
 			for j := range fval {
-				fval[j] = pb.f(s[j*n : (j+1)*n])
+				fval[j] = f(s[j*n : (j+1)*n])
 			}
 		}
 	}
@@ -327,6 +350,12 @@ func vertex(p *instrument.Process, me int, cfg Config, pb *problem, start []floa
 	}
 	res.Best[me] = best
 	p.Done()
+}
+
+// funNs is the modelled time of a FUN call, load*dim*9 flops at gflops
+// Gflop/s, in whole ns (rounded up).
+func funNs(load, dim int, gflops float64) int64 {
+	return int64(math.Ceil(float64(load) * float64(dim) * 9 / gflops))
 }
 
 // writeGuide writes one line per iteration: the winning simplex, exactly.
@@ -386,6 +415,8 @@ func main() {
 	iters := fs.Int("iterations", 20, "iterations")
 	load := fs.Int("load", 1000, "load factor: each FUN call costs load*dim*9 flops")
 	guide := fs.String("guide", "", "mpi: write each iteration's winning simplex here; guided: read them from here")
+	gflops := fs.Float64("gflops", 1, "simulated clock: modelled speed of a process in Gflop/s (a FUN call takes load*dim*9 flops)")
+	c.RegisterClock(fs)
 	var cfg Config
 	workload.Main("amoeba", &c, fs, func() (instrument.Options, error) {
 		switch *mode {
@@ -393,7 +424,13 @@ func main() {
 		default:
 			return instrument.Options{}, fmt.Errorf("-mode %q: want mpi, sos, none or guided", *mode)
 		}
-		cfg = Config{Mode: *mode, Dim: *dim, Iterations: *iters, Load: *load, Seed: c.Seed}
+		cfg = Config{Mode: *mode, Dim: *dim, Iterations: *iters, Load: *load, Seed: c.Seed, Sim: c.Sim()}
+		if c.Sim() {
+			if !(*gflops > 0) {
+				return instrument.Options{}, fmt.Errorf("-gflops %g: want a positive speed", *gflops)
+			}
+			cfg.FunNs = funNs(*load, *dim, *gflops)
+		}
 		if *mode == "guided" {
 			if *guide == "" {
 				return instrument.Options{}, errors.New("-mode guided needs -guide FILE written by an mpi run")
@@ -404,8 +441,11 @@ func main() {
 			}
 			cfg.Guide = g
 		}
-		return instrument.Options{Program: "amoeba " + *mode, States: blocks,
-			Extra: map[string]string{"mode": *mode, "dim": strconv.Itoa(*dim), "load": strconv.Itoa(*load)}}, nil
+		extra := map[string]string{"mode": *mode, "dim": strconv.Itoa(*dim), "load": strconv.Itoa(*load)}
+		if c.Sim() {
+			extra["fun_ns"] = strconv.FormatInt(cfg.FunNs, 10)
+		}
+		return instrument.Options{Program: "amoeba " + *mode, States: blocks, Extra: extra}, nil
 	}, func(rec *instrument.Recorder) error {
 		res, err := Run(rec, cfg)
 		if err != nil {

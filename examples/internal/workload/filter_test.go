@@ -60,3 +60,61 @@ func TestCommonEntropyFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestCommonClock: -clock sim records on the simulated clock with the
+// model the -sim flags give (blocks 250 ns apart here), -clock wall on
+// the measured clock, and another value is refused.
+func TestCommonClock(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		clock string
+	}{
+		{[]string{"-clock", "sim", "-sim-block-ns", "250", "-sim-latency-ns", "7", "-sim-bandwidth", "0.5"}, "simulated"},
+		{nil, ""},
+	} {
+		var c Common
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		c.Register(fs)
+		c.RegisterClock(fs)
+		pst := filepath.Join(t.TempDir(), "x.pst")
+		if err := fs.Parse(append([]string{"-o", pst, "-entropy-filter=false"}, tc.args...)); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := c.Start(instrument.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := rec.Process(0)
+		for _, s := range []int32{1, 2, 3} {
+			p.Block(s)
+		}
+		p.Done()
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		st, err := store.Open(pst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := trace.ReadAll(st.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindState}}))
+		x := st.Header().Meta.Extra
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.clock == "simulated" {
+			if x["clock"] != "simulated" || x["sim_block_ns"] != "250" || x["sim_latency_ns"] != "7" || x["sim_bandwidth_bytes_per_ns"] != "0.5" {
+				t.Errorf("%v: metadata %v", tc.args, x)
+			}
+			if len(recs) != 3 || recs[0].T != 0 || recs[1].T != 250 || recs[2].T != 500 {
+				t.Errorf("%v: states %v, want at 0, 250, 500 ns", tc.args, recs)
+			}
+		} else if x["clock"] == "simulated" || x["start"] == "" {
+			t.Errorf("default clock: metadata %v, want a measured clock and a start time", x)
+		}
+	}
+	c := Common{Clock: "lamport"}
+	if _, err := c.Start(instrument.Options{Path: filepath.Join(t.TempDir(), "y.pst")}); err == nil {
+		t.Error("-clock lamport accepted")
+	}
+}

@@ -32,7 +32,29 @@ type Common struct {
 	// the entropy filter's meters; 0 makes a process's meters when the
 	// recorder creates it, whatever its id.
 	Procs int
+	// Clock is "wall" (the default) or "sim": record on the simulated
+	// clock SimClock (instrument.SimClock), for the workloads that model
+	// their costs and stamp their messages (RegisterClock).
+	Clock    string
+	SimClock instrument.SimClock
 }
+
+// RegisterClock adds -clock and the simulated clock's model (-sim-block-ns,
+// -sim-latency-ns, -sim-bandwidth, defaulting to
+// instrument.DefaultSimClock) to fs. Only a workload that charges its
+// computation with Process.Work and sends with Process.SendStamped and
+// RecvStamped registers them: on another, the simulated clock would
+// model nothing but the blocks.
+func (c *Common) RegisterClock(fs *flag.FlagSet) {
+	d := instrument.DefaultSimClock()
+	fs.StringVar(&c.Clock, "clock", "wall", "wall: record measured times; sim: record on a simulated clock (one core per process, modelled costs; deterministic)")
+	fs.Int64Var(&c.SimClock.BlockCost, "sim-block-ns", d.BlockCost, "simulated clock: ns charged per block")
+	fs.Int64Var(&c.SimClock.Latency, "sim-latency-ns", d.Latency, "simulated clock: message latency in ns")
+	fs.Float64Var(&c.SimClock.Bandwidth, "sim-bandwidth", d.Bandwidth, "simulated clock: bandwidth in bytes per ns (0: infinite)")
+}
+
+// Sim reports whether the run records on the simulated clock.
+func (c *Common) Sim() bool { return c.Clock == "sim" }
 
 // Register adds -o, -seed, -force and -entropy-filter to fs.
 func (c *Common) Register(fs *flag.FlagSet) {
@@ -52,6 +74,14 @@ func (c *Common) Start(opts instrument.Options) (*instrument.Recorder, error) {
 		opts.Extra = map[string]string{}
 	}
 	opts.Extra["seed"] = strconv.FormatUint(c.Seed, 10)
+	switch c.Clock {
+	case "", "wall":
+	case "sim":
+		sc := c.SimClock
+		opts.SimClock = &sc
+	default:
+		return nil, fmt.Errorf("-clock %q: want wall or sim", c.Clock)
+	}
 	if c.EntropyFilter && opts.Filter == nil && !opts.Disabled {
 		f, err := instrument.NewEntropyFilter(instrument.EntropyOptions{
 			Config: instrument.DefaultEntropyConfig(), Threshold: instrument.DefaultEntropyThreshold,
