@@ -2,7 +2,7 @@ package instrument_test
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"math"
 	"path/filepath"
 	"sync"
@@ -65,7 +65,9 @@ type shifted struct {
 	by int
 }
 
-func (s shifted) Keep(proc int, k trace.Kind, id int32, t int64) bool { return s.f.Keep(proc-s.by, k, id, t) }
+func (s shifted) Keep(proc int, k trace.Kind, id int32, t int64) bool {
+	return s.f.Keep(proc-s.by, k, id, t)
+}
 
 // agreeWorkload runs procs pipeline stages for iters iterations, each on
 // processes p and p+procs of rec; stage p computes (p+1)·blocks blocks of
