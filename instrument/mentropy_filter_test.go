@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -181,6 +182,15 @@ func dirBytes(t *testing.T, dir string) int64 {
 	return n
 }
 
+func fileBytes(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
 // TestEntropyFilterMasterWorker records the master/worker program with and
 // without the filter and checks that the filtered trace keeps every change
 // of state, that the run lengths are rebuilt exactly from the dropped
@@ -280,10 +290,14 @@ func TestEntropyFilterMasterWorker(t *testing.T) {
 		recsFilt += len(by[p])
 	}
 	bf, bt := dirBytes(t, full), dirBytes(t, filt)
-	t.Logf("states kept %d of %d (%.1f%% dropped); records %d → %d; store %d → %d bytes (%.1f%% saved)",
-		keptAll, totalAll, 100*float64(totalAll-keptAll)/float64(totalAll), recsFull, recsFilt, bf, bt, 100*float64(bf-bt)/float64(bf))
-	if recsFilt >= recsFull || bt >= bf {
-		t.Errorf("filtered trace not smaller: %d records %d bytes vs %d %d", recsFilt, bt, recsFull, bf)
+	sf, st := fileBytes(t, filepath.Join(full, "states.parquet")), fileBytes(t, filepath.Join(filt, "states.parquet"))
+	t.Logf("states kept %d of %d (%.1f%% dropped); records %d → %d; states table %d → %d bytes; store %d → %d bytes (%.1f%% saved)",
+		keptAll, totalAll, 100*float64(totalAll-keptAll)/float64(totalAll), recsFull, recsFilt, sf, st, bf, bt, 100*float64(bf-bt)/float64(bf))
+	// The whole store of so small a run is mostly fixed overhead (Parquet
+	// footers, the manifest), and the two runs' timings differ, so only the
+	// records and the states table, which the filter thins, are compared.
+	if recsFilt*2 >= recsFull || st >= sf {
+		t.Errorf("filtered trace not smaller: %d records, states table %d bytes vs %d, %d", recsFilt, st, recsFull, sf)
 	}
 }
 
