@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/parscope/parscope/analysis/state"
@@ -168,7 +169,10 @@ func TestReconstruct(t *testing.T) {
 		trace.State(0, 1, 25, 3),
 		trace.State(0, 0, 40, 3),
 	}
-	rows, ts, durs := rowsOf(t, h, recs, state.Options{})
+	// The paper's convention: every process in the start block (1) at
+	// time 0.
+	paper := state.Options{Start: 1, StartSet: true}
+	rows, ts, durs := rowsOf(t, h, recs, paper)
 	want := [][]int32{{1, 2, 1}, {2, 2, 3}, {2, 3, 3}, {3, 3, 3}}
 	if len(rows) != len(want) {
 		t.Fatalf("%d rows %v, want %v", len(rows), rows, want)
@@ -183,15 +187,28 @@ func TestReconstruct(t *testing.T) {
 	if ts[1] != 10 || ts[3] != 40 || durs[0] != 10 || durs[1] != 15 || durs[3] != 0 {
 		t.Fatalf("times %v durations %v", ts, durs)
 	}
+	// Without a start block, processes 0 and 2 do not exist before their
+	// first records at 10: the same rows but the first.
+	rows, ts, _ = rowsOf(t, h, recs, state.Options{})
+	if len(rows) != 4 || !slices.Equal(rows[0], []int32{state.Absent, 2, state.Absent}) || ts[0] != 0 || !slices.Equal(rows[1], want[1]) || !slices.Equal(rows[3], want[3]) {
+		t.Fatalf("rows without a start block %v at %v", rows, ts)
+	}
 	// A row per record: the initial state, then one per record.
-	rows, _, _ = rowsOf(t, h, recs, state.Options{PerRecord: true})
+	paper.PerRecord = true
+	rows, _, _ = rowsOf(t, h, recs, paper)
 	if len(rows) != 6 || rows[1][1] != 2 || rows[2][0] != 2 || rows[2][2] != 1 || rows[3][2] != 3 {
 		t.Fatalf("per-record rows %v", rows)
 	}
 	// A partial state over processes 2 and 0.
-	rows, _, _ = rowsOf(t, h, recs, state.Options{Procs: []int32{2, 0}})
+	rows, _, _ = rowsOf(t, h, recs, state.Options{Procs: []int32{2, 0}, Start: 1, StartSet: true})
 	if len(rows) != 3 || rows[1][0] != 3 || rows[1][1] != 2 || rows[2][1] != 3 {
 		t.Fatalf("partial rows %v", rows)
+	}
+	// Without a start block, the partial state has no row before 10,
+	// when both exist.
+	rows, ts, _ = rowsOf(t, h, recs, state.Options{Procs: []int32{2, 0}})
+	if len(rows) != 2 || ts[0] != 10 || !slices.Equal(rows[0], []int32{3, 2}) || rows[1][1] != 3 {
+		t.Fatalf("partial rows without a start block %v at %v", rows, ts)
 	}
 	// Two runs restart from the start block.
 	h2 := &trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: 2}, {ID: 1, Procs: 2}}}
@@ -286,7 +303,7 @@ func TestDegenerate(t *testing.T) {
 			}
 		}
 	}
-	if one.Rows != 2 || one.CombEntropy != 0 {
+	if one.Rows != 1 || one.CombEntropy != 0 {
 		t.Fatalf("single process, single block: %+v", one)
 	}
 }
