@@ -213,14 +213,17 @@ func checkTimeline(t *testing.T, path string, b *Bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := state.DefaultStart(s.Header())
+	absent := s.Header().AbsentStates()
 	for p := range tl.Blocks {
 		for w := 0; w < state.DefaultTimelineSamples; w += 17 {
 			at := tl.BeginNS + int64((float64(w)+0.5)*tl.WidthNS)
-			want := start
+			want := state.Absent // before its first record
 			for _, r := range recs {
 				if r.Proc == int32(p) && r.T <= at {
 					want = r.ID
+					if absent[r.ID] {
+						want = state.Absent
+					}
 				}
 			}
 			if got := tl.Blocks[p][w]; got != want {
@@ -349,14 +352,10 @@ func windowsFromTrace(t *testing.T, path string) map[int32][][]float64 {
 	defer s.Close()
 	h := s.Header()
 	modes := occupancy.StateModes(h)
-	start := ""
-	if k, ok := modes.Mode(state.DefaultStart(h)); ok {
-		start = modes.Names[k]
-	}
 	// Every kind: the run ends at its last record of any kind, as the
 	// occupancy analysis ends it.
 	results, err := occupancy.Compute(context.Background(), h, s.Records(store.ReadOptions{}), modes,
-		occupancy.Options{Start: start, Trace: true})
+		occupancy.Options{Trace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
