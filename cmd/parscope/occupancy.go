@@ -54,8 +54,12 @@ number of projected modes (--project) for the projection (r_j of T4).
 
 The --modes file has lines "STATE MODE" (a state id or name, then a mode
 name; "*" for every other state); every state of the trace must be mapped.
-A process has no mode before its first state record: --start names the mode
-it is in then, otherwise that is an error. --counters also averages the
+A process exists from its first state record until it enters a state the
+trace marks absent (a Go goroutine's not-exist: it ended); before and after
+it is in no mode, and a macrostate counts the processes that exist (its
+counts then sum to fewer than p; absent_ns is that time summed over the
+processes). An absent state is no mode. --start instead puts processes in a
+mode before their first state record. --counters also averages the
 occupancy counters an instrumented program wrote (instrument
 Options.Occupancy: counters "occupancy <state>"), the local collection that
 needs no global state.
@@ -67,7 +71,7 @@ as stacked areas (the "mountain range") and --bars the histograms, for the
 first run analysed.`,
 		Example: `  parscope occupancy --mean amoeba.pst
   parscope occupancy --modes ipsc.modes --project U,R --json ring.pst
-  parscope occupancy --start undetermined --plot mountains.png --bars bars.svg go.pst`,
+  parscope occupancy --plot mountains.png --bars bars.svg go.pst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sel, err := parseIDList(runs)
