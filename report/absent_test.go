@@ -96,10 +96,7 @@ func TestGoTraceAbsent(t *testing.T) {
 		t.Errorf("modes %v, start mode %q", occ.Modes, occ.StartMode)
 	}
 	running := slices.Index(occ.Modes, "running")
-	full, err := occupancy.Compute(context.Background(), h, s.Records(store.ReadOptions{}), occupancy.StateModes(h), occupancy.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	full, _ := storeOccupancy(t, path, occupancy.Options{})
 	most := int32(0)
 	for _, table := range [][]occupancy.Macro{occ.Table, full[0].Table} {
 		for _, m := range table {
@@ -229,17 +226,7 @@ func TestGoTraceAbsent(t *testing.T) {
 // 400 did when those not yet created or ended counted as running).
 func TestGoTestTraceRunningAtMostPs(t *testing.T) {
 	path := importWith(t, "gotrace", map[string]string{}, realdata.Path(t, "traces/go/test-encoding-json.go1.25.trace"))
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	h := s.Header()
-	modes := occupancy.StateModes(h)
-	res, err := occupancy.Compute(context.Background(), h, s.Records(store.ReadOptions{}), modes, occupancy.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, modes := storeOccupancy(t, path, occupancy.Options{})
 	running := modes.Index("running")
 	most := int32(0)
 	var present int32
