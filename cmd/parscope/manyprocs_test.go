@@ -65,13 +65,17 @@ func TestPidOneMillion(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("pca: exit %d\n%s", code, errOut)
 	}
-	var res struct {
-		Procs int   `json:"procs"`
-		Rows  int64 `json:"rows"`
+	// The engine's envelope: the components are its result.
+	var env struct {
+		Result struct {
+			Procs int   `json:"procs"`
+			Rows  int64 `json:"rows"`
+		} `json:"result"`
 	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
+	if err := json.Unmarshal([]byte(out), &env); err != nil {
 		t.Fatal(err)
 	}
+	res := &env.Result
 	if res.Procs != 1 || res.Rows != 3 {
 		t.Errorf("pca: %d processes, %d states; want 1 and 3", res.Procs, res.Rows)
 	}
@@ -86,7 +90,7 @@ func TestPidOneMillion(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Procs, res.Rows = 0, 0
-	if err := json.Unmarshal(data, &res); err != nil {
+	if err := json.Unmarshal(data, &env); err != nil {
 		t.Fatal(err)
 	}
 	if res.Procs != 1 || res.Rows != 3 {
