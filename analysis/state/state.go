@@ -64,7 +64,7 @@ type Options struct {
 	// To, when positive, is the end of a seeded window: the last row lasts
 	// until To instead of having duration 0 (the run goes on after the
 	// window). A seeded window without records is then one row, of run Run,
-	// from From to To.
+	// from From to To (none when the seed has every process Absent).
 	To  int64
 	Run int32
 }
