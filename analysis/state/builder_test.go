@@ -215,4 +215,22 @@ func TestSeedAbsent(t *testing.T) {
 	if len(rows) != 2 || !slices.Equal(rows[0], []int32{Absent, 1, Absent}) || !slices.Equal(rows[1], []int32{0, 1, Absent}) {
 		t.Fatalf("rows %v", rows)
 	}
+	// A start block marked Absent leaves processes absent.
+	rows = nil
+	b, err = NewBuilder(h, Options{Start: 4, StartSet: true}, func(r *Row) error {
+		rows = append(rows, slices.Clone(r.X))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add(&rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || !slices.Equal(rows[0], []int32{0, Absent, Absent}) {
+		t.Fatalf("start in the absent state: rows %v", rows)
+	}
 }

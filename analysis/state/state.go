@@ -133,10 +133,12 @@ func NewBuilder(h *trace.Header, opts Options, fn func(*Row) error) (*Builder, e
 	if opts.Seed != nil && opts.Procs != nil && len(opts.Seed) != len(opts.Procs) {
 		return nil, fmt.Errorf("state: a seed of %d processes for a state of %d", len(opts.Seed), len(opts.Procs))
 	}
-	rc := &reconstructor{h: h, opts: opts, start: start, fn: fn, blocks: NewBlockIndex(h)}
+	rc := &reconstructor{h: h, opts: opts, fn: fn, blocks: NewBlockIndex(h)}
 	if opts.ValueEvent == nil {
 		rc.absent = h.AbsentStates()
 	}
+	// A start block marked Absent is no block: processes are absent.
+	rc.start = rc.block(start)
 	return &Builder{rc: rc}, nil
 }
 
