@@ -150,7 +150,7 @@ func engineRequests(t *engine.Trace, opts Options) []engine.Request {
 		entropyRequest(t, opts),
 		pcaRequest(opts),
 		phaseSpaceRequest(opts),
-		occupancyRequest(t.Header),
+		occupancyRequest(),
 	}
 }
 

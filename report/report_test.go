@@ -213,14 +213,17 @@ func checkTimeline(t *testing.T, path string, b *Bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := state.DefaultStart(s.Header())
+	absent := s.Header().AbsentStates()
 	for p := range tl.Blocks {
 		for w := 0; w < state.DefaultTimelineSamples; w += 17 {
 			at := tl.BeginNS + int64((float64(w)+0.5)*tl.WidthNS)
-			want := start
+			want := state.Absent // before its first record
 			for _, r := range recs {
 				if r.Proc == int32(p) && r.T <= at {
 					want = r.ID
+					if absent[r.ID] {
+						want = state.Absent
+					}
 				}
 			}
 			if got := tl.Blocks[p][w]; got != want {
@@ -342,24 +345,7 @@ func TestReadProbe(t *testing.T) {
 // kept in memory.
 func windowsFromTrace(t *testing.T, path string) map[int32][][]float64 {
 	t.Helper()
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	h := s.Header()
-	modes := occupancy.StateModes(h)
-	start := ""
-	if k, ok := modes.Mode(state.DefaultStart(h)); ok {
-		start = modes.Names[k]
-	}
-	// Every kind: the run ends at its last record of any kind, as the
-	// occupancy analysis ends it.
-	results, err := occupancy.Compute(context.Background(), h, s.Records(store.ReadOptions{}), modes,
-		occupancy.Options{Start: start, Trace: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	results, _ := storeOccupancy(t, path, occupancy.Options{Trace: true})
 	out := map[int32][][]float64{}
 	for _, res := range results {
 		window := max(float64(res.End-res.Begin), 1) / occupancy.DefaultWindows
@@ -483,6 +469,26 @@ func TestMEntropyStreamedUnchanged(t *testing.T) {
 			t.Errorf("%d buckets, want 7", len(got.Procs[0].Max))
 		}
 	}
+}
+
+// storeOccupancy computes the occupancies of every run of the .pst at
+// path, every state a mode, and returns them with the modes. It reads
+// every kind: a run ends at its last record of any kind, as the occupancy
+// analysis ends it.
+func storeOccupancy(t *testing.T, path string, opts occupancy.Options) ([]*occupancy.Result, *occupancy.Modes) {
+	t.Helper()
+	s, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Header()
+	modes := occupancy.StateModes(h)
+	results, err := occupancy.Compute(context.Background(), h, s.Records(store.ReadOptions{}), modes, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return results, modes
 }
 
 // occRuns returns the runs of b's occupancy result.

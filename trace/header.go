@@ -60,6 +60,25 @@ type StateDef struct {
 	Description string `json:"description,omitempty"`
 	File        string `json:"file,omitempty"`
 	Line        int32  `json:"line,omitempty"`
+	// Absent marks a state that says the process does not exist (a Go
+	// goroutine that has ended, a P removed by GOMAXPROCS): a process that
+	// enters it is absent, in no state, until its next state record. Every
+	// process is also absent before its first state record.
+	Absent bool `json:"absent,omitempty"`
+}
+
+// AbsentStates returns the ids of the states of h marked Absent, or nil.
+func (h *Header) AbsentStates() map[int32]bool {
+	var m map[int32]bool
+	for _, s := range h.States {
+		if s.Absent {
+			if m == nil {
+				m = map[int32]bool{}
+			}
+			m[s.ID] = true
+		}
+	}
+	return m
 }
 
 // RegionKind is the kind of a code region.

@@ -18,7 +18,8 @@ const Name = "entropy"
 type Params struct {
 	state.Params
 	// Blocks is N; 0 means the number of states of the trace's dictionary
-	// (or, without one, the number of blocks the states use).
+	// but those marked Absent (or, without one, the number of blocks the
+	// states use).
 	Blocks int `json:"blocks" flag:"blocks" help:"N, the number of blocks of the code (0: the trace's state dictionary)"`
 	// TimeWeighted weights each state by its duration instead of 1.
 	TimeWeighted bool `json:"time_weighted" flag:"time-weighted" help:"weight each state by its duration instead of 1"`
@@ -120,7 +121,8 @@ func newAnalysis(t *engine.Trace, p *Params) (*analysis, error) {
 	}
 	a.opts = Options{Blocks: p.Blocks, TimeWeighted: p.TimeWeighted}
 	if a.opts.Blocks == 0 {
-		a.opts.Blocks = len(t.Header.States)
+		// A state marked Absent is no block a process can be in.
+		a.opts.Blocks = len(t.Header.States) - len(t.Header.AbsentStates())
 	}
 	a.all = NewAccumulator(a.opts)
 	if p.Window > 0 {

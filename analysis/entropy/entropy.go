@@ -11,6 +11,12 @@
 // computed in logarithms with log-gamma, never with integer factorials
 // (21! and 13^18 overflow 64 bits; the paper's 32-process tables appear to
 // have). Entropies are in bits.
+//
+// Processes that do not exist at a state's time (state.Absent: before
+// their first record, after a goroutine ended) are in no block and are
+// not among its P: the class of a state is the multiset of the blocks of
+// the processes present, and P in p and in the histogram entropy is their
+// number (docs/entropy.md, "Processes that come and go").
 package entropy
 
 import (
@@ -92,6 +98,7 @@ type Accumulator struct {
 type classStat struct {
 	lnW    float64
 	weight float64
+	procs  int // the processes present in the class's states
 }
 
 // NewAccumulator returns an empty accumulator.
@@ -128,6 +135,7 @@ func (a *Accumulator) Add(r *state.Row) error {
 	cs := a.classes[r.ClassHash()]
 	cs.lnW = lnW
 	cs.weight += w
+	cs.procs = r.Present()
 	a.classes[r.ClassHash()] = cs
 	return nil
 }
@@ -149,6 +157,7 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 		cs := a.classes[k]
 		cs.lnW = v.lnW
 		cs.weight += v.weight
+		cs.procs = v.procs
 		a.classes[k] = cs
 	}
 	return nil
@@ -157,7 +166,8 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 // Result holds every measure of docs/paper-oracles.md section 3.3, in bits.
 type Result struct {
 	Units string `json:"units"`
-	// P and N are the processes and blocks of the phase space.
+	// P and N are the processes and blocks of the phase space. A state's
+	// probability counts only the processes present in it (at most P).
 	P int `json:"procs"`
 	N int `json:"blocks"`
 	// Rows is the number of states; Weight their total weight (rows, or
@@ -184,7 +194,7 @@ type Result struct {
 	// EmpiricalEntropy is −Σ_c f_c log2 f_c over the observed frequencies
 	// f_c of the classes (weighted).
 	EmpiricalEntropy float64 `json:"empirical_entropy"`
-	// ClassEntropyMax is H_class(P, N).
+	// ClassEntropyMax is H_class(P, N), over the P processes of the run.
 	ClassEntropyMax float64 `json:"class_entropy_max"`
 }
 
@@ -210,9 +220,9 @@ func (a *Accumulator) Result() Result {
 		entries = append(entries, entry{k, c})
 	}
 	slices.SortFunc(entries, func(x, y entry) int { return cmp.Compare(x.key, y.key) })
-	lnN := float64(a.p) * math.Log(float64(n))
+	lnN := math.Log(float64(n))
 	for _, c := range entries {
-		lp := (c.lnW - lnN) / math.Ln2
+		lp := (c.lnW - float64(c.procs)*lnN) / math.Ln2
 		pl := math.Exp2(lp) * lp
 		r.CombEntropy -= c.weight * pl
 		r.SurprisalTotal -= c.weight * lp

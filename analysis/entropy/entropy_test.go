@@ -4,9 +4,11 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -168,7 +170,10 @@ func TestReconstruct(t *testing.T) {
 		trace.State(0, 1, 25, 3),
 		trace.State(0, 0, 40, 3),
 	}
-	rows, ts, durs := rowsOf(t, h, recs, state.Options{})
+	// The paper's convention: every process in the start block (1) at
+	// time 0.
+	paper := state.Options{Start: 1, StartSet: true}
+	rows, ts, durs := rowsOf(t, h, recs, paper)
 	want := [][]int32{{1, 2, 1}, {2, 2, 3}, {2, 3, 3}, {3, 3, 3}}
 	if len(rows) != len(want) {
 		t.Fatalf("%d rows %v, want %v", len(rows), rows, want)
@@ -183,15 +188,28 @@ func TestReconstruct(t *testing.T) {
 	if ts[1] != 10 || ts[3] != 40 || durs[0] != 10 || durs[1] != 15 || durs[3] != 0 {
 		t.Fatalf("times %v durations %v", ts, durs)
 	}
+	// Without a start block, processes 0 and 2 do not exist before their
+	// first records at 10: the same rows but the first.
+	rows, ts, _ = rowsOf(t, h, recs, state.Options{})
+	if len(rows) != 4 || !slices.Equal(rows[0], []int32{state.Absent, 2, state.Absent}) || ts[0] != 0 || !slices.Equal(rows[1], want[1]) || !slices.Equal(rows[3], want[3]) {
+		t.Fatalf("rows without a start block %v at %v", rows, ts)
+	}
 	// A row per record: the initial state, then one per record.
-	rows, _, _ = rowsOf(t, h, recs, state.Options{PerRecord: true})
+	paper.PerRecord = true
+	rows, _, _ = rowsOf(t, h, recs, paper)
 	if len(rows) != 6 || rows[1][1] != 2 || rows[2][0] != 2 || rows[2][2] != 1 || rows[3][2] != 3 {
 		t.Fatalf("per-record rows %v", rows)
 	}
 	// A partial state over processes 2 and 0.
-	rows, _, _ = rowsOf(t, h, recs, state.Options{Procs: []int32{2, 0}})
+	rows, _, _ = rowsOf(t, h, recs, state.Options{Procs: []int32{2, 0}, Start: 1, StartSet: true})
 	if len(rows) != 3 || rows[1][0] != 3 || rows[1][1] != 2 || rows[2][1] != 3 {
 		t.Fatalf("partial rows %v", rows)
+	}
+	// Without a start block, the partial state has no row before 10,
+	// when both exist.
+	rows, ts, _ = rowsOf(t, h, recs, state.Options{Procs: []int32{2, 0}})
+	if len(rows) != 2 || ts[0] != 10 || !slices.Equal(rows[0], []int32{3, 2}) || rows[1][1] != 3 {
+		t.Fatalf("partial rows without a start block %v at %v", rows, ts)
 	}
 	// Two runs restart from the start block.
 	h2 := &trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: 2}, {ID: 1, Procs: 2}}}
@@ -286,7 +304,101 @@ func TestDegenerate(t *testing.T) {
 			}
 		}
 	}
-	if one.Rows != 2 || one.CombEntropy != 0 {
+	if one.Rows != 1 || one.CombEntropy != 0 {
 		t.Fatalf("single process, single block: %+v", one)
+	}
+}
+
+// A process that begins late is in no block until it does: worked by
+// hand, N = 3 blocks, three processes, P2's first record at 10 ns:
+//
+//	row  t   state      present  class          p
+//	0    0   (1,1,-)    2        {1,1}   W=1    1/3² = 1/9
+//	1    10  (1,1,2)    3        {1,1,2} W=3    3/3³ = 1/9
+//	2    20  (3,1,2)    3        {1,2,3} W=6    6/3³ = 2/9
+//
+// comb_entropy = 2·(1/9)·log2 9 + (2/9)·log2(9/2) = 1.186633333974361,
+// surprisal = 2·log2 9 + log2 4.5 = 8.509775004326936, histogram entropy
+// (0 + H(2/3,1/3) + log2 3)/3 = 0.8344194449252152, empirical entropy
+// log2 3 (three classes, one row each). Time-weighted (10, 10, 0 ns): comb
+// 20·(1/9)·log2 9 = 7.0442777809829185, surprisal mean log2 9, histogram
+// entropy H(2/3,1/3)/2 = 0.45914791702724483, empirical entropy 1 bit.
+// (Putting P2 in the smallest block, 1, before its record, as the
+// reconstruction did, makes row 0 {1,1,1} with p = 1/27.)
+func TestLateStart(t *testing.T) {
+	h := &trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: 3}}, States: []trace.StateDef{{ID: 1}, {ID: 2}, {ID: 3}}}
+	recs := []trace.Record{trace.State(0, 0, 0, 1), trace.State(0, 1, 0, 1), trace.State(0, 2, 10, 2), trace.State(0, 0, 20, 3)}
+	rows, ts, _ := rowsOf(t, h, recs, state.Options{})
+	if len(rows) != 3 || !slices.Equal(rows[0], []int32{1, 1, state.Absent}) || !slices.Equal(rows[1], []int32{1, 1, 2}) || ts[1] != 10 {
+		t.Fatalf("rows %v at %v", rows, ts)
+	}
+	for _, tc := range []struct {
+		tw                                        bool
+		comb, surprisal, surprisalMean, hist, emp float64
+	}{
+		{false, 1.186633333974361, 8.509775004326936, 8.509775004326936 / 3, 0.8344194449252152, math.Log2(3)},
+		{true, 7.0442777809829185, 63.39850002884624, math.Log2(9), 0.45914791702724483, 1},
+	} {
+		r := measure(t, h, recs, Options{Blocks: 3, TimeWeighted: tc.tw})
+		if r.P != 3 || r.N != 3 || r.Rows != 3 || r.DistinctClasses != 3 {
+			t.Errorf("time weighted %v: P %d N %d rows %d classes %d", tc.tw, r.P, r.N, r.Rows, r.DistinctClasses)
+		}
+		for _, c := range []struct {
+			name      string
+			got, want float64
+		}{
+			{"comb_entropy", r.CombEntropy, tc.comb},
+			{"comb_entropy_distinct", r.CombEntropyDistinct, 1.186633333974361},
+			{"surprisal_total", r.SurprisalTotal, tc.surprisal},
+			{"surprisal_mean", r.SurprisalMean, tc.surprisalMean},
+			{"histogram_entropy_mean", r.HistogramEntropyMean, tc.hist},
+			{"empirical_entropy", r.EmpiricalEntropy, tc.emp},
+		} {
+			if !near(c.got, c.want, 1e-12) {
+				t.Errorf("time weighted %v: %s = %.15g, want %.15g", tc.tw, c.name, c.got, c.want)
+			}
+		}
+	}
+}
+
+// A process that enters a state marked Absent leaves the state: its
+// column is Absent and the class is that of the others; a later record
+// brings it back.
+func TestAbsentState(t *testing.T) {
+	h := &trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: 2}}, States: []trace.StateDef{{ID: 0}, {ID: 1}, {ID: 4, Absent: true}}}
+	recs := []trace.Record{trace.State(0, 0, 0, 0), trace.State(0, 1, 0, 1), trace.State(0, 1, 5, 4), trace.State(0, 0, 7, 1), trace.State(0, 1, 9, 0)}
+	var got [][]int32
+	var present []int
+	var lnW []float64
+	err := state.Reconstruct(context.Background(), h, trace.NewSliceReader(recs), state.Options{}, func(r *state.Row) error {
+		got = append(got, slices.Clone(r.X))
+		present = append(present, r.Present())
+		lnW = append(lnW, r.LnMultiplicity())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]int32{{0, 1}, {0, state.Absent}, {1, state.Absent}, {1, 0}}
+	if len(got) != len(want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Fatalf("rows %v, want %v", got, want)
+		}
+	}
+	// ln W: 2!/(1!1!) = 2, then one process alone: 1.
+	if !slices.Equal(present, []int{2, 1, 1, 2}) || !near(lnW[0], math.Ln2, 1e-15) || lnW[1] != 0 || lnW[2] != 0 || !near(lnW[3], math.Ln2, 1e-15) {
+		t.Errorf("present %v, ln W %v", present, lnW)
+	}
+	// N leaves the absent state out: two blocks.
+	var n int
+	a, err := newAnalysis(&engine.Trace{Header: h}, DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n = a.opts.Blocks; n != 2 {
+		t.Errorf("N = %d, want 2 (the absent state is no block)", n)
 	}
 }

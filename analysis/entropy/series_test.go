@@ -34,9 +34,9 @@ func TestWindows(t *testing.T) {
 	}
 }
 
-// A ring of 9 processes where process 5 can never reach blocks 7 and 8:
-// the subsets that contain it visit fewer classes, and the search ranks
-// one of them first.
+// A ring of 9 processes, every one in block 0 at time 0, where process 5
+// can never reach blocks 7 and 8: the subsets that contain it visit fewer
+// classes, and the search ranks one of them first.
 func TestSubsetsFindRestrictedProcess(t *testing.T) {
 	const p = 9
 	h := &trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: p}}}
@@ -45,6 +45,9 @@ func TestSubsetsFindRestrictedProcess(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	var recs []trace.Record
+	for q := range int32(p) {
+		recs = append(recs, trace.State(0, q, 0, 0))
+	}
 	for i := 0; i < 20000; i++ {
 		q := int32(rng.IntN(p))
 		b := int32(rng.IntN(9))

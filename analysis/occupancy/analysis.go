@@ -24,8 +24,9 @@ type Params struct {
 	// every state a mode of its own.
 	Modes string `json:"modes,omitempty" flag:"modes" help:"a file mapping states to modes (lines \"STATE MODE\"); default: every state is a mode"`
 	// Start is the mode processes are in before their first state; empty
-	// makes a process in no mode for a positive time an error.
-	Start string `json:"start,omitempty" flag:"start" help:"the mode processes are in before their first state"`
+	// means none: a process does not exist, and counts in no mode, before
+	// its first state record.
+	Start string `json:"start,omitempty" flag:"start" help:"put processes in this mode before their first state (default: a process does not exist before its first state)"`
 	// Project lists modes (names, or A1..Am) to project the table on (T4).
 	Project []string `json:"project,omitempty" flag:"project" help:"also project the table on these modes (e.g. U,R)"`
 	// Rates is a rate table file (ParseRates): the result then holds the
@@ -64,18 +65,24 @@ type RunReport struct {
 	// Modes are the mode names, the columns A1..Am of the tables.
 	Modes []string `json:"modes"`
 	// StartMode is the mode processes are in before their first state
-	// ("" when none is given).
+	// ("" when none is given: they do not exist then).
 	StartMode string `json:"start_mode,omitempty"`
 	// BeginNS and EndNS delimit the run: from 0 to the end of its last
 	// record of any kind.
 	BeginNS int64 `json:"begin_ns"`
 	EndNS   int64 `json:"end_ns"`
+	// AbsentNS is the time processes did not exist (before their first
+	// state record, after entering a state marked absent), summed over the
+	// processes: the time in no mode. Σ_j Mean[j].GlobalNS·p + AbsentNS =
+	// p·(EndNS−BeginNS).
+	AbsentNS int64 `json:"absent_ns"`
 	// StateRecords counts the state records read.
 	StateRecords int64 `json:"state_records"`
 	// Microstates and MacrostateRows are the rows of T1 and T2.
 	Microstates    int64 `json:"microstates"`
 	MacrostateRows int64 `json:"macrostate_rows"`
-	// PossibleMacrostates is C(p+m-1, p) (a decimal string: it can exceed
+	// PossibleMacrostates is C(p+m-1, p), or C(p+m, p) when processes are
+	// absent for a while (Result.Possible; a decimal string: it can exceed
 	// any integer type); ObservedMacrostates the rows of T3.
 	PossibleMacrostates string `json:"possible_macrostates"`
 	ObservedMacrostates int    `json:"observed_macrostates"`
@@ -305,7 +312,7 @@ func (a *analysis) finish() error {
 
 // report summarises a run's result.
 func (a *analysis) report(res *Result) (RunReport, error) {
-	rep := RunReport{Run: res.Run, Procs: res.Procs, Modes: res.Modes, StartMode: a.p.Start, BeginNS: res.Begin, EndNS: res.End,
+	rep := RunReport{Run: res.Run, Procs: res.Procs, Modes: res.Modes, StartMode: a.p.Start, BeginNS: res.Begin, EndNS: res.End, AbsentNS: res.AbsentNS,
 		StateRecords: res.Records, Microstates: res.Microstates, MacrostateRows: res.Rows,
 		PossibleMacrostates: res.Possible().String(), ObservedMacrostates: len(res.Table)}
 	if len(res.Table) > 0 {
@@ -441,7 +448,7 @@ func TopMacros(table []Macro, n int) []Macro {
 // process's time in a mode is spread over the windows it covers.
 type series struct {
 	modes *Modes
-	start int // mode before the first state, -1 none
+	start int // mode before the first state, -1 none (absent)
 	mode  []int32
 	since []int64
 	width float64
@@ -465,13 +472,16 @@ func newSeries(modes *Modes, p, start int, end int64, windows int) *series {
 
 // add follows a state record (already checked by the Accumulator).
 func (s *series) add(r *trace.Record) {
-	k, _ := s.modes.Mode(r.ID)
+	k := absentMode
+	if m, ok := s.modes.Mode(r.ID); ok {
+		k = int32(m)
+	}
 	i := r.Proc
-	if s.mode[i] == int32(k) {
+	if s.mode[i] == k {
 		return
 	}
 	s.spread(s.mode[i], s.since[i], r.T)
-	s.mode[i], s.since[i] = int32(k), r.T
+	s.mode[i], s.since[i] = k, r.T
 }
 
 // spread adds mode k's presence over [t0, t1).

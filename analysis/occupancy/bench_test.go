@@ -30,7 +30,7 @@ func BenchmarkAccumulator(b *testing.B) {
 	}{{"p16-m4", 16, 4}, {"p1024-m4", 1024, 4}} {
 		b.Run(bc.name, func(b *testing.B) {
 			recs := benchTrace(bc.p, bc.m, 1<<20)
-			modes := modesOf(bc.m)
+			modes := modesOf(bc.m, false)
 			b.ResetTimer()
 			cpu0 := cputime.Used()
 			for range b.N {
@@ -57,7 +57,7 @@ func BenchmarkAccumulator(b *testing.B) {
 func BenchmarkCompute(b *testing.B) {
 	recs := benchTrace(16, 4, 1<<20)
 	h := &trace.Header{Runs: []trace.RunInfo{{Procs: 16}}}
-	modes := modesOf(4)
+	modes := modesOf(4, false)
 	b.ResetTimer()
 	cpu0 := cputime.Used()
 	for range b.N {

@@ -90,7 +90,7 @@ func UnmarshalAccumulator(data []byte, modes *Modes) (*Accumulator, error) {
 		len(st.CurCnt) != m || (st.First != nil && len(st.First) != m) ||
 		(st.HasCur && (st.CurIdx < 0 || st.CurIdx >= len(st.Table)))
 	for _, k := range st.Mode {
-		bad = bad || k < -1 || int(k) >= m
+		bad = bad || k < absentMode || int(k) >= m
 	}
 	for _, e := range st.Table {
 		bad = bad || len(e.Counts) != m

@@ -11,12 +11,14 @@ import (
 
 // encodeTrace is a run of 6 processes among 3 states whose process 5
 // enters its first state late (so shards begin with processes of unknown
-// mode), with non-state records between.
+// mode), with non-state records between; now and then a process enters
+// state 3, marked Absent (it ends, until its next state).
 func encodeTrace() (*trace.Header, []trace.Record) {
 	h := &trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: 6}}}
 	for s := range int32(3) {
 		h.States = append(h.States, trace.StateDef{ID: s})
 	}
+	h.States = append(h.States, trace.StateDef{ID: 3, Absent: true})
 	rng := rand.New(rand.NewPCG(5, 9))
 	var recs []trace.Record
 	for i := range 3000 {
@@ -25,7 +27,11 @@ func encodeTrace() (*trace.Header, []trace.Record) {
 		if i > 2000 {
 			p = int32(rng.IntN(6))
 		}
-		recs = append(recs, trace.State(0, p, t, int32(rng.IntN(3))))
+		st := int32(rng.IntN(3))
+		if i%50 == 25 {
+			st = 3
+		}
+		recs = append(recs, trace.State(0, p, t, st))
 		if i%7 == 0 {
 			recs = append(recs, trace.Event(0, p, t, 1, int64(i)))
 		}
@@ -39,8 +45,8 @@ func encodeTrace() (*trace.Header, []trace.Record) {
 func TestEncodeMerge(t *testing.T) {
 	h, recs := encodeTrace()
 	modes := StateModes(h)
-	for _, opts := range []Options{{Start: "state 0"}, {Start: "state 0", Trace: true}} {
-		if modes.Index(opts.Start) < 0 {
+	for _, opts := range []Options{{Start: "state 0"}, {Start: "state 0", Trace: true}, {}, {Trace: true}} {
+		if opts.Start != "" && modes.Index(opts.Start) < 0 {
 			opts.Start = modes.Names[0]
 		}
 		want, err := Compute(context.Background(), h, trace.NewSliceReader(recs), modes, opts)

@@ -15,22 +15,27 @@ import (
 
 // Modes maps state ids to modes (the A_j of Lyon's tables): either every
 // state of a trace's dictionary is a mode of its own, or a mapping file
-// groups states into modes (e.g. the iPSC node states I, S, R, U).
+// groups states into modes (e.g. the iPSC node states I, S, R, U). A
+// state the trace marks Absent (trace.StateDef.Absent) is no mode: a
+// process that enters it does not exist, and counts in no mode, until its
+// next state record.
 type Modes struct {
 	// Names are the mode names, in mode-index order.
-	Names []string
-	of    map[int32]int
-	other int // mode of unlisted states ("*" line), -1 when none
+	Names  []string
+	of     map[int32]int
+	other  int            // mode of unlisted states ("*" line), -1 when none
+	absent map[int32]bool // states marked Absent
 }
 
 // StateModes makes every state of h's dictionary a mode of its own, in
-// state-id order, named by the state's name (or "state ID" when unnamed).
+// state-id order, named by the state's name (or "state ID" when unnamed),
+// but the states marked Absent.
 func StateModes(h *trace.Header) *Modes {
 	defs := slices.Clone(h.States)
 	slices.SortFunc(defs, func(a, b trace.StateDef) int { return int(a.ID) - int(b.ID) })
-	m := &Modes{of: map[int32]int{}, other: -1}
+	m := &Modes{of: map[int32]int{}, other: -1, absent: h.AbsentStates()}
 	for _, d := range defs {
-		if _, dup := m.of[d.ID]; dup {
+		if _, dup := m.of[d.ID]; dup || d.Absent {
 			continue
 		}
 		m.of[d.ID] = len(m.Names)
@@ -51,7 +56,8 @@ func stateName(d trace.StateDef) string {
 // or a state name of h's dictionary, or "*" for every state not listed;
 // MODE is a mode name. Modes are numbered in order of first appearance.
 // Every state of h's dictionary must be mapped (directly or by "*"); the
-// error names the states that are not.
+// error names the states that are not. States marked Absent are no mode:
+// "*" does not cover them, and a line that names one is an error.
 func ParseModes(r io.Reader, name string, h *trace.Header) (*Modes, error) {
 	lr, err := format.NewLineReader(name, r)
 	if err != nil {
@@ -63,7 +69,7 @@ func ParseModes(r io.Reader, name string, h *trace.Header) (*Modes, error) {
 			byName[d.Name] = d.ID
 		}
 	}
-	m := &Modes{of: map[int32]int{}, other: -1}
+	m := &Modes{of: map[int32]int{}, other: -1, absent: h.AbsentStates()}
 	index := map[string]int{}
 	modeOf := func(s string) int {
 		k, ok := index[s]
@@ -94,6 +100,9 @@ func ParseModes(r io.Reader, name string, h *trace.Header) (*Modes, error) {
 			}
 			id = int32(v)
 		}
+		if m.absent[id] {
+			return lr.Errorf("state %s says the process does not exist (the trace marks it absent): it is in no mode", f[0])
+		}
 		if prev, dup := m.of[id]; dup {
 			return lr.Errorf("state %s is mapped twice (to %s and %s)", f[0], m.Names[prev], f[1])
 		}
@@ -119,7 +128,7 @@ func (m *Modes) Check(h *trace.Header) error {
 	}
 	var missing []string
 	for _, d := range h.States {
-		if _, ok := m.of[d.ID]; !ok {
+		if _, ok := m.of[d.ID]; !ok && !d.Absent {
 			missing = append(missing, fmt.Sprintf("%d (%s)", d.ID, stateName(d)))
 		}
 	}
@@ -129,16 +138,21 @@ func (m *Modes) Check(h *trace.Header) error {
 	return nil
 }
 
-// Mode returns the mode index of state id, and false when it has none.
+// Mode returns the mode index of state id, and false when it has none
+// (a state marked Absent has none).
 func (m *Modes) Mode(id int32) (int, bool) {
 	if k, ok := m.of[id]; ok {
 		return k, true
 	}
-	if m.other >= 0 {
+	if m.other >= 0 && !m.absent[id] {
 		return m.other, true
 	}
 	return 0, false
 }
+
+// Absent reports whether entering state id makes a process absent (the
+// trace marks the state Absent).
+func (m *Modes) Absent(id int32) bool { return m.absent[id] }
 
 // Index returns the index of the mode named name, or -1.
 func (m *Modes) Index(name string) int { return slices.Index(m.Names, name) }

@@ -8,6 +8,13 @@
 // modes, and the mean node occupancy (T5) is Σ (A_j/p)·occupancy, which
 // equals the mean over processes of the local per-process occupancy.
 //
+// A process exists from its first state record on, until it enters a state
+// the trace marks Absent (trace.StateDef.Absent: a Go goroutine that
+// ended). Before and after, it is in no mode: a macrostate counts the
+// processes that exist, and its counts sum to fewer than p while some do
+// not (docs/occupancy.md, "Processes that come and go"). Options.Start puts
+// processes in a mode before their first record instead.
+//
 // An Accumulator streams the time-merged records of one run in O(1) per
 // record (the mode counts and a packed macrostate key change by one per
 // record). Accumulators of consecutive time shards of a run can be computed
@@ -37,12 +44,12 @@ type Options struct {
 	Trace bool
 	// Micro, when not nil, is called with every microstate row (T1): the
 	// time it began, its duration and the mode of each process (-1 for a
-	// process whose mode is not known yet in this shard). modes is valid
-	// only during the call.
+	// process without a state record yet in this shard, -2 for one that
+	// entered a state marked Absent). modes is valid only during the call.
 	Micro func(t, dur int64, modes []int32)
 	// Start names the mode processes are in before their first state
-	// record. When empty, a process without a mode for a positive time is
-	// an error (a process in no mode).
+	// record. When empty, a process does not exist before its first state
+	// record: it is in no mode.
 	Start string
 }
 
@@ -72,6 +79,13 @@ type prefixRow struct {
 
 const never = math.MaxInt32
 
+// The mode of a process that is in none: not known yet in a shard (it may
+// have one from an earlier shard), or absent (it does not exist).
+const (
+	unknownMode int32 = -1
+	absentMode  int32 = -2
+)
+
 // Accumulator computes the occupancies of one run, or of one time shard of
 // a run, from its records in time order. The zero value is not usable; use
 // NewAccumulator.
@@ -89,7 +103,7 @@ type Accumulator struct {
 	records       int64
 	micro         int64
 
-	mode    []int32 // per process; -1 while not known
+	mode    []int32 // per process; unknownMode while not known, absentMode while absent
 	counts  []int32 // known processes per mode
 	key     uint64  // packed counts, when packed
 	unknown int
@@ -104,7 +118,7 @@ type Accumulator struct {
 	table  []Macro
 	index  *keyTable
 	sindex map[string]int32
-	lut    []int32 // state id -> mode, -1 none, for small ids
+	lut    []int32 // state id -> mode, unknownMode none, absentMode absent, for small ids
 	trace  []Row
 	rows   int64 // T2 rows
 	hasCur bool
@@ -143,13 +157,19 @@ func NewAccumulator(modes *Modes, p int, t0 int64, opts Options) (*Accumulator, 
 	for i := range a.mode {
 		a.mode[i] = -1
 	}
-	for id, k := range modes.of {
+	lutSet := func(id, k int32) {
 		if id >= 0 && id < 1<<12 {
 			for int(id) >= len(a.lut) {
-				a.lut = append(a.lut, -1)
+				a.lut = append(a.lut, unknownMode)
 			}
-			a.lut[id] = int32(k)
+			a.lut[id] = k
 		}
+	}
+	for id, k := range modes.of {
+		lutSet(id, int32(k))
+	}
+	for id := range modes.absent {
+		lutSet(id, absentMode)
 	}
 	a.counts = make([]int32, m)
 	a.curCnt = make([]int32, m)
@@ -166,9 +186,10 @@ func NewAccumulator(modes *Modes, p int, t0 int64, opts Options) (*Accumulator, 
 
 // Add adds the next record of the run (records in time order, as
 // store.Records returns them). Records other than state entries only
-// extend the run's end. A state that maps to no mode, a process outside the
-// run or a record earlier than the one before (which would make mode
-// intervals overlap) is an error.
+// extend the run's end. A state marked Absent takes its process out of
+// every mode. A state that maps to no mode, a process outside the run or a
+// record earlier than the one before (which would make mode intervals
+// overlap) is an error.
 func (a *Accumulator) Add(r *trace.Record) error {
 	a.records++
 	if r.Kind != trace.KindState {
@@ -181,8 +202,10 @@ func (a *Accumulator) Add(r *trace.Record) error {
 		return fmt.Errorf("occupancy: a state record of process %d at %d ns, but the run has %d processes", r.Proc, r.T, a.p)
 	}
 	var k int32
-	if uint(r.ID) < uint(len(a.lut)) && a.lut[r.ID] >= 0 {
+	if uint(r.ID) < uint(len(a.lut)) && a.lut[r.ID] != unknownMode {
 		k = a.lut[r.ID]
+	} else if a.modes.Absent(r.ID) {
+		k = absentMode
 	} else {
 		m, ok := a.modes.Mode(r.ID)
 		if !ok {
@@ -209,7 +232,7 @@ func (a *Accumulator) Add(r *trace.Record) error {
 	if old == k {
 		return nil
 	}
-	if old < 0 {
+	if old < 0 || k < 0 {
 		a.set(i, k)
 		return nil
 	}
@@ -222,24 +245,28 @@ func (a *Accumulator) Add(r *trace.Record) error {
 	return nil
 }
 
+// set puts process i in mode k (or absentMode) at the current time.
 func (a *Accumulator) set(i int, k int32) {
 	old := a.mode[i]
 	if old == k {
 		return
 	}
-	if old < 0 {
+	switch {
+	case old == unknownMode:
 		a.unknown--
 		a.firstRow[i] = int32(len(a.prefix))
 		a.unknownDur[i] = a.now - a.t0
-	} else {
+	case old >= 0:
 		a.counts[old]--
 		a.key -= 1 << (uint(old) * a.shift)
 		a.local[i*a.m+int(old)] += a.now - a.since[i]
 	}
 	a.since[i] = a.now
 	a.mode[i] = k
-	a.counts[k]++
-	a.key += 1 << (uint(k) * a.shift)
+	if k >= 0 {
+		a.counts[k]++
+		a.key += 1 << (uint(k) * a.shift)
+	}
 }
 
 // emit ends the current microstate row after dur.
@@ -398,9 +425,10 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 	for i := range b.p {
 		if b.firstRow[i] > 0 {
 			order = append(order, i)
-			if a.mode[i] >= 0 {
-				extra[a.mode[i]]++
-			} else {
+			switch k := a.mode[i]; {
+			case k >= 0:
+				extra[k]++
+			case k == unknownMode:
 				still++
 			}
 		}
@@ -410,9 +438,10 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 	counts := make([]int32, a.m)
 	for r, row := range b.prefix {
 		for len(order) > 0 && int(b.firstRow[order[0]]) <= r {
-			if k := a.mode[order[0]]; k >= 0 {
+			switch k := a.mode[order[0]]; {
+			case k >= 0:
 				extra[k]--
-			} else {
+			case k == unknownMode:
 				still--
 			}
 			order = order[1:]
@@ -461,12 +490,15 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 		for j := range a.m {
 			a.local[i*a.m+j] += b.local[i*a.m+j]
 		}
-		if b.mode[i] < 0 {
+		if b.mode[i] == unknownMode {
 			continue
 		}
-		if k := a.mode[i]; k >= 0 {
+		// Until its first record in b, i stayed as a left it: in a mode,
+		// absent, or not known yet.
+		switch k := a.mode[i]; {
+		case k >= 0:
 			a.local[i*a.m+int(k)] += b.unknownDur[i]
-		} else {
+		case k == unknownMode:
 			a.unknownDur[i] = b.t0 - a.t0 + b.unknownDur[i]
 			a.firstRow[i] = aPrefix + b.firstRow[i]
 			a.unknown--
@@ -490,35 +522,24 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 
 // Result ends the run at end (when end is less than the last record's
 // time, at the last record's time or completion time) and returns its
-// occupancies. Processes without a mode for a positive time are put in
-// Options.Start, or are an error naming them. The accumulator must not be
+// occupancies. Processes are in Options.Start before their first state
+// record, or without it absent, in no mode. The accumulator must not be
 // used afterwards.
 func (a *Accumulator) Result(end int64) (*Result, error) {
 	end = max(end, a.maxT, a.now)
 	a.advance(end)
 	if len(a.prefix) > 0 {
-		if a.startMode < 0 {
-			var none []string
-			for i := range a.p {
-				switch {
-				case a.firstRow[i] == never:
-					none = append(none, fmt.Sprintf("%d (never)", i))
-				case a.firstRow[i] > 0:
-					none = append(none, fmt.Sprintf("%d (until %d ns)", i, a.t0+a.unknownDur[i]))
-				}
-			}
-			if len(none) > 8 {
-				none = append(none[:8], fmt.Sprintf("and %d more", len(none)-8))
-			}
-			return nil, fmt.Errorf("occupancy: processes in no mode from %d ns: %s; give a start mode", a.t0, strings.Join(none, ", "))
-		}
 		s, err := NewAccumulator(a.modes, a.p, a.t0, a.opts)
 		if err != nil {
 			return nil, err
 		}
 		s.opts.Micro = nil
+		before := absentMode
+		if a.startMode >= 0 {
+			before = int32(a.startMode)
+		}
 		for i := range s.p {
-			s.set(i, int32(a.startMode))
+			s.set(i, before)
 		}
 		if err := s.Merge(a); err != nil {
 			return nil, err
@@ -530,8 +551,12 @@ func (a *Accumulator) Result(end int64) (*Result, error) {
 	res := &Result{Modes: a.modes.Names, Procs: a.p, Begin: a.t0, End: end, Records: a.records,
 		Microstates: a.micro, Rows: a.rows, Trace: a.trace, Table: a.table}
 	res.Local = make([][]int64, a.p)
+	res.AbsentNS = int64(a.p) * (end - a.t0)
 	for i := range a.p {
 		res.Local[i] = a.local[i*a.m : (i+1)*a.m : (i+1)*a.m]
+		for _, v := range res.Local[i] {
+			res.AbsentNS -= v
+		}
 	}
 	return res, nil
 }
@@ -556,11 +581,21 @@ type Result struct {
 	// Local is the occupancy of each process in each mode (ns): the
 	// counters a local collection keeps.
 	Local [][]int64
+	// AbsentNS is the time processes did not exist, summed over the
+	// processes (ns): p·(End−Begin) minus every Local counter.
+	AbsentNS int64
 }
 
-// Possible returns the number of possible macrostates, C(p+m−1, p).
+// Possible returns the number of possible macrostates: C(p+m−1, p) when
+// every process exists throughout, else C(p+m, p), the counts of a
+// macrostate then summing to at most p (the processes absent are one more
+// "mode" no column shows).
 func (r *Result) Possible() *big.Int {
-	return new(big.Int).Binomial(int64(r.Procs+len(r.Modes)-1), int64(r.Procs))
+	n := int64(r.Procs + len(r.Modes) - 1)
+	if r.AbsentNS > 0 {
+		n++
+	}
+	return new(big.Int).Binomial(n, int64(r.Procs))
 }
 
 // Project sums the occupancy table over the modes not in keep (T4). The
@@ -592,7 +627,8 @@ func (r *Result) Project(keep []int) ([]Macro, error) {
 }
 
 // Mean returns the mean node occupancy of each mode from the occupancy
-// table (T5): Σ over macrostates of (A_j/p)·occupancy, in ns.
+// table (T5): Σ over macrostates of (A_j/p)·occupancy, in ns. Absent time
+// is in no mode: the means then sum to less than End−Begin.
 func (r *Result) Mean() []float64 {
 	out := make([]float64, len(r.Modes))
 	if r.Procs == 0 {

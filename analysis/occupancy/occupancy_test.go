@@ -2,6 +2,7 @@ package occupancy
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -166,8 +167,9 @@ func TestWork(t *testing.T) {
 }
 
 // randomTrace makes a seeded trace of p processes in m states; processes
-// begin at random times when late is set.
-func randomTrace(seed uint64, p, m, n int, late bool) []trace.Record {
+// begin at random times when late is set. With ends, state m (absent in
+// modesOf(m, true)) is one more: processes end, and may begin again.
+func randomTrace(seed uint64, p, m, n int, late, ends bool) []trace.Record {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	var recs []trace.Record
 	t := int64(0)
@@ -187,7 +189,11 @@ func randomTrace(seed uint64, p, m, n int, late bool) []trace.Record {
 			continue
 		}
 		started[i] = true
-		recs = append(recs, trace.State(0, int32(i), t, int32(rng.IntN(m))))
+		st := int32(rng.IntN(m))
+		if ends && rng.IntN(8) == 0 {
+			st = int32(m)
+		}
+		recs = append(recs, trace.State(0, int32(i), t, st))
 		if rng.IntN(10) == 0 {
 			recs = append(recs, trace.Event(0, int32(i), t, 0, 1))
 		}
@@ -195,10 +201,15 @@ func randomTrace(seed uint64, p, m, n int, late bool) []trace.Record {
 	return recs
 }
 
-func modesOf(m int) *Modes {
+// modesOf makes the modes A, B, ... of states 0..m-1; with absent, state m
+// ("X") is marked Absent too.
+func modesOf(m int, absent bool) *Modes {
 	h := &trace.Header{}
 	for k := range m {
 		h.States = append(h.States, trace.StateDef{ID: int32(k), Name: string(rune('A' + k))})
+	}
+	if absent {
+		h.States = append(h.States, trace.StateDef{ID: int32(m), Name: "X", Absent: true})
 	}
 	return StateModes(h)
 }
@@ -275,24 +286,31 @@ func TestMergeEqualsSinglePass(t *testing.T) {
 		name    string
 		p, m, n int
 		late    bool
+		ends    bool
 		start   string
 		shards  int
 		trace   bool
 		collide bool
 	}{
-		{"lyon-sized", 4, 3, 200, false, "", 5, true, false},
-		{"many shards", 16, 4, 3000, false, "", 40, true, false},
-		{"no trace", 16, 4, 3000, false, "", 40, false, false},
-		{"late starts", 12, 3, 2000, true, "B", 25, true, false},
-		{"late starts, no trace", 12, 3, 2000, true, "A", 25, false, false},
-		{"one process", 1, 2, 300, false, "", 7, true, false},
-		{"shard per record", 5, 3, 100, true, "C", 1000, true, false},
+		{"lyon-sized", 4, 3, 200, false, false, "", 5, true, false},
+		{"many shards", 16, 4, 3000, false, false, "", 40, true, false},
+		{"no trace", 16, 4, 3000, false, false, "", 40, false, false},
+		{"late starts", 12, 3, 2000, true, false, "B", 25, true, false},
+		{"late starts, no trace", 12, 3, 2000, true, false, "A", 25, false, false},
+		{"one process", 1, 2, 300, false, false, "", 7, true, false},
+		{"shard per record", 5, 3, 100, true, false, "C", 1000, true, false},
+		{"late starts absent", 12, 3, 2000, true, false, "", 25, true, false},
+		{"late starts absent, no trace", 12, 3, 2000, true, false, "", 25, false, false},
+		{"ends", 12, 3, 2000, true, true, "", 25, true, false},
+		{"ends, no trace", 12, 3, 2000, true, true, "", 25, false, false},
+		{"ends with a start mode", 12, 3, 2000, true, true, "B", 25, true, false},
+		{"ends, shard per record", 5, 3, 100, true, true, "", 1000, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for seed := range uint64(5) {
-				recs := randomTrace(seed, tc.p, tc.m, tc.n, tc.late)
+				recs := randomTrace(seed, tc.p, tc.m, tc.n, tc.late, tc.ends)
 				end := recs[len(recs)-1].T + 3
-				modes := modesOf(tc.m)
+				modes := modesOf(tc.m, tc.ends)
 				opts := Options{Trace: tc.trace, Start: tc.start}
 				want := single(t, modes, tc.p, recs, end, opts, false)
 				rng := rand.New(rand.NewPCG(seed, 2))
@@ -328,7 +346,7 @@ func TestMergeEqualsSinglePass(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	modes := modesOf(2)
+	modes := modesOf(2, false)
 	for _, tc := range []struct {
 		name  string
 		recs  []trace.Record
@@ -338,8 +356,6 @@ func TestBadInput(t *testing.T) {
 		{"unmapped state", []trace.Record{trace.State(0, 0, 0, 0), trace.State(0, 1, 0, 7)}, "", "state 7 at 0 ns, which is mapped to no mode"},
 		{"overlap", []trace.Record{trace.State(0, 0, 0, 0), trace.State(0, 1, 5, 0), trace.State(0, 0, 3, 1)}, "", "overlap"},
 		{"process outside the run", []trace.Record{trace.State(0, 2, 0, 0)}, "", "process 2 at 0 ns, but the run has 2 processes"},
-		{"process in no mode", []trace.Record{trace.State(0, 0, 0, 0), trace.State(0, 1, 4, 0)}, "", "processes in no mode from 0 ns: 1 (until 4 ns)"},
-		{"process never in a mode", []trace.Record{trace.State(0, 0, 0, 0), trace.State(0, 0, 4, 1)}, "", "1 (never)"},
 		{"unknown start mode", nil, "Z", `start mode "Z" is not one of the modes A, B`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -424,7 +440,7 @@ func TestCompute(t *testing.T) {
 }
 
 func TestMergeErrors(t *testing.T) {
-	modes := modesOf(2)
+	modes := modesOf(2, false)
 	mk := func(p int, t0 int64, opts Options, recs ...trace.Record) *Accumulator {
 		a, err := NewAccumulator(modes, p, t0, opts)
 		if err != nil {
@@ -451,5 +467,74 @@ func TestMergeErrors(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A process that begins late and one that ends: worked by hand. Modes A
+// and B, state 2 marked Absent; two processes over [0, 10):
+//
+//	[0,4)  P0 A, P1 absent  -> (1,0)
+//	[4,6)  P0 A, P1 B       -> (1,1)
+//	[6,8)  P0 B, P1 B       -> (0,2)
+//	[8,10) P0 B, P1 absent  -> (0,1)
+//
+// The table sums to the elapsed 10 ns; mean occupancies A = (4+2)/2 = 3,
+// B = (2+2·2+2)/2 = 4, and the 6 ns P1 did not exist in no mode.
+func TestLateStartAndEnd(t *testing.T) {
+	modes := modesOf(2, true)
+	recs := []trace.Record{trace.State(0, 0, 0, 0), trace.State(0, 1, 4, 1), trace.State(0, 0, 6, 1), trace.State(0, 1, 8, 2)}
+	wantTable := []Macro{{counts(1, 0), 4}, {counts(1, 1), 2}, {counts(0, 2), 2}, {counts(0, 1), 2}}
+	check := func(name string, res *Result) {
+		t.Helper()
+		if !reflect.DeepEqual(res.Table, wantTable) {
+			t.Errorf("%s: table %v, want %v", name, res.Table, wantTable)
+		}
+		if g, l := res.Mean(), res.LocalMean(); !slices.Equal(g, []float64{3, 4}) || !slices.Equal(l, []float64{3, 4}) {
+			t.Errorf("%s: mean %v, local %v, want [3 4]", name, g, l)
+		}
+		if !reflect.DeepEqual(res.Local, [][]int64{{6, 4}, {0, 4}}) || res.AbsentNS != 6 {
+			t.Errorf("%s: local %v, absent %d ns; want [[6 4] [0 4]], 6", name, res.Local, res.AbsentNS)
+		}
+		if res.Possible().Int64() != 6 {
+			t.Errorf("%s: %v possible macrostates, want C(2+2, 2) = 6", name, res.Possible())
+		}
+	}
+	check("one pass", single(t, modes, 2, recs, 10, Options{Trace: true}, false))
+	check("string keys", single(t, modes, 2, recs, 10, Options{}, true))
+	for _, cut := range []int{1, 2, 3} {
+		check(fmt.Sprintf("shards cut at record %d", cut), sharded(t, modes, 2, recs, []int{cut}, 10, Options{Trace: true}))
+	}
+	// A start mode puts P1 in A until 4: (2,0) for 4 ns, nothing absent
+	// but P1's end.
+	res := single(t, modes, 2, recs, 10, Options{Start: "A"}, false)
+	if want := []Macro{{counts(2, 0), 4}, {counts(1, 1), 2}, {counts(0, 2), 2}, {counts(0, 1), 2}}; !reflect.DeepEqual(res.Table, want) || res.AbsentNS != 2 {
+		t.Errorf("start A: table %v, absent %d; want %v, 2", res.Table, res.AbsentNS, want)
+	}
+	// Every process present throughout: Lyon's count C(p+m-1, p).
+	full := single(t, modes, 2, []trace.Record{trace.State(0, 0, 0, 0), trace.State(0, 1, 0, 1)}, 10, Options{}, false)
+	if full.AbsentNS != 0 || full.Possible().Int64() != 3 {
+		t.Errorf("present throughout: absent %d, possible %v; want 0, C(3,2) = 3", full.AbsentNS, full.Possible())
+	}
+}
+
+// A state marked Absent is no mode: not listed by StateModes, not covered
+// by "*", and an error when a mapping names it.
+func TestAbsentStateIsNoMode(t *testing.T) {
+	h := &trace.Header{States: []trace.StateDef{{ID: 0, Name: "run"}, {ID: 1, Name: "wait"}, {ID: 4, Name: "not-exist", Absent: true}}}
+	if m := StateModes(h); !slices.Equal(m.Names, []string{"run", "wait"}) || !m.Absent(4) || m.Absent(1) {
+		t.Errorf("state modes %v", m.Names)
+	}
+	m, err := ParseModes(strings.NewReader("run busy\n* idle\n"), "m", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Mode(4); ok {
+		t.Error(`"*" maps the absent state to a mode`)
+	}
+	if k, ok := m.Mode(1); !ok || m.Names[k] != "idle" {
+		t.Errorf("wait -> %d %v", k, ok)
+	}
+	if _, err := ParseModes(strings.NewReader("run busy\nwait busy\nnot-exist gone\n"), "m", h); err == nil || !strings.Contains(err.Error(), "m:3: state not-exist says the process does not exist") {
+		t.Errorf("mapping the absent state: %v", err)
 	}
 }

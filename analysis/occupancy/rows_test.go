@@ -32,7 +32,7 @@ func TestEachRowEqualsTrace(t *testing.T) {
 			recs  []trace.Record
 			start string
 			rows  int
-		}{"random", h, randomTrace(seed, 5, 4, 300, seed%2 == 0), "A", -1})
+		}{"random", h, randomTrace(seed, 5, 4, 300, seed%2 == 0, false), "A", -1})
 	}
 	for _, c := range cases {
 		modes := StateModes(c.h)

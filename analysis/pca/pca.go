@@ -3,6 +3,11 @@
 // section 3.4): the first component shows the typical progress of the
 // processes, the next ones how they differ at a moment.
 //
+// A process that does not exist at a state's time (state.Absent: before its
+// first record, after a goroutine ended) has the value −1 in its column,
+// one below every block id: a value of its own, so that the columns stay
+// the processes of the run (docs/entropy.md, "Processes that come and go").
+//
 // The covariance is accumulated in one streaming pass without storing the
 // matrix. Consecutive states differ in one column, so the weighted sums
 // Σ w x_i x_j are kept lazily: a pair's product is constant until one of

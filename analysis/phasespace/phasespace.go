@@ -3,7 +3,9 @@
 // stands on its corner (0..0), with its main diagonal vertical. Process i
 // gets a unit vector u_i whose horizontal direction is at angle 2πi/P and
 // which rises at a common elevation; a state x is drawn at X3 = Σ_i u_i x_i.
-// A lockstep execution (every x_i equal) lies on the vertical axis.
+// A lockstep execution (every x_i equal) lies on the vertical axis. A
+// process that does not exist at a state's time (state.Absent) has x_i =
+// −1, before every block, as in the pca package.
 package phasespace
 
 import (

@@ -17,9 +17,10 @@ import (
 type Params struct {
 	// Procs restricts the state to these processes, in this order.
 	Procs []int32 `json:"procs,omitempty" flag:"procs" help:"a partial state over these processes, in this order (e.g. 4,5,6)"`
-	// Start is the block every process is in at time 0: a state id or
-	// name; empty means the smallest state id of the trace.
-	Start string `json:"start,omitempty" flag:"start" help:"the block every process is in at time 0, a state id or name (default: the smallest state id)"`
+	// Start is the block every process is in from time 0 until its first
+	// record (the paper's start block): a state id or name. Empty means
+	// none: a process does not exist before its first record.
+	Start string `json:"start,omitempty" flag:"start" help:"put every process in this block (a state id or name) from time 0 until its first record (default: a process does not exist before its first record)"`
 	// PerRecord makes a row of every record instead of one per distinct time.
 	PerRecord bool `json:"per_record" flag:"per-record" help:"a state row per record instead of per distinct time"`
 }
@@ -229,7 +230,8 @@ type Timeline struct {
 	// of every record kind.
 	BeginNS int64   `json:"begin_ns"`
 	WidthNS float64 `json:"width_ns"`
-	// Blocks[p][w] is the block of column p at sample w.
+	// Blocks[p][w] is the block of column p at sample w, Absent (-1)
+	// when the process does not exist then.
 	Blocks [][]int32 `json:"blocks"`
 }
 
@@ -251,6 +253,7 @@ type statesAcc struct {
 	runs    []RunSummary
 	classes map[uint64]bool
 	prevX   []int32
+	prevEnd int64 // the end of the state prevX holds (the first state's time before it)
 	next    int
 }
 
@@ -272,6 +275,11 @@ func (a *statesAcc) Row(r *Row) error {
 		clear(a.classes)
 		a.prevX, a.next = a.prevX[:0], 0
 		if n := a.p.TimelineSamples; n > 0 && r.P() <= MaxTimelineProcs {
+			// Before the run's first state no process exists.
+			for range r.P() {
+				a.prevX = append(a.prevX, Absent)
+			}
+			a.prevEnd = r.T
 			begin, end, _ := a.t.Span(r.Run)
 			tl := &Timeline{BeginNS: begin, WidthNS: float64(end-begin+1) / float64(n), Blocks: make([][]int32, r.P())}
 			for p := range tl.Blocks {
@@ -288,13 +296,22 @@ func (a *statesAcc) Row(r *Row) error {
 		cur.DistinctClasses++
 	}
 	if tl := cur.Timeline; tl != nil {
-		// The samples before this state's time show the previous one.
-		for ; len(a.prevX) > 0 && a.next < a.p.TimelineSamples && tl.BeginNS+int64((float64(a.next)+0.5)*tl.WidthNS) < r.T; a.next++ {
+		// The samples before this state's time show the previous one, or
+		// no process after its end (a gap in which none existed).
+		for ; len(a.prevX) > 0 && a.next < a.p.TimelineSamples; a.next++ {
+			at := tl.BeginNS + int64((float64(a.next)+0.5)*tl.WidthNS)
+			if at >= r.T {
+				break
+			}
 			for p := range tl.Blocks {
 				tl.Blocks[p][a.next] = a.prevX[p]
+				if at >= a.prevEnd {
+					tl.Blocks[p][a.next] = Absent
+				}
 			}
 		}
 		a.prevX = append(a.prevX[:0], r.X...)
+		a.prevEnd = r.T + r.Dur
 	}
 	return nil
 }

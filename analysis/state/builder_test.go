@@ -1,6 +1,8 @@
 package state
 
 import (
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -136,5 +138,99 @@ func TestSample(t *testing.T) {
 		if got := Sample(tc.n, tc.max); !slices.Equal(got, tc.want) {
 			t.Errorf("Sample(%d, %d) = %v, want %v", tc.n, tc.max, got, tc.want)
 		}
+	}
+}
+
+// TestTrackerAbsent moves processes between blocks and absence at random
+// and checks the tracker's counts and class quantities against those of a
+// tracker built afresh from the same state: the class is the multiset of
+// the blocks of the processes present.
+func TestTrackerAbsent(t *testing.T) {
+	const p = 7
+	blocks := NewBlockIndex(nil)
+	tr := NewTracker(p, blocks, Absent)
+	if tr.Present() != 0 || tr.LnMultiplicity() != 0 || tr.HistogramEntropy() != 0 {
+		t.Fatalf("an empty state: %d present, ln W %v, h %v", tr.Present(), tr.LnMultiplicity(), tr.HistogramEntropy())
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for step := range 3000 {
+		v := int32(rng.IntN(4))
+		if rng.IntN(4) == 0 {
+			v = Absent
+		}
+		tr.Set(rng.IntN(p), v)
+		fresh := NewTracker(p, blocks, Absent)
+		present := 0
+		counts := map[int32]int{}
+		for c, x := range tr.X {
+			fresh.Set(c, x)
+			if x != Absent {
+				present++
+				counts[x]++
+			}
+		}
+		// ln W = ln P! − Σ ln b_k!, P the processes present.
+		lnW, _ := math.Lgamma(float64(present) + 1)
+		h := 0.0
+		for _, b := range counts {
+			l, _ := math.Lgamma(float64(b) + 1)
+			lnW -= l
+			f := float64(b) / float64(present)
+			h -= f * math.Log2(f)
+		}
+		for k, b := range tr.Counts {
+			if b != counts[blocks.ID(k)] {
+				t.Fatalf("step %d: %d processes in block %d, want %d (state %v)", step, b, blocks.ID(k), counts[blocks.ID(k)], tr.X)
+			}
+		}
+		if tr.Present() != present || math.Abs(tr.LnMultiplicity()-lnW) > 1e-9 || math.Abs(tr.HistogramEntropy()-h) > 1e-9 ||
+			tr.ClassHash() != fresh.ClassHash() || math.Abs(tr.LnProb(4)-(lnW-float64(present)*math.Log(4))) > 1e-9 {
+			t.Fatalf("step %d, state %v: present %d ln W %v h %v, want %d %v %v (hash equal %v)", step, tr.X, tr.Present(), tr.LnMultiplicity(), tr.HistogramEntropy(), present, lnW, h, tr.ClassHash() == fresh.ClassHash())
+		}
+	}
+}
+
+// TestSeedAbsent seeds a window with a process that has not begun and one
+// in a state marked Absent: both are absent in the window's first row.
+func TestSeedAbsent(t *testing.T) {
+	h := &trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: 3}}, States: []trace.StateDef{{ID: 0}, {ID: 1}, {ID: 4, Absent: true}}}
+	var rows [][]int32
+	b, err := NewBuilder(h, Options{Seed: []int32{Absent, 1, 4}, From: 100, To: 200}, func(r *Row) error {
+		rows = append(rows, slices.Clone(r.X))
+		if r.Present() != 1 && len(rows) == 1 {
+			t.Errorf("first row: %d present, want 1", r.Present())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := trace.State(0, 0, 150, 0)
+	if err := b.Add(&rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || !slices.Equal(rows[0], []int32{Absent, 1, Absent}) || !slices.Equal(rows[1], []int32{0, 1, Absent}) {
+		t.Fatalf("rows %v", rows)
+	}
+	// A start block marked Absent leaves processes absent.
+	rows = nil
+	b, err = NewBuilder(h, Options{Start: 4, StartSet: true}, func(r *Row) error {
+		rows = append(rows, slices.Clone(r.X))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add(&rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || !slices.Equal(rows[0], []int32{0, Absent, Absent}) {
+		t.Fatalf("start in the absent state: rows %v", rows)
 	}
 }

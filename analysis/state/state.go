@@ -1,8 +1,17 @@
 // Package state reconstructs total parallel states from per-process block
-// traces, as section 5.5 of Gomez, Cai & Schubert (2017) describes: the first
-// state of a run has every process in the start block at time 0; each
+// traces, as section 5.5 of Gomez, Cai & Schubert (2017) describes: each
 // record sets its process's column; a new state (row) begins whenever the
 // time changes, carrying the other columns over.
+//
+// A process exists from its first state record on, until it enters a state
+// the trace marks Absent (trace.StateDef.Absent: a Go goroutine that ended).
+// Before and after, its column holds Absent: it is in no block, and the
+// block counts, the class and its probability are those of the processes
+// that exist (see docs/entropy.md, "Processes that come and go"). The paper's
+// start block, every process in it at time 0, is Options.Start: a trace
+// whose processes all record their first state at time 0 gives the same
+// states either way. A row in which no process exists is not a state and
+// is not delivered.
 //
 // Reconstruction streams over the time-merged records of a trace and keeps,
 // besides the state vector, the quantities the entropy and PCA analyses
@@ -29,8 +38,9 @@ type Options struct {
 	// Procs restricts the state to these processes, in this order (a
 	// partial state, e.g. philosophers 4,5,6). nil means every process.
 	Procs []int32
-	// Start is the block every process is in at time 0. When StartSet is
-	// false it is the smallest state id of the header's dictionary, or 0.
+	// Start is the block every process is in from time 0 until its first
+	// record, when StartSet is true (the paper's start block). When
+	// StartSet is false processes are Absent until their first record.
 	Start    int32
 	StartSet bool
 	// PerRecord makes a row of every record instead of one per distinct
@@ -54,7 +64,7 @@ type Options struct {
 	// To, when positive, is the end of a seeded window: the last row lasts
 	// until To instead of having duration 0 (the run goes on after the
 	// window). A seeded window without records is then one row, of run Run,
-	// from From to To.
+	// from From to To (none when the seed has every process Absent).
 	To  int64
 	Run int32
 }
@@ -67,10 +77,11 @@ type Row struct {
 	// it lasted: the time to the next row of the run, 0 for the last row.
 	T, Dur int64
 	// Index counts the rows of the run from 0. Row 0 is the run's
-	// initial state; later rows differ from the previous one in the
-	// columns listed in Tracker.Changed.
+	// first state in which a process exists; later rows differ from the
+	// previous one in the columns listed in Tracker.Changed.
 	Index int64
-	// X holds the block (or value) of each selected process.
+	// X holds the block (or value) of each selected process, Absent for
+	// a process that does not exist at T.
 	X []int32
 	// Tracker gives the block counts and class quantities of X.
 	*Tracker
@@ -115,14 +126,20 @@ type Builder struct {
 
 // NewBuilder returns a builder of the states of the trace with header h.
 func NewBuilder(h *trace.Header, opts Options, fn func(*Row) error) (*Builder, error) {
-	start := opts.Start
-	if !opts.StartSet {
-		start = DefaultStart(h)
+	start := Absent
+	if opts.StartSet {
+		start = opts.Start
 	}
 	if opts.Seed != nil && opts.Procs != nil && len(opts.Seed) != len(opts.Procs) {
 		return nil, fmt.Errorf("state: a seed of %d processes for a state of %d", len(opts.Seed), len(opts.Procs))
 	}
-	return &Builder{rc: &reconstructor{h: h, opts: opts, start: start, fn: fn, blocks: NewBlockIndex(h)}}, nil
+	rc := &reconstructor{h: h, opts: opts, fn: fn, blocks: NewBlockIndex(h)}
+	if opts.ValueEvent == nil {
+		rc.absent = h.AbsentStates()
+	}
+	// A start block marked Absent is no block: processes are absent.
+	rc.start = rc.block(start)
+	return &Builder{rc: rc}, nil
 }
 
 // Add adds a record; those that are not state entries (or not the
@@ -132,18 +149,12 @@ func (b *Builder) Add(r *trace.Record) error { return b.rc.add(r) }
 // Close delivers the last row; the builder must not be used afterwards.
 func (b *Builder) Close() error { return b.rc.finish() }
 
-// DefaultStart is the start block of a trace: the smallest state id in its
-// dictionary, or 0 when it has none.
-func DefaultStart(h *trace.Header) int32 {
-	if len(h.States) == 0 {
-		return 0
-	}
-	m := h.States[0].ID
-	for _, s := range h.States {
-		m = min(m, s.ID)
-	}
-	return m
-}
+// Absent is the block (column value of Row.X) of a process that does not
+// exist at the time: before its first state record, and after it enters a
+// state marked trace.StateDef.Absent until its next record. It is in no
+// block: Tracker.Counts and the class leave it out. (With
+// Options.ValueEvent, a value of -1 also reads as Absent.)
+const Absent int32 = -1
 
 type reconstructor struct {
 	h      *trace.Header
@@ -151,8 +162,10 @@ type reconstructor struct {
 	start  int32
 	fn     func(*Row) error
 	blocks *BlockIndex
+	absent map[int32]bool // states marked Absent
 
 	run     int32
+	rows    int64 // rows of the run delivered
 	started bool
 	cols    []int // process -> column (dense), -1 when not selected
 	tr      *Tracker
@@ -200,13 +213,23 @@ func (rc *reconstructor) beginRun(run int32) error {
 			return fmt.Errorf("state: a seed of %d processes for run %d of %d processes", len(rc.opts.Seed), run, len(procs))
 		}
 		for c, v := range rc.opts.Seed {
-			rc.tr.Set(c, v)
+			rc.tr.Set(c, rc.block(v))
 		}
 		rc.tr.resetChanged()
 		rc.row.T = rc.opts.From
 	}
 	rc.pending = true
+	rc.rows = 0
 	return nil
+}
+
+// block returns the column value of a process entering state v: Absent
+// for a state marked Absent.
+func (rc *reconstructor) block(v int32) int32 {
+	if rc.absent[v] {
+		return Absent
+	}
+	return v
 }
 
 func (rc *reconstructor) add(r *trace.Record) error {
@@ -250,20 +273,26 @@ func (rc *reconstructor) add(r *trace.Record) error {
 			return err
 		}
 		rc.row.T = r.T
-		rc.row.Index++
 		rc.pending = true
 	}
-	rc.tr.Set(c, v)
+	rc.tr.Set(c, rc.block(v))
 	return nil
 }
 
-// emit delivers the pending row with duration dur.
+// emit delivers the pending row with duration dur. A row in which no
+// process exists is not delivered; Changed then goes on collecting the
+// columns that change until the next row that is.
 func (rc *reconstructor) emit(dur int64) error {
 	if !rc.pending {
 		return nil
 	}
-	rc.row.Dur = dur
 	rc.pending = false
+	if rc.tr.Present() == 0 {
+		return nil
+	}
+	rc.row.Dur = dur
+	rc.row.Index = rc.rows
+	rc.rows++
 	err := rc.fn(&rc.row)
 	rc.tr.resetChanged()
 	return err
@@ -344,18 +373,22 @@ func (b *BlockIndex) ID(i int) int32 { return b.ids[i] }
 // Tracker holds a parallel state and, updated in O(1) per change, the
 // number of processes in each block, Σ_k lnΓ(b_k+1) (for the class
 // multiplicity), Σ_k b_k ln b_k (for the histogram entropy) and an
-// order-independent hash of the class.
+// order-independent hash of the class. Absent processes are in no block:
+// the counts, the class and its quantities are those of the processes
+// present (Present of them).
 type Tracker struct {
-	// X is the current state: the block of each process (column).
+	// X is the current state: the block of each process (column), Absent
+	// for a process that does not exist.
 	X []int32
 	// Changed lists the columns set to a new block since the previous row
 	// was delivered (in the order of their first change).
 	Changed []int
 	marked  []bool
 	// Counts[k] is the number of processes in block k (dense index).
-	Counts []int
-	blocks *BlockIndex
-	dense  []int // dense block index of each column
+	Counts  []int
+	present int
+	blocks  *BlockIndex
+	dense   []int // dense block index of each column, -1 when absent
 
 	lnFactSum  float64   // Σ_k lnΓ(b_k+1)
 	bLnBSum    float64   // Σ_k b_k ln b_k
@@ -366,13 +399,20 @@ type Tracker struct {
 	hashSource *rand.PCG
 }
 
-// NewTracker returns a tracker of p processes, all in block start.
+// NewTracker returns a tracker of p processes, all in block start (all
+// absent when start is Absent).
 func NewTracker(p int, blocks *BlockIndex, start int32) *Tracker {
 	t := &Tracker{X: make([]int32, p), dense: make([]int, p), marked: make([]bool, p), blocks: blocks, hashSource: rand.NewPCG(0x5eed, 0xc1a55)}
 	t.ln, t.xlnx = make([]float64, p+2), make([]float64, p+2)
 	for b := 1; b <= p+1; b++ {
 		t.ln[b] = math.Log(float64(b))
 		t.xlnx[b] = float64(b) * t.ln[b]
+	}
+	if start == Absent {
+		for i := range t.X {
+			t.X[i], t.dense[i] = Absent, -1
+		}
+		return t
 	}
 	k := blocks.Index(start)
 	t.grow(k)
@@ -381,6 +421,7 @@ func NewTracker(p int, blocks *BlockIndex, start int32) *Tracker {
 		t.dense[i] = k
 	}
 	t.Counts[k] = p
+	t.present = p
 	t.lnFactSum = lgamma(float64(p) + 1)
 	t.bLnBSum = t.xlnx[p]
 	t.classHash = uint64(p) * t.blockHash[k]
@@ -394,25 +435,59 @@ func (t *Tracker) grow(k int) {
 	}
 }
 
-// Set moves process column c to block v.
+// Set moves process column c to block v (Absent: the process leaves the
+// state).
 func (t *Tracker) Set(c int, v int32) {
 	if t.X[c] == v {
 		return
 	}
 	from := t.dense[c]
-	to := t.blocks.Index(v)
-	t.grow(to)
-	bf, bt := t.Counts[from], t.Counts[to]
-	// lnΓ(b+1) changes by -ln b when b decreases by one, +ln(b+1) when it grows.
-	t.lnFactSum += t.ln[bt+1] - t.ln[bf]
-	t.bLnBSum += t.xlnx[bf-1] - t.xlnx[bf] + t.xlnx[bt+1] - t.xlnx[bt]
-	t.classHash += t.blockHash[to] - t.blockHash[from]
-	t.Counts[from], t.Counts[to] = bf-1, bt+1
-	t.X[c], t.dense[c] = v, to
+	switch {
+	case v == Absent:
+		t.leave(from)
+		t.dense[c] = -1
+	case from < 0:
+		t.dense[c] = t.enter(v)
+	default:
+		to := t.blocks.Index(v)
+		t.grow(to)
+		bf, bt := t.Counts[from], t.Counts[to]
+		// lnΓ(b+1) changes by -ln b when b decreases by one, +ln(b+1) when it grows.
+		t.lnFactSum += t.ln[bt+1] - t.ln[bf]
+		t.bLnBSum += t.xlnx[bf-1] - t.xlnx[bf] + t.xlnx[bt+1] - t.xlnx[bt]
+		t.classHash += t.blockHash[to] - t.blockHash[from]
+		t.Counts[from], t.Counts[to] = bf-1, bt+1
+		t.dense[c] = to
+	}
+	t.X[c] = v
 	if !t.marked[c] {
 		t.marked[c] = true
 		t.Changed = append(t.Changed, c)
 	}
+}
+
+// enter adds a process that was absent to block v and returns v's dense
+// index.
+func (t *Tracker) enter(v int32) int {
+	k := t.blocks.Index(v)
+	t.grow(k)
+	b := t.Counts[k]
+	t.lnFactSum += t.ln[b+1]
+	t.bLnBSum += t.xlnx[b+1] - t.xlnx[b]
+	t.classHash += t.blockHash[k]
+	t.Counts[k] = b + 1
+	t.present++
+	return k
+}
+
+// leave takes a process out of dense block k (it becomes absent).
+func (t *Tracker) leave(k int) {
+	b := t.Counts[k]
+	t.lnFactSum -= t.ln[b]
+	t.bLnBSum += t.xlnx[b-1] - t.xlnx[b]
+	t.classHash -= t.blockHash[k]
+	t.Counts[k] = b - 1
+	t.present--
 }
 
 // resetChanged empties Changed once a row has been delivered.
@@ -423,30 +498,36 @@ func (t *Tracker) resetChanged() {
 	t.Changed = t.Changed[:0]
 }
 
-// P returns the number of processes.
+// P returns the number of processes (columns), present or not.
 func (t *Tracker) P() int { return len(t.X) }
 
-// LnMultiplicity returns ln W = lnΓ(P+1) − Σ_k lnΓ(b_k+1): the log of the
-// number of ordered states in the current state's class.
+// Present returns the number of processes that exist in the current
+// state: the P of its class.
+func (t *Tracker) Present() int { return t.present }
+
+// LnMultiplicity returns ln W = lnΓ(P+1) − Σ_k lnΓ(b_k+1), P the processes
+// present: the log of the number of ordered states in the current state's
+// class.
 func (t *Tracker) LnMultiplicity() float64 {
-	return lgamma(float64(len(t.X))+1) - t.lnFactSum
+	return lgamma(float64(t.present)+1) - t.lnFactSum
 }
 
-// LnProb returns ln p = ln W − P ln N, the combinatorial probability of
-// the current state's class among N blocks (Gomez, Cai & Schubert 2017, section 4).
+// LnProb returns ln p = ln W − P ln N, P the processes present, the
+// combinatorial probability of the current state's class among N blocks
+// (Gomez, Cai & Schubert 2017, section 4).
 func (t *Tracker) LnProb(n int) float64 {
-	return t.LnMultiplicity() - float64(len(t.X))*math.Log(float64(n))
+	return t.LnMultiplicity() - float64(t.present)*math.Log(float64(n))
 }
 
 // HistogramEntropy returns −Σ_k (b_k/P) log2(b_k/P) of the current state,
-// in bits.
+// P the processes present, in bits.
 func (t *Tracker) HistogramEntropy() float64 {
-	p := float64(len(t.X))
+	p := float64(t.present)
 	if p == 0 {
 		return 0
 	}
 	// −Σ (b/P) ln(b/P) = ln P − (1/P) Σ b ln b
-	h := t.ln[len(t.X)] - t.bLnBSum/p
+	h := t.ln[t.present] - t.bLnBSum/p
 	if h < 0 { // rounding at a single block
 		h = 0
 	}

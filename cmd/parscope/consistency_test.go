@@ -137,6 +137,11 @@ var faceCases = []faceCase{
 			if !strings.Contains(string(fromCLI), `"occupancy_ns":`) {
 				t.Errorf("not occupancy's result: %.200s", fromCLI)
 			}
+			// Run 1's process 5 does not exist before its first state, and
+			// no start mode is asked for.
+			if r := env.Result.(*occupancy.Report).Runs; len(r) != 2 || r[1].AbsentNS <= 0 || r[1].StartMode != "" {
+				t.Errorf("occupancy of the mixed trace: %.300s", fromCLI)
+			}
 			// Feeding the analysis every kind, as `parscope occupancy` did
 			// before the engine, changes nothing: it reads only what it needs.
 			an, _ := engine.Lookup(occupancy.Name)
@@ -159,9 +164,9 @@ var faceCases = []faceCase{
 		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindState && r.Proc == 2 && r.T > 10_000) },
 		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
 			// Run 1's process 5 enters its first state late: the timeline
-			// shows it in the start block until then.
+			// shows it absent until then (it does not exist yet).
 			r := env.Result.(*state.Summary).Runs
-			if len(r) != 2 || r[1].Procs != 6 || r[1].Timeline == nil || r[1].Timeline.Blocks[5][0] != 0 || r[0].States != 794 || r[0].Timeline.Blocks[5][0] == 0 {
+			if len(r) != 2 || r[1].Procs != 6 || r[1].Timeline == nil || r[1].Timeline.Blocks[5][0] != state.Absent || r[0].States != 794 || r[0].Timeline.Blocks[5][0] == state.Absent {
 				t.Errorf("states of the mixed trace: %.300s", fromCLI)
 			}
 		},

@@ -24,7 +24,10 @@ func init() {
 		Long: `Entropy measures how disordered the execution was, from its parallel states
 (Gomez, Cai & Schubert 2017). A state of P processes among N blocks has the
 combinatorial probability p = P!/(N^P Π b_k!), where b_k processes are in
-block k. Measures (bits), per run and over all runs:
+block k. P counts the processes that exist at the state's time: a process is
+absent before its first record and after it enters a state the trace marks
+absent (a Go goroutine's not-exist), which is no block (N leaves it out).
+Measures (bits), per run and over all runs:
 
   comb_entropy            −Σ over states of p log2 p (signed_comb_entropy is the paper's sign)
   comb_entropy_distinct   −Σ over distinct observed classes of p log2 p

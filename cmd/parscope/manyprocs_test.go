@@ -65,6 +65,7 @@ func TestPidOneMillion(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("pca: exit %d\n%s", code, errOut)
 	}
+	// The engine's envelope: the components are its result.
 	var env struct {
 		Result struct {
 			Procs int   `json:"procs"`
@@ -75,6 +76,7 @@ func TestPidOneMillion(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &env); err != nil {
 		t.Fatal(err)
 	}
+	res := &env.Result
 	if res.Procs != 1 || res.Rows != 3 {
 		t.Errorf("pca: %d processes, %d states; want 1 and 3", res.Procs, res.Rows)
 	}

@@ -53,8 +53,12 @@ number of projected modes (--project) for the projection (r_j of T4).
 
 The --modes file has lines "STATE MODE" (a state id or name, then a mode
 name; "*" for every other state); every state of the trace must be mapped.
-A process has no mode before its first state record: --start names the mode
-it is in then, otherwise that is an error. --counters also averages the
+A process exists from its first state record until it enters a state the
+trace marks absent (a Go goroutine's not-exist: it ended); before and after
+it is in no mode, and a macrostate counts the processes that exist (its
+counts then sum to fewer than p; absent_ns is that time summed over the
+processes). An absent state is no mode. --start instead puts processes in a
+mode before their first state record. --counters also averages the
 occupancy counters an instrumented program wrote (instrument
 Options.Occupancy: counters "occupancy <state>"), the local collection that
 needs no global state.
@@ -66,7 +70,7 @@ as stacked areas (the "mountain range") and --bars the histograms, for the
 first run analysed.`,
 		Example: `  parscope occupancy --mean amoeba.pst
   parscope occupancy --modes ipsc.modes --project U,R --json ring.pst
-  parscope occupancy --start undetermined --plot mountains.png --bars bars.svg go.pst`,
+  parscope occupancy --plot mountains.png --bars bars.svg go.pst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sel, err := parseIDList(runs)
@@ -131,7 +135,14 @@ func printOccupancy(w io.Writer, rep *occupancy.Report, mean bool, top int) erro
 		fmt.Fprintf(w, "run %d: %d processes, %d modes (%s), %s\n", r.Run, r.Procs, len(r.Modes), strings.Join(r.Modes, ", "), fmtNS(r.EndNS-r.BeginNS))
 		fmt.Fprintf(w, "state records %s -> microstates %s -> macrostate rows %s -> occupancy table %d rows (compression %.1f:1)\n",
 			human.Count(r.StateRecords), human.Count(r.Microstates), human.Count(r.MacrostateRows), r.ObservedMacrostates, r.Compression)
-		fmt.Fprintf(w, "macrostates: %d observed of %s possible (C(p+m-1, p))\n\n", r.ObservedMacrostates, r.PossibleMacrostates)
+		if r.AbsentNS > 0 {
+			// Processes that do not exist for a while are in no mode.
+			fmt.Fprintf(w, "macrostates: %d observed of %s possible (C(p+m, p): processes are absent for a while)\n", r.ObservedMacrostates, r.PossibleMacrostates)
+			fmt.Fprintf(w, "absent (before a process's first state, or after it ended; in no mode): %s per process on average, %.1f%%\n\n",
+				human.Nanos(float64(r.AbsentNS)/float64(r.Procs)), 100*float64(r.AbsentNS)/float64(r.Procs)/float64(max(r.EndNS-r.BeginNS, 1)))
+		} else {
+			fmt.Fprintf(w, "macrostates: %d observed of %s possible (C(p+m-1, p))\n\n", r.ObservedMacrostates, r.PossibleMacrostates)
+		}
 		cols := columnNames(r.Modes)
 		if !slices.Equal(cols, r.Modes) {
 			for j, name := range r.Modes {

@@ -168,7 +168,7 @@ the sweep; -o is written only when every run succeeded.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&params, "param", nil, "a parameter and its values: NAME=V1,V2,... or NAME=FROM:TO:STEP (repeatable)")
 	fl.StringVar(&modesFile, "modes", "", "a file mapping states to modes (lines \"STATE MODE\")")
-	fl.StringVar(&start, "start", "", "with --global: the mode processes are in before their first state")
+	fl.StringVar(&start, "start", "", "with --global: put processes in this mode before their first state (default: they do not exist before it)")
 	fl.BoolVar(&global, "global", false, "compute the occupancies from the state records instead of the occupancy counters")
 	fl.StringVarP(&out, "output", "o", "", "write the sweep table (CSV) to this file")
 	fl.StringVar(&keep, "keep", "", "keep the traces in this directory (trial-NNNN.pst)")

@@ -96,8 +96,9 @@ func checkConsistent(t *testing.T, r occupancy.RunReport) {
 		for _, c := range m.Counts {
 			procs += c
 		}
-		if int(procs) != r.Procs {
-			t.Errorf("run %d: macrostate %v has %d processes, want %d", r.Run, m.Counts, procs, r.Procs)
+		// The processes that exist: every one unless some are absent.
+		if int(procs) > r.Procs || r.AbsentNS == 0 && int(procs) != r.Procs {
+			t.Errorf("run %d: macrostate %v has %d processes, want %d (%d ns absent)", r.Run, m.Counts, procs, r.Procs, r.AbsentNS)
 		}
 	}
 	if sum != r.EndNS-r.BeginNS {
@@ -110,8 +111,9 @@ func checkConsistent(t *testing.T, r occupancy.RunReport) {
 		}
 		g += m.GlobalNS
 	}
-	if r.Mean != nil && math.Abs(g-float64(sum)) > 1e-6*float64(sum) {
-		t.Errorf("run %d: mean occupancies sum to %v, want %d", r.Run, g, sum)
+	// The time in no mode is the absent time.
+	if want := float64(sum) - float64(r.AbsentNS)/float64(r.Procs); r.Mean != nil && math.Abs(g-want) > 1e-6*float64(sum) {
+		t.Errorf("run %d: mean occupancies sum to %v, want %v (%d ns, %d absent over %d processes)", r.Run, g, want, sum, r.AbsentNS, r.Procs)
 	}
 	if r.ObservedMacrostates != len(r.Table) {
 		t.Errorf("run %d: observed %d, table %d rows", r.Run, r.ObservedMacrostates, len(r.Table))
@@ -287,32 +289,48 @@ func TestOccupancyGoTrace(t *testing.T) {
 	src := realTrace(t, "go/annotations.go1.26.trace")
 	pst := filepath.Join(t.TempDir(), "go.pst")
 	mustRun(t, "import", "-o", pst, src)
-	// Goroutines appear during the run: without a start mode they are in
-	// no mode before.
-	if _, errOut, code := run(t, "occupancy", pst); code != 1 || !strings.Contains(errOut, "processes in no mode") {
-		t.Errorf("no start mode: exit %d, %q", code, errOut)
-	}
-	reps := decodeOccupancy(t, mustRun(t, "occupancy", "--all", "--mean", "--json", "--start", "not-exist", pst))
+	// Goroutines appear during the run: they do not exist, and are in no
+	// mode, before their first state; not-exist is no mode. No start mode
+	// is needed.
+	reps := decodeOccupancy(t, mustRun(t, "occupancy", "--all", "--mean", "--json", pst))
 	if len(reps) != 1 {
 		t.Fatalf("%d runs", len(reps))
 	}
 	r := reps[0]
 	checkConsistent(t, r)
-	if !slices.Contains(r.Modes, "running") || !slices.Contains(r.Modes, "waiting") || r.Procs != 10 {
-		t.Errorf("modes %v, %d procs", r.Modes, r.Procs)
+	if !slices.Equal(r.Modes, []string{"running", "runnable", "waiting", "syscall", "undetermined"}) || r.Procs != 10 || r.AbsentNS <= 0 || r.StartMode != "" {
+		t.Errorf("modes %v, %d procs, %d ns absent, start %q", r.Modes, r.Procs, r.AbsentNS, r.StartMode)
 	}
-	// The four goroutine states of a live goroutine, and "gone".
+	if r.PossibleMacrostates != "3003" {
+		t.Errorf("possible %s, want C(10+5, 10) = 3003: counts sum to at most 10", r.PossibleMacrostates)
+	}
+	for _, m := range r.Table {
+		if m.Counts[0] > 4 {
+			t.Errorf("%d goroutines running for %d ns with GOMAXPROCS=4", m.Counts[0], m.Occupancy)
+		}
+	}
+	if _, errOut, code := run(t, "occupancy", "--start", "not-exist", pst); code != 1 || !strings.Contains(errOut, `start mode "not-exist" is not one of the modes`) {
+		t.Errorf("not-exist as a start mode: exit %d, %q", code, errOut)
+	}
+	// The four goroutine states of a live goroutine, and "gone" for the
+	// rest ("*" does not map not-exist: it is no mode).
 	modes := filepath.Join(t.TempDir(), "go.modes")
 	os.WriteFile(modes, []byte("running running\nrunnable runnable\nwaiting waiting\nsyscall syscall\n* gone\n"), 0o644)
-	four := decodeOccupancy(t, mustRun(t, "occupancy", "--all", "--mean", "--json", "--start", "gone", "--modes", modes, pst))
+	four := decodeOccupancy(t, mustRun(t, "occupancy", "--all", "--mean", "--json", "--modes", modes, pst))
 	checkConsistent(t, four[0])
-	if !slices.Equal(four[0].Modes, []string{"running", "runnable", "waiting", "syscall", "gone"}) || four[0].PossibleMacrostates != "1001" {
-		t.Errorf("modes %v, possible %s; want the four states and gone, C(14,10)=1001", four[0].Modes, four[0].PossibleMacrostates)
+	if !slices.Equal(four[0].Modes, []string{"running", "runnable", "waiting", "syscall", "gone"}) || four[0].PossibleMacrostates != "3003" || four[0].AbsentNS != r.AbsentNS {
+		t.Errorf("modes %v, possible %s, absent %d; want the four states and gone, C(15,10)=3003, %d", four[0].Modes, four[0].PossibleMacrostates, four[0].AbsentNS, r.AbsentNS)
 	}
 	for j, m := range four[0].Mean[:4] {
 		if k := slices.Index(r.Modes, m.Mode); k < 0 || math.Abs(r.Mean[k].GlobalNS-m.GlobalNS) > 1e-6 {
 			t.Errorf("mode %d %s: %v, want %v as without the mapping", j, m.Mode, m.GlobalNS, r.Mean)
 		}
+	}
+	// --start puts goroutines in a mode before their first state: less
+	// absent time, the same after.
+	started := decodeOccupancy(t, mustRun(t, "occupancy", "--all", "--mean", "--json", "--start", "undetermined", pst))
+	if started[0].AbsentNS >= r.AbsentNS || started[0].StartMode != "undetermined" {
+		t.Errorf("--start undetermined: %d ns absent (without: %d), start %q", started[0].AbsentNS, r.AbsentNS, started[0].StartMode)
 	}
 }
 

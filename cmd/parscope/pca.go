@@ -26,7 +26,9 @@ func init() {
 		Long: `PCA treats every reconstructed state as a row and every process as a column,
 and finds the directions of largest variance. The first component shows the
 typical progress of the processes; the next ones how they differ at a moment.
-For a lockstep execution all the variance is in the first component.
+For a lockstep execution all the variance is in the first component. A
+process that does not exist at a state's time (before its first record,
+after a goroutine ended) has the value -1 there, one below every block id.
 
 Up to 4096 processes the covariance matrix is formed and decomposed exactly
 in one pass over the trace. Above that (its P×P matrices would need

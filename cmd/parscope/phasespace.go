@@ -33,6 +33,8 @@ func init() {
 		Long: `Phasespace places every state at X3 = Σ u_i x_i, where process i's unit
 vector u_i points at angle 2πi/P around the vertical and rises so that the
 all-start corner is at the bottom and the all-end corner straight above it.
+A process that does not exist at a state's time (before its first record,
+after a goroutine ended) has the coordinate -1, as in the pca analysis.
 A lockstep execution draws a vertical line; excursions from the axis are
 processes running apart.
 

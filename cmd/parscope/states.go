@@ -51,9 +51,12 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "states TRACE",
 		Short: "Reconstruct the total parallel states of each run (Gomez, Cai & Schubert 2017, section 5.5)",
-		Long: `States rebuilds the parallel state of every run: the first state has every
-process in the start block at time 0; each block entry sets its process's
-column, and a new state begins whenever the time changes.
+		Long: `States rebuilds the parallel state of every run: each block entry sets its
+process's column, and a new state begins whenever the time changes. A
+process exists from its first block entry until it enters a state the trace
+marks absent (a Go goroutine's not-exist); before and after, its column is
+-1 and it is in no block (classes count the processes that exist). --start
+puts every process in a block at time 0 instead, the paper's start block.
 
 Without --csv it summarises the states of each run: how many, how many
 distinct classes (states equal up to a permutation of the processes), and

@@ -38,8 +38,9 @@
 //
 // The states are named I, S, R and U, so they are the modes: `parscope
 // occupancy --counters --start U t.pst` gives the tables and the mean node
-// occupancies (--start: the nodes have no mode during the program's set-up,
-// before their first state), and `parscope sweep` runs the benchmark over a
+// occupancies (--start U counts the program's set-up, before a node's first
+// state, as U; without it a node does not exist, in no mode, until then),
+// and `parscope sweep` runs the benchmark over a
 // grid of parameters (docs/occupancy.md).
 package main
 

@@ -52,6 +52,12 @@
 // first state at its first record.) The header lists only the states of
 // the chosen mode.
 //
+// not-exist is marked Absent in the dictionary (trace.StateDef.Absent): a
+// goroutine exists from its first record (its creation, for one created in
+// the trace) until it enters not-exist (it ended), and a P until GOMAXPROCS
+// removes it. Before and after, the analyses count it in no state, so that
+// at no time do more goroutines run than there are Ps.
+//
 // # Events
 //
 // Events get names, and EventDefs, as they first appear:

@@ -75,7 +75,7 @@ var stateDefs = [...]trace.StateDef{
 	{ID: StateRunnable, Name: "runnable", Description: "a goroutine ready to run, waiting for a P"},
 	{ID: StateWaiting, Name: "waiting", Description: "a goroutine blocked (channel, select, sync, sleep, I/O, GC); the block event names why"},
 	{ID: StateSyscall, Name: "syscall", Description: "a goroutine in a system call"},
-	{ID: StateNotExist, Name: "not-exist", Description: "a goroutine that has ended; a P removed by GOMAXPROCS"},
+	{ID: StateNotExist, Name: "not-exist", Description: "a goroutine that has ended; a P removed by GOMAXPROCS", Absent: true},
 	{ID: StateUndetermined, Name: "undetermined", Description: "no information about the goroutine or P"},
 	{ID: StateIdle, Name: "idle", Description: "a P with nothing to run"},
 }

@@ -353,7 +353,7 @@ func runEntropy(ctx context.Context, g *gen, w int) (string, error) {
 	seeds := make([][]int32, n)
 	cur := make([]int32, g.procs)
 	for i := range cur {
-		cur[i] = state.DefaultStart(g.h)
+		cur[i] = state.Absent
 	}
 	for k := range n {
 		seeds[k] = slices.Clone(cur)

@@ -41,6 +41,9 @@ func TestMain(m *testing.M) {
 		"amoeba": {[]string{root + "amoeba.srt"}, root + "amoeba_blocks.txt"},
 		"ring":   {[]string{root + "ring/ring.0.trace", root + "ring/ring.1.trace", root + "ring/ring.2.trace", root + "ring/ring.3.trace"}, ""},
 		"gzip":   {[]string{root + "gzip.bb.gz"}, ""},
+		// Goroutines created and ended during the run: processes absent
+		// before their first state and after not-exist.
+		"go": {[]string{"../../../testdata/real/traces/go/stress.go1.26.trace"}, ""},
 	} {
 		out := filepath.Join(dir, name+".pst")
 		if err := importTrace(in.files, in.dict, out); err != nil {
@@ -131,7 +134,7 @@ func floatExact(analysis string) bool { return analysis != PCA }
 func TestAgainstInProcess(t *testing.T) {
 	ctx := context.Background()
 	ran := map[string]int{}
-	for _, name := range []string{"amoeba", "ring", "gzip", "stream"} {
+	for _, name := range []string{"amoeba", "ring", "gzip", "stream", "go"} {
 		for i, cfg := range configs() {
 			cfg.Input = examples[name]
 			cfg.Output = filepath.Join(t.TempDir(), "result.json")

@@ -45,7 +45,7 @@ type Config struct {
 	TimeWeighted bool `json:"time_weighted,omitempty"`
 	Components   int  `json:"components,omitempty"`
 	// Start is the occupancy mode processes are in before their first
-	// state ("" : an error, as in the core).
+	// state ("": none, they do not exist before it, as in the core).
 	Start string `json:"start,omitempty"`
 	// Decompose is comm's algorithm for collectives (trace.Decomposition
 	// name; "" for the core default) and NoCollectives leaves them out.

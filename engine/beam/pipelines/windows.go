@@ -170,10 +170,10 @@ func (f *windowFn) ProcessElement(ctx context.Context, key string, _, seeds func
 			next = ft
 		}
 	}
-	start := state.DefaultStart(f.Plan.Header)
+	// A process without a record before the window does not exist yet.
 	seed := make([]int32, rp.Procs)
 	for i := range seed {
-		seed[i] = start
+		seed[i] = state.Absent
 	}
 	var v int64
 	for seeds(&v) {

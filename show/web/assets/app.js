@@ -244,12 +244,14 @@ window.Function = (function (RealFunction) {
       const sr = st.runs.find(r => r.timeline);
       if (sr) {
         const tl = Object.assign({ run: sr.run, names: st.block_names }, sr.timeline);
-        const tc = card(c, 'Block of each process over time (run ' + tl.run + ', ' + fmt(sr.states) + ' states, ' + fmt(sr.distinct_classes) + ' distinct classes, sampled at ' + tl.blocks[0].length + ' instants)');
+        const tc = card(c, 'Block of each process over time (run ' + tl.run + ', ' + fmt(sr.states) + ' states, ' + fmt(sr.distinct_classes) + ' distinct classes, sampled at ' + tl.blocks[0].length + ' instants; blank where a process does not exist)');
         const data = [];
         let lo = Infinity, hi = -Infinity;
-        tl.blocks.forEach((row, p) => row.forEach((b, w) => { data.push([w, p, b]); lo = Math.min(lo, b); hi = Math.max(hi, b); }));
+        // -1: the process does not exist then (before its first record,
+        // after a goroutine ended); its cell stays empty.
+        tl.blocks.forEach((row, p) => row.forEach((b, w) => { if (b === -1) return; data.push([w, p, b]); lo = Math.min(lo, b); hi = Math.max(hi, b); }));
         const xs = tl.blocks[0].map((_, w) => fmt((tl.begin_ns + (w + 0.5) * tl.width_ns) / 1e6));
-        const ids = [...new Set(tl.blocks.flat())].sort((x, y) => x - y);
+        const ids = [...new Set(tl.blocks.flat())].filter(b => b !== -1).sort((x, y) => x - y);
         const label = id => (String(id) + ' ' + (tl.names[id] || '')).slice(0, 28);
         const visual = ids.length <= PALETTE.length
           ? { type: 'piecewise', dimension: 2, pieces: ids.map((id, k) => ({ value: id, label: label(id), color: PALETTE[k] })), right: 0, top: 'middle' }

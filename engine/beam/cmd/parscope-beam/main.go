@@ -78,7 +78,7 @@ func main() {
 		fl.BoolVar(&cfg.TimeWeighted, "time-weighted", false, "weight each state by its duration instead of 1")
 		fl.IntVar(&cfg.Components, "components", 3, "number of components to report (0: all)")
 	case pipelines.Occupancy:
-		fl.StringVar(&cfg.Start, "start", "", "the mode processes are in before their first state")
+		fl.StringVar(&cfg.Start, "start", "", "put processes in this mode before their first state (default: a process does not exist before its first state)")
 	case pipelines.Comm:
 		fl.StringVar(&cfg.Decompose, "decompose", "", "how collectives are decomposed (default: the core's)")
 		fl.BoolVar(&cfg.NoCollectives, "no-collectives", false, "leave collectives out")
