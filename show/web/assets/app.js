@@ -470,8 +470,9 @@ window.Function = (function (RealFunction) {
     ctl.append(el('label', {}, agg, ' with nested structures'), el('label', {}, cnt, ' message counts instead of bytes'),
       el('span', { class: 'note' }, 'run ' + cm.run + ', ' + cm.procs + ' processes, ' + fmt(cm.matched) + ' matched messages' + (cm.decomposition ? ', collectives decomposed ' + cm.decomposition : '')));
     drawAll();
-    const rank = cm.ranking_own.by_volume.slice(0, 10);
-    card(c, 'Structures by volume (alone)', table(['rank', 'structure', 'bytes', 'messages', 'degree', 'working sets'], rank.map((id, i) => {
+    // A trace with messages and no regions has only the root: no ranking.
+    const rank = ((cm.ranking_own && cm.ranking_own.by_volume) || []).slice(0, 10);
+    if (rank.length) card(c, 'Structures by volume (alone)', table(['rank', 'structure', 'bytes', 'messages', 'degree', 'working sets'], rank.map((id, i) => {
       const n = cm.nodes[id], w = n.working_sets;
       return [i + 1, pathOf(id), bytes(n.own.bytes), fmt(n.own.messages), n.own.degree, w && w.max_pairs ? w.windows + ' windows, ' + w.distinct + ' distinct, ' + w.min_pairs + '-' + w.max_pairs + ' pairs' : '-'];
     })));
@@ -514,6 +515,7 @@ window.Function = (function (RealFunction) {
 
   async function viewMEntropy(c, t, s) {
     const me = await api.part(t, 'mentropy');
+    me.procs = me.procs || [];
     const box = card(c, 'Modified entropy H per process (W = ' + me.window + ', K = ' + me.k + ', variant ' + me.variant + ', uniform probabilities)');
     chart(box, 'tall', {
       tooltip: { trigger: 'axis' }, legend: { top: 0, type: 'scroll' }, grid: { left: 60, right: 20, top: 30, bottom: 70 },
