@@ -229,6 +229,43 @@ func checkTimeline(t *testing.T, path string, b *Bundle) {
 			}
 		}
 	}
+	// The changes list every state, however short: the start block at the
+	// run's first state, then each state entered (the last of one
+	// instant), leaving out those that do not change the block.
+	if len(tl.ChangeNS) != len(tl.Blocks) || len(tl.ChangeBlock) != len(tl.Blocks) {
+		t.Fatalf("run %d: changes of %d and %d processes, want %d", st.Run, len(tl.ChangeNS), len(tl.ChangeBlock), len(tl.Blocks))
+	}
+	short := 0
+	for p := range tl.Blocks {
+		ts, bs := []int64{recs[0].T}, []int32{start}
+		for _, r := range recs {
+			if r.Proc != int32(p) {
+				continue
+			}
+			if ts[len(ts)-1] == r.T {
+				bs[len(bs)-1] = r.ID
+			} else {
+				ts, bs = append(ts, r.T), append(bs, r.ID)
+			}
+			if len(bs) > 1 && bs[len(bs)-1] == bs[len(bs)-2] {
+				ts, bs = ts[:len(ts)-1], bs[:len(bs)-1]
+			}
+		}
+		if !slices.Equal(tl.ChangeNS[p], ts) || !slices.Equal(tl.ChangeBlock[p], bs) {
+			t.Errorf("run %d process %d: changes %v %v\nwant %v %v", st.Run, p, tl.ChangeNS[p], tl.ChangeBlock[p], ts, bs)
+		}
+		for i := 1; i < len(ts); i++ {
+			if float64(ts[i]-ts[i-1]) < tl.WidthNS {
+				short++
+			}
+		}
+	}
+	if short == 0 {
+		t.Errorf("run %d: no state shorter than the sampling period %g ns: the test shows nothing the samples miss", st.Run, tl.WidthNS)
+	}
+	if tl.EndNS <= recs[len(recs)-1].T-1 {
+		t.Errorf("run %d: end %d ns before the last state at %d ns", st.Run, tl.EndNS, recs[len(recs)-1].T)
+	}
 }
 
 func TestRingBundle(t *testing.T) {
