@@ -141,6 +141,11 @@ const chartFaults = `(() => {
         if (hi > lo && ext[1] > hi + 1e-9 * Math.max(1, Math.abs(hi))) bad.push(title + ': x axis runs to ' + ext[1] + ', past its data (' + hi + ')');
       });
     }
+    m.eachComponent('visualMap', vm => {
+      const cs = (vm.option.inRange && vm.option.inRange.color) || [];
+      const top = String(cs[cs.length - 1] || '').toLowerCase();
+      if (top === '#fff' || top === '#ffffff' || top === 'white') bad.push(title + ': the largest value is drawn ' + top + ', the colour of the card');
+    });
     const legend = m.getComponent('legend');
     if (legend && legend.get('show') !== false) {
       if (legend.get('type') === 'scroll') bad.push(title + ': paginated legend');
@@ -148,7 +153,8 @@ const chartFaults = `(() => {
       const names = [];
       for (const dim of ['xAxis', 'yAxis']) m.eachComponent(dim, am => { if (am.get('name')) names.push(am.get('name')); });
       for (const el of c.getZr().storage.getDisplayList()) {
-        if (el.type !== 'text' || inside(el, lv.group) || !names.includes(el.style.text)) continue;
+        // The display list holds a text's spans.
+        if ((el.type !== 'text' && el.type !== 'tspan') || inside(el, lv.group) || !names.includes(el.style.text)) continue;
         if (meets(lr, rectOf(el))) bad.push(title + ': the legend covers the axis name ' + el.style.text);
       }
       const g = m.getComponent('grid').coordinateSystem.getRect();

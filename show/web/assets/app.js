@@ -180,16 +180,21 @@ window.Function = (function (RealFunction) {
     if (!m || !m.getComponent('grid')) return;
     const grid = m.getComponent('grid');
     const legend = m.getComponent('legend');
+    const ya = m.getComponent('yAxis');
+    // A y axis' name at its end stands above the plot (below it for an
+    // inverse axis): it needs about 24 pixels there.
+    const yName = ya && ya.get('name') && ya.get('nameLocation') !== 'middle' && !(ya.get('inverse') && ya.get('nameLocation') !== 'start');
+    let want = yName ? 28 : 0;
     if (legend && legend.get('show') !== false && legend.get('orient') !== 'vertical') {
       const view = c.getViewOfComponentModel(legend);
       const r = view && view.group.getBoundingRect().clone();
       if (r && r.height > 0) {
         r.applyTransform(view.group.getComputedTransform());
-        const yName = m.getComponent('yAxis') && m.getComponent('yAxis').get('name') && m.getComponent('yAxis').get('nameLocation') !== 'middle';
-        const want = Math.ceil(r.y + r.height + (yName ? 28 : 10));
-        if (grid.get('top') !== want && typeof grid.get('top') === 'number' && Math.abs(grid.get('top') - want) > 2) set({ grid: { top: want } });
+        want = Math.ceil(r.y + r.height + (yName ? 28 : 10));
       }
     }
+    const top = grid.get('top');
+    if (typeof top === 'number' && (top < want || (legend && Math.abs(top - want) > 2 && want > 0))) set({ grid: { top: want } });
     const patch = {};
     for (const dim of ['xAxis', 'yAxis']) {
       const list = [];
@@ -219,6 +224,7 @@ window.Function = (function (RealFunction) {
     if (typeof v !== 'number') return String(v);
     if (!isFinite(v)) return String(v);
     if (Number.isInteger(v) || Math.abs(v) >= Math.pow(10, (d || 4) - 1)) return Math.round(v).toLocaleString('en-US');
+    if (Math.abs(v) < 1e-3) return v.toPrecision(d || 4);
     return Number(v.toPrecision(d || 4)).toLocaleString('en-US', { maximumFractionDigits: 20 });
   }
   function ns(v) {
@@ -355,7 +361,8 @@ window.Function = (function (RealFunction) {
       tooltip: { formatter: q => esc('process ' + q.value[0] + ', ' + fmt(q.value[1]) + '-' + fmt(q.value[2]) + ' ms after the start: block ' + name(q.value[3])) },
       grid: { left: 60, right: 20, top: 10, bottom: 50 },
       xAxis: { type: 'value', name: 'time since the start of the run (ms)', nameLocation: 'middle', nameGap: 28, min: 0, max: span, axisLabel: { formatter: v => fmt(v) } },
-      yAxis: { type: 'category', data: tl.blocks.map((_, p) => p), name: 'process', inverse: true },
+      // Inverse: the name goes at the start, above the plot, clear of the x labels.
+      yAxis: { type: 'category', data: tl.blocks.map((_, p) => p), name: 'process', inverse: true, nameLocation: 'start' },
       dataZoom: [{ type: 'inside', xAxisIndex: 0, filterMode: 'weakFilter' }],
       series: [{ type: 'custom', encode: { x: [1, 2], y: 0 }, data, progressive: 0, renderItem: (params, api) => {
         const p = api.value(0), a = api.coord([api.value(1), p]), b = api.coord([api.value(2), p]), h = api.size([0, 1])[1] * 0.9;
@@ -415,7 +422,9 @@ window.Function = (function (RealFunction) {
     if (p.components.length >= 2) {
       chart(card(row, 'PC1 against PC2'), '', {
         tooltip: {}, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
-        xAxis: { type: 'value', name: 'PC1', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax' }, yAxis: { type: 'value', name: 'PC2', min: 'dataMin', max: 'dataMax' },
+        // The axes at the edges: at zero the y axis' name stood in the middle, under the legend.
+        xAxis: { type: 'value', name: 'PC1', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax', axisLine: { onZero: false } },
+        yAxis: { type: 'value', name: 'PC2', min: 'dataMin', max: 'dataMax', axisLine: { onZero: false } },
         series: p.runs.map(r => ({ name: 'run ' + r.run, type: 'scatter', symbolSize: (v, prm) => 2 + 6 * prm.dataIndex / Math.max(1, r.index.length - 1), data: r.index.map((_, i) => [r.scores[0][i], r.scores[1][i]]) })),
       });
     }
@@ -449,7 +458,7 @@ window.Function = (function (RealFunction) {
         xAxis: { type: 'category', data: top.map(r => r.procs.join(',')), axisLabel: { rotate: 45 } }, yAxis: { type: 'value', name: 'robust z-score' },
         series: [{ type: 'bar', data: top.map(r => r.score), itemStyle: { color: '#d62728' } }],
       });
-      box.append(table(['rank', 'processes', sub.measure + ' (bits)', 'score'], top.slice(0, 10).map((r, i) => [i + 1, r.procs.join(','), fmt(r.value, 6), r.score.toFixed(2)])));
+      box.append(table(['rank', 'processes', sub.measure + ' (bits)', 'score'], top.slice(0, 10).map((r, i) => [i + 1, r.procs.join(','), fmt(r.value, 6), Math.abs(r.score) >= 1000 ? fmt(r.score) : r.score.toFixed(2)])));
     }
   }
 
@@ -476,7 +485,8 @@ window.Function = (function (RealFunction) {
       card(row, 'Occupancy table (T3), largest first (' + top.length + ' of ' + fmt(o.observed_macrostates) + ')',
         table([...cols, 'occupancy', 'share'], top.map(m => [...m.counts, ns(m.occupancy_ns), (100 * m.occupancy_ns / Math.max(1, o.end_ns - o.begin_ns)).toFixed(2) + '%'])));
       chart(card(body, 'Processes per mode over time'), '', {
-        tooltip: { trigger: 'axis' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
+        // Filled squares: the series are areas, not lines.
+        tooltip: { trigger: 'axis' }, legend: { top: 0, icon: 'rect' }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
         xAxis: { type: 'value', name: 'time (ms)', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax', axisLabel: { formatter: v => fmt(v) } }, yAxis: { type: 'value', name: 'processes', max: o.procs },
         series: o.modes.map((m, j) => ({ name: m, type: 'line', stack: 'm', areaStyle: {}, showSymbol: false, lineStyle: { width: 0 }, data: (o.processes_per_window || []).map((w, i) => [(o.begin_ns + (i + 0.5) * o.window_ns) / 1e6, w[j]]) })),
       });
@@ -548,7 +558,7 @@ window.Function = (function (RealFunction) {
         backgroundColor: '#fff', tooltip: { formatter: p => esc('from ' + p.value[1] * cm.group + ' to ' + p.value[0] * cm.group + ': ' + (counts ? fmt(p.value[3]) + ' messages' : bytes(p.value[3]))) },
         // Grey where no message went, so that the white end of the hot scale shows.
         grid: { left: 60, right: 100, top: 20, bottom: 50, show: true, backgroundColor: '#8a919e', borderWidth: 0 },
-        xAxis: axis('receiver'), yAxis: Object.assign(axis('sender'), { inverse: true }),
+        xAxis: axis('receiver'), yAxis: Object.assign(axis('sender'), { inverse: true, nameLocation: 'start' }),
         visualMap: { min: 0, max: Math.max(hi, 1), dimension: 2, calculable: true, right: 0, top: 'middle', text: ['log10 ' + unit, ''], inRange: { color: HOT } },
         // One series per sender (one series of thousands of cells is drawn only in part).
         series: [...Array(N).keys()].map(i => ({ type: 'heatmap', data: data.filter(d => d[1] === i), progressive: 0, itemStyle: { borderColor: '#8a919e', borderWidth: 0.5 } })),
