@@ -110,6 +110,7 @@ func HeatMaps(path string, maps []Heat, opts HeatOptions) error {
 	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true, Colors: 256})
 	bar.HideX()
 	bar.Y.Label.Text = opts.Unit
+	bar.Y.Tick.Marker = NiceTicks{}
 	if opts.Log {
 		bar.Y.Label.Text += " (log scale)"
 		bar.Y.Tick.Marker = gplot.TickerFunc(func(min, max float64) []gplot.Tick {

@@ -154,7 +154,8 @@ window.Function = (function (RealFunction) {
     charts.push(c);
     return c;
   }
-  // niceStep is the step of 1, 2 or 5 × 10^k nearest above span/n.
+  // niceStep is the least step of 1, 2 or 5 × 10^k that splits span into
+  // at most n parts (as plot.NiceStep for the static figures).
   function niceStep(span, n) {
     const raw = span / Math.max(1, n);
     if (!(raw > 0) || !isFinite(raw)) return 1;
@@ -202,7 +203,9 @@ window.Function = (function (RealFunction) {
         const ax = am.axis;
         if (!ax || ax.type !== 'value') { list.push({}); return; }
         const [lo, hi] = ax.scale.getExtent();
-        const n = Math.max(2, Math.round((dim === 'xAxis' ? ax.getExtent()[1] - ax.getExtent()[0] : Math.abs(ax.getExtent()[1] - ax.getExtent()[0])) / (dim === 'xAxis' ? 90 : 45)));
+        // About one tick per 90 pixels across, per 45 up.
+        const px = Math.abs(ax.getExtent()[1] - ax.getExtent()[0]);
+        const n = Math.max(2, Math.round(px / (dim === 'xAxis' ? 90 : 45)));
         const ticks = niceTicks(lo, hi, n);
         const old = am.get(['axisLabel', 'customValues']);
         list.push(old && old.join() === ticks.join() ? {} : { axisLabel: { customValues: ticks }, axisTick: { customValues: ticks } });
