@@ -84,7 +84,9 @@ func buildMEntropy(ctx context.Context, s *store.Store, opts Options) (*MEntropy
 	if err != nil {
 		return nil, err
 	}
-	me := &MEntropy{Window: c.Window, K: c.K, Variant: string(c.Variant)}
+	// Procs is [] and not null when every event is one the stream leaves
+	// out (only parscope.dropped events).
+	me := &MEntropy{Window: c.Window, K: c.K, Variant: string(c.Variant), Procs: make([]MEntropyProc, 0, len(streams))}
 	for _, ps := range streams {
 		me.Procs = append(me.Procs, *procs[ps].p)
 	}

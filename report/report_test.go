@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -230,6 +231,53 @@ func checkTimeline(t *testing.T, path string, b *Bundle) {
 				t.Errorf("run %d process %d at %d ns: block %d, want %d", st.Run, p, at, got, want)
 			}
 		}
+	}
+	// The changes list every state, however short: each state entered (the
+	// last of one instant; an absent state as block −1), from the
+	// process's first record, when it comes to exist, leaving out those
+	// that do not change the block.
+	if len(tl.ChangeNS) != len(tl.Blocks) || len(tl.ChangeBlock) != len(tl.Blocks) {
+		t.Fatalf("run %d: changes of %d and %d processes, want %d", st.Run, len(tl.ChangeNS), len(tl.ChangeBlock), len(tl.Blocks))
+	}
+	short := 0
+	for p := range tl.Blocks {
+		var ts []int64
+		var bs []int32
+		for _, r := range recs {
+			if r.Proc != int32(p) {
+				continue
+			}
+			b := r.ID
+			if absent[b] {
+				b = state.Absent
+			}
+			if n := len(ts); n > 0 && ts[n-1] == r.T {
+				bs[n-1] = b
+			} else {
+				ts, bs = append(ts, r.T), append(bs, b)
+			}
+			prev := state.Absent // before the first record
+			if n := len(bs); n > 1 {
+				prev = bs[n-2]
+			}
+			if bs[len(bs)-1] == prev {
+				ts, bs = ts[:len(ts)-1], bs[:len(bs)-1]
+			}
+		}
+		if !slices.Equal(tl.ChangeNS[p], ts) || !slices.Equal(tl.ChangeBlock[p], bs) {
+			t.Errorf("run %d process %d: changes %v %v\nwant %v %v", st.Run, p, tl.ChangeNS[p], tl.ChangeBlock[p], ts, bs)
+		}
+		for i := 1; i < len(ts); i++ {
+			if float64(ts[i]-ts[i-1]) < tl.WidthNS {
+				short++
+			}
+		}
+	}
+	if short == 0 {
+		t.Errorf("run %d: no state shorter than the sampling period %g ns: the test shows nothing the samples miss", st.Run, tl.WidthNS)
+	}
+	if tl.EndNS <= recs[len(recs)-1].T-1 {
+		t.Errorf("run %d: end %d ns before the last state at %d ns", st.Run, tl.EndNS, recs[len(recs)-1].T)
 	}
 }
 
@@ -523,5 +571,73 @@ func TestErrorNamesOnce(t *testing.T) {
 	_, err = Build(context.Background(), path, Options{})
 	if err == nil || err.Error() != "wide.pst: comm: run 0 has 1025 processes (want 1..1024)" {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestNoNullLists checks that the bundle of a trace with messages, states
+// and only dropped-event markers, but no regions, holds no JSON null: the
+// web views read every list (ranking_own.by_volume, mentropy.procs) and
+// failed on null ("Cannot read properties of null (reading 'slice')").
+func TestNoNullLists(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flat.pst")
+	w, err := store.Create(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	h := w.Header()
+	h.Meta.ClockResolution = 1
+	h.States = []trace.StateDef{{ID: 1, Name: "work"}, {ID: 2, Name: "wait"}}
+	h.Events = []trace.EventDef{{ID: 1, Name: mentropy.DroppedEvent}}
+	h.Runs = []trace.RunInfo{{ID: 0, Procs: 2}}
+	for _, r := range []trace.Record{
+		trace.State(0, 0, 0, 1), trace.State(0, 1, 0, 1), trace.Event(0, 0, 5, 1, 3),
+		trace.Send(0, 0, 10, 20, 1, 8, 0, 0), trace.State(0, 1, 12, 2), trace.Recv(0, 1, 15, 30, 0, 8, 0, 0),
+		trace.State(0, 1, 30, 1), trace.State(0, 0, 40, 2), trace.State(0, 0, 50, 1), trace.State(0, 1, 60, 2),
+	} {
+		if err := w.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Build(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{AnalysisComm, AnalysisMEntropy} {
+		if !slices.Contains(b.Ran, a) {
+			t.Fatalf("%s did not run (ran %v, skipped %v)", a, b.Ran, b.Skipped)
+		}
+	}
+	data, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	var nulls []string
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		switch x := v.(type) {
+		case nil:
+			nulls = append(nulls, path)
+		case map[string]any:
+			for k, e := range x {
+				walk(e, path+"."+k)
+			}
+		case []any:
+			for i, e := range x {
+				walk(e, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	walk(v, "")
+	slices.Sort(nulls)
+	if len(nulls) > 0 {
+		t.Errorf("null in the bundle's JSON at %v", nulls)
 	}
 }

@@ -388,7 +388,9 @@ type Ranking struct {
 	ByDegree []int `json:"by_degree"`
 }
 
-// Rank ranks the structures by their aggregate or own communication.
+// Rank ranks the structures by their aggregate or own communication. The
+// lists are empty, never nil, when there is no structure but the root (a
+// trace with messages and no regions): JSON readers get [] and not null.
 func (r *Result) Rank(aggregate bool) Ranking {
 	st := func(id int) *Stats {
 		if aggregate {
@@ -396,7 +398,8 @@ func (r *Result) Rank(aggregate bool) Ranking {
 		}
 		return &r.Nodes[id].Own
 	}
-	var rk Ranking
+	n := max(len(r.Nodes)-1, 0)
+	rk := Ranking{ByVolume: make([]int, 0, n), ByDegree: make([]int, 0, n)}
 	for id := 1; id < len(r.Nodes); id++ {
 		rk.ByVolume = append(rk.ByVolume, id)
 		rk.ByDegree = append(rk.ByDegree, id)

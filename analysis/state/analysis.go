@@ -183,6 +183,10 @@ const DefaultTimelineSamples = 256
 // timeline the states analysis samples (P×samples values).
 const MaxTimelineProcs = 4096
 
+// MaxTimelineChanges is the largest number of block changes (all processes
+// together) a run's timeline lists; a run with more keeps only its samples.
+const MaxTimelineChanges = 200000
+
 // StatesParams are the options of the states analysis.
 type StatesParams struct {
 	Params
@@ -233,6 +237,16 @@ type Timeline struct {
 	// Blocks[p][w] is the block of column p at sample w, Absent (-1)
 	// when the process does not exist then.
 	Blocks [][]int32 `json:"blocks"`
+	// EndNS is the run's last record. ChangeNS[p][i] is the time at which
+	// column p enters block ChangeBlock[p][i], which it holds until
+	// ChangeNS[p][i+1] (the last one until EndNS): every state, however
+	// short, where the samples show only the blocks at their instants.
+	// Both are absent when the run has more than MaxTimelineChanges
+	// changes.
+	EndNS       int64     `json:"end_ns"`
+	ChangeNS    [][]int64 `json:"change_ns,omitempty"`
+	ChangeBlock [][]int32 `json:"change_block,omitempty"`
+	changes     int
 }
 
 func init() {
@@ -281,7 +295,8 @@ func (a *statesAcc) Row(r *Row) error {
 			}
 			a.prevEnd = r.T
 			begin, end, _ := a.t.Span(r.Run)
-			tl := &Timeline{BeginNS: begin, WidthNS: float64(end-begin+1) / float64(n), Blocks: make([][]int32, r.P())}
+			tl := &Timeline{BeginNS: begin, WidthNS: float64(end-begin+1) / float64(n), Blocks: make([][]int32, r.P()), EndNS: end,
+				ChangeNS: make([][]int64, r.P()), ChangeBlock: make([][]int32, r.P())}
 			for p := range tl.Blocks {
 				tl.Blocks[p] = make([]int32, n)
 			}
@@ -310,10 +325,46 @@ func (a *statesAcc) Row(r *Row) error {
 				}
 			}
 		}
+		if len(a.prevX) > 0 && r.T > a.prevEnd {
+			// A gap in which no process existed: every column leaves its
+			// block when the previous state ends.
+			gap := Row{T: a.prevEnd, X: make([]int32, len(a.prevX))}
+			for p := range gap.X {
+				gap.X[p] = Absent
+			}
+			tl.change(a.prevX, &gap)
+			a.prevX = append(a.prevX[:0], gap.X...)
+		}
+		tl.change(a.prevX, r)
 		a.prevX = append(a.prevX[:0], r.X...)
 		a.prevEnd = r.T + r.Dur
 	}
 	return nil
+}
+
+// change records the columns of row r whose block differs from prev (all
+// of them at the first row), and drops the lists once they grow past
+// MaxTimelineChanges.
+func (tl *Timeline) change(prev []int32, r *Row) {
+	if tl.ChangeNS == nil {
+		return
+	}
+	for p, b := range r.X {
+		if len(prev) == len(r.X) && prev[p] == b {
+			continue
+		}
+		if n := len(tl.ChangeNS[p]); n > 0 && tl.ChangeNS[p][n-1] == r.T {
+			// Two rows at one instant: the later block holds.
+			tl.ChangeBlock[p][n-1] = b
+			continue
+		}
+		if tl.changes++; tl.changes > MaxTimelineChanges {
+			tl.ChangeNS, tl.ChangeBlock = nil, nil
+			return
+		}
+		tl.ChangeNS[p] = append(tl.ChangeNS[p], r.T)
+		tl.ChangeBlock[p] = append(tl.ChangeBlock[p], b)
+	}
 }
 
 // fill gives the samples after the current run's last state that state.

@@ -188,9 +188,10 @@ func TestHeatColor(t *testing.T) {
 		f    float64
 		want color.RGBA
 	}{
-		{-1, color.RGBA{0, 0, 0, 255}}, {0, color.RGBA{0, 0, 0, 255}}, {1.0 / 6, color.RGBA{128, 0, 0, 255}},
-		{1.0 / 3, color.RGBA{255, 0, 0, 255}}, {0.5, color.RGBA{255, 128, 0, 255}}, {2.0 / 3, color.RGBA{255, 255, 0, 255}},
-		{1, color.RGBA{255, 255, 255, 255}}, {2, color.RGBA{255, 255, 255, 255}},
+		{-1, color.RGBA{0, 0, 0, 255}}, {0, color.RGBA{0, 0, 0, 255}}, {0.5 / 2.4, color.RGBA{128, 0, 0, 255}},
+		{1 / 2.4, color.RGBA{255, 0, 0, 255}}, {1.5 / 2.4, color.RGBA{255, 128, 0, 255}}, {2 / 2.4, color.RGBA{255, 255, 0, 255}},
+		// The most is pale yellow, not white: it shows on a white page.
+		{1, color.RGBA{255, 255, 102, 255}}, {2, color.RGBA{255, 255, 102, 255}},
 	} {
 		if got := plot.HeatColor(tc.f); got != tc.want {
 			t.Errorf("HeatColor(%g) = %v, want %v", tc.f, got, tc.want)

@@ -270,7 +270,7 @@ func plotMountains(path string, r *occupancy.RunReport) error {
 		p.Add(l)
 		p.Legend.Add(r.Modes[j], l)
 	}
-	return plot.Save(path, plot.Width, plot.Height, func(dc draw.Canvas) error { p.Draw(dc); return nil })
+	return plot.Save(path, plot.Width, plot.Height, func(dc draw.Canvas) error { plot.Draw(dc, p); return nil })
 }
 
 // plotOccupancyBars draws, for each mode, the fraction of the run's time
@@ -294,5 +294,5 @@ func plotOccupancyBars(path string, r *occupancy.RunReport) error {
 		p.Add(b)
 		p.Legend.Add(r.Modes[j], b)
 	}
-	return plot.Save(path, plot.Width, plot.Height, func(dc draw.Canvas) error { p.Draw(dc); return nil })
+	return plot.Save(path, plot.Width, plot.Height, func(dc draw.Canvas) error { plot.Draw(dc, p); return nil })
 }

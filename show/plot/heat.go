@@ -14,13 +14,15 @@ import (
 )
 
 // HeatColor maps f in [0, 1] to the heat scale of the matrices of Jones et al. 2007:
-// black (0, no traffic) through red and yellow to white (1, the most).
-// Values outside [0, 1] are clamped.
+// black (0, no traffic) through red and yellow to pale yellow (1, the
+// most). The paper's scale ends at white, which vanishes on the white page
+// of a figure: this one stops at (255, 255, 102). Values outside [0, 1]
+// are clamped.
 func HeatColor(f float64) color.RGBA {
 	if math.IsNaN(f) || f < 0 {
 		f = 0
 	}
-	f = math.Min(f, 1) * 3
+	f = math.Min(f, 1) * 2.4
 	c := func(x float64) uint8 { return uint8(math.Round(255 * math.Min(math.Max(x, 0), 1))) }
 	return color.RGBA{c(f), c(f - 1), c(f - 2), 255}
 }
@@ -108,6 +110,7 @@ func HeatMaps(path string, maps []Heat, opts HeatOptions) error {
 	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true, Colors: 256})
 	bar.HideX()
 	bar.Y.Label.Text = opts.Unit
+	bar.Y.Tick.Marker = NiceTicks{}
 	if opts.Log {
 		bar.Y.Label.Text += " (log scale)"
 		bar.Y.Tick.Marker = gplot.TickerFunc(func(min, max float64) []gplot.Tick {

@@ -113,11 +113,11 @@ func Lines(path, title, xlabel, ylabel string, series []Series) error {
 			p.Legend.Add(s.Name, l)
 		}
 	}
-	return Save(path, Width, Height, func(dc draw.Canvas) error { p.Draw(dc); return nil })
+	return Save(path, Width, Height, func(dc draw.Canvas) error { Draw(dc, p); return nil })
 }
 
-// Scatter draws each series as points in its category colour, sized by
-// Size and shaded by Shade when given.
+// Scatter draws each series as filled points of its own shape and
+// category colour (Marker), sized by Size and shaded by Shade when given.
 func Scatter(path, title, xlabel, ylabel string, series []Series) error {
 	p := newPlot(title, xlabel, ylabel)
 	for i, s := range series {
@@ -127,11 +127,14 @@ func Scatter(path, title, xlabel, ylabel string, series []Series) error {
 		}
 		c := Category(i)
 		ss := s
+		// The legend's thumbnail is GlyphStyle: the series' marker, not
+		// gonum's default hollow circle.
+		sc.GlyphStyle = Marker(i)
 		sc.GlyphStyleFunc = func(j int) draw.GlyphStyle {
-			g := draw.GlyphStyle{Color: c, Radius: vg.Points(2), Shape: draw.CircleGlyph{}}
+			g := Marker(i)
+			g.Radius = vg.Points(2)
 			if ss.Size != nil {
-				g.Radius = vg.Points(1 + 5*ss.Size[j])
-				g.Shape = draw.RingGlyph{}
+				g.Radius = vg.Points(1 + 4*ss.Size[j])
 			}
 			if ss.Shade != nil {
 				g.Color = Shade(c, ss.Shade[j])
@@ -143,7 +146,7 @@ func Scatter(path, title, xlabel, ylabel string, series []Series) error {
 			p.Legend.Add(s.Name, sc)
 		}
 	}
-	return Save(path, Width, Height, func(dc draw.Canvas) error { p.Draw(dc); return nil })
+	return Save(path, Width, Height, func(dc draw.Canvas) error { Draw(dc, p); return nil })
 }
 
 func newPlot(title, xlabel, ylabel string) *gplot.Plot {
@@ -153,6 +156,8 @@ func newPlot(title, xlabel, ylabel string) *gplot.Plot {
 	p.Y.Label.Text = ylabel
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
+	p.X.Tick.Marker = NiceTicks{}
+	p.Y.Tick.Marker = NiceTicks{}
 	return p
 }
 

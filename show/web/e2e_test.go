@@ -84,7 +84,7 @@ type view struct {
 var views = []view{
 	// The note of a drawn overview chart, and the state timeline's title
 	// from the states result.
-	{"#/t/0/overview", "overview", "windows of && run 0, 1,811 states, 952 distinct classes, sampled at 256 instants", 2, "", ""},
+	{"#/t/0/overview", "overview", "windows of && run 0, 1,811 states, 952 distinct classes, every block change drawn", 2, "", ""},
 	// The phasespace result's states and points of run 0.
 	{"#/t/0/phasespace", "phasespace", "Phase space && run 0: 1,811 of 1,811 states shown", 1, "", ""},
 	// The pca result's method and the V shapes of run 0's PC1.

@@ -66,7 +66,9 @@ window.Function = (function (RealFunction) {
 
 (function () {
   const STATIC = window.PARSCOPE_DATA || null;
-  const HOT = ['#000000', '#8b0000', '#ff2000', '#ff9a00', '#ffff40', '#ffffff'];
+  // The hot scale of Jones et al. 2007 stops at pale yellow, not white: the
+  // largest value must stand out on the white card (as plot.HeatColor).
+  const HOT = ['#000000', '#8b0000', '#ff2000', '#ff9a00', '#ffff00', '#ffff66'];
   const PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf',
     '#393b79', '#ad494a', '#637939', '#8c6d31', '#843c39', '#7b4173', '#3182bd', '#e6550d', '#31a354', '#756bb1'];
   let charts = [];
@@ -141,18 +143,92 @@ window.Function = (function (RealFunction) {
     const d = el('div', { class: 'chart ' + (cls || '') });
     parent.append(d);
     const c = echarts.init(d, null, { renderer: 'canvas' });
+    // Every later setOption of the chart is followed by tidy (round ticks,
+    // the plot below its legend), and so is every zoom and resize.
+    const set = c.setOption.bind(c);
+    c.setOption = (...args) => { set(...args); tidy(c, set); };
+    c.on('datazoom', () => tidy(c, set));
+    const resize = c.resize.bind(c);
+    c.resize = (...args) => { resize(...args); tidy(c, set); };
     c.setOption(Object.assign({ animation: false, color: PALETTE }, option));
     charts.push(c);
     return c;
   }
+  // niceStep is the least step of 1, 2 or 5 × 10^k that splits span into
+  // at most n parts (as plot.NiceStep for the static figures).
+  function niceStep(span, n) {
+    const raw = span / Math.max(1, n);
+    if (!(raw > 0) || !isFinite(raw)) return 1;
+    const k = Math.floor(Math.log10(raw)), p = Math.pow(10, k);
+    const m = [1, 2, 5, 10].find(x => x * p >= raw * (1 - 1e-9));
+    return m * p;
+  }
+  // niceTicks lists the multiples of a nice step inside [lo, hi].
+  function niceTicks(lo, hi, n) {
+    const step = niceStep(hi - lo, n), digits = Math.max(0, -Math.floor(Math.log10(step)));
+    const out = [];
+    for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; k++) out.push(Number((k * step).toFixed(digits)));
+    return out;
+  }
+  // tidy lays out a 2D chart after its options are set: the plot area
+  // starts below a top legend and the y axis' name above it (wrapped
+  // legends, never paginated), and each value axis gets ticks at the
+  // multiples of 1, 2 or 5 × 10^k (ECharts' own steps include 3 × 10^k,
+  // and an axis that starts at its data's first value gets ticks there,
+  // such as 0.1545).
+  function tidy(c, set) {
+    const m = c.getModel();
+    if (!m || !m.getComponent('grid')) return;
+    const grid = m.getComponent('grid');
+    const legend = m.getComponent('legend');
+    const ya = m.getComponent('yAxis');
+    // A y axis' name at its end stands above the plot (below it for an
+    // inverse axis): it needs about 24 pixels there.
+    const yName = ya && ya.get('name') && ya.get('nameLocation') !== 'middle' && !(ya.get('inverse') && ya.get('nameLocation') !== 'start');
+    let want = yName ? 28 : 0;
+    if (legend && legend.get('show') !== false && legend.get('orient') !== 'vertical') {
+      const view = c.getViewOfComponentModel(legend);
+      const r = view && view.group.getBoundingRect().clone();
+      if (r && r.height > 0) {
+        r.applyTransform(view.group.getComputedTransform());
+        want = Math.ceil(r.y + r.height + (yName ? 28 : 10));
+      }
+    }
+    const top = grid.get('top');
+    if (typeof top === 'number' && (top < want || (legend && Math.abs(top - want) > 2 && want > 0))) set({ grid: { top: want } });
+    const patch = {};
+    for (const dim of ['xAxis', 'yAxis']) {
+      const list = [];
+      m.eachComponent(dim, am => {
+        const ax = am.axis;
+        if (!ax || ax.type !== 'value') { list.push({}); return; }
+        const [lo, hi] = ax.scale.getExtent();
+        // About one tick per 90 pixels across, per 45 up.
+        const px = Math.abs(ax.getExtent()[1] - ax.getExtent()[0]);
+        const n = Math.max(2, Math.round(px / (dim === 'xAxis' ? 90 : 45)));
+        const ticks = niceTicks(lo, hi, n);
+        const old = am.get(['axisLabel', 'customValues']);
+        list.push(old && old.join() === ticks.join() ? {} : { axisLabel: { customValues: ticks }, axisTick: { customValues: ticks } });
+      });
+      if (list.some(o => o.axisLabel)) patch[dim] = list;
+    }
+    if (Object.keys(patch).length) set(patch);
+  }
   function table(headers, rows) {
     return el('table', {}, el('tr', {}, headers.map(h => el('th', {}, h))), rows.map(r => el('tr', {}, r.map(v => el('td', {}, v)))));
   }
+  // fmt writes a number with thousands separators (51,895,935): whole
+  // numbers in full, others to d (4) significant digits, and those of
+  // 1,000 or more rounded to a whole number.
   function fmt(v, d) {
     if (v === null || v === undefined) return '-';
+    // Counts too large for a double come as strings of digits.
+    if (typeof v === 'string' && /^-?\d+$/.test(v)) return BigInt(v).toLocaleString('en-US');
     if (typeof v !== 'number') return String(v);
-    if (Number.isInteger(v) && Math.abs(v) < 1e15) return v.toLocaleString('en-US');
-    return Number(v.toPrecision(d || 4)).toString();
+    if (!isFinite(v)) return String(v);
+    if (Number.isInteger(v) || Math.abs(v) >= Math.pow(10, (d || 4) - 1)) return Math.round(v).toLocaleString('en-US');
+    if (Math.abs(v) < 1e-3) return v.toPrecision(d || 4);
+    return Number(v.toPrecision(d || 4)).toLocaleString('en-US', { maximumFractionDigits: 20 });
   }
   function ns(v) {
     const a = Math.abs(v);
@@ -207,22 +283,32 @@ window.Function = (function (RealFunction) {
     let run = s.runs.length ? s.runs[0].run : 0;
     const ctl = el('div', { class: 'controls' });
     act.append(ctl);
-    const ch = chart(act, '', {});
+    let ch = chart(act, '', {});
     const note = el('p', { class: 'note' });
     act.append(note);
     async function draw(from, to) {
       const sl = await api.overview(t, run, from, to, 256);
-      if (!sl) return;
+      if (!sl || !ch) return;
       const nk = sl.kinds.length;
       const series = [];
       sl.kinds.forEach((k, j) => {
         const data = sl.starts_ns.map((st, w) => [st / 1e6, sl.counts[w * nk + j]]);
         if (data.some(d => d[1] > 0)) series.push({ name: k, type: 'bar', stack: 'k', barCategoryGap: 0, data, large: true });
       });
+      if (!series.length && !(to > from)) {
+        // Basic block vectors and other untimed records: nothing to draw
+        // over time.
+        charts = charts.filter(x => x !== ch);
+        ch.getDom().remove();
+        ch.dispose();
+        ch = null;
+        note.textContent = 'No record of run ' + run + ' carries a time (' + Object.keys(s.records || {}).join(', ') + ' records): nothing to draw over time.';
+        return;
+      }
       ch.setOption({
         tooltip: { trigger: 'axis' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 70 },
         xAxis: { type: 'value', name: 'time (ms)', nameLocation: 'middle', nameGap: 26, min: 'dataMin', max: 'dataMax', axisLabel: { formatter: v => fmt(v) } },
-        yAxis: { type: 'value', name: 'records / window' },
+        yAxis: { type: 'value', name: 'records / window', max: 'dataMax' },
         dataZoom: [{ type: 'inside', xAxisIndex: 0, filterMode: 'none' }, { type: 'slider', xAxisIndex: 0, bottom: 8, filterMode: 'none' }],
         series,
       }, { replaceMerge: ['series'] });
@@ -231,6 +317,7 @@ window.Function = (function (RealFunction) {
     ctl.append(select('run', s.runs.map(r => [r.run, 'run ' + r.run]), run, v => { run = +v; draw(); }));
     let pending = null;
     ch.on('datazoom', () => {
+      if (!ch) return;
       clearTimeout(pending);
       pending = setTimeout(() => {
         const opt = ch.getOption(), dz = opt.dataZoom[0];
@@ -242,31 +329,54 @@ window.Function = (function (RealFunction) {
       // The states part is the engine's envelope: {..., result: {block_names, runs: [{run, timeline}]}}.
       const st = (await api.part(t, 'states')).result;
       const sr = st.runs.find(r => r.timeline);
-      if (sr) {
-        const tl = Object.assign({ run: sr.run, names: st.block_names }, sr.timeline);
-        const tc = card(c, 'Block of each process over time (run ' + tl.run + ', ' + fmt(sr.states) + ' states, ' + fmt(sr.distinct_classes) + ' distinct classes, sampled at ' + tl.blocks[0].length + ' instants; blank where a process does not exist)');
-        const data = [];
-        let lo = Infinity, hi = -Infinity;
-        // -1: the process does not exist then (before its first record,
-        // after a goroutine ended); its cell stays empty.
-        tl.blocks.forEach((row, p) => row.forEach((b, w) => { if (b === -1) return; data.push([w, p, b]); lo = Math.min(lo, b); hi = Math.max(hi, b); }));
-        const xs = tl.blocks[0].map((_, w) => fmt((tl.begin_ns + (w + 0.5) * tl.width_ns) / 1e6));
-        const ids = [...new Set(tl.blocks.flat())].filter(b => b !== -1).sort((x, y) => x - y);
-        const label = id => (String(id) + ' ' + (tl.names[id] || '')).slice(0, 28);
-        const visual = ids.length <= PALETTE.length
-          ? { type: 'piecewise', dimension: 2, pieces: ids.map((id, k) => ({ value: id, label: label(id), color: PALETTE[k] })), right: 0, top: 'middle' }
-          : { type: 'continuous', dimension: 2, min: lo, max: hi, right: 0, top: 'middle', inRange: { color: PALETTE.slice(0, 8) } };
-        chart(tc, '', {
-          tooltip: { formatter: p => esc('process ' + p.value[1] + ' at ' + xs[p.value[0]] + ' ms: block ' + p.value[2] + (tl.names[p.value[2]] ? ' ' + tl.names[p.value[2]] : '')) },
-          grid: { left: 60, right: 230, top: 10, bottom: 40 },
-          xAxis: { type: 'category', data: xs, name: 'ms' }, yAxis: { type: 'category', data: tl.blocks.map((_, p) => p), name: 'process' },
-          visualMap: visual,
-          // One series per process: one heatmap series of all the cells
-          // was drawn only in part.
-          series: tl.blocks.map((_, p) => ({ type: 'heatmap', data: data.filter(d => d[1] === p), progressive: 0 })),
-        });
-      }
+      if (sr) drawTimeline(card(c, ''), sr, st.block_names);
     }
+  }
+
+  // blockColour gives block ids colours in the order of ids: the palette,
+  // then hues spread by the golden angle.
+  function blockColour(k) {
+    return k < PALETTE.length ? PALETTE[k] : 'hsl(' + Math.round((k * 137.508) % 360) + ', 60%, 45%)';
+  }
+
+  // drawTimeline draws the block of each process over time as intervals,
+  // one per block change (every state, however short), or, for a run with
+  // too many changes, the samples as intervals of the sampling period; the
+  // legend below the chart lists the blocks by their whole names.
+  function drawTimeline(box, sr, names) {
+    const tl = sr.timeline, P = tl.blocks.length;
+    const exact = Array.isArray(tl.change_ns) && tl.change_ns.length === P;
+    const end = tl.end_ns !== undefined ? tl.end_ns : tl.begin_ns + tl.width_ns * tl.blocks[0].length;
+    const data = [];
+    if (exact) {
+      tl.change_ns.forEach((ts, p) => ts.forEach((t0, i) => data.push([p, (t0 - tl.begin_ns) / 1e6, ((i + 1 < ts.length ? ts[i + 1] : end) - tl.begin_ns) / 1e6, tl.change_block[p][i]])));
+    } else {
+      tl.blocks.forEach((row, p) => row.forEach((b, w) => data.push([p, w * tl.width_ns / 1e6, (w + 1) * tl.width_ns / 1e6, b])));
+    }
+    // Block -1: the process does not exist then (before its first record,
+    // after a goroutine ended); nothing is drawn.
+    const shown = data.filter(d => d[3] !== -1);
+    const ids = [...new Set(shown.map(d => d[3]))].sort((x, y) => x - y);
+    const colour = new Map(ids.map((id, k) => [id, blockColour(k)]));
+    const name = id => String(id) + (names[id] ? ' ' + names[id] : '');
+    box.querySelector('h3') || box.prepend(el('h3', {}, ''));
+    box.querySelector('h3').textContent = 'Block of each process over time (run ' + sr.run + ', ' + fmt(sr.states) + ' states, ' + fmt(sr.distinct_classes) + ' distinct classes, ' +
+      (exact ? 'every block change drawn' : 'sampled at ' + tl.blocks[0].length + ' instants: too many changes to draw each') + '; blank where a process does not exist)';
+    const span = Math.max((end - tl.begin_ns) / 1e6, 1e-9);
+    chart(box, P > 24 ? 'tall' : '', {
+      tooltip: { formatter: q => esc('process ' + q.value[0] + ', ' + fmt(q.value[1]) + '-' + fmt(q.value[2]) + ' ms after the start: block ' + name(q.value[3])) },
+      grid: { left: 60, right: 20, top: 10, bottom: 50 },
+      xAxis: { type: 'value', name: 'time since the start of the run (ms)', nameLocation: 'middle', nameGap: 28, min: 0, max: span, axisLabel: { formatter: v => fmt(v) } },
+      // Inverse: the name goes at the start, above the plot, clear of the x labels.
+      yAxis: { type: 'category', data: tl.blocks.map((_, p) => p), name: 'process', inverse: true, nameLocation: 'start' },
+      dataZoom: [{ type: 'inside', xAxisIndex: 0, filterMode: 'weakFilter' }],
+      series: [{ type: 'custom', encode: { x: [1, 2], y: 0 }, data: shown, progressive: 0, renderItem: (params, api) => {
+        const p = api.value(0), a = api.coord([api.value(1), p]), b = api.coord([api.value(2), p]), h = api.size([0, 1])[1] * 0.9;
+        // At least one pixel wide: a state of a nanosecond still shows.
+        return { type: 'rect', shape: { x: a[0], y: a[1] - h / 2, width: Math.max(1, b[0] - a[0]), height: h }, style: { fill: colour.get(api.value(3)) } };
+      } }],
+    });
+    box.append(el('div', { class: 'legend' }, ids.map(id => el('span', {}, el('i', { style: 'background:' + colour.get(id) }), name(id)))));
   }
 
   async function viewPhaseSpace(c, t, s) {
@@ -312,13 +422,15 @@ window.Function = (function (RealFunction) {
     c.append(row);
     chart(card(row, 'PC1 against state number'), '', {
       tooltip: { trigger: 'axis' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
-      xAxis: { type: 'value', name: 'state', nameLocation: 'middle', nameGap: 24 }, yAxis: { type: 'value', name: 'PC1' },
+      xAxis: { type: 'value', name: 'state', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax' }, yAxis: { type: 'value', name: 'PC1', min: 'dataMin', max: 'dataMax' },
       series: p.runs.map(r => ({ name: 'run ' + r.run, type: 'line', showSymbol: false, data: r.index.map((x, i) => [x, r.scores[0][i]]) })),
     });
     if (p.components.length >= 2) {
       chart(card(row, 'PC1 against PC2'), '', {
         tooltip: {}, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
-        xAxis: { type: 'value', name: 'PC1', nameLocation: 'middle', nameGap: 24, scale: true }, yAxis: { type: 'value', name: 'PC2', scale: true },
+        // The axes at the edges: at zero the y axis' name stood in the middle, under the legend.
+        xAxis: { type: 'value', name: 'PC1', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax', axisLine: { onZero: false } },
+        yAxis: { type: 'value', name: 'PC2', min: 'dataMin', max: 'dataMax', axisLine: { onZero: false } },
         series: p.runs.map(r => ({ name: 'run ' + r.run, type: 'scatter', symbolSize: (v, prm) => 2 + 6 * prm.dataIndex / Math.max(1, r.index.length - 1), data: r.index.map((_, i) => [r.scores[0][i], r.scores[1][i]]) })),
       });
     }
@@ -341,7 +453,7 @@ window.Function = (function (RealFunction) {
     const runs = [...new Set((e.series || []).map(p => p.run))];
     if (e.series) chart(card(c, 'Histogram entropy per window of ' + ns(e.window_ns)), '', {
       tooltip: { trigger: 'axis' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
-      xAxis: { type: 'value', name: 'time (ms)', nameLocation: 'middle', nameGap: 24 }, yAxis: { type: 'value', name: 'bits' },
+      xAxis: { type: 'value', name: 'time (ms)', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax' }, yAxis: { type: 'value', name: 'bits', max: 'dataMax' },
       series: runs.map(r => ({ name: 'run ' + r, type: 'line', showSymbol: false, data: e.series.filter(p => p.run === r).map(p => [p.start_ns / 1e6, p.entropy_bits]) })),
     });
     if (e.subsets) {
@@ -352,7 +464,7 @@ window.Function = (function (RealFunction) {
         xAxis: { type: 'category', data: top.map(r => r.procs.join(',')), axisLabel: { rotate: 45 } }, yAxis: { type: 'value', name: 'robust z-score' },
         series: [{ type: 'bar', data: top.map(r => r.score), itemStyle: { color: '#d62728' } }],
       });
-      box.append(table(['rank', 'processes', sub.measure + ' (bits)', 'score'], top.slice(0, 10).map((r, i) => [i + 1, r.procs.join(','), fmt(r.value, 6), r.score.toFixed(2)])));
+      box.append(table(['rank', 'processes', sub.measure + ' (bits)', 'score'], top.slice(0, 10).map((r, i) => [i + 1, r.procs.join(','), fmt(r.value, 6), Math.abs(r.score) >= 1000 ? fmt(r.score) : r.score.toFixed(2)])));
     }
   }
 
@@ -370,22 +482,23 @@ window.Function = (function (RealFunction) {
       const o = occ[idx];
       card(body, 'Run ' + o.run + ': ' + o.procs + ' processes, ' + o.modes.length + ' modes, ' + ns(o.end_ns - o.begin_ns),
         el('p', { class: 'note' }, fmt(o.state_records) + ' state records → ' + fmt(o.microstates) + ' microstates → ' + fmt(o.macrostate_rows) + ' macrostate rows → ' +
-          o.observed_macrostates + ' observed of ' + o.possible_macrostates + ' possible macrostates' + (o.start_mode ? '; before its first state a process is in ' + o.start_mode : '') + '.'));
+          fmt(o.observed_macrostates) + ' observed of ' + fmt(o.possible_macrostates) + ' possible macrostates' + (o.start_mode ? '; before its first state a process is in ' + o.start_mode : '') + '.'));
       const row = el('div', { class: 'row' });
       body.append(row);
       const cols = o.modes.some(m => m.length > 12 || /\s/.test(m)) ? o.modes.map((_, j) => 'A' + (j + 1)) : o.modes;
       card(row, 'Mean node occupancy (T5)', table(['column', 'mode', 'from table', 'from local counters', 'share'], o.mean.map((m, j) => [cols[j], m.mode, ns(m.global_ns), ns(m.local_ns), (100 * m.share).toFixed(1) + '%'])));
       const top = o.table.slice().sort((a, b) => b.occupancy_ns - a.occupancy_ns).slice(0, 25);
-      card(row, 'Occupancy table (T3), largest first (' + top.length + ' of ' + o.observed_macrostates + ')',
+      card(row, 'Occupancy table (T3), largest first (' + top.length + ' of ' + fmt(o.observed_macrostates) + ')',
         table([...cols, 'occupancy', 'share'], top.map(m => [...m.counts, ns(m.occupancy_ns), (100 * m.occupancy_ns / Math.max(1, o.end_ns - o.begin_ns)).toFixed(2) + '%'])));
       chart(card(body, 'Processes per mode over time'), '', {
-        tooltip: { trigger: 'axis' }, legend: { top: 0, type: 'scroll' }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
+        // Filled squares: the series are areas, not lines.
+        tooltip: { trigger: 'axis' }, legend: { top: 0, icon: 'rect' }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
         xAxis: { type: 'value', name: 'time (ms)', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax', axisLabel: { formatter: v => fmt(v) } }, yAxis: { type: 'value', name: 'processes', max: o.procs },
         series: o.modes.map((m, j) => ({ name: m, type: 'line', stack: 'm', areaStyle: {}, showSymbol: false, lineStyle: { width: 0 }, data: (o.processes_per_window || []).map((w, i) => [(o.begin_ns + (i + 0.5) * o.window_ns) / 1e6, w[j]]) })),
       });
       chart(card(body, 'Occupancy histograms: fraction of the time with k processes in each mode'), '', {
-        tooltip: { trigger: 'axis' }, legend: { top: 0, type: 'scroll' }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
-        xAxis: { type: 'category', name: 'k', data: o.histogram[0].map((_, k) => k) }, yAxis: { type: 'value', name: 'fraction of time' },
+        tooltip: { trigger: 'axis' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
+        xAxis: { type: 'category', name: 'k', data: o.histogram[0].map((_, k) => k) }, yAxis: { type: 'value', name: 'fraction of time', max: 'dataMax' },
         series: o.modes.map((m, j) => ({ name: m, type: 'bar', data: o.histogram[j] })),
       });
     }
@@ -436,13 +549,22 @@ window.Function = (function (RealFunction) {
       let hi = 0;
       for (let i = 0; i < N; i++) for (let j = 0; j < N; j++) { const v = vals[i * N + j]; if (v > 0) { data.push([j, i, Math.log10(v), v]); hi = Math.max(hi, Math.log10(v)); } }
       const unit = counts ? 'messages' : 'bytes', g = cm.group > 1 ? ' (processes in groups of ' + cm.group + ')' : '';
+      const hidden = ch.getDom().style.display === 'none';
+      ch.getDom().style.display = data.length ? '' : 'none';
+      if (hidden && data.length) ch.resize();
+      if (!data.length) {
+        // Regions without messages (a trace of calls only): no matrix.
+        matTitle.textContent = ids.map(id => pathOf(id) || cm.nodes[id].name).join(' + ') + ': no message sent' + (aggregate ? ', with nested structures.' : ', alone.');
+        ch.clear();
+        return;
+      }
       matTitle.textContent = ids.map(id => pathOf(id) || cm.nodes[id].name).join(' + ') + (aggregate ? ', with nested structures' : ', alone') + ': ' + unit + ' sent, row = sender, column = receiver, log scale' + g;
       const axis = (name) => ({ type: 'category', name, data: [...Array(N).keys()].map(k => k * cm.group), splitArea: { show: false } });
       ch.setOption({
         backgroundColor: '#fff', tooltip: { formatter: p => esc('from ' + p.value[1] * cm.group + ' to ' + p.value[0] * cm.group + ': ' + (counts ? fmt(p.value[3]) + ' messages' : bytes(p.value[3]))) },
         // Grey where no message went, so that the white end of the hot scale shows.
         grid: { left: 60, right: 100, top: 20, bottom: 50, show: true, backgroundColor: '#8a919e', borderWidth: 0 },
-        xAxis: axis('receiver'), yAxis: Object.assign(axis('sender'), { inverse: true }),
+        xAxis: axis('receiver'), yAxis: Object.assign(axis('sender'), { inverse: true, nameLocation: 'start' }),
         visualMap: { min: 0, max: Math.max(hi, 1), dimension: 2, calculable: true, right: 0, top: 'middle', text: ['log10 ' + unit, ''], inRange: { color: HOT } },
         // One series per sender (one series of thousands of cells is drawn only in part).
         series: [...Array(N).keys()].map(i => ({ type: 'heatmap', data: data.filter(d => d[1] === i), progressive: 0, itemStyle: { borderColor: '#8a919e', borderWidth: 0.5 } })),
@@ -472,8 +594,9 @@ window.Function = (function (RealFunction) {
     ctl.append(el('label', {}, agg, ' with nested structures'), el('label', {}, cnt, ' message counts instead of bytes'),
       el('span', { class: 'note' }, 'run ' + cm.run + ', ' + cm.procs + ' processes, ' + fmt(cm.matched) + ' matched messages' + (cm.decomposition ? ', collectives decomposed ' + cm.decomposition : '')));
     drawAll();
-    const rank = cm.ranking_own.by_volume.slice(0, 10);
-    card(c, 'Structures by volume (alone)', table(['rank', 'structure', 'bytes', 'messages', 'degree', 'working sets'], rank.map((id, i) => {
+    // A trace with messages and no regions has only the root: no ranking.
+    const rank = ((cm.ranking_own && cm.ranking_own.by_volume) || []).slice(0, 10);
+    if (rank.length) card(c, 'Structures by volume (alone)', table(['rank', 'structure', 'bytes', 'messages', 'degree', 'working sets'], rank.map((id, i) => {
       const n = cm.nodes[id], w = n.working_sets;
       return [i + 1, pathOf(id), bytes(n.own.bytes), fmt(n.own.messages), n.own.degree, w && w.max_pairs ? w.windows + ' windows, ' + w.distinct + ' distinct, ' + w.min_pairs + '-' + w.max_pairs + ' pairs' : '-'];
     })));
@@ -507,7 +630,7 @@ window.Function = (function (RealFunction) {
       row.append(bc);
       chart(bc, '', {
         tooltip: { trigger: 'axis' }, grid: { left: 70, right: 20, top: 20, bottom: 40 },
-        xAxis: { type: 'value', name: 'k', minInterval: 1 }, yAxis: { type: 'value', name: 'BIC', scale: true },
+        xAxis: { type: 'value', name: 'k', minInterval: 1, min: 'dataMin', max: 'dataMax' }, yAxis: { type: 'value', name: 'BIC', min: 'dataMin', max: 'dataMax' },
         series: [{ type: 'line', data: p.evaluated.slice().sort((a, b) => a.k - b.k).map(e => [e.k, e.bic]) }],
       });
       box.append(table(['phase', 'weight', 'simulation point', 'size', 'variance'], p.phases.map(q => [q.id, q.weight.toFixed(4), q.representative, q.size, fmt(q.variance)])));
@@ -516,10 +639,12 @@ window.Function = (function (RealFunction) {
 
   async function viewMEntropy(c, t, s) {
     const me = await api.part(t, 'mentropy');
+    me.procs = me.procs || [];
     const box = card(c, 'Modified entropy H per process (W = ' + me.window + ', K = ' + me.k + ', variant ' + me.variant + ', uniform probabilities)');
+    if (!me.procs.length) { box.append(el('p', { class: 'note' }, 'No process has an event of its own (the trace holds only markers of dropped events): no series to draw.')); return; }
     chart(box, 'tall', {
-      tooltip: { trigger: 'axis' }, legend: { top: 0, type: 'scroll' }, grid: { left: 60, right: 20, top: 30, bottom: 70 },
-      xAxis: { type: 'value', name: 'event index', nameLocation: 'middle', nameGap: 24 }, yAxis: { type: 'value', name: 'H (nats)' },
+      tooltip: { trigger: 'axis' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 70 },
+      xAxis: { type: 'value', name: 'event index', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax' }, yAxis: { type: 'value', name: 'H (nats)', max: 'dataMax' },
       dataZoom: [{ type: 'inside' }, { type: 'slider', bottom: 8 }],
       series: me.procs.map(p => ({ name: 'run ' + p.run + ' proc ' + p.proc, type: 'line', showSymbol: false, step: 'end', data: p.index.map((x, i) => [x, p.h_max[i]]) })),
     });
@@ -555,7 +680,7 @@ window.Function = (function (RealFunction) {
       for (const y of cv.keys.filter(k => k !== x).slice(0, 6)) {
         chart(card(row, cv.path + ': ' + y + ' against ' + x), '', {
           tooltip: { trigger: 'axis' }, grid: { left: 70, right: 20, top: 20, bottom: 40 },
-          xAxis: { type: 'value', name: x, nameLocation: 'middle', nameGap: 24, scale: true }, yAxis: { type: 'value', name: y, scale: true },
+          xAxis: { type: 'value', name: x, nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax' }, yAxis: { type: 'value', name: y, min: 'dataMin', max: 'dataMax' },
           series: [{ name: y, type: 'line', data: cv.rows.map(r => [r[x], r[y]]).sort((a, b) => a[0] - b[0]) }],
         });
       }
@@ -623,6 +748,7 @@ window.Function = (function (RealFunction) {
     // Charts made before their neighbours in a row took the whole width.
     charts.forEach(ch => ch.resize());
     document.body.dataset.view = key || '';
+    document.body.dataset.hash = location.hash;
     document.body.dataset.ready = '1';
   }
   function clamp(i) { return Math.min(Math.max(0, i | 0), sums.length - 1); }

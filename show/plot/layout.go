@@ -1,0 +1,131 @@
+package plot
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/parscope/parscope/internal/human"
+)
+
+// NiceTicks is a gplot.Ticker whose major ticks are the multiples of a
+// step of 1, 2 or 5 × 10^k (about six of them), labelled with thousands
+// separators (50,000,000) and as many decimals as the step needs. gonum's
+// default ticks may step by other values (100, 500, 900 for a step of
+// 400) and print large numbers in full without separators.
+type NiceTicks struct{}
+
+// Ticks implements gplot.Ticker.
+func (NiceTicks) Ticks(min, max float64) []gplot.Tick {
+	if !(max > min) || math.IsInf(max-min, 0) {
+		return []gplot.Tick{{Value: min, Label: TickLabel(min, 1)}}
+	}
+	step := NiceStep(max-min, 6)
+	var ts []gplot.Tick
+	for k := math.Ceil(min/step - 1e-9); k*step <= max+step*1e-9; k++ {
+		v := k * step
+		ts = append(ts, gplot.Tick{Value: v, Label: TickLabel(v, step)})
+	}
+	return ts
+}
+
+// NiceStep returns the least step of 1, 2 or 5 × 10^k that splits span
+// into at most n parts.
+func NiceStep(span float64, n int) float64 {
+	raw := span / float64(max(n, 1))
+	if !(raw > 0) || math.IsInf(raw, 0) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw*(1-1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// TickLabel writes v, a multiple of step, with the decimals step needs
+// (trailing zeros dropped) and thousands separators: TickLabel(51895935, 1) is "51,895,935",
+// TickLabel(0.30000000000000004, 0.1) is "0.3".
+func TickLabel(v, step float64) string {
+	dec := 0
+	if step > 0 {
+		dec = max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
+	}
+	s := strconv.FormatFloat(v, 'f', dec, 64)
+	if strings.Trim(s, "-0.") == "" {
+		s = strings.TrimPrefix(s, "-")
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	frac = strings.TrimRight(frac, "0")
+	n, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return s
+	}
+	out := human.Count(n)
+	if n == 0 && strings.HasPrefix(whole, "-") {
+		out = "-" + out
+	}
+	if frac != "" {
+		out += "." + frac
+	}
+	return out
+}
+
+// legendGap is the space between the plot and its legend.
+const legendGap = 0.1 * vg.Inch
+
+// Layout splits the canvas dc of p into the area of the plot and, when p
+// has a legend, a column at its right for the legend, as wide as its
+// longest entry: the legend then never covers the data. The legend's
+// column is empty when p has no legend entry.
+func Layout(dc draw.Canvas, p *gplot.Plot) (plotArea, legendArea draw.Canvas) {
+	r := p.Legend.Rectangle(dc)
+	w := r.Max.X - r.Min.X
+	if w <= 0 {
+		return dc, draw.Crop(dc, dc.Max.X-dc.Min.X, 0, 0, 0)
+	}
+	w += 2 * legendGap
+	plotArea = draw.Crop(dc, 0, -w, 0, 0)
+	legendArea = draw.Crop(dc, dc.Max.X-dc.Min.X-w+legendGap, -legendGap, 0, -legendGap)
+	return plotArea, legendArea
+}
+
+// Draw draws p on dc with its legend in a column at the right of the plot
+// (see Layout) and NiceTicks on the axes whose ticker is gonum's default.
+func Draw(dc draw.Canvas, p *gplot.Plot) {
+	if _, ok := p.X.Tick.Marker.(gplot.DefaultTicks); ok {
+		p.X.Tick.Marker = NiceTicks{}
+	}
+	if _, ok := p.Y.Tick.Marker.(gplot.DefaultTicks); ok {
+		p.Y.Tick.Marker = NiceTicks{}
+	}
+	plotArea, legendArea := Layout(dc, p)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = 0, 0
+	// The title spans the plot; the legend starts below its height.
+	title := vg.Length(0)
+	if p.Title.Text != "" {
+		title = p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
+	}
+	entries := p.Legend
+	p.Legend = gplot.NewLegend()
+	p.Draw(plotArea)
+	p.Legend = entries
+	if legendArea.Max.X > legendArea.Min.X {
+		p.Legend.Draw(draw.Crop(legendArea, 0, 0, 0, -title))
+	}
+}
+
+// Marker returns the glyph of series i of a scatter plot: a filled circle,
+// square or triangle in turn, in the series' category colour, so that
+// the legend tells the series apart by shape as well as by colour.
+func Marker(i int) draw.GlyphStyle {
+	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
+	return draw.GlyphStyle{Color: Category(i), Radius: vg.Points(3), Shape: shapes[((i%len(shapes))+len(shapes))%len(shapes)]}
+}

@@ -1,0 +1,179 @@
+package plot
+
+import (
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// TestNiceTicks checks that the ticks are the multiples of one step of 1,
+// 2 or 5 × 10^k inside the range, labelled with separators: gonum's
+// default ticks of [78, 953] step by 400 (100, 500, 900).
+func TestNiceTicks(t *testing.T) {
+	for _, c := range []struct {
+		min, max float64
+		want     []string
+	}{
+		{78, 953, []string{"200", "400", "600", "800"}},
+		{0.1545, 78.03, []string{"20", "40", "60"}},
+		{0, 51895935, []string{"0", "10,000,000", "20,000,000", "30,000,000", "40,000,000", "50,000,000"}},
+		{-0.03, 0.0421, []string{"-0.02", "0", "0.02", "0.04"}},
+		{3.863, 4.9, []string{"4", "4.2", "4.4", "4.6", "4.8"}},
+	} {
+		ts := NiceTicks{}.Ticks(c.min, c.max)
+		var got []string
+		for _, tk := range ts {
+			got = append(got, tk.Label)
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("[%g, %g]: ticks %q, want %q", c.min, c.max, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("[%g, %g]: ticks %q, want %q", c.min, c.max, got, c.want)
+				break
+			}
+		}
+		step := ts[1].Value - ts[0].Value
+		m := step / math.Pow(10, math.Floor(math.Log10(step)))
+		if math.Abs(m-1) > 1e-9 && math.Abs(m-2) > 1e-9 && math.Abs(m-5) > 1e-9 {
+			t.Errorf("[%g, %g]: step %g is not 1, 2 or 5 × 10^k", c.min, c.max, step)
+		}
+		for _, tk := range ts {
+			if tk.Value < c.min || tk.Value > c.max {
+				t.Errorf("[%g, %g]: tick %g outside the range", c.min, c.max, tk.Value)
+			}
+		}
+	}
+	// gonum's own ticks, for the record: not round steps.
+	var def []float64
+	for _, tk := range (gplot.DefaultTicks{}).Ticks(78, 953) {
+		if tk.Label != "" {
+			def = append(def, tk.Value)
+		}
+	}
+	if len(def) == 3 && def[1]-def[0] == 400 {
+		t.Logf("gonum's default ticks of [78, 953]: %v", def)
+	}
+}
+
+// TestTickLabel checks the thousands separators and decimals of labels.
+func TestTickLabel(t *testing.T) {
+	for _, c := range []struct {
+		v, step float64
+		want    string
+	}{
+		{51895935, 1, "51,895,935"}, {-1234567, 1000, "-1,234,567"}, {0.30000000000000004, 0.1, "0.3"},
+		{-0.0000001, 0.5, "0"}, {1500.25, 0.05, "1,500.25"}, {-0.5, 0.5, "-0.5"}, {999, 1, "999"},
+	} {
+		if got := TickLabel(c.v, c.step); got != c.want {
+			t.Errorf("TickLabel(%g, %g) = %q, want %q", c.v, c.step, got, c.want)
+		}
+	}
+}
+
+// TestLegendBesideData checks that the legend's column lies right of the
+// plot's area: it never covers the data (the occupancy figure's legend of
+// 13 modes covered its curves).
+func TestLegendBesideData(t *testing.T) {
+	p := newPlot("processes per mode over time", "time (ms)", "processes")
+	for i, name := range []string{"init", "loop start", "broadcast simplex array", "done"} {
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: float64(i)}, {X: 1, Y: 16}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Add(l)
+		p.Legend.Add(name, l)
+	}
+	dc := draw.New(vgimg.New(Width, Height))
+	plotArea, legendArea := Layout(dc, p)
+	lr := p.Legend.Rectangle(legendArea)
+	if plotArea.Max.X > legendArea.Min.X {
+		t.Errorf("plot area ends at %v, right of the legend's start %v", plotArea.Max.X, legendArea.Min.X)
+	}
+	if w := lr.Max.X - lr.Min.X; legendArea.Max.X-legendArea.Min.X < w {
+		t.Errorf("legend column %v wide, its entries %v", legendArea.Max.X-legendArea.Min.X, w)
+	}
+	if plotArea.Max.X-plotArea.Min.X < Width/2 {
+		t.Errorf("plot area %v wide of %v", plotArea.Max.X-plotArea.Min.X, Width)
+	}
+	// Without entries the plot takes the whole width.
+	if a, _ := Layout(dc, newPlot("", "", "")); a.Max.X != dc.Max.X {
+		t.Errorf("no legend: plot area ends at %v, want %v", a.Max.X, dc.Max.X)
+	}
+}
+
+// TestMarkersDistinct checks that the scatter series get filled markers
+// that differ by shape or colour, in the legend as in the plot.
+func TestMarkersDistinct(t *testing.T) {
+	seen := map[[2]any]int{}
+	for i := range 6 {
+		g := Marker(i)
+		switch g.Shape.(type) {
+		case draw.CircleGlyph, draw.BoxGlyph, draw.PyramidGlyph:
+		default:
+			t.Errorf("series %d: marker %T is not a filled shape", i, g.Shape)
+		}
+		k := [2]any{g.Color, g.Shape}
+		if j, ok := seen[k]; ok {
+			t.Errorf("series %d and %d share the marker %v", j, i, k)
+		}
+		seen[k] = i
+	}
+	if Marker(0).Shape == Marker(1).Shape {
+		t.Errorf("series 0 and 1 share the shape %T", Marker(0).Shape)
+	}
+	// The legend thumbnail is drawn from the scatter's GlyphStyle.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.png")
+	if err := Scatter(path, "", "x", "y", []Series{{Name: "run 0", X: []float64{0, 1}, Y: []float64{0, 1}, Size: []float64{0, 1}},
+		{Name: "run 1", X: []float64{0, 1}, Y: []float64{1, 0}, Size: []float64{0, 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both colours appear in the legend column (the right 15%).
+	b := img.Bounds()
+	found := map[color.RGBA]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Max.X - b.Dx()*15/100; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			c := color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), 255}
+			for i := range 2 {
+				if c == Category(i) {
+					found[c] = true
+				}
+			}
+		}
+	}
+	if len(found) != 2 {
+		t.Errorf("legend column holds the colours %v, want both series' %v and %v", found, Category(0), Category(1))
+	}
+}
+
+// TestHeatMaxNotWhite checks that the largest value of a heat map is not
+// drawn white, the colour of the figure's background.
+func TestHeatMaxNotWhite(t *testing.T) {
+	if c := HeatColor(1); c == (color.RGBA{255, 255, 255, 255}) {
+		t.Errorf("HeatColor(1) = %v, white", c)
+	}
+	if c0, c1 := HeatColor(0.99), HeatColor(1); c0 == c1 {
+		t.Errorf("HeatColor(0.99) = HeatColor(1) = %v", c1)
+	}
+}
