@@ -76,7 +76,6 @@ func TestPidOneMillion(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &env); err != nil {
 		t.Fatal(err)
 	}
-	res := &env.Result
 	if res.Procs != 1 || res.Rows != 3 {
 		t.Errorf("pca: %d processes, %d states; want 1 and 3", res.Procs, res.Rows)
 	}
