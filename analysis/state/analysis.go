@@ -298,7 +298,8 @@ func (a *statesAcc) Row(r *Row) error {
 			tl := &Timeline{BeginNS: begin, WidthNS: float64(end-begin+1) / float64(n), Blocks: make([][]int32, r.P()), EndNS: end,
 				ChangeNS: make([][]int64, r.P()), ChangeBlock: make([][]int32, r.P())}
 			for p := range tl.Blocks {
-				tl.Blocks[p] = make([]int32, n)
+				// Empty, not null, for a process that never exists.
+				tl.Blocks[p], tl.ChangeNS[p], tl.ChangeBlock[p] = make([]int32, n), []int64{}, []int32{}
 			}
 			a.runs[len(a.runs)-1].Timeline = tl
 		}

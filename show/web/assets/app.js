@@ -349,7 +349,7 @@ window.Function = (function (RealFunction) {
     const end = tl.end_ns !== undefined ? tl.end_ns : tl.begin_ns + tl.width_ns * tl.blocks[0].length;
     const data = [];
     if (exact) {
-      tl.change_ns.forEach((ts, p) => ts.forEach((t0, i) => data.push([p, (t0 - tl.begin_ns) / 1e6, ((i + 1 < ts.length ? ts[i + 1] : end) - tl.begin_ns) / 1e6, tl.change_block[p][i]])));
+      tl.change_ns.forEach((ts, p) => (ts || []).forEach((t0, i) => data.push([p, (t0 - tl.begin_ns) / 1e6, ((i + 1 < ts.length ? ts[i + 1] : end) - tl.begin_ns) / 1e6, tl.change_block[p][i]])));
     } else {
       tl.blocks.forEach((row, p) => row.forEach((b, w) => data.push([p, w * tl.width_ns / 1e6, (w + 1) * tl.width_ns / 1e6, b])));
     }
