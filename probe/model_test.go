@@ -125,7 +125,10 @@ func TestValgrindBackend(t *testing.T) {
 	}
 	// The worker's stages in instructions and in small's time: one round,
 	// which restores, warms up and times every phase, so it takes longer
-	// than the timed intervals; the later rounds are none.
+	// than the timed intervals; the later rounds are none, so what is
+	// counted after the first round is the loop's exit and whatever the Go
+	// runtime does meanwhile (a few hundred instructions to a collection:
+	// 1.2 µs of small's time was seen), far under 1% of the first round.
 	c := pred.Costs
 	if c == nil || c.RoundsMade != 1 {
 		t.Fatalf("costs %+v: want one round", c)
@@ -135,7 +138,7 @@ func TestValgrindBackend(t *testing.T) {
 			t.Errorf("stage %s: %d instructions, want some", st, c.Instructions[st])
 		}
 	}
-	if c.FirstRound <= probed || c.Rounds > 1e-6 {
+	if c.FirstRound <= probed || c.Rounds > c.FirstRound/100 {
 		t.Errorf("first round %g s, later rounds %g s: want more than the timed intervals' %g s, and next to nothing", c.FirstRound, c.Rounds, probed)
 	}
 }
