@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/parscope/parscope/analysis/entropy"
+	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/analysis/pca"
@@ -33,8 +34,9 @@ import (
 	"github.com/parscope/parscope/trace"
 )
 
-// Version is the version of the Bundle's JSON layout.
-const Version = 1
+// Version is the version of the Bundle's JSON layout. 2: the mentropy
+// section is the engine's envelope.
+const Version = 2
 
 // Options tune the defaults of the analyses.
 type Options struct {
@@ -111,10 +113,11 @@ type Bundle struct {
 	// Occupancy is the occupancy analysis' envelope (engine.Envelope,
 	// whose result is an *occupancy.Report).
 	Occupancy *engine.Envelope `json:"occupancy,omitempty"`
-	MEntropy  *MEntropy        `json:"mentropy,omitempty"`
-	Comm      *Comm            `json:"comm,omitempty"`
-	Phases    []*Phases        `json:"phases,omitempty"`
-	Probe     *json.RawMessage `json:"probe,omitempty"`
+	// MEntropy is the mentropy analysis' envelope (a *mentropy.Result).
+	MEntropy *engine.Envelope `json:"mentropy,omitempty"`
+	Comm     *Comm            `json:"comm,omitempty"`
+	Phases   []*Phases        `json:"phases,omitempty"`
+	Probe    *json.RawMessage `json:"probe,omitempty"`
 }
 
 // Analysis names, as they appear in Bundle.Ran and Bundle.Skipped.
@@ -151,6 +154,7 @@ func engineRequests(t *engine.Trace, opts Options) []engine.Request {
 		pcaRequest(opts),
 		phaseSpaceRequest(opts),
 		occupancyRequest(t.Header),
+		mentropyRequest(opts),
 	}
 }
 
@@ -211,7 +215,7 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 	for _, req := range engineRequests(tr, opts) {
 		a, _ := engine.Lookup(req.Analysis)
 		var miss *engine.MissingError
-		if err := a.Applies(tr); errors.As(err, &miss) {
+		if err := a.AppliesWith(tr, req.Options); errors.As(err, &miss) {
 			b.Skipped[req.Analysis] = missingReason(miss)
 			continue
 		} else if err != nil {
@@ -225,7 +229,6 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		run    func() error
 	}
 	steps := []step{
-		{AnalysisMEntropy, when(rec["event"] > 0, "the trace has no event records"), func() (err error) { b.MEntropy, err = buildMEntropy(ctx, s, opts); return }},
 		{AnalysisComm, when(rec["send"]+rec["collective"] > 0 || len(h.Regions) > 0, "the trace has neither messages nor regions"),
 			func() (err error) { b.Comm, err = buildComm(ctx, s, opts); return }},
 		{AnalysisPhases, when(m.Stats.BBVIntervals > 0 || rec["bbv"] > 0, "the trace has no basic block vectors"),
@@ -270,6 +273,8 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 			b.PhaseSpace = env
 		case occupancy.Name:
 			b.Occupancy = env
+		case mentropy.Name:
+			b.MEntropy = env
 		}
 		b.Seconds[env.Analysis] = took
 		b.Ran = append(b.Ran, env.Analysis)

@@ -290,8 +290,6 @@ func isNil(v any) bool {
 		return true
 	case *engine.Envelope:
 		return x == nil
-	case *report.MEntropy:
-		return x == nil
 	case *report.Comm:
 		return x == nil
 	case []*report.Phases:
@@ -381,16 +379,8 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			return plot.Lines(path, fmt.Sprintf("processes per mode over time, run %d", o.Run), "time (ms)", "processes", series)
 		}})
 	}
-	if m := b.MEntropy; m != nil {
-		var series []plot.Series
-		for _, p := range m.Procs {
-			s := plot.Series{Name: fmt.Sprintf("run %d proc %d", p.Run, p.Proc)}
-			for i, x := range p.Index {
-				s.X = append(s.X, float64(x))
-				s.Y = append(s.Y, p.Max[i])
-			}
-			series = append(series, s)
-		}
+	if m, ok := b.MEntropyResult(); ok {
+		series := mentropyLines(m)
 		ps = append(ps, reportPlot{"mentropy", "modified entropy per process", func(path string) error {
 			return plot.Lines(path, "Modified entropy", "event index", "H (nats)", series)
 		}})

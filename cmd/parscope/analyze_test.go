@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 )
 
@@ -166,31 +167,20 @@ func TestAnalyzeRingAndGzip(t *testing.T) {
 		}
 	}
 	var me struct {
-		Procs []struct {
-			Proc int32     `json:"proc"`
-			Max  []float64 `json:"h_max"`
-		} `json:"procs"`
+		Result mentropy.Result `json:"result"`
 	}
 	readJSONFile(t, filepath.Join(dir, "mentropy.json"), &me)
-	var meCLI []struct {
-		Proc   int32 `json:"proc"`
-		Series []struct {
-			H float64 `json:"h"`
-		} `json:"series"`
+	meCLI := mentropyOf(t, mustRun(t, "mentropy", "--json", ring))
+	if len(me.Result.Procs) != 4 || len(meCLI.Procs) != 4 {
+		t.Fatalf("mentropy: %d and %d processes", len(me.Result.Procs), len(meCLI.Procs))
 	}
-	if err := json.Unmarshal([]byte(mustRun(t, "mentropy", "--json", ring)), &meCLI); err != nil {
-		t.Fatal(err)
-	}
-	if len(me.Procs) != 4 || len(meCLI) != 4 {
-		t.Fatalf("mentropy: %d and %d processes", len(me.Procs), len(meCLI))
-	}
-	for i, p := range me.Procs {
-		if len(p.Max) != len(meCLI[i].Series) {
-			t.Fatalf("mentropy proc %d: %d and %d points", p.Proc, len(p.Max), len(meCLI[i].Series))
+	for i, p := range me.Result.Procs {
+		if len(p.HMax) != len(meCLI.Procs[i].Steps) {
+			t.Fatalf("mentropy proc %d: %d and %d points", p.Proc, len(p.HMax), len(meCLI.Procs[i].Steps))
 		}
-		for k, h := range p.Max {
-			if h != meCLI[i].Series[k].H {
-				t.Errorf("mentropy proc %d event %d: %v in the report, %v from the command", p.Proc, k, h, meCLI[i].Series[k].H)
+		for k, h := range p.HMax {
+			if h != meCLI.Procs[i].Steps[k].H {
+				t.Errorf("mentropy proc %d event %d: %v in the report, %v from the command", p.Proc, k, h, meCLI.Procs[i].Steps[k].H)
 				break
 			}
 		}

@@ -513,8 +513,9 @@ window.Function = (function (RealFunction) {
   }
 
   async function viewMEntropy(c, t, s) {
-    const me = await api.part(t, 'mentropy');
-    const box = card(c, 'Modified entropy H per process (W = ' + me.window + ', K = ' + me.k + ', variant ' + me.variant + ', uniform probabilities)');
+    // The mentropy part is the engine's envelope: {schema_version, analysis, trace, options, result: {procs}}.
+    const env = await api.part(t, 'mentropy'), o = env.options, me = env.result;
+    const box = card(c, 'Modified entropy H per process (W = ' + o.window_events + ', K = ' + o.k + ', variant ' + o.variant + ', ' + (o.prob ? 'given' : o.learned ? 'learned' : 'uniform') + ' probabilities)');
     chart(box, 'tall', {
       tooltip: { trigger: 'axis' }, legend: { top: 0, type: 'scroll' }, grid: { left: 60, right: 20, top: 30, bottom: 70 },
       xAxis: { type: 'value', name: 'event index', nameLocation: 'middle', nameGap: 24 }, yAxis: { type: 'value', name: 'H (nats)' },
