@@ -35,8 +35,8 @@ type Params struct {
 	// WindowEvents is W, the number of previous events in the window.
 	WindowEvents int `json:"window_events" flag:"window-events" help:"W, the number of previous events in the window"`
 	// Alpha and Beta are the transition tables (Table 4's by default).
-	Alpha []float64 `json:"alpha" flag:"alpha" help:"α table, comma-separated: W+1 values for variant R, W for W (default: Özmen 2002, Table 4, for W = 4 and variant R)"`
-	Beta  []float64 `json:"beta" flag:"beta" help:"β table, comma-separated (default: Table 4's)"`
+	Alpha []float64 `json:"alpha" flag:"alpha" help:"α table, comma-separated: W+1 values for variant R, W for W (Özmen 2002, Table 4, for W = 4 and variant R, by default)"`
+	Beta  []float64 `json:"beta" flag:"beta" help:"β table, comma-separated (Table 4's by default)"`
 	// K is the constant of equation 1.
 	K float64 `json:"k" flag:"K" help:"the constant K"`
 	// Variant is R or W, Scope history or window (Config).

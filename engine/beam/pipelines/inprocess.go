@@ -7,7 +7,6 @@ import (
 
 	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/entropy"
-	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/pca"
 	"github.com/parscope/parscope/analysis/phase"
@@ -87,19 +86,11 @@ func InProcess(ctx context.Context, cfg Config) ([]byte, error) {
 		}
 		results = sums
 	case MEntropy:
-		kind, err := cfg.Of.Kind()
+		res, err := runMEntropy(ctx, s, cfg)
 		if err != nil {
 			return nil, err
 		}
-		series, err := mentropy.FromTrace(ctx, h, s.Records(store.ReadOptions{Kinds: []trace.Kind{kind}}), cfg.Of, cfg.MEntropy, cfg.Probs)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]MEntropySeries, len(series))
-		for i := range series {
-			out[i] = SeriesOf(&series[i])
-		}
-		results = out
+		results = res.Procs
 	case Phases:
 		streams, err := bbv.FromRecords(ctx, cfg.Input, s.BBV(store.ReadOptions{}), 0)
 		if err != nil {

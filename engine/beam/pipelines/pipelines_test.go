@@ -16,6 +16,7 @@ import (
 
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format"
 	_ "github.com/parscope/parscope/format/all"
 	"github.com/parscope/parscope/store"
@@ -113,9 +114,10 @@ func configs() []Config {
 		{Analysis: PCA, Shards: 5, Components: 3},
 		{Analysis: PCA, Shards: 7, TimeWeighted: true, Components: 0},
 		{Analysis: States, Shards: 6},
-		{Analysis: MEntropy, Of: mentropy.OfStates, MEntropy: mentropy.Config{Window: 4, K: 1, Alpha: table[0], Beta: table[1]}},
-		{Analysis: MEntropy, Of: mentropy.OfRegions, MEntropy: mentropy.Config{Window: 4, K: 1, Alpha: table[0], Beta: table[1]},
-			Probs: mentropy.ProbSpec{Mode: mentropy.Learned}},
+		{Analysis: MEntropy},
+		{Analysis: MEntropy, MEntropy: &mentropy.Params{Of: "states", WindowEvents: 4, K: 1, Alpha: table[0], Beta: table[1], Variant: "R", MaxPoints: 5}},
+		{Analysis: MEntropy, MEntropy: &mentropy.Params{Of: "regions", WindowEvents: 4, K: 100, Alpha: table[0], Beta: table[1], Variant: "R",
+			Learned: true, PhaseThreshold: 0.1, MinLow: 3}},
 		{Analysis: Phases, Phase: po, Chunk: 100},
 	}
 }
@@ -305,5 +307,59 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a failed run wrote %s", out)
+	}
+}
+
+// TestMEntropyIsTheEngines checks that the mentropy pipeline, which runs
+// the engine's analysis on each process's records on the workers, writes
+// the processes of the result the engine computes over the whole trace
+// in one run (what `parscope mentropy --json` and the report's section
+// hold), on a trace of messages, states and events and on the ring; and
+// that a trace without the stream's records is refused before the
+// pipeline runs, as the engine refuses it.
+func TestMEntropyIsTheEngines(t *testing.T) {
+	ctx := context.Background()
+	p := mentropy.DefaultParams()
+	p.MaxPoints, p.PhaseThreshold = 3, 0.1
+	for _, name := range []string{"stream", "ring"} {
+		s, err := store.Open(examples[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := engine.Run(ctx, s, []engine.Request{{Analysis: mentropy.Name, Options: p}})
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := res.Envelopes[0].Result.(*mentropy.Result).Procs
+		cfg := Config{Analysis: MEntropy, Input: examples[name], Output: filepath.Join(t.TempDir(), "result.json"), MEntropy: p}
+		if err := Run(ctx, cfg, "prism", 20*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(cfg.Output)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Results []mentropy.Proc `json:"results"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(want)
+		b, _ := json.Marshal(doc.Results)
+		if string(a) != string(b) || len(want) == 0 || want[0].Events == 0 || len(want[0].HMax) != 3 {
+			t.Errorf("%s: the pipeline's processes differ from the engine's:\n%.600s\nwant\n%.600s", name, b, a)
+		}
+	}
+	cfg := Config{Analysis: MEntropy, Input: examples["amoeba"], Output: filepath.Join(t.TempDir(), "result.json")}
+	if err := Run(ctx, cfg, "prism", 20*time.Second); err == nil || !strings.Contains(err.Error(), "mentropy needs event records") {
+		t.Errorf("amoeba, which has no events: error %v", err)
+	}
+	bad := mentropy.DefaultParams()
+	bad.WindowEvents = 3
+	cfg = Config{Analysis: MEntropy, Input: examples["ring"], Output: filepath.Join(t.TempDir(), "result.json"), MEntropy: bad}
+	if err := Run(ctx, cfg, "prism", 20*time.Second); err == nil || !strings.Contains(err.Error(), "--alpha and --beta are needed") {
+		t.Errorf("W = 3 with Table 4's tables: error %v", err)
 	}
 }

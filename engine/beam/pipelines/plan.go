@@ -51,10 +51,9 @@ type Config struct {
 	// name; "" for the core default) and NoCollectives leaves them out.
 	Decompose     string `json:"decompose,omitempty"`
 	NoCollectives bool   `json:"no_collectives,omitempty"`
-	// Of, MEntropy and Probs configure mentropy.
-	Of       mentropy.Of       `json:"of,omitempty"`
-	MEntropy mentropy.Config   `json:"mentropy"`
-	Probs    mentropy.ProbSpec `json:"probs"`
+	// MEntropy holds the options of mentropy (the engine's; nil: the
+	// defaults).
+	MEntropy *mentropy.Params `json:"mentropy,omitempty"`
 	// Phase configures phases; Chunk is the intervals projected per task
 	// (0: DefaultChunk).
 	Phase phase.Options `json:"phase"`
@@ -104,6 +103,11 @@ func makePlan(ctx context.Context, cfg Config) (*plan, error) {
 	m, err := store.ReadManifest(dir)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Analysis == MEntropy {
+		if err := checkMEntropy(cfg, m); err != nil {
+			return nil, err
+		}
 	}
 	shards := cfg.Shards
 	if shards <= 0 {
