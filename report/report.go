@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
@@ -35,7 +36,7 @@ import (
 )
 
 // Version is the version of the Bundle's JSON layout. 2: the mentropy
-// section is the engine's envelope.
+// and comm sections are the engine's envelopes (comm's of every run).
 const Version = 2
 
 // Options tune the defaults of the analyses.
@@ -115,9 +116,11 @@ type Bundle struct {
 	Occupancy *engine.Envelope `json:"occupancy,omitempty"`
 	// MEntropy is the mentropy analysis' envelope (a *mentropy.Result).
 	MEntropy *engine.Envelope `json:"mentropy,omitempty"`
-	Comm     *Comm            `json:"comm,omitempty"`
-	Phases   []*Phases        `json:"phases,omitempty"`
-	Probe    *json.RawMessage `json:"probe,omitempty"`
+	// Comm is the comm analysis' envelope, with the source lines its
+	// regions name.
+	Comm   *Comm            `json:"comm,omitempty"`
+	Phases []*Phases        `json:"phases,omitempty"`
+	Probe  *json.RawMessage `json:"probe,omitempty"`
 }
 
 // Analysis names, as they appear in Bundle.Ran and Bundle.Skipped.
@@ -155,6 +158,7 @@ func engineRequests(t *engine.Trace, opts Options) []engine.Request {
 		phaseSpaceRequest(opts),
 		occupancyRequest(t.Header),
 		mentropyRequest(opts),
+		commRequest(),
 	}
 }
 
@@ -229,8 +233,6 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		run    func() error
 	}
 	steps := []step{
-		{AnalysisComm, when(rec["send"]+rec["collective"] > 0 || len(h.Regions) > 0, "the trace has neither messages nor regions"),
-			func() (err error) { b.Comm, err = buildComm(ctx, s, opts); return }},
 		{AnalysisPhases, when(m.Stats.BBVIntervals > 0 || rec["bbv"] > 0, "the trace has no basic block vectors"),
 			func() (err error) { b.Phases, err = buildPhases(ctx, s); return }},
 	}
@@ -275,6 +277,8 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 			b.Occupancy = env
 		case mentropy.Name:
 			b.MEntropy = env
+		case comm.Name:
+			b.Comm = &Comm{Envelope: env}
 		}
 		b.Seconds[env.Analysis] = took
 		b.Ran = append(b.Ran, env.Analysis)

@@ -245,10 +245,16 @@ func TestRingBundle(t *testing.T) {
 	if got := strings.Join(b.Ran, ","); got != "overview,mentropy,comm,probe" {
 		t.Errorf("ran %s", got)
 	}
-	if got, want := strings.Join(calls, ", "), "overview, mentropy 0/3, comm 2/3,  3/3"; got != want {
+	if got, want := strings.Join(calls, ", "), "overview, mentropy, comm 0/3,  3/3"; got != want {
 		t.Errorf("progress calls %q, want %q", got, want)
 	}
-	c := b.Comm
+	if len(b.Comm.Report().Runs) != 1 || b.Comm.Options.(*comm.Params).MaxSide != CommMaxSide {
+		t.Fatalf("comm: %+v", b.Comm.Envelope)
+	}
+	c := struct {
+		comm.RunReport
+		Sources map[string][]string
+	}{b.Comm.Report().Runs[0], b.Comm.Sources}
 	if c.Procs != 4 || len(c.Nodes) != 3 || len(c.Matrices) != 3 || c.Group != 1 || len(c.Sources["ring.f"]) != 120 {
 		t.Fatalf("comm: %d procs, %d nodes, group %d, %d source lines", c.Procs, len(c.Nodes), c.Group, len(c.Sources["ring.f"]))
 	}
@@ -304,22 +310,6 @@ func TestGzipPhases(t *testing.T) {
 	}
 	if end != 383 {
 		t.Errorf("stretches end at %d", end)
-	}
-}
-
-func TestCoarsen(t *testing.T) {
-	m := comm.NewMatrix(3)
-	for i := range m.Bytes {
-		m.Bytes[i] = int64(i + 1)
-		m.Count[i] = 1
-	}
-	c := coarsen(m, 2)
-	// [1 2 3; 4 5 6; 7 8 9] in 2×2 blocks.
-	if c.N != 2 || !slices.Equal(c.Bytes, []int64{12, 9, 15, 9}) || !slices.Equal(c.Count, []int64{4, 2, 2, 1}) {
-		t.Errorf("coarsen: %+v", c)
-	}
-	if coarsen(m, 1) != m {
-		t.Error("coarsen by 1 copied the matrix")
 	}
 }
 

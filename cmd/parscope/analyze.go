@@ -385,19 +385,25 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			return plot.Lines(path, "Modified entropy", "event index", "H (nats)", series)
 		}})
 	}
-	if c := b.Comm; c != nil {
-		ps = append(ps, reportPlot{"comm", "communication matrices", func(path string) error {
-			maps := []plot.Heat{{Title: "whole program", Values: c.Matrices[0].Aggregate.Values(false)}}
-			for _, id := range c.RankOwn.ByVolume {
-				if len(maps) > maxSubPlots {
-					break
-				}
-				if c.Matrices[id].Own.Pairs() > 0 {
-					maps = append(maps, plot.Heat{Title: c.Path(id), Values: c.Matrices[id].Own.Values(false)})
-				}
+	if b.Comm != nil {
+		for _, c := range b.Comm.Report().Runs {
+			name, title := "comm", "Communication matrices (bytes; structures alone)"
+			if len(b.Comm.Report().Runs) > 1 {
+				name, title = fmt.Sprintf("comm-run%d", c.Run), fmt.Sprintf("Communication matrices of run %d (bytes; structures alone)", c.Run)
 			}
-			return plot.HeatMaps(path, maps, plot.HeatOptions{Title: "Communication matrices (bytes; structures alone)", Unit: "bytes", Log: true})
-		}})
+			ps = append(ps, reportPlot{name, "communication matrices", func(path string) error {
+				maps := []plot.Heat{{Title: "whole program", Values: c.Matrices[0].Aggregate.Values(false)}}
+				for _, id := range c.RankOwn.ByVolume {
+					if len(maps) > maxSubPlots {
+						break
+					}
+					if c.Matrices[id].Own.Pairs() > 0 {
+						maps = append(maps, plot.Heat{Title: c.Path(id), Values: c.Matrices[id].Own.Values(false)})
+					}
+				}
+				return plot.HeatMaps(path, maps, plot.HeatOptions{Title: title, Unit: "bytes", Log: true})
+			}})
+		}
 	}
 	for _, p := range b.Phases {
 		res := &phase.Result{Intervals: p.Intervals, K: p.K, Hints: phase.Hints{Runs: p.Stretches, InitEnd: p.InitEnd, Period: p.Period}}

@@ -153,11 +153,19 @@ func TestAnalyzeRingAndGzip(t *testing.T) {
 			} `json:"own"`
 		} `json:"nodes"`
 	}
-	var c, cCLI nodes
-	readJSONFile(t, filepath.Join(dir, "comm.json"), &c)
-	if err := json.Unmarshal([]byte(mustRun(t, "comm", "--json", ring)), &cCLI); err != nil {
+	var cr, cCLIr struct {
+		Result struct {
+			Runs []nodes `json:"runs"`
+		} `json:"result"`
+	}
+	readJSONFile(t, filepath.Join(dir, "comm.json"), &cr)
+	if err := json.Unmarshal([]byte(mustRun(t, "comm", "--json", ring)), &cCLIr); err != nil {
 		t.Fatal(err)
 	}
+	if len(cr.Result.Runs) != 1 || len(cCLIr.Result.Runs) != 1 {
+		t.Fatalf("comm: %d and %d runs", len(cr.Result.Runs), len(cCLIr.Result.Runs))
+	}
+	c, cCLI := cr.Result.Runs[0], cCLIr.Result.Runs[0]
 	if len(c.Nodes) != 3 || len(c.Nodes) != len(cCLI.Nodes) {
 		t.Fatalf("comm: %d and %d nodes", len(c.Nodes), len(cCLI.Nodes))
 	}

@@ -391,8 +391,10 @@ window.Function = (function (RealFunction) {
     draw();
   }
 
-  async function viewComm(c, t, s) {
-    const cm = await api.part(t, 'comm');
+  async function viewComm(c, t, s, runIndex) {
+    // The comm part is the engine's envelope, result: {runs, regions}, with the report's sources beside it.
+    const part = await api.part(t, 'comm'), runs = part.result.runs, k = Math.min(runIndex || 0, runs.length - 1);
+    const cm = Object.assign({}, runs[k], { regions: part.result.regions, sources: part.sources });
     let aggregate = true, counts = false, selected = new Set([0]);
     const ctl = el('div', { class: 'controls' });
     c.append(ctl);
@@ -467,6 +469,7 @@ window.Function = (function (RealFunction) {
     const agg = el('input', { type: 'checkbox', onchange: () => { aggregate = agg.checked; drawAll(); } });
     agg.checked = aggregate;
     const cnt = el('input', { type: 'checkbox', onchange: () => { counts = cnt.checked; drawMatrix(); } });
+    if (runs.length > 1) ctl.append(select('run', runs.map((r, i) => [i, 'run ' + r.run]), k, v => { c.replaceChildren(); viewComm(c, t, s, Number(v)); }));
     ctl.append(el('label', {}, agg, ' with nested structures'), el('label', {}, cnt, ' message counts instead of bytes'),
       el('span', { class: 'note' }, 'run ' + cm.run + ', ' + cm.procs + ' processes, ' + fmt(cm.matched) + ' matched messages' + (cm.decomposition ? ', collectives decomposed ' + cm.decomposition : '')));
     drawAll();
