@@ -1,9 +1,7 @@
 package comm
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/trace"
@@ -129,36 +127,32 @@ func init() {
 type analysis struct {
 	h    *trace.Header
 	p    *Params
-	runs map[int32]*Accumulator
-	last *Accumulator
+	runs engine.PerRun[*Accumulator]
 }
 
 func newAnalysis(t *engine.Trace, p *Params) (*analysis, error) {
 	if _, err := p.Options(0); err != nil {
 		return nil, err
 	}
-	return &analysis{h: t.Header, p: p, runs: map[int32]*Accumulator{}}, nil
+	a := &analysis{h: t.Header, p: p}
+	a.runs.New = func(run int32) (*Accumulator, error) {
+		o, err := p.Options(run)
+		if err != nil {
+			return nil, err
+		}
+		return newAccumulator(a.h, o)
+	}
+	return a, nil
 }
 
 // Add implements engine.Accumulator.
 func (a *analysis) Add(batch []trace.Record) error {
 	for i := range batch {
-		r := &batch[i]
-		acc := a.last
-		if acc == nil || acc.opts.Run != r.Run {
-			if acc = a.runs[r.Run]; acc == nil {
-				o, err := a.p.Options(r.Run)
-				if err != nil {
-					return err
-				}
-				if acc, err = newAccumulator(a.h, o); err != nil {
-					return err
-				}
-				a.runs[r.Run] = acc
-			}
-			a.last = acc
+		acc, err := a.runs.Of(batch[i].Run)
+		if err != nil {
+			return err
 		}
-		if err := acc.Add(r); err != nil {
+		if err := acc.Add(&batch[i]); err != nil {
 			return err
 		}
 	}
@@ -172,32 +166,20 @@ func (a *analysis) Merge(o engine.Accumulator) error {
 	if !ok {
 		return fmt.Errorf("comm: merging a %T", o)
 	}
-	for run, y := range b.runs {
-		x := a.runs[run]
-		if x == nil {
-			a.runs[run] = y
-			continue
-		}
-		if err := x.Merge(y); err != nil {
-			return err
-		}
-	}
-	b.runs, b.last, a.last = nil, nil, nil
-	return nil
+	return a.runs.Merge(&b.runs, func(_ int32, x, y *Accumulator) error { return x.Merge(y) })
 }
 
 // Result implements engine.Accumulator.
 func (a *analysis) Result() (any, error) {
 	rep := &Report{Runs: []RunReport{}, Regions: map[int32]trace.RegionDef{}}
-	for _, acc := range a.runs {
-		rep.Runs = append(rep.Runs, NewRunReport(acc.Result(), a.p.MaxSide))
-	}
-	slices.SortFunc(rep.Runs, func(x, y RunReport) int { return cmp.Compare(x.Run, y.Run) })
 	used := map[int32]bool{}
-	for _, r := range rep.Runs {
+	for _, run := range a.runs.Runs() {
+		acc, _ := a.runs.Get(run)
+		r := NewRunReport(acc.Result(), a.p.MaxSide)
 		for _, n := range r.Nodes {
 			used[n.Region] = true
 		}
+		rep.Runs = append(rep.Runs, r)
 	}
 	for _, r := range a.h.Regions {
 		if used[r.ID] {
