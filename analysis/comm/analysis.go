@@ -57,7 +57,9 @@ type Report struct {
 	Regions map[int32]trace.RegionDef `json:"regions"`
 }
 
-// RunReport is the communication per code structure of one run.
+// RunReport is the communication per code structure of one run, its
+// nodes in canonical order (Result.Canonical), whichever order the records
+// were read in.
 type RunReport struct {
 	*Result
 	// RankOwn and RankAggregate order the structures by their
@@ -175,7 +177,7 @@ func (a *analysis) Result() (any, error) {
 	used := map[int32]bool{}
 	for _, run := range a.runs.Runs() {
 		acc, _ := a.runs.Get(run)
-		r := NewRunReport(acc.Result(), a.p.MaxSide)
+		r := NewRunReport(acc.Result().Canonical(), a.p.MaxSide)
 		for _, n := range r.Nodes {
 			used[n.Region] = true
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/parscope/parscope/analysis/pca"
 	"github.com/parscope/parscope/analysis/phase"
 	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format/bbv"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
@@ -113,20 +114,11 @@ func InProcess(ctx context.Context, cfg Config) ([]byte, error) {
 		}
 		results = res
 	case Comm:
-		opts, err := commOptions(cfg)
+		res, err := engine.Run(ctx, s, []engine.Request{{Analysis: comm.Name, Options: cfg.commParams()}})
 		if err != nil {
 			return nil, err
 		}
-		var out []*CommResult
-		for _, ri := range h.Runs {
-			opts.Run = ri.ID
-			res, err := comm.Analyze(ctx, h, s.Records(store.ReadOptions{Runs: []int32{ri.ID}}), opts)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, CanonicalComm(res))
-		}
-		results = out
+		results = res.Envelopes[0].Result.(*comm.Report).Runs
 	default:
 		return nil, fmt.Errorf("unknown analysis %q", cfg.Analysis)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -71,17 +70,6 @@ func (cfg Config) mentropyParams() *mentropy.Params {
 		return mentropy.DefaultParams()
 	}
 	return cfg.MEntropy
-}
-
-// checkMEntropy refuses, before the pipeline runs, options the analysis
-// refuses and a trace without the records of the stream.
-func checkMEntropy(cfg Config, m *store.Manifest) error {
-	p := cfg.mentropyParams()
-	if _, _, _, err := p.Config(); err != nil {
-		return err
-	}
-	a, _ := engine.Lookup(mentropy.Name)
-	return a.AppliesWith(&engine.Trace{Name: filepath.Base(cfg.Input), Header: &m.Header, Stats: &m.Stats}, p)
 }
 
 // processSource is a store whose records are those of one process of one

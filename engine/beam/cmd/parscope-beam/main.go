@@ -20,6 +20,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/spf13/pflag"
 
+	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/phase"
 	"github.com/parscope/parscope/engine"
@@ -72,8 +73,11 @@ func main() {
 	case pipelines.Occupancy:
 		fl.StringVar(&cfg.Start, "start", "", "the mode processes are in before their first state")
 	case pipelines.Comm:
-		fl.StringVar(&cfg.Decompose, "decompose", "", "how collectives are decomposed (default: the core's)")
-		fl.BoolVar(&cfg.NoCollectives, "no-collectives", false, "leave collectives out")
+		// The options of parscope comm, bound as for mentropy.
+		cfg.Comm = comm.DefaultParams()
+		if err := bindGoFlags(fl, cfg.Comm); err != nil {
+			fail(err)
+		}
 	case pipelines.MEntropy:
 		// The options of parscope mentropy, bound the same way (the flags of
 		// the engine's options struct), on Go's flag set.
