@@ -210,7 +210,7 @@ func TestServeParts(t *testing.T) {
 		t.Errorf("comm: ring.f source has %d lines", len(lines))
 	}
 	res, body := get(t, s, "/api/traces/0/comm")
-	if res.StatusCode != http.StatusNotFound || !bytes.Contains(body, []byte("neither messages nor regions")) {
+	if res.StatusCode != http.StatusNotFound || !bytes.Contains(body, []byte("the trace has no send or recv or collective or enter records")) {
 		t.Errorf("/api/traces/0/comm: %d %s", res.StatusCode, body)
 	}
 }
