@@ -51,6 +51,10 @@ type Analysis struct {
 	// Needs lists the record kinds of which the trace must hold at least
 	// one for the analysis to apply; empty when it applies to every trace.
 	Needs []trace.Kind
+	// NeedsOf, when set, returns the record kinds the analysis needs with
+	// the options opts (a pointer returned by Options), when they depend
+	// on the options; Needs are then those of the defaults.
+	NeedsOf func(opts any) []trace.Kind
 	// Feeds returns the record kinds the accumulator is given for the
 	// options opts (a pointer returned by Options). Nil means Needs.
 	Feeds func(opts any) []trace.Kind
@@ -204,18 +208,26 @@ func (e *MissingError) Error() string {
 	return fmt.Sprintf("%s: %s needs %s records, and the trace has none", e.Trace, e.Analysis, strings.Join(names, " or "))
 }
 
-// Applies returns nil when the trace t holds what a needs, else a
-// *MissingError.
-func (a *Analysis) Applies(t *Trace) error {
-	if len(a.Needs) == 0 {
+// Applies returns nil when the trace t holds what a needs with its
+// default options, else a *MissingError.
+func (a *Analysis) Applies(t *Trace) error { return a.AppliesWith(t, nil) }
+
+// AppliesWith returns nil when the trace t holds what a needs with the
+// options opts (nil: the defaults), else a *MissingError.
+func (a *Analysis) AppliesWith(t *Trace, opts any) error {
+	needs := a.Needs
+	if a.NeedsOf != nil && opts != nil {
+		needs = a.NeedsOf(opts)
+	}
+	if len(needs) == 0 {
 		return nil
 	}
-	for _, k := range a.Needs {
+	for _, k := range needs {
 		if t.Count(k) > 0 {
 			return nil
 		}
 	}
-	return &MissingError{Trace: t.Name, Analysis: a.Name, Needs: a.Needs}
+	return &MissingError{Trace: t.Name, Analysis: a.Name, Needs: needs}
 }
 
 // Source is a trace the engine can read: a *store.Store is one.
@@ -297,7 +309,7 @@ func resolve(t *Trace, req Request) (*Analysis, any, error) {
 	} else if want, got := fmt.Sprintf("%T", a.Options()), fmt.Sprintf("%T", opts); want != got {
 		return nil, nil, fmt.Errorf("%s: options of type %s, want %s", a.Name, got, want)
 	}
-	if err := a.Applies(t); err != nil {
+	if err := a.AppliesWith(t, opts); err != nil {
 		return nil, nil, err
 	}
 	return a, opts, nil

@@ -15,8 +15,9 @@ import (
 // tag as its usage and the field's current value as its default; parsing
 // fs then sets the fields. Every face binds the same struct, so the flag
 // names and defaults are the same in `parscope` and `parscope-beam`.
-// Fields may be string, bool, int, int64, float64, []string, []int32 (a
-// list of numbers and ranges: 4,5,6 or 1-3) or time.Duration (a Go
+// Fields may be string, bool, int, int64, float64, []string, []float64
+// (comma-separated), []int32 (a list of numbers and ranges: 4,5,6 or 1-3)
+// or time.Duration (a Go
 // duration such as 1ms, or a number of nanoseconds); the fields of an
 // embedded struct are bound as the struct's own.
 func BindFlags(fs *pflag.FlagSet, opts any) error {
@@ -54,6 +55,8 @@ func BindFlags(fs *pflag.FlagSet, opts any) error {
 			fs.Float64Var(p, name, *p, help)
 		case *[]string:
 			fs.StringSliceVar(p, name, *p, help)
+		case *[]float64:
+			fs.Float64SliceVar(p, name, *p, help)
 		case *[]int32:
 			fs.Var((*idList)(p), name, help)
 		case *time.Duration:

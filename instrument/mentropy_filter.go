@@ -211,12 +211,12 @@ func (f *EntropyFilter) Counts(proc int) (kept, dropped int64) {
 const DefaultEntropyThreshold = 0.1
 
 // DefaultEntropyConfig is the modified entropy configuration of Özmen's
-// (2002) Table 4 (W = 4, variant R, α = 0.5 0.7 0.8 0.9 0.99, β = 0.5 0.3
-// 0.2 0.1 0.01; docs/paper-oracles.md 1.3) with K = 100, the constant of
-// the filter's figures in docs/modified-entropy.md. It is the default of
-// `parscope mentropy` and of the filter in rewritten programs and the
-// examples. Each call returns fresh tables.
+// (2002) Table 4 (mentropy.Table4) with K = 100, the constant of the
+// filter's figures in docs/modified-entropy.md. It is the table of the
+// filter in rewritten programs and the examples. Each call returns fresh
+// tables.
 func DefaultEntropyConfig() mentropy.Config {
-	return mentropy.Config{Window: 4, K: 100, Variant: mentropy.VariantR,
-		Alpha: []float64{0.5, 0.7, 0.8, 0.9, 0.99}, Beta: []float64{0.5, 0.3, 0.2, 0.1, 0.01}}
+	c := mentropy.Table4()
+	c.K = 100
+	return c
 }

@@ -22,7 +22,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/entropy"
+	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/analysis/pca"
@@ -33,8 +35,9 @@ import (
 	"github.com/parscope/parscope/trace"
 )
 
-// Version is the version of the Bundle's JSON layout.
-const Version = 1
+// Version is the version of the Bundle's JSON layout. 2: the mentropy
+// and comm sections are the engine's envelopes (comm's of every run).
+const Version = 2
 
 // Options tune the defaults of the analyses.
 type Options struct {
@@ -111,10 +114,13 @@ type Bundle struct {
 	// Occupancy is the occupancy analysis' envelope (engine.Envelope,
 	// whose result is an *occupancy.Report).
 	Occupancy *engine.Envelope `json:"occupancy,omitempty"`
-	MEntropy  *MEntropy        `json:"mentropy,omitempty"`
-	Comm      *Comm            `json:"comm,omitempty"`
-	Phases    []*Phases        `json:"phases,omitempty"`
-	Probe     *json.RawMessage `json:"probe,omitempty"`
+	// MEntropy is the mentropy analysis' envelope (a *mentropy.Result).
+	MEntropy *engine.Envelope `json:"mentropy,omitempty"`
+	// Comm is the comm analysis' envelope, with the source lines its
+	// regions name.
+	Comm   *Comm            `json:"comm,omitempty"`
+	Phases []*Phases        `json:"phases,omitempty"`
+	Probe  *json.RawMessage `json:"probe,omitempty"`
 }
 
 // Analysis names, as they appear in Bundle.Ran and Bundle.Skipped.
@@ -151,6 +157,8 @@ func engineRequests(t *engine.Trace, opts Options) []engine.Request {
 		pcaRequest(opts),
 		phaseSpaceRequest(opts),
 		occupancyRequest(),
+		mentropyRequest(opts),
+		commRequest(),
 	}
 }
 
@@ -211,7 +219,7 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 	for _, req := range engineRequests(tr, opts) {
 		a, _ := engine.Lookup(req.Analysis)
 		var miss *engine.MissingError
-		if err := a.Applies(tr); errors.As(err, &miss) {
+		if err := a.AppliesWith(tr, req.Options); errors.As(err, &miss) {
 			b.Skipped[req.Analysis] = missingReason(miss)
 			continue
 		} else if err != nil {
@@ -225,9 +233,6 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		run    func() error
 	}
 	steps := []step{
-		{AnalysisMEntropy, when(rec["event"] > 0, "the trace has no event records"), func() (err error) { b.MEntropy, err = buildMEntropy(ctx, s, opts); return }},
-		{AnalysisComm, when(rec["send"]+rec["collective"] > 0 || len(h.Regions) > 0, "the trace has neither messages nor regions"),
-			func() (err error) { b.Comm, err = buildComm(ctx, s, opts); return }},
 		{AnalysisPhases, when(m.Stats.BBVIntervals > 0 || rec["bbv"] > 0, "the trace has no basic block vectors"),
 			func() (err error) { b.Phases, err = buildPhases(ctx, s); return }},
 	}
@@ -270,6 +275,10 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 			b.PhaseSpace = env
 		case occupancy.Name:
 			b.Occupancy = env
+		case mentropy.Name:
+			b.MEntropy = env
+		case comm.Name:
+			b.Comm = &Comm{Envelope: env}
 		}
 		b.Seconds[env.Analysis] = took
 		b.Ran = append(b.Ran, env.Analysis)

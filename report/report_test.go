@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -297,10 +296,16 @@ func TestRingBundle(t *testing.T) {
 	if got := strings.Join(b.Ran, ","); got != "overview,mentropy,comm,probe" {
 		t.Errorf("ran %s", got)
 	}
-	if got, want := strings.Join(calls, ", "), "overview 0/3, mentropy 1/3, comm 2/3,  3/3"; got != want {
+	if got, want := strings.Join(calls, ", "), "overview, mentropy, comm 0/3,  3/3"; got != want {
 		t.Errorf("progress calls %q, want %q", got, want)
 	}
-	c := b.Comm
+	if len(b.Comm.Report().Runs) != 1 || b.Comm.Options.(*comm.Params).MaxSide != CommMaxSide {
+		t.Fatalf("comm: %+v", b.Comm.Envelope)
+	}
+	c := struct {
+		comm.RunReport
+		Sources map[string][]string
+	}{b.Comm.Report().Runs[0], b.Comm.Sources}
 	if c.Procs != 4 || len(c.Nodes) != 3 || len(c.Matrices) != 3 || c.Group != 1 || len(c.Sources["ring.f"]) != 120 {
 		t.Fatalf("comm: %d procs, %d nodes, group %d, %d source lines", c.Procs, len(c.Nodes), c.Group, len(c.Sources["ring.f"]))
 	}
@@ -309,11 +314,12 @@ func TestRingBundle(t *testing.T) {
 	if tb != c.Nodes[0].Aggregate.Bytes || tc != c.Nodes[0].Aggregate.Messages || tb == 0 {
 		t.Errorf("root matrix %d bytes in %d messages, node says %d in %d", tb, tc, c.Nodes[0].Aggregate.Bytes, c.Nodes[0].Aggregate.Messages)
 	}
-	if len(b.MEntropy.Procs) != 4 || b.MEntropy.Procs[0].Events == 0 {
-		t.Errorf("mentropy: %+v", b.MEntropy)
+	me, ok := b.MEntropyResult()
+	if !ok || len(me.Procs) != 4 || me.Procs[0].Events == 0 || b.MEntropy.Options.(*mentropy.Params).MaxPoints != DefaultMaxPoints {
+		t.Fatalf("mentropy: %+v", b.MEntropy)
 	}
-	for _, p := range b.MEntropy.Procs {
-		if len(p.Index) != p.Events || len(p.Max) != p.Events {
+	for _, p := range me.Procs {
+		if len(p.Index) != p.Events || len(p.HMax) != p.Events || p.Steps != nil {
 			t.Errorf("proc %d: %d points for %d events (no bucketing expected)", p.Proc, len(p.Index), p.Events)
 		}
 	}
@@ -355,22 +361,6 @@ func TestGzipPhases(t *testing.T) {
 	}
 	if end != 383 {
 		t.Errorf("stretches end at %d", end)
-	}
-}
-
-func TestCoarsen(t *testing.T) {
-	m := comm.NewMatrix(3)
-	for i := range m.Bytes {
-		m.Bytes[i] = int64(i + 1)
-		m.Count[i] = 1
-	}
-	c := coarsen(m, 2)
-	// [1 2 3; 4 5 6; 7 8 9] in 2×2 blocks.
-	if c.N != 2 || !slices.Equal(c.Bytes, []int64{12, 9, 15, 9}) || !slices.Equal(c.Count, []int64{4, 2, 2, 1}) {
-		t.Errorf("coarsen: %+v", c)
-	}
-	if coarsen(m, 1) != m {
-		t.Error("coarsen by 1 copied the matrix")
 	}
 }
 
@@ -465,56 +455,6 @@ func TestOccupancyWindowsUnchanged(t *testing.T) {
 			if !slices.EqualFunc(o.ProcessesPerWindow, want[o.Run], near) {
 				t.Errorf("%s run %d: processes per mode over time differ from the macrostate trace's:\n%v\nwant\n%v", filepath.Base(path), o.Run, o.ProcessesPerWindow[:4], want[o.Run][:4])
 			}
-		}
-	}
-}
-
-// TestMEntropyStreamedUnchanged checks that the modified entropy buckets,
-// now summed as the events stream by, are those computed from the whole
-// series kept in memory (mentropy.FromTrace), with and without bucketing.
-func TestMEntropyStreamedUnchanged(t *testing.T) {
-	ring, _ := filepath.Glob(filepath.Join(examples, "ring", "ring.*.trace"))
-	path := importExample(t, "ring", "", ring...)
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c := mentropy.Config{Window: MEntropyWindow, K: 1, Alpha: mentropyAlpha, Beta: mentropyBeta, Variant: mentropy.VariantR}
-	series, err := mentropy.FromTrace(context.Background(), s.Header(), s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindEvent}}),
-		mentropy.OfEvents, c, mentropy.ProbSpec{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, points := range []int{7, DefaultMaxPoints} {
-		want := &MEntropy{Window: c.Window, K: c.K, Variant: string(c.Variant)}
-		for _, ps := range series {
-			n := len(ps.Steps)
-			p := MEntropyProc{Run: ps.Run, Proc: ps.Proc, Events: n, Alphabet: ps.Alphabet.Names()}
-			buckets := min(n, points)
-			for b := range buckets {
-				lo, hi := b*n/buckets, (b+1)*n/buckets
-				mx, sum := ps.Steps[lo].H, 0.0
-				for _, st := range ps.Steps[lo:hi] {
-					mx = max(mx, st.H)
-					sum += st.H
-				}
-				p.Index = append(p.Index, lo)
-				p.T = append(p.T, ps.T[lo])
-				p.Max = append(p.Max, mx)
-				p.Mean = append(p.Mean, sum/float64(hi-lo))
-			}
-			want.Procs = append(want.Procs, p)
-		}
-		got, err := buildMEntropy(context.Background(), s, Options{MaxPoints: points})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) || len(got.Procs) != 4 {
-			t.Errorf("%d points: streamed %+v\nwant %+v", points, got.Procs[0], want.Procs[0])
-		}
-		if points == 7 && len(got.Procs[0].Max) != 7 {
-			t.Errorf("%d buckets, want 7", len(got.Procs[0].Max))
 		}
 	}
 }

@@ -173,7 +173,7 @@ func TestSourcesOnlyFromSourceDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := map[string]bool{}
-	for _, r := range b.Comm.Regions {
+	for _, r := range b.Comm.Report().Regions {
 		files[r.File] = true
 	}
 	if !files["../outside/secret.txt"] || !files[filepath.Join(outside, "secret.txt")] {

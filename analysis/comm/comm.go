@@ -191,6 +191,16 @@ type Accumulator struct {
 
 // New returns an Accumulator for run opts.Run of a trace with header h.
 func New(h *trace.Header, opts Options) (*Accumulator, error) {
+	a, err := newAccumulator(h, opts)
+	if err != nil {
+		return nil, fmt.Errorf("comm: %w", err)
+	}
+	return a, nil
+}
+
+// newAccumulator is New, its errors without the package's name (the
+// engine names the analysis).
+func newAccumulator(h *trace.Header, opts Options) (*Accumulator, error) {
 	var n int
 	found := false
 	for _, r := range h.Runs {
@@ -199,10 +209,10 @@ func New(h *trace.Header, opts Options) (*Accumulator, error) {
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("comm: the trace has no run %d", opts.Run)
+		return nil, fmt.Errorf("the trace has no run %d", opts.Run)
 	}
 	if n <= 0 || n > MaxProcs {
-		return nil, fmt.Errorf("comm: run %d has %d processes (want 1..%d)", opts.Run, n, MaxProcs)
+		return nil, fmt.Errorf("run %d has %d processes (want 1..%d)", opts.Run, n, MaxProcs)
 	}
 	a := &Accumulator{h: h, idx: trace.NewIndex(h), opts: opts, n: n,
 		children: map[childKey]int{}, comms: trace.NewCommunicators(h, n), coll: map[collKey]*decomposition{}}

@@ -433,3 +433,56 @@ func (r *Result) Rank(aggregate bool) Ranking {
 	})
 	return rk
 }
+
+// Canonical returns the result with its nodes numbered in canonical order:
+// the root first, then by path (Path), ties by the chain of region ids
+// from the root. Creation order depends on which process entered a
+// structure first, so accumulators of different processes merged in any
+// order (Accumulator.Merge) and one pass over the whole trace number the
+// nodes differently; in canonical order their results are equal. The
+// matrices are shared with r.
+func (r *Result) Canonical() *Result {
+	n := len(r.Nodes)
+	chain := make([]string, n)
+	paths := make([]string, n)
+	for i, nd := range r.Nodes {
+		if nd.Parent >= 0 && nd.Parent < i {
+			chain[i] = chain[nd.Parent] + "/"
+		}
+		chain[i] += strconv.Itoa(int(nd.Region))
+		paths[i] = r.Path(i)
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if a == 0 || b == 0 { // the root first
+			return a - b
+		}
+		if c := strings.Compare(paths[a], paths[b]); c != 0 {
+			return c
+		}
+		return strings.Compare(chain[a], chain[b])
+	})
+	newID := make([]int, n)
+	for to, from := range order {
+		newID[from] = to
+	}
+	out := &Result{Run: r.Run, Procs: r.Procs, Decomposition: r.Decomposition, Matched: r.Matched, Problems: r.Problems, Nodes: make([]Node, n)}
+	for to, from := range order {
+		nd := r.Nodes[from]
+		nd.ID = to
+		if nd.Parent >= 0 {
+			nd.Parent = newID[nd.Parent]
+		}
+		var kids []int
+		for _, c := range nd.Children {
+			kids = append(kids, newID[c])
+		}
+		slices.Sort(kids)
+		nd.Children = kids
+		out.Nodes[to] = nd
+	}
+	return out
+}

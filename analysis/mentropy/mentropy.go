@@ -236,6 +236,17 @@ func (c Case) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (c Case) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (c *Case) UnmarshalText(b []byte) error {
+	for _, x := range []Case{Beta, Alpha, First} {
+		if x.String() == string(b) {
+			*c = x
+			return nil
+		}
+	}
+	return fmt.Errorf("mentropy: unknown case %q (want alpha, beta or first)", b)
+}
+
 // Step is the modified entropy of one event.
 type Step struct {
 	H  float64 `json:"h"`   // modified entropy, nats

@@ -135,10 +135,20 @@ type Builder struct {
 
 // NewBuilder returns a Builder for run opts.Run of a trace with header h.
 func NewBuilder(h *trace.Header, opts Options) (*Builder, error) {
+	b, err := newBuilder(h, opts)
+	if err != nil {
+		return nil, fmt.Errorf("ocs: %w", err)
+	}
+	return b, nil
+}
+
+// newBuilder is NewBuilder, its errors without the package's name (the
+// engine names the analysis).
+func newBuilder(h *trace.Header, opts Options) (*Builder, error) {
 	acc, err := comm.New(h, comm.Options{Run: opts.Run, Decompose: opts.Decompose, NoCollectives: opts.NoCollectives, NoMatch: true,
 		UnknownCommAsWorld: opts.UnknownCommAsWorld})
 	if err != nil {
-		return nil, fmt.Errorf("ocs: %w", err)
+		return nil, err
 	}
 	var n int
 	for _, r := range h.Runs {

@@ -252,8 +252,6 @@ func isNil(v any) bool {
 		return true
 	case *engine.Envelope:
 		return x == nil
-	case *report.MEntropy:
-		return x == nil
 	case *report.Comm:
 		return x == nil
 	case []*report.Phases:
@@ -343,33 +341,31 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			return plot.Lines(path, fmt.Sprintf("processes per mode over time, run %d", o.Run), "time (ms)", "processes", series)
 		}})
 	}
-	if m := b.MEntropy; m != nil {
-		var series []plot.Series
-		for _, p := range m.Procs {
-			s := plot.Series{Name: fmt.Sprintf("run %d proc %d", p.Run, p.Proc)}
-			for i, x := range p.Index {
-				s.X = append(s.X, float64(x))
-				s.Y = append(s.Y, p.Max[i])
-			}
-			series = append(series, s)
-		}
+	if m, ok := b.MEntropyResult(); ok {
+		series := mentropyLines(m)
 		ps = append(ps, reportPlot{"mentropy", "modified entropy per process", func(path string) error {
 			return plot.Lines(path, "Modified entropy", "event index", "H (nats)", series)
 		}})
 	}
-	if c := b.Comm; c != nil {
-		ps = append(ps, reportPlot{"comm", "communication matrices", func(path string) error {
-			maps := []plot.Heat{{Title: "whole program", Values: c.Matrices[0].Aggregate.Values(false)}}
-			for _, id := range c.RankOwn.ByVolume {
-				if len(maps) > maxSubPlots {
-					break
-				}
-				if c.Matrices[id].Own.Pairs() > 0 {
-					maps = append(maps, plot.Heat{Title: c.Path(id), Values: c.Matrices[id].Own.Values(false)})
-				}
+	if b.Comm != nil {
+		for _, c := range b.Comm.Report().Runs {
+			name, title := "comm", "Communication matrices (bytes; structures alone)"
+			if len(b.Comm.Report().Runs) > 1 {
+				name, title = fmt.Sprintf("comm-run%d", c.Run), fmt.Sprintf("Communication matrices of run %d (bytes; structures alone)", c.Run)
 			}
-			return plot.HeatMaps(path, maps, plot.HeatOptions{Title: "Communication matrices (bytes; structures alone)", Unit: "bytes", Log: true})
-		}})
+			ps = append(ps, reportPlot{name, "communication matrices", func(path string) error {
+				maps := []plot.Heat{{Title: "whole program", Values: c.Matrices[0].Aggregate.Values(false)}}
+				for _, id := range c.RankOwn.ByVolume {
+					if len(maps) > maxSubPlots {
+						break
+					}
+					if c.Matrices[id].Own.Pairs() > 0 {
+						maps = append(maps, plot.Heat{Title: c.Path(id), Values: c.Matrices[id].Own.Values(false)})
+					}
+				}
+				return plot.HeatMaps(path, maps, plot.HeatOptions{Title: title, Unit: "bytes", Log: true})
+			}})
+		}
 	}
 	for _, p := range b.Phases {
 		res := &phase.Result{Intervals: p.Intervals, K: p.K, Hints: phase.Hints{Runs: p.Stretches, InitEnd: p.InitEnd, Period: p.Period}}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 )
 
@@ -153,11 +154,19 @@ func TestAnalyzeRingAndGzip(t *testing.T) {
 			} `json:"own"`
 		} `json:"nodes"`
 	}
-	var c, cCLI nodes
-	readJSONFile(t, filepath.Join(dir, "comm.json"), &c)
-	if err := json.Unmarshal([]byte(mustRun(t, "comm", "--json", ring)), &cCLI); err != nil {
+	var cr, cCLIr struct {
+		Result struct {
+			Runs []nodes `json:"runs"`
+		} `json:"result"`
+	}
+	readJSONFile(t, filepath.Join(dir, "comm.json"), &cr)
+	if err := json.Unmarshal([]byte(mustRun(t, "comm", "--json", ring)), &cCLIr); err != nil {
 		t.Fatal(err)
 	}
+	if len(cr.Result.Runs) != 1 || len(cCLIr.Result.Runs) != 1 {
+		t.Fatalf("comm: %d and %d runs", len(cr.Result.Runs), len(cCLIr.Result.Runs))
+	}
+	c, cCLI := cr.Result.Runs[0], cCLIr.Result.Runs[0]
 	if len(c.Nodes) != 3 || len(c.Nodes) != len(cCLI.Nodes) {
 		t.Fatalf("comm: %d and %d nodes", len(c.Nodes), len(cCLI.Nodes))
 	}
@@ -167,31 +176,20 @@ func TestAnalyzeRingAndGzip(t *testing.T) {
 		}
 	}
 	var me struct {
-		Procs []struct {
-			Proc int32     `json:"proc"`
-			Max  []float64 `json:"h_max"`
-		} `json:"procs"`
+		Result mentropy.Result `json:"result"`
 	}
 	readJSONFile(t, filepath.Join(dir, "mentropy.json"), &me)
-	var meCLI []struct {
-		Proc   int32 `json:"proc"`
-		Series []struct {
-			H float64 `json:"h"`
-		} `json:"series"`
+	meCLI := mentropyOf(t, mustRun(t, "mentropy", "--json", ring))
+	if len(me.Result.Procs) != 4 || len(meCLI.Procs) != 4 {
+		t.Fatalf("mentropy: %d and %d processes", len(me.Result.Procs), len(meCLI.Procs))
 	}
-	if err := json.Unmarshal([]byte(mustRun(t, "mentropy", "--json", ring)), &meCLI); err != nil {
-		t.Fatal(err)
-	}
-	if len(me.Procs) != 4 || len(meCLI) != 4 {
-		t.Fatalf("mentropy: %d and %d processes", len(me.Procs), len(meCLI))
-	}
-	for i, p := range me.Procs {
-		if len(p.Max) != len(meCLI[i].Series) {
-			t.Fatalf("mentropy proc %d: %d and %d points", p.Proc, len(p.Max), len(meCLI[i].Series))
+	for i, p := range me.Result.Procs {
+		if len(p.HMax) != len(meCLI.Procs[i].Steps) {
+			t.Fatalf("mentropy proc %d: %d and %d points", p.Proc, len(p.HMax), len(meCLI.Procs[i].Steps))
 		}
-		for k, h := range p.Max {
-			if h != meCLI[i].Series[k].H {
-				t.Errorf("mentropy proc %d event %d: %v in the report, %v from the command", p.Proc, k, h, meCLI[i].Series[k].H)
+		for k, h := range p.HMax {
+			if h != meCLI.Procs[i].Steps[k].H {
+				t.Errorf("mentropy proc %d event %d: %v in the report, %v from the command", p.Proc, k, h, meCLI.Procs[i].Steps[k].H)
 				break
 			}
 		}

@@ -3,36 +3,38 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/comm"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/report"
 	"github.com/parscope/parscope/show/plot"
-	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
-// commReport is what `parscope comm --json` prints.
+// commReport is what `parscope comm` prints of one run.
 type commReport struct {
-	Trace string `json:"trace"`
+	Trace string
 	*comm.Result
-	Aggregate bool         `json:"aggregate"`
-	Ranking   comm.Ranking `json:"ranking"`
+	Aggregate bool
+	Ranking   comm.Ranking
 	// Selection is the matrix of the selected structures (the whole
 	// program when none is selected).
-	Selection commSelection `json:"selection"`
+	Selection commSelection
 	// Sources are the source lines of the selected structures, read from
 	// inside the --source-dir directories (none without them).
-	Sources []commSource `json:"sources,omitempty"`
+	Sources []commSource
 }
 
 // commSource is the source of one selected structure: its lines from the
 // first to the last (at most maxSourceLines), or why they were not read.
 type commSource struct {
+	Run       int32    `json:"run"`
 	Structure string   `json:"structure"`
 	File      string   `json:"file"`
 	Line      int32    `json:"line"`
@@ -58,7 +60,7 @@ func commSources(h *trace.Header, res *comm.Result, nodes []int, dirs []string) 
 		if n.Region < 0 || !ok || r.File == "" || r.Line <= 0 {
 			continue
 		}
-		cs := commSource{Structure: res.Path(id), File: r.File, Line: r.Line, EndLine: r.EndLine}
+		cs := commSource{Run: res.Run, Structure: res.Path(id), File: r.File, Line: r.Line, EndLine: r.EndLine}
 		lines, err := report.SourceLines(dirs, r.File)
 		if err != nil {
 			cs.Error = err.Error()
@@ -77,10 +79,22 @@ func commSources(h *trace.Header, res *comm.Result, nodes []int, dirs []string) 
 	return out
 }
 
+// commSelection is the matrix of the selected structures of a run.
 type commSelection struct {
+	Run        int32        `json:"run"`
 	Structures []string     `json:"structures"`
 	Nodes      []int        `json:"nodes"`
 	Matrix     *comm.Matrix `json:"matrix"`
+}
+
+// commOutput is what `parscope comm --json` prints: the analysis'
+// envelope (what the report's comm section holds), and beside it, when
+// asked for, the matrix of the structures --structure selects in each run
+// and the source lines of those structures (--source-dir).
+type commOutput struct {
+	*engine.Envelope
+	Selection []commSelection `json:"selection,omitempty"`
+	Sources   []commSource    `json:"sources,omitempty"`
 }
 
 // maxTableProcs is the largest n whose matrix is printed as a table.
@@ -93,20 +107,18 @@ const maxRanked = 10
 const maxSubPlots = 3
 
 func init() {
+	params := comm.DefaultParams()
 	var (
-		structures   []string
-		treeOnly     bool
-		aggregate    bool
-		decompose    string
-		noColl       bool
-		unknownWorld bool
-		noWS         bool
-		run          int32
-		plotPath     string
-		scale        string
-		counts       bool
-		asJSON       bool
-		sourceDirs   []string
+		structures []string
+		treeOnly   bool
+		aggregate  bool
+		runs       string
+		run        int32
+		plotPath   string
+		scale      string
+		counts     bool
+		asJSON     bool
+		sourceDirs []string
 	)
 	cmd := &cobra.Command{
 		Use:   "comm TRACE",
@@ -115,7 +127,8 @@ func init() {
 (regions nested as they were entered; a trace without regions is a single
 root, "program") and for every structure the bytes and messages sent inside
 it, the communication degree (distinct partners per process, the largest
-shown) and the working sets (the pairs used per entry of the structure).
+shown) and the working sets (the pairs used per entry of the structure), for
+every run (--runs selects some).
 
 A message belongs to the innermost region open on its sender when it is
 posted. Matrices come from the sends; receives are matched against them and
@@ -127,21 +140,32 @@ Without --aggregate a structure counts alone; with it, with everything nested
 in it. --structure (repeatable; a label, a path like LOOP_100/IF_101, or #id)
 selects structures whose summed matrix is printed (as a table for up to 16
 processes) and plotted; without it the whole program's matrix is shown and
---plot draws it beside the matrices of its largest loops (Figures 9–11).
+--plot draws it beside the matrices of its largest loops (Figures 9–11), for
+the first run analysed.
+
+--json prints the result in the envelope every face shares (docs/results.md):
+every run's tree, rankings and matrices (summed in groups of adjacent
+processes above --max-side), as the report holds them.
 
 With --source-dir, the source lines of the selected structures are printed
 from the file their region names, looked up inside the directories given
 only (no ".." escape, no absolute path or symbolic link leading out: a
 trace is untrusted input); without it no source file is read.`,
 		Example: `  parscope comm ring.pst
-  parscope comm --tree ring.pst
+  parscope comm --tree --runs 1 ring.pst
   parscope comm --structure IF_101 --plot if101.png ring.pst
-  parscope comm --aggregate --decompose binomial --plot side.svg --json ring.pst`,
+  parscope comm --aggregate --decompose binomial --plot side.svg ring.pst
+  parscope comm --json ring.pst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			alg, err := trace.ParseDecomposition(decompose)
-			if err != nil {
-				return usagef("--decompose: %v", err)
+			if cmd.Flags().Changed("run") {
+				if runs != "" {
+					return usagef("--run and --runs exclude each other")
+				}
+				runs = strconv.Itoa(int(run))
+			}
+			if _, err := params.Options(0); err != nil {
+				return usagef("--%v", err)
 			}
 			if scale != "log" && scale != "linear" {
 				return usagef("--scale %q: want log or linear", scale)
@@ -152,64 +176,86 @@ trace is untrusted input); without it no source file is read.`,
 			if err := checkSourceDirs(sourceDirs); err != nil {
 				return err
 			}
-			s, err := openTrace(cmd, args[0])
+			env, s, err := runOne(cmd, args[0], comm.Name, params, runs)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := needRecords(s, "comm", trace.KindSend, trace.KindCollective, trace.KindEnter); err != nil {
-				return err
-			}
-			opts := comm.Options{Run: run, Decompose: alg, NoCollectives: noColl, WorkingSets: !noWS, UnknownCommAsWorld: unknownWorld}
-			rd := s.Records(store.ReadOptions{Runs: []int32{run},
-				Kinds: []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindSend, trace.KindRecv, trace.KindCollective}})
-			res, err := comm.Analyze(cmd.Context(), s.Header(), rd, opts)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			sel := commSelection{Structures: structures}
-			if len(structures) == 0 {
-				sel.Structures, sel.Nodes = []string{comm.RootName}, []int{0}
-			}
-			for _, name := range structures {
-				ids := res.Find(name)
-				if len(ids) == 0 {
-					return usagef("--structure %q: no such structure in %s (see --tree)", name, args[0])
+			for _, r := range env.Runs {
+				if !slices.ContainsFunc(s.Header().Runs, func(ri trace.RunInfo) bool { return ri.ID == r }) {
+					return fmt.Errorf("%s: the trace has no run %d", args[0], r)
 				}
-				sel.Nodes = append(sel.Nodes, ids...)
 			}
-			selAggregate := aggregate || len(structures) == 0
-			if sel.Matrix, err = res.Select(sel.Nodes, selAggregate); err != nil {
-				return err
+			rep := env.Result.(*comm.Report)
+			if len(rep.Runs) == 0 && !asJSON {
+				return fmt.Errorf("%s: no run selected has messages, collectives or regions", args[0])
 			}
-			if plotPath != "" {
-				if err := plotComm(plotPath, res, sel, aggregate, counts, scale == "log"); err != nil {
+			var out []commReport
+			for _, r := range rep.Runs {
+				res := r.Result
+				sel := commSelection{Run: res.Run, Structures: structures}
+				if len(structures) == 0 {
+					sel.Structures, sel.Nodes = []string{comm.RootName}, []int{0}
+				}
+				for _, name := range structures {
+					ids := res.Find(name)
+					if len(ids) == 0 {
+						return usagef("--structure %q: no such structure in run %d of %s (see --tree)", name, res.Run, args[0])
+					}
+					sel.Nodes = append(sel.Nodes, ids...)
+				}
+				if sel.Matrix, err = res.Select(sel.Nodes, aggregate || len(structures) == 0); err != nil {
+					return err
+				}
+				cr := commReport{Trace: args[0], Result: res, Aggregate: aggregate, Ranking: r.RankOwn, Selection: sel}
+				if aggregate {
+					cr.Ranking = r.RankAggregate
+				}
+				if len(sourceDirs) > 0 {
+					cr.Sources = commSources(s.Header(), res, sel.Nodes, sourceDirs)
+				}
+				out = append(out, cr)
+			}
+			if plotPath != "" && len(out) > 0 {
+				if err := plotComm(plotPath, out[0].Result, out[0].Selection, aggregate, counts, scale == "log"); err != nil {
 					return err
 				}
 			}
-			rep := commReport{Trace: args[0], Result: res, Aggregate: aggregate, Ranking: res.Rank(aggregate), Selection: sel}
-			if len(sourceDirs) > 0 {
-				rep.Sources = commSources(s.Header(), res, sel.Nodes, sourceDirs)
-			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), rep)
+				o := commOutput{Envelope: env}
+				for _, cr := range out {
+					if len(structures) > 0 {
+						o.Selection = append(o.Selection, cr.Selection)
+					}
+					o.Sources = append(o.Sources, cr.Sources...)
+				}
+				return writeJSON(cmd.OutOrStdout(), o)
 			}
-			return printComm(cmd.OutOrStdout(), rep, treeOnly)
+			for i, cr := range out {
+				if i > 0 {
+					fmt.Fprintln(cmd.OutOrStdout())
+				}
+				if err := printComm(cmd.OutOrStdout(), cr, treeOnly); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 	fl := cmd.Flags()
+	if err := engine.BindFlags(fl, params); err != nil {
+		panic(err)
+	}
 	fl.StringArrayVar(&structures, "structure", nil, "select a structure by label, path or #id (repeatable)")
 	fl.BoolVar(&treeOnly, "tree", false, "print only the code-structure tree")
 	fl.BoolVar(&aggregate, "aggregate", false, "count each structure with everything nested in it")
-	fl.StringVar(&decompose, "decompose", "linear", "how collectives become messages: linear, binomial or ring")
-	fl.BoolVar(&noColl, "no-collectives", false, "leave collectives out")
-	fl.BoolVar(&unknownWorld, "unknown-comm-as-world", false, "decompose collectives on communicators of unknown members over every process (else they are reported and left out)")
-	fl.BoolVar(&noWS, "no-working-sets", false, "skip the working sets (less memory on long traces)")
+	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	fl.Int32Var(&run, "run", 0, "the run to analyse")
-	fl.StringVar(&plotPath, "plot", "", "draw the heat map(s) to this .png or .svg")
+	fl.MarkDeprecated("run", "use --runs")
+	fl.StringVar(&plotPath, "plot", "", "draw the heat map(s) of the first run analysed to this .png or .svg")
 	fl.StringVar(&scale, "scale", "log", "heat-map scale: log or linear")
 	fl.BoolVar(&counts, "counts", false, "plot message counts instead of bytes")
-	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	fl.StringArrayVar(&sourceDirs, "source-dir", nil, "a directory holding the program's source files, to print the lines of the selected structures; only files inside it are read (repeatable; without it no source file is read)")
 	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)

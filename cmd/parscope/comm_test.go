@@ -11,12 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/realdata"
 	"github.com/parscope/parscope/show/plot"
 )
 
-// commJSON is the part of `comm --json` the tests read.
-type commJSON struct {
+// commRunJSON is the part of a run of `comm --json`'s result the tests read.
+type commRunJSON struct {
+	Run           int32  `json:"run"`
 	Procs         int    `json:"procs"`
 	Decomposition string `json:"decomposition"`
 	Matched       int64  `json:"matched"`
@@ -38,25 +40,65 @@ type commJSON struct {
 		UnmatchedSends int64 `json:"unmatched_sends"`
 		UnmatchedRecvs int64 `json:"unmatched_recvs"`
 	}
-	Ranking struct {
-		ByVolume []int `json:"by_volume"`
-		ByDegree []int `json:"by_degree"`
-	}
+	RankOwn       commRanking `json:"ranking_own"`
+	RankAggregate commRanking `json:"ranking_aggregate"`
+	Matrices      []struct {
+		Aggregate commMatrixJSON `json:"aggregate"`
+	} `json:"matrices"`
+}
+
+type commRanking struct {
+	ByVolume []int `json:"by_volume"`
+	ByDegree []int `json:"by_degree"`
+}
+
+type commMatrixJSON struct {
+	N            int
+	Bytes, Count []int64
+}
+
+// commJSON is run 0 of `comm --json`, its ranking (alone, or aggregate
+// with --aggregate) and its selection (the whole program's aggregate
+// matrix without --structure).
+type commJSON struct {
+	commRunJSON
+	Ranking   commRanking
 	Selection struct {
 		Nodes  []int
-		Matrix struct {
-			N            int
-			Bytes, Count []int64
-		}
+		Matrix commMatrixJSON
 	}
 }
 
 func commRun(t *testing.T, args ...string) commJSON {
 	t.Helper()
-	var r commJSON
+	var env struct {
+		SchemaVersion int `json:"schema_version"`
+		Result        struct {
+			Runs []commRunJSON `json:"runs"`
+		} `json:"result"`
+		Selection []struct {
+			Run    int32
+			Nodes  []int
+			Matrix commMatrixJSON
+		} `json:"selection"`
+	}
 	out := mustRun(t, append([]string{"comm", "--json"}, args...)...)
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
+	if err := json.Unmarshal([]byte(out), &env); err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+	if env.SchemaVersion != engine.SchemaVersion || len(env.Result.Runs) == 0 || env.Result.Runs[0].Run != 0 {
+		t.Fatalf("not comm's envelope of run 0: %.300s", out)
+	}
+	r := commJSON{commRunJSON: env.Result.Runs[0], Ranking: env.Result.Runs[0].RankOwn}
+	if slices.Contains(args, "--aggregate") {
+		r.Ranking = r.RankAggregate
+	}
+	r.Selection.Nodes, r.Selection.Matrix = []int{0}, r.Matrices[0].Aggregate
+	if len(env.Selection) > 0 {
+		if env.Selection[0].Run != 0 {
+			t.Fatalf("selection of run %d first", env.Selection[0].Run)
+		}
+		r.Selection.Nodes, r.Selection.Matrix = env.Selection[0].Nodes, env.Selection[0].Matrix
 	}
 	return r
 }
@@ -212,8 +254,13 @@ func TestCommErrors(t *testing.T) {
 			t.Errorf("comm %v: exit %d, stderr %q", args, code, stderr)
 		}
 	}
-	if _, stderr, code := run(t, "comm", "--run", "3", pst); code != 1 || !strings.Contains(stderr, "no run 3") {
-		t.Errorf("--run 3: exit %d, %q", code, stderr)
+	for _, args := range [][]string{{"--run", "3"}, {"--runs", "0,3"}} {
+		if _, stderr, code := run(t, append(append([]string{"comm"}, args...), pst)...); code != 1 || !strings.Contains(stderr, "no run 3") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+	if _, stderr, code := run(t, "comm", "--run", "0", "--runs", "0", pst); code != 2 || !strings.Contains(stderr, "exclude each other") {
+		t.Errorf("--run with --runs: exit %d, %q", code, stderr)
 	}
 }
 
@@ -338,5 +385,27 @@ func TestCommSourceDir(t *testing.T) {
 		if strings.Contains(out, "SECRET") || len(s.Sources) != 1 || s.Sources[0].Error == "" || s.Sources[0].Lines != nil {
 			t.Errorf("region file %s: %+v", name, s.Sources)
 		}
+	}
+}
+
+// TestCommGolden pins the JSON result of the ring example (docs/results.md
+// shows it): the code-structure tree of its one run, rankings and matrices.
+func TestCommGolden(t *testing.T) {
+	pst := importRing(t)
+	js := mustRun(t, "comm", "--unknown-comm-as-world", "--json", pst)
+	golden := filepath.Join("testdata", "results", "comm.golden.json")
+	if *update {
+		os.WriteFile(golden, []byte(js), 0o644)
+	}
+	if want, err := os.ReadFile(golden); err != nil || js != string(want) {
+		t.Errorf("comm --json differs from %s (%v; run with -update to accept):\n%s", golden, err, js)
+	}
+	r := commRun(t, "--unknown-comm-as-world", pst)
+	if r.Procs != 4 || len(r.Nodes) != 3 || r.Nodes[2].Name != "IF_101" || r.Nodes[2].Parent != 1 || r.Selection.Matrix.N != 4 {
+		t.Errorf("ring: %+v", r.commRunJSON)
+	}
+	// --run is --runs of one run, deprecated.
+	if a, b := mustRun(t, "comm", "--unknown-comm-as-world", "--json", "--run", "0", pst), mustRun(t, "comm", "--unknown-comm-as-world", "--json", "--runs", "0", pst); a != b || !strings.Contains(a, `"runs": [`) {
+		t.Errorf("--run 0 and --runs 0 differ:\n%.300s\n%.300s", a, b)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/entropy"
+	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/analysis/pca"
@@ -235,6 +237,67 @@ var faceCases = []faceCase{
 			for i, r := range ps.Runs {
 				if !slices.Equal(r.Index, pc.Result.Runs[i].Index) || r.States != pc.Result.Runs[i].States || len(r.Points) != len(r.Index) {
 					t.Errorf("run %d: %d points, PCA's %d", r.Run, len(r.Index), len(pc.Result.Runs[i].Index))
+				}
+			}
+		},
+	},
+	{
+		name:    mentropy.Name,
+		section: func(b *report.Bundle) *engine.Envelope { return b.MEntropy },
+		args: func(env *engine.Envelope) []string {
+			return []string{"--max-points", strconv.Itoa(env.Options.(*mentropy.Params).MaxPoints)}
+		},
+		applies: func(name string) bool { return name != "amoeba" },
+		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindEvent && r.Proc == 2 && r.T > 10_000) },
+		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
+			// Every event of both runs, each process's series summed into
+			// at most max_points points, the first event first.
+			me := env.Result.(*mentropy.Result)
+			var ov struct {
+				Result overview.Result `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(mustRun(t, "overview", "--json", pst)), &ov); err != nil {
+				t.Fatal(err)
+			}
+			events := 0
+			for _, p := range me.Procs {
+				events += p.Events
+				if n := len(p.Index); n == 0 || n > report.DefaultMaxPoints || p.Index[0] != 0 || len(p.HMax) != n || len(p.HMean) != n || p.Steps != nil {
+					t.Errorf("run %d process %d: %d points of %d events", p.Run, p.Proc, n, p.Events)
+				}
+			}
+			if len(me.Procs) != 12 || int64(events) != ov.Result.Records["event"] || events == 0 {
+				t.Errorf("mentropy of the mixed trace: %d processes, %d events (the overview counts %d): %.300s", len(me.Procs), events, ov.Result.Records["event"], fromCLI)
+			}
+		},
+	},
+	{
+		name: comm.Name,
+		section: func(b *report.Bundle) *engine.Envelope {
+			if b.Comm == nil {
+				return nil
+			}
+			return b.Comm.Envelope
+		},
+		args: func(env *engine.Envelope) []string {
+			p := env.Options.(*comm.Params)
+			return []string{"--decompose", p.Decompose, "--max-side", strconv.Itoa(p.MaxSide)}
+		},
+		applies: func(name string) bool { return name != "amoeba" },
+		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindSend && r.Proc == 2 && r.T > 10_000) },
+		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
+			// Every run, not run 0 only: the report used to show run 0.
+			rep := env.Result.(*comm.Report)
+			if len(rep.Runs) != 2 {
+				t.Fatalf("comm of the mixed trace: %d runs: %.300s", len(rep.Runs), fromCLI)
+			}
+			for i, r := range rep.Runs {
+				root := r.Nodes[0].Aggregate
+				if r.Run != int32(i) || r.Procs != 6 || root.Messages == 0 || r.Matched == 0 || len(r.Matrices) != len(r.Nodes) || r.Group != 1 {
+					t.Errorf("run %d: %d procs, root %+v, matched %d", r.Run, r.Procs, root, r.Matched)
+				}
+				if b, c := r.Matrices[0].Aggregate.Totals(); b != root.Bytes || c != root.Messages {
+					t.Errorf("run %d: root matrix %d bytes in %d messages, node %d in %d", r.Run, b, c, root.Bytes, root.Messages)
 				}
 			}
 		},

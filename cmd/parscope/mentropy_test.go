@@ -4,15 +4,21 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parscope/parscope/analysis/mentropy"
+	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
 )
 
 // Table 3 of Özmen (2002) through the CLI: variant W, Table 2, p = A .2 B .4 C .4.
 func TestMentropyStreamTable3(t *testing.T) {
-	out := mustRun(t, "mentropy", "--variant", "W", "--window", "4", "--alpha", "0.1,0.3,0.6,0.9",
+	out := mustRun(t, "mentropy", "--variant", "W", "--window-events", "4", "--alpha", "0.1,0.3,0.6,0.9",
 		"--beta", "0.45,0.35,0.2,0.05", "--K", "100", "--prob", "A=0.2,B=0.4,C=0.4", "--csv",
 		"--stream", "A B B B B "+strings.Repeat("C ", 16)+"A")
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
@@ -43,15 +49,27 @@ func TestMentropyStreamTable3(t *testing.T) {
 func TestMentropyStreamTable4(t *testing.T) {
 	stream := "prog_st recv1 " + strings.Repeat("do_calc ", 100) + "send_res prog_sp"
 	out := mustRun(t, "mentropy", "--K", "100", "--json", "--stream", stream)
-	var got []mentropyProc
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatal(err)
-	}
+	got := mentropyOf(t, out).Procs
 	want := map[int]string{0: "6.931472", 2: "6.931472", 3: "0.499345", 4: "0.024992", 5: "0.000743", 80: "0.000004", 102: "0.921034", 103: "6.931472"}
 	for i, w := range want {
-		if g := fmt.Sprintf("%.6f", got[0].Series[i].H); g != w {
+		if g := fmt.Sprintf("%.6f", got[0].Steps[i].H); g != w {
 			t.Errorf("event %d: %s, want %s", i, g, w)
 		}
+		if got[0].HMax[i] != got[0].Steps[i].H || got[0].HMean[i] != got[0].Steps[i].H || got[0].Index[i] != i {
+			t.Errorf("event %d: point %d %v %v, step %v", i, got[0].Index[i], got[0].HMax[i], got[0].HMean[i], got[0].Steps[i].H)
+		}
+	}
+	// Summed into 4 points: 26 events each, the largest and mean H.
+	pts := mentropyOf(t, mustRun(t, "mentropy", "--K", "100", "--json", "--max-points", "4", "--stream", stream)).Procs[0]
+	if fmt.Sprint(pts.Index) != "[0 26 52 78]" || pts.Steps != nil || fmt.Sprintf("%.6f", pts.HMax[3]) != "6.931472" || fmt.Sprintf("%.6f", pts.HMax[1]) != "0.000004" {
+		t.Errorf("4 points: index %v, h_max %v, steps %d", pts.Index, pts.HMax, len(pts.Steps))
+	}
+	sum := 0.0
+	for _, st := range got[0].Steps[:26] {
+		sum += st.H
+	}
+	if m := pts.HMean[0]; m != sum/26 || fmt.Sprintf("%.4f", m) != "0.8200" {
+		t.Errorf("mean H of the first 26 events %v, want %v", m, sum/26)
 	}
 }
 
@@ -61,13 +79,20 @@ func TestMentropyBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--stream", "A B", "--window", "0"}, 2, "--alpha and --beta are needed"},
+		{[]string{"--stream", "A B", "--window-events", "0"}, 2, "--alpha and --beta are needed"},
+		{[]string{"--stream", "A B", "--window-events", "3"}, 2, "the default tables are Table 4's, for W = 4 and variant R"},
+		{[]string{"--stream", "A B", "--variant", "W"}, 2, "--alpha and --beta are needed"},
+		{[]string{"--stream", "A B", "--window-events", "0", "--alpha", "0.5", "--beta", "0.5"}, 2, "need W ≥ 1"},
 		{[]string{"--stream", "A B", "--window", "0", "--alpha", "0.5", "--beta", "0.5"}, 2, "need W ≥ 1"},
+		{[]string{"--stream", "A B", "--max-points", "-1"}, 2, "must not be negative"},
+		{[]string{"--stream", "A B", "--prob", "A=1", "--learned"}, 2, "exclude each other"},
+		{[]string{"--stream", "A B", "--of", "calls"}, 2, `unknown stream "calls"`},
 		{[]string{"--stream", "A B", "--alpha", "0.5,0.5", "--beta", "0.5,0.5"}, 2, "alpha table has 2 rows, variant R with W = 4 needs 5"},
 		{[]string{"--stream", "A B", "--alpha", "0.5,0.7,0.8,0.9,1", "--beta", "0.5,0.3,0.2,0.1,0.01"}, 2, "alpha[4] = 1"},
 		{[]string{"--stream", "A B", "--prob", "A=0.5,B=0.6"}, 1, "probabilities do not sum to 1 (sum 1.1)"},
 		{[]string{"--stream", "A B", "--prob", "A=1"}, 1, `unknown event "B": not in the probability table`},
 		{[]string{"--stream", "A B", "--prob", "A=x"}, 2, "expected a number"},
+		{[]string{"--stream", "A B", "--alpha", "x"}, 2, "--alpha"},
 		{[]string{"--stream", "A B", "--variant", "Q"}, 2, `unknown variant "Q"`},
 		{[]string{}, 2, "either a TRACE.pst or --stream"},
 		{[]string{"--stream", "A", "--K", "0"}, 2, "--K 0: need a positive constant"},
@@ -101,10 +126,7 @@ func TestMentropyMasterWorkerPhases(t *testing.T) {
 	}
 	png := filepath.Join(t.TempDir(), "mw.png")
 	out := mustRun(t, "mentropy", "--K", "100", "--json", "--phase-threshold", "0.1", "--plot", png, pst)
-	var got []mentropyProc
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatal(err)
-	}
+	got := mentropyOf(t, out).Procs
 	if len(got) != 4 {
 		t.Fatalf("%d processes", len(got))
 	}
@@ -123,5 +145,105 @@ func TestMentropyMasterWorkerPhases(t *testing.T) {
 	}
 	if _, _, code := run(t, "mentropy", "--of", "states", "--csv", pst); code != 0 {
 		t.Errorf("--of states: exit %d", code)
+	}
+}
+
+// mentropyOf decodes the envelope `parscope mentropy --json` prints.
+func mentropyOf(t *testing.T, out string) *mentropy.Result {
+	t.Helper()
+	var env struct {
+		SchemaVersion int             `json:"schema_version"`
+		Analysis      string          `json:"analysis"`
+		Result        mentropy.Result `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(out), &env); err != nil {
+		t.Fatalf("%v in %.300s", err, out)
+	}
+	if env.SchemaVersion != engine.SchemaVersion || env.Analysis != mentropy.Name {
+		t.Fatalf("not the mentropy envelope: %.300s", out)
+	}
+	return &env.Result
+}
+
+// writeMasterSlaveStore writes Özmen's (2002) master/slave streams, cut
+// short, as the named events of two processes (10 ns apart), with an event
+// of the entropy filter's dropped counts that is not part of the stream.
+func writeMasterSlaveStore(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "masterslave.pst")
+	w, err := store.Create(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	h := w.Header()
+	h.Meta.ClockResolution = 1
+	h.Runs = []trace.RunInfo{{ID: 0, Procs: 2}}
+	names := map[string]int32{}
+	for _, stream := range []string{"prog_st send1 send2 recv_res recv_res recv_res recv_res prog_sp", "prog_st recv1 do_calc do_calc do_calc do_calc do_calc do_calc send_res prog_sp"} {
+		for _, n := range strings.Fields(stream) {
+			if _, ok := names[n]; !ok {
+				names[n] = int32(len(names))
+				h.Events = append(h.Events, trace.EventDef{ID: names[n], Name: n})
+			}
+		}
+	}
+	h.Events = append(h.Events, trace.EventDef{ID: 99, Name: mentropy.DroppedEvent})
+	for p, stream := range []string{"prog_st send1 send2 recv_res recv_res recv_res recv_res prog_sp", "prog_st recv1 do_calc do_calc do_calc do_calc do_calc do_calc send_res prog_sp"} {
+		for i, n := range strings.Fields(stream) {
+			if err := w.Add(trace.Event(0, int32(p), int64(10*i), names[n], 0)); err != nil {
+				t.Fatal(err)
+			}
+			if p == 1 && i == 5 {
+				if err := w.Add(trace.Event(0, 1, 55, 99, 3)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestMentropyGolden pins the JSON result (docs/results.md shows it) of
+// the master/slave streams, every event kept, with phases; and checks that
+// summing the series into points keeps their largest H.
+func TestMentropyGolden(t *testing.T) {
+	pst := writeMasterSlaveStore(t)
+	js := mustRun(t, "mentropy", "--K", "100", "--phase-threshold", "0.1", "--min-low", "2", "--json", pst)
+	golden := filepath.Join("testdata", "results", "mentropy.golden.json")
+	if *update {
+		os.WriteFile(golden, []byte(js), 0o644)
+	}
+	if want, err := os.ReadFile(golden); err != nil || js != string(want) {
+		t.Errorf("mentropy --json differs from %s (%v; run with -update to accept):\n%s", golden, err, js)
+	}
+	r := mentropyOf(t, js)
+	if len(r.Procs) != 2 || r.Procs[1].Events != 10 || len(r.Procs[1].Steps) != 10 || r.Procs[1].Steps[2].Window != "recv1 prog_st * *" {
+		t.Fatalf("master/slave: %+v", r.Procs)
+	}
+	// The slave: a peak at each change, H falling along the do_calc run
+	// (Table 4: 0.499345 at the first repeat);
+	// phases split where H rises after 2 low events.
+	s := r.Procs[1]
+	if fmt.Sprintf("%.6f", s.Steps[3].H) != "0.499345" || s.Steps[3].Case != mentropy.Alpha || s.Steps[3].I != 1 {
+		t.Errorf("slave event 3: %+v", s.Steps[3])
+	}
+	var ph []string
+	for _, p := range s.Phases {
+		ph = append(ph, fmt.Sprintf("%d-%d %s", p.Start, p.End, p.Dominant))
+	}
+	if got := strings.Join(ph, ", "); got != "0-7 do_calc, 8-9 send_res" {
+		t.Errorf("slave phases %s", got)
+	}
+	pts := mentropyOf(t, mustRun(t, "mentropy", "--K", "100", "--max-points", "2", "--runs", "0", "--procs", "1", "--json", pst))
+	if len(pts.Procs) != 1 || fmt.Sprint(pts.Procs[0].Index) != "[0 5]" || pts.Procs[0].HMax[1] != max(s.Steps[5].H, s.Steps[8].H, s.Steps[9].H) {
+		t.Errorf("2 points of process 1: %+v", pts.Procs)
+	}
+	text := mustRun(t, "mentropy", "--K", "100", "--max-points", "2", pst)
+	if !strings.Contains(text, "run 0 process 1: 10 events, 5 event types") || !strings.Contains(text, "index  t   H max") {
+		t.Errorf("text:\n%s", text)
 	}
 }

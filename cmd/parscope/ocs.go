@@ -4,53 +4,27 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/ocs"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/show/plot"
-	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
-// ocsReport is what `parscope ocs --json` prints.
-type ocsReport struct {
-	Trace    string `json:"trace"`
-	Run      int32  `json:"run"`
-	Procs    int    `json:"procs"`
-	Messages int    `json:"messages"`
-	// Decomposition is how collectives became messages ("" when left out).
-	Decomposition string `json:"decomposition,omitempty"`
-	// RankedFrom names the structures whose matrix the static strategies
-	// rank ("program" for the whole trace).
-	RankedFrom  []string     `json:"ranked_from"`
-	Connections int          `json:"connections"`
-	Curves      *ocs.Curves  `json:"curves"`
-	Problems    ocs.Problems `json:"problems"`
-	Plots       []string     `json:"plots,omitempty"`
-}
-
 func init() {
+	params := ocs.DefaultAnalysisParams()
 	var (
-		planesFlag string
-		rankFlag   string
-		threshold  int64
-		opticalBW  float64
-		switchMS   float64
-		elecBW     float64
-		elecLatUS  float64
-		decompose  string
-		noColl     bool
-		unknownAll bool
-		structures []string
-		run        int32
-		plotPath   string
-		asJSON     bool
+		runs     string
+		run      int32
+		plotPath string
+		asJSON   bool
 	)
-	def := ocs.DefaultParams()
 	cmd := &cobra.Command{
 		Use:   "ocs TRACE",
 		Short: "Optical circuit switch planning and simulation: time and delay against planes (Jones et al. 2007, Figures 12–13)",
@@ -75,117 +49,82 @@ Collectives are decomposed into point-to-point messages by --decompose.
 --structure ranks the connections of one code structure (as parscope comm
 names them) instead of the whole program's.
 
---plot out.png draws Figures 12–13: out-time.png (completion time) and
-out-delay.png (average message delay) against planes, one line per strategy
-(.svg works too).`,
+Every run is simulated (--runs selects some; --run N, deprecated, is --runs
+N). --json prints the result in the envelope every face shares
+(docs/results.md). --plot out.png draws Figures 12–13: out-time.png
+(completion time) and out-delay.png (average message delay) against planes,
+one line per strategy (.svg works too); with several runs, one pair per run
+(out-run1-time.png...).`,
 		Example: `  parscope ocs mg.pst
   parscope ocs --planes 1-11 --ranking best,worst,indexed,runtime --plot mg.png mg.pst
-  parscope ocs --optical-bw 100 --switch-ms 10 --elec-bw 10 --threshold 65536 --json mg.pst`,
+  parscope ocs --optical-bw 100 --switch-ms 10 --elec-bw 10 --threshold 65536 --json --runs 0 mg.pst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ids, err := parseIDList(planesFlag)
-			if err != nil || len(ids) == 0 {
-				return usagef("--planes %q: want numbers and ranges such as 1-11 (%v)", planesFlag, err)
-			}
-			var planes []int
-			for _, k := range ids {
-				if k > 1024 {
-					return usagef("--planes: %d planes is more than 1024", k)
+			if cmd.Flags().Changed("run") {
+				if runs != "" {
+					return usagef("--run and --runs exclude each other")
 				}
-				planes = append(planes, int(k))
+				runs = strconv.Itoa(int(run))
 			}
-			var strategies []ocs.Strategy
-			for _, name := range strings.Split(rankFlag, ",") {
-				s, err := ocs.ParseStrategy(name)
-				if err != nil {
-					return usagef("--ranking: %v", err)
-				}
-				strategies = append(strategies, s)
-			}
-			p := ocs.Params{OpticalBW: opticalBW * 1e9 / 8, SwitchLatency: switchMS * 1e-3, ElecBW: elecBW * 1e9 / 8,
-				ElecLatency: elecLatUS * 1e-6, Threshold: threshold}
-			if err := p.Validate(); err != nil {
-				return usagef("%v", err)
-			}
-			alg, err := trace.ParseDecomposition(decompose)
-			if err != nil {
-				return usagef("--decompose: %v", err)
+			if err := params.Check(); err != nil {
+				return usagef("--%v", err)
 			}
 			if plotPath != "" {
 				if ext := strings.ToLower(filepath.Ext(plotPath)); ext != ".png" && ext != ".svg" {
 					return usagef("--plot %s: want a .png or .svg file", plotPath)
 				}
 			}
-			s, err := openTrace(cmd, args[0])
+			env, s, err := runOne(cmd, args[0], ocs.Name, params, runs)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := needRecords(s, "ocs", trace.KindSend, trace.KindCollective); err != nil {
-				return err
-			}
-			rd := s.Records(store.ReadOptions{Runs: []int32{run}, Kinds: []trace.Kind{trace.KindSend, trace.KindRecv,
-				trace.KindCollective, trace.KindEnter, trace.KindExit, trace.KindEvent, trace.KindState}})
-			w, err := ocs.Load(cmd.Context(), s.Header(), rd, ocs.Options{Run: run, Decompose: alg, NoCollectives: noColl,
-				UnknownCommAsWorld: unknownAll})
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			rep := ocsReport{Trace: args[0], Run: run, Procs: w.Procs, Messages: w.Messages(), Decomposition: w.Comm.Decomposition,
-				RankedFrom: []string{comm.RootName}, Problems: w.Problems}
-			conns := w.ProgramConnections()
-			if len(structures) > 0 {
-				var nodes []int
-				for _, name := range structures {
-					found := w.Comm.Find(name)
-					if len(found) == 0 {
-						return usagef("--structure %q: no such structure in %s (see parscope comm --tree)", name, args[0])
-					}
-					nodes = append(nodes, found...)
+			for _, r := range env.Runs {
+				if !slices.ContainsFunc(s.Header().Runs, func(ri trace.RunInfo) bool { return ri.ID == r }) {
+					return fmt.Errorf("%s: the trace has no run %d", args[0], r)
 				}
-				m, err := w.Comm.Select(nodes, true)
-				if err != nil {
-					return err
-				}
-				conns, rep.RankedFrom = ocs.Connections(m), structures
 			}
-			rep.Connections = len(conns)
-			if rep.Curves, err = w.SweepConnections(cmd.Context(), conns, planes, strategies, p); err != nil {
-				return err
-			}
+			rep := env.Result.(*ocs.Report)
+			var plots []string
 			if plotPath != "" {
-				if rep.Plots, err = plotOCS(plotPath, rep); err != nil {
-					return err
+				for _, rc := range rep.Runs {
+					path := plotPath
+					if len(rep.Runs) > 1 {
+						ext := filepath.Ext(plotPath)
+						path = fmt.Sprintf("%s-run%d%s", strings.TrimSuffix(plotPath, ext), rc.Run, ext)
+					}
+					ps, err := plotOCS(path, env.Trace, rc)
+					if err != nil {
+						return err
+					}
+					plots = append(plots, ps...)
 				}
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), rep)
+				return writeJSON(cmd.OutOrStdout(), env)
 			}
-			return printOCS(cmd.OutOrStdout(), rep)
+			if len(rep.Runs) == 0 {
+				return fmt.Errorf("%s: no run selected has messages or collectives", args[0])
+			}
+			return printOCS(cmd.OutOrStdout(), env.Trace, rep, plots)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&planesFlag, "planes", "1-11", "numbers of optical planes to simulate (list and ranges)")
-	fl.StringVar(&rankFlag, "ranking", "best,worst,indexed,runtime", "strategies: best, worst, indexed, runtime (comma-separated)")
-	fl.Int64Var(&threshold, "threshold", def.Threshold, "runtime strategy: smallest message (bytes) that requests a circuit")
-	fl.Float64Var(&opticalBW, "optical-bw", def.OpticalBW*8/1e9, "bandwidth of one optical circuit, Gbit/s")
-	fl.Float64Var(&switchMS, "switch-ms", def.SwitchLatency*1e3, "circuit switching (set-up) latency, milliseconds")
-	fl.Float64Var(&elecBW, "elec-bw", def.ElecBW*8/1e9, "bandwidth of a node's electronic link, Gbit/s")
-	fl.Float64Var(&elecLatUS, "elec-lat", def.ElecLatency*1e6, "electronic network latency per message, microseconds")
-	fl.StringVar(&decompose, "decompose", "linear", "how collectives become messages: linear, binomial or ring")
-	fl.BoolVar(&noColl, "no-collectives", false, "leave collectives out (their time counts as compute)")
-	fl.BoolVar(&unknownAll, "unknown-comm-as-world", false, "decompose collectives on communicators of unknown members over every process (else they are reported and left out)")
-	fl.StringArrayVar(&structures, "structure", nil, "rank the connections of this structure (label, path or #id; repeatable) instead of the whole program's")
+	if err := engine.BindFlags(fl, params); err != nil {
+		panic(err)
+	}
+	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	fl.Int32Var(&run, "run", 0, "the run to simulate")
+	fl.MarkDeprecated("run", "use --runs")
 	fl.StringVar(&plotPath, "plot", "", "draw the curves to NAME-time and NAME-delay (.png or .svg)")
-	fl.BoolVar(&asJSON, "json", false, "print JSON")
+	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
 
 // plotOCS draws the completion time and the delay against planes, one line
 // per strategy and a flat line for the electronic network alone.
-func plotOCS(path string, rep ocsReport) ([]string, error) {
+func plotOCS(path, traceName string, rep ocs.RunCurves) ([]string, error) {
 	ext := filepath.Ext(path)
 	base := strings.TrimSuffix(path, ext)
 	c := rep.Curves
@@ -215,7 +154,7 @@ func plotOCS(path string, rep ocsReport) ([]string, error) {
 			series = append(series, plot.Series{Name: "electronic only", X: []float64{float64(lo), float64(hi)}, Y: []float64{e, e}})
 		}
 		name := base + fig.suffix + ext
-		title := fmt.Sprintf("%s: %s, %d processes (optical circuit switch, Jones et al. 2007)", filepath.Base(rep.Trace), fig.title, rep.Procs)
+		title := fmt.Sprintf("%s run %d: %s, %d processes (optical circuit switch, Jones et al. 2007)", traceName, rep.Run, fig.title, rep.Procs)
 		if err := plot.Lines(name, title, "optical switch planes", fig.ylabel, series); err != nil {
 			return out, err
 		}
@@ -224,15 +163,30 @@ func plotOCS(path string, rep ocsReport) ([]string, error) {
 	return out, nil
 }
 
-func printOCS(w io.Writer, rep ocsReport) error {
+// printOCS prints every run's curves, then the plots drawn.
+func printOCS(w io.Writer, traceName string, rep *ocs.Report, plots []string) error {
 	t := newTable(w)
+	for i, rc := range rep.Runs {
+		if i > 0 {
+			fmt.Fprintln(t)
+		}
+		printOCSRun(t, traceName, rc)
+	}
+	for _, f := range plots {
+		fmt.Fprintf(t, "plot\t%s\n", f)
+	}
+	return t.Flush()
+}
+
+// printOCSRun prints one run's curves.
+func printOCSRun(t io.Writer, traceName string, rep ocs.RunCurves) {
 	c := rep.Curves
 	p := c.Params
 	coll := "collectives left out"
 	if rep.Decomposition != "" {
 		coll = "collectives decomposed " + rep.Decomposition
 	}
-	fmt.Fprintf(t, "trace %s, run %d: %d processes, %s messages, %s\n", rep.Trace, rep.Run, rep.Procs, human.Count(int64(rep.Messages)), coll)
+	fmt.Fprintf(t, "trace %s, run %d: %d processes, %s messages, %s\n", traceName, rep.Run, rep.Procs, human.Count(int64(rep.Messages)), coll)
 	fmt.Fprintf(t, "optical %g Gbit/s per circuit, switching %g ms; electronic %g Gbit/s, %g µs; runtime threshold %s\n",
 		p.OpticalBW*8/1e9, p.SwitchLatency*1e3, p.ElecBW*8/1e9, p.ElecLatency*1e6, human.Bytes(p.Threshold))
 	fmt.Fprintf(t, "static strategies rank the %d connections of %s\n", rep.Connections, strings.Join(rep.RankedFrom, " + "))
@@ -272,8 +226,4 @@ func printOCS(w io.Writer, rep ocsReport) error {
 	if broken > 0 {
 		fmt.Fprintf(t, "waits broken to escape a cycle the trace's order allows no other way out of\t%s (at most, per simulation)\n", human.Count(broken))
 	}
-	for _, f := range rep.Plots {
-		fmt.Fprintf(t, "plot\t%s\n", f)
-	}
-	return t.Flush()
 }

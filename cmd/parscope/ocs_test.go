@@ -41,17 +41,28 @@ type ocsJSON struct {
 		OutsideComm    int64 `json:"outside_comm"`
 		UnknownComm    int64 `json:"unknown_comm"`
 	} `json:"problems"`
-	Plots []string `json:"plots"`
 }
 
+// ocsRun returns run 0 of `ocs --json`'s result.
 func ocsRun(t *testing.T, args ...string) ocsJSON {
 	t.Helper()
-	var r ocsJSON
+	var env struct {
+		Analysis string `json:"analysis"`
+		Result   struct {
+			Runs []struct {
+				Run int32 `json:"run"`
+				ocsJSON
+			} `json:"runs"`
+		} `json:"result"`
+	}
 	out := mustRun(t, append([]string{"ocs", "--json"}, args...)...)
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
+	if err := json.Unmarshal([]byte(out), &env); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	return r
+	if env.Analysis != "ocs" || len(env.Result.Runs) == 0 || env.Result.Runs[0].Run != 0 {
+		t.Fatalf("not ocs's envelope of run 0: %.300s", out)
+	}
+	return env.Result.Runs[0].ocsJSON
 }
 
 // TestOCSRing: the ring example (4 processes; IF_101 sends 8 KiB per
@@ -129,10 +140,12 @@ func TestOCSRing(t *testing.T) {
 func TestOCSPlot(t *testing.T) {
 	pst := importRing(t)
 	dir := t.TempDir()
-	r := ocsRun(t, "--unknown-comm-as-world", "--planes", "1-3", "--plot", filepath.Join(dir, "ring.png"), pst)
+	out := mustRun(t, "ocs", "--unknown-comm-as-world", "--planes", "1-3", "--plot", filepath.Join(dir, "ring.png"), pst)
 	want := []string{filepath.Join(dir, "ring-time.png"), filepath.Join(dir, "ring-delay.png")}
-	if !slices.Equal(r.Plots, want) {
-		t.Fatalf("plots %v", r.Plots)
+	for _, f := range want {
+		if !strings.Contains(out, f) {
+			t.Fatalf("the output does not name the plot %s:\n%s", f, out)
+		}
 	}
 	for _, f := range want {
 		fh, err := os.Open(f)
@@ -164,7 +177,6 @@ func TestOCSErrors(t *testing.T) {
 		{"--switch-ms", "-1", pst},
 		{"--threshold", "-5", pst},
 		{"--decompose", "star", pst},
-		{"--structure", "LOOP_999", pst},
 		{"--plot", filepath.Join(dir, "x.gif"), pst},
 	} {
 		_, stderr, code := run(t, append([]string{"ocs"}, args...)...)
@@ -175,8 +187,13 @@ func TestOCSErrors(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "x-time.gif")); err == nil {
 		t.Error("x-time.gif was written")
 	}
-	if _, stderr, code := run(t, "ocs", "--run", "3", pst); code != 1 || !strings.Contains(stderr, "no run 3") {
-		t.Errorf("--run 3: exit %d, %q", code, stderr)
+	if _, stderr, code := run(t, "ocs", "--structure", "LOOP_999", pst); code != 1 || !strings.Contains(stderr, `ring.pst: ocs: structure "LOOP_999": no such structure in run 0`) {
+		t.Errorf("--structure LOOP_999: exit %d, %q", code, stderr)
+	}
+	for _, args := range [][]string{{"--run", "3"}, {"--runs", "3"}} {
+		if _, stderr, code := run(t, append(append([]string{"ocs"}, args...), pst)...); code != 1 || !strings.Contains(stderr, "no run 3") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
 	}
 	if _, stderr, code := run(t, "ocs", filepath.Join(dir, "missing.pst")); code != 1 || !strings.Contains(stderr, "missing.pst") {
 		t.Errorf("missing trace: exit %d, %q", code, stderr)
@@ -198,5 +215,32 @@ func TestOCSGolden(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("ocs output differs from %s (run with -update to accept):\n%s", golden, got)
+	}
+}
+
+// TestOCSJSONGolden pins the JSON result of the ring example
+// (docs/results.md shows it), and checks that every run is simulated: on a
+// trace of two runs, each run's curves are those it has alone (--runs).
+func TestOCSJSONGolden(t *testing.T) {
+	pst := importRing(t)
+	js := mustRun(t, "ocs", "--unknown-comm-as-world", "--planes", "1-2", "--ranking", "best,runtime", "--json", pst)
+	golden := filepath.Join("testdata", "results", "ocs.golden.json")
+	if *update {
+		os.WriteFile(golden, []byte(js), 0o644)
+	}
+	if want, err := os.ReadFile(golden); err != nil || js != string(want) {
+		t.Errorf("ocs --json differs from %s (%v; run with -update to accept):\n%s", golden, err, js)
+	}
+	mixed := writeMixedStore(t)
+	var all, one struct {
+		Result struct {
+			Runs []json.RawMessage `json:"runs"`
+		} `json:"result"`
+	}
+	json.Unmarshal([]byte(mustRun(t, "ocs", "--planes", "1", "--ranking", "best", "--json", mixed)), &all)
+	json.Unmarshal([]byte(mustRun(t, "ocs", "--planes", "1", "--ranking", "best", "--json", "--runs", "1", mixed)), &one)
+	if len(all.Result.Runs) != 2 || len(one.Result.Runs) != 1 || string(canonical(t, all.Result.Runs[1])) != string(canonical(t, one.Result.Runs[0])) ||
+		!strings.Contains(string(canonical(t, one.Result.Runs[0])), `"run":1}`) {
+		t.Errorf("runs of the mixed trace: %d\nrun 1 %s\nalone %s", len(all.Result.Runs), canonical(t, all.Result.Runs[1]), canonical(t, one.Result.Runs[0]))
 	}
 }

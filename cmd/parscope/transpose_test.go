@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -77,10 +76,7 @@ func TestMentropyTransposePhases(t *testing.T) {
 				t.Fatalf("%v\n%s", err, out)
 			}
 			out := mustRun(t, "mentropy", "--K", "100", "--json", "--phase-threshold", "0.1", "--min-low", "3", pst)
-			var got []mentropyProc
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatal(err)
-			}
+			got := mentropyOf(t, out).Procs
 			if len(got) != 16 {
 				t.Fatalf("%d processes, want 16", len(got))
 			}

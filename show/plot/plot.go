@@ -168,20 +168,3 @@ func xys(s Series) plotter.XYs {
 	}
 	return pts
 }
-
-// Thin returns at most max evenly spaced indices of n items (all when n ≤ max),
-// so that plots of millions of states stay drawable.
-func Thin(n, max int) []int {
-	if n <= max || max <= 0 {
-		idx := make([]int, n)
-		for i := range idx {
-			idx[i] = i
-		}
-		return idx
-	}
-	idx := make([]int, max)
-	for i := range idx {
-		idx[i] = int(int64(i) * int64(n-1) / int64(max-1))
-	}
-	return idx
-}

@@ -184,25 +184,33 @@ func TestServeParts(t *testing.T) {
 		t.Errorf("entropy: %d runs, run 0 %+v", len(e.Runs), e.Runs[0].Result)
 	}
 	_, body = get(t, s, "/api/traces/1/comm")
-	var c struct {
-		Procs int `json:"procs"`
-		Nodes []struct {
-			Name      string `json:"name"`
-			Aggregate struct {
-				Bytes int64 `json:"bytes"`
-			} `json:"aggregate"`
-		} `json:"nodes"`
+	var cenv struct {
+		Result struct {
+			Runs []struct {
+				Procs int `json:"procs"`
+				Nodes []struct {
+					Name      string `json:"name"`
+					Aggregate struct {
+						Bytes int64 `json:"bytes"`
+					} `json:"aggregate"`
+				} `json:"nodes"`
+			} `json:"runs"`
+		} `json:"result"`
 		Sources map[string][]string `json:"sources"`
 	}
-	decode(t, body, &c)
-	if c.Procs != 4 || len(c.Nodes) != 3 || c.Nodes[0].Aggregate.Bytes != bs[1].Comm.Nodes[0].Aggregate.Bytes || c.Nodes[0].Aggregate.Bytes == 0 {
+	decode(t, body, &cenv)
+	if len(cenv.Result.Runs) != 1 {
+		t.Fatalf("comm: %+v", cenv)
+	}
+	c := cenv.Result.Runs[0]
+	if c.Procs != 4 || len(c.Nodes) != 3 || c.Nodes[0].Aggregate.Bytes != bs[1].Comm.Report().Runs[0].Nodes[0].Aggregate.Bytes || c.Nodes[0].Aggregate.Bytes == 0 {
 		t.Errorf("comm: %+v", c)
 	}
-	if lines := c.Sources["ring.f"]; len(lines) != 110 || !strings.Contains(lines[101], "MPI_IRECV") {
+	if lines := cenv.Sources["ring.f"]; len(lines) != 110 || !strings.Contains(lines[101], "MPI_IRECV") {
 		t.Errorf("comm: ring.f source has %d lines", len(lines))
 	}
 	res, body := get(t, s, "/api/traces/0/comm")
-	if res.StatusCode != http.StatusNotFound || !bytes.Contains(body, []byte("neither messages nor regions")) {
+	if res.StatusCode != http.StatusNotFound || !bytes.Contains(body, []byte("the trace has no send or recv or collective or enter records")) {
 		t.Errorf("/api/traces/0/comm: %d %s", res.StatusCode, body)
 	}
 }

@@ -126,7 +126,7 @@ func hostileBundles(t *testing.T) []*report.Bundle {
 		out = append(out, b)
 	}
 	// The markup reached the bundles: names, sources and the probe.
-	if c := out[1].Comm; c == nil || len(c.Sources[fileMarkup+".f"]) != 120 || !strings.Contains(c.Nodes[1].Name, "<img") {
+	if c := out[1].Comm; c == nil || len(c.Sources[fileMarkup+".f"]) != 120 || !strings.Contains(c.Report().Runs[0].Nodes[1].Name, "<img") {
 		t.Fatalf("the ring bundle does not carry the markup sources and region names")
 	}
 	if o := out[0].Occupancy; o == nil || !strings.Contains(o.Result.(*occupancy.Report).Runs[0].Modes[0], "<script>") {

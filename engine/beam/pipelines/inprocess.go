@@ -7,11 +7,11 @@ import (
 
 	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/entropy"
-	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/pca"
 	"github.com/parscope/parscope/analysis/phase"
 	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format/bbv"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
@@ -87,19 +87,11 @@ func InProcess(ctx context.Context, cfg Config) ([]byte, error) {
 		}
 		results = sums
 	case MEntropy:
-		kind, err := cfg.Of.Kind()
+		res, err := runMEntropy(ctx, s, cfg)
 		if err != nil {
 			return nil, err
 		}
-		series, err := mentropy.FromTrace(ctx, h, s.Records(store.ReadOptions{Kinds: []trace.Kind{kind}}), cfg.Of, cfg.MEntropy, cfg.Probs)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]MEntropySeries, len(series))
-		for i := range series {
-			out[i] = SeriesOf(&series[i])
-		}
-		results = out
+		results = res.Procs
 	case Phases:
 		streams, err := bbv.FromRecords(ctx, cfg.Input, s.BBV(store.ReadOptions{}), 0)
 		if err != nil {
@@ -122,20 +114,11 @@ func InProcess(ctx context.Context, cfg Config) ([]byte, error) {
 		}
 		results = res
 	case Comm:
-		opts, err := commOptions(cfg)
+		res, err := engine.Run(ctx, s, []engine.Request{{Analysis: comm.Name, Options: cfg.commParams()}})
 		if err != nil {
 			return nil, err
 		}
-		var out []*CommResult
-		for _, ri := range h.Runs {
-			opts.Run = ri.ID
-			res, err := comm.Analyze(ctx, h, s.Records(store.ReadOptions{Runs: []int32{ri.ID}}), opts)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, CanonicalComm(res))
-		}
-		results = out
+		results = res.Envelopes[0].Result.(*comm.Report).Runs
 	default:
 		return nil, fmt.Errorf("unknown analysis %q", cfg.Analysis)
 	}

@@ -11,8 +11,10 @@ import (
 
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format/bbv"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
 )
 
 // The per-process analyses run per process key: a worker reads one
@@ -27,24 +29,8 @@ func init() {
 	register.Iter1[[]byte]()
 }
 
-// MEntropySeries is the mentropy result of one process: the core's
-// mentropy.ProcSeries with its alphabet as names.
-type MEntropySeries struct {
-	Run      int32           `json:"run"`
-	Proc     int32           `json:"proc"`
-	Alphabet []string        `json:"alphabet"`
-	Events   []int32         `json:"events"`
-	T        []int64         `json:"t_ns"`
-	Steps    []mentropy.Step `json:"steps"`
-	Warning  string          `json:"warning,omitempty"`
-}
-
-// SeriesOf converts a core series.
-func SeriesOf(s *mentropy.ProcSeries) MEntropySeries {
-	return MEntropySeries{Run: s.Run, Proc: s.Proc, Alphabet: s.Alphabet.Names(), Events: s.Events, T: s.T, Steps: s.Steps, Warning: s.Warning}
-}
-
-// mentropyFn computes the modified entropy series of one process.
+// mentropyFn computes the modified entropy series of one process with the
+// engine's mentropy analysis, over that process's records only.
 type mentropyFn struct {
 	Cfg Config `json:"cfg"`
 }
@@ -58,18 +44,51 @@ func (f *mentropyFn) ProcessElement(ctx context.Context, key string, emit func(s
 	if err != nil {
 		return err
 	}
-	series, err := mentropy.FromTrace(ctx, s.Header(), s.Process(run, proc), f.Cfg.Of, f.Cfg.MEntropy, f.Cfg.Probs)
+	res, err := runMEntropy(ctx, processSource{s, run, proc}, f.Cfg)
 	if err != nil {
 		return fmt.Errorf("%s: run %d process %d: %w", f.Cfg.Input, run, proc, err)
 	}
-	out := make([]MEntropySeries, len(series))
-	for i := range series {
-		out[i] = SeriesOf(&series[i])
-	}
-	if len(out) == 0 {
+	if len(res.Procs) == 0 {
 		return nil
 	}
-	return emitJSON(emit, key, out)
+	return emitJSON(emit, key, res.Procs)
+}
+
+// runMEntropy runs the engine's mentropy analysis with cfg's options over src.
+func runMEntropy(ctx context.Context, src engine.Source, cfg Config) (*mentropy.Result, error) {
+	res, err := engine.Run(ctx, src, []engine.Request{{Analysis: mentropy.Name, Options: cfg.mentropyParams()}})
+	if err != nil {
+		return nil, err
+	}
+	return res.Envelopes[0].Result.(*mentropy.Result), nil
+}
+
+// mentropyParams returns the mentropy options of cfg, the defaults when
+// it has none.
+func (cfg Config) mentropyParams() *mentropy.Params {
+	if cfg.MEntropy == nil {
+		return mentropy.DefaultParams()
+	}
+	return cfg.MEntropy
+}
+
+// processSource is a store whose records are those of one process of one
+// run: the engine's source for a per-process shard.
+type processSource struct {
+	*store.Store
+	run, proc int32
+}
+
+// Records implements engine.Source.
+func (p processSource) Records(o store.ReadOptions) trace.Reader {
+	o.Runs, o.Procs = []int32{p.run}, []int32{p.proc}
+	return p.Store.Records(o)
+}
+
+// BBV implements engine.Source.
+func (p processSource) BBV(o store.ReadOptions) trace.Reader {
+	o.Runs, o.Procs = []int32{p.run}, []int32{p.proc}
+	return p.Store.BBV(o)
 }
 
 // bbvChunk is a run of consecutive intervals of one BBV stream, to be

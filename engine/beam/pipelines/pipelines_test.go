@@ -14,8 +14,10 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
+	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format"
 	_ "github.com/parscope/parscope/format/all"
 	"github.com/parscope/parscope/store"
@@ -112,13 +114,15 @@ func configs() []Config {
 		{Analysis: Occupancy, Shards: 5},
 		{Analysis: Occupancy, Shards: 3, Start: "B1"},
 		{Analysis: Comm, Shards: 5},
+		{Analysis: Comm, Comm: &comm.Params{Decompose: "binomial", UnknownCommAsWorld: true, MaxSide: 2}},
 		{Analysis: EntropyHistogram, Shards: 4, Window: 20_000},
 		{Analysis: PCA, Shards: 5, Components: 3},
 		{Analysis: PCA, Shards: 7, TimeWeighted: true, Components: 0},
 		{Analysis: States, Shards: 6},
-		{Analysis: MEntropy, Of: mentropy.OfStates, MEntropy: mentropy.Config{Window: 4, K: 1, Alpha: table[0], Beta: table[1]}},
-		{Analysis: MEntropy, Of: mentropy.OfRegions, MEntropy: mentropy.Config{Window: 4, K: 1, Alpha: table[0], Beta: table[1]},
-			Probs: mentropy.ProbSpec{Mode: mentropy.Learned}},
+		{Analysis: MEntropy},
+		{Analysis: MEntropy, MEntropy: &mentropy.Params{Of: "states", WindowEvents: 4, K: 1, Alpha: table[0], Beta: table[1], Variant: "R", MaxPoints: 5}},
+		{Analysis: MEntropy, MEntropy: &mentropy.Params{Of: "regions", WindowEvents: 4, K: 100, Alpha: table[0], Beta: table[1], Variant: "R",
+			Learned: true, PhaseThreshold: 0.1, MinLow: 3}},
 		{Analysis: Phases, Phase: po, Chunk: 100},
 	}
 }
@@ -309,4 +313,96 @@ func TestBadInput(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a failed run wrote %s", out)
 	}
+}
+
+// TestMEntropyIsTheEngines checks that the mentropy pipeline, which runs
+// the engine's analysis on each process's records on the workers, writes
+// the processes of the result the engine computes over the whole trace
+// in one run (what `parscope mentropy --json` and the report's section
+// hold), on a trace of messages, states and events and on the ring; and
+// that a trace without the stream's records is refused before the
+// pipeline runs, as the engine refuses it.
+func TestMEntropyIsTheEngines(t *testing.T) {
+	ctx := context.Background()
+	p := mentropy.DefaultParams()
+	p.MaxPoints, p.PhaseThreshold = 3, 0.1
+	for _, name := range []string{"stream", "ring"} {
+		cfg := Config{Analysis: MEntropy, Input: examples[name], Output: filepath.Join(t.TempDir(), "result.json"), MEntropy: p}
+		engineRes, pipe := againstEngine(t, cfg, p)
+		want := engineRes.(*mentropy.Result).Procs
+		a, _ := json.Marshal(want)
+		if string(a) != string(pipe) || len(want) == 0 || want[0].Events == 0 || len(want[0].HMax) != 3 {
+			t.Errorf("%s: the pipeline's processes differ from the engine's:\n%.600s\nwant\n%.600s", name, pipe, a)
+		}
+	}
+	cfg := Config{Analysis: MEntropy, Input: examples["amoeba"], Output: filepath.Join(t.TempDir(), "result.json")}
+	if err := Run(ctx, cfg, "prism", 20*time.Second); err == nil || !strings.Contains(err.Error(), "mentropy needs event records") {
+		t.Errorf("amoeba, which has no events: error %v", err)
+	}
+	bad := mentropy.DefaultParams()
+	bad.WindowEvents = 3
+	cfg = Config{Analysis: MEntropy, Input: examples["ring"], Output: filepath.Join(t.TempDir(), "result.json"), MEntropy: bad}
+	if err := Run(ctx, cfg, "prism", 20*time.Second); err == nil || !strings.Contains(err.Error(), "--alpha and --beta are needed") {
+		t.Errorf("W = 3 with Table 4's tables: error %v", err)
+	}
+}
+
+// TestCommIsTheEngines checks that the comm pipeline, which merges
+// per-process accumulators, writes the runs of the result the engine's comm
+// analysis computes in one pass (what `parscope comm --json` and the
+// report's section hold), nodes in the same canonical order, on the ring
+// and on a trace of messages, states and events; and that a trace without
+// messages or regions is refused before the pipeline runs.
+func TestCommIsTheEngines(t *testing.T) {
+	ctx := context.Background()
+	p := &comm.Params{Decompose: "linear", UnknownCommAsWorld: true, MaxSide: 2}
+	for _, name := range []string{"ring", "stream"} {
+		cfg := Config{Analysis: Comm, Input: examples[name], Output: filepath.Join(t.TempDir(), "result.json"), Comm: p}
+		engineRes, pipe := againstEngine(t, cfg, p)
+		want := engineRes.(*comm.Report).Runs
+		a, _ := json.Marshal(want)
+		if string(a) != string(pipe) || len(want) != 1 || want[0].Matched == 0 || want[0].Group != want[0].Procs/2 || len(want[0].Nodes) < 1 {
+			t.Errorf("%s: the pipeline's runs differ from the engine's:\n%.600s\nwant\n%.600s", name, pipe, a)
+		}
+	}
+	cfg := Config{Analysis: Comm, Input: examples["amoeba"], Output: filepath.Join(t.TempDir(), "result.json")}
+	if err := Run(ctx, cfg, "prism", 20*time.Second); err == nil || !strings.Contains(err.Error(), "comm needs send or recv or collective or enter records") {
+		t.Errorf("amoeba, which has no messages: error %v", err)
+	}
+}
+
+// againstEngine runs cfg's analysis through the engine over the whole
+// trace with the options opts, and its pipeline on Prism; it returns the
+// engine's result and the results of the pipeline's document, as JSON.
+func againstEngine(t *testing.T, cfg Config, opts any) (any, []byte) {
+	t.Helper()
+	ctx := context.Background()
+	name, _, _ := cfg.engineOptions()
+	s, err := store.Open(cfg.Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := engine.Run(ctx, s, []engine.Request{{Analysis: name, Options: opts}})
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Run(ctx, cfg, "prism", 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cfg.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Results []json.RawMessage `json:"results"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	pipe, err := json.Marshal(doc.Results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Envelopes[0].Result, pipe
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 
+	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -47,14 +50,11 @@ type Config struct {
 	// Start is the occupancy mode processes are in before their first
 	// state ("": none, they do not exist before it, as in the core).
 	Start string `json:"start,omitempty"`
-	// Decompose is comm's algorithm for collectives (trace.Decomposition
-	// name; "" for the core default) and NoCollectives leaves them out.
-	Decompose     string `json:"decompose,omitempty"`
-	NoCollectives bool   `json:"no_collectives,omitempty"`
-	// Of, MEntropy and Probs configure mentropy.
-	Of       mentropy.Of       `json:"of,omitempty"`
-	MEntropy mentropy.Config   `json:"mentropy"`
-	Probs    mentropy.ProbSpec `json:"probs"`
+	// Comm holds the options of comm (the engine's; nil: the defaults).
+	Comm *comm.Params `json:"comm,omitempty"`
+	// MEntropy holds the options of mentropy (the engine's; nil: the
+	// defaults).
+	MEntropy *mentropy.Params `json:"mentropy,omitempty"`
 	// Phase configures phases; Chunk is the intervals projected per task
 	// (0: DefaultChunk).
 	Phase phase.Options `json:"phase"`
@@ -103,6 +103,9 @@ func makePlan(ctx context.Context, cfg Config) (*plan, error) {
 	}
 	m, err := store.ReadManifest(dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkEngine(cfg, m); err != nil {
 		return nil, err
 	}
 	shards := cfg.Shards
@@ -162,4 +165,35 @@ func parseKey(key string) (int32, int32, error) {
 		return 0, 0, fmt.Errorf("bad shard key %q: %w", key, err)
 	}
 	return a, b, nil
+}
+
+// engineOptions returns the engine's name and options of cfg's analysis,
+// when it runs through the engine.
+func (cfg Config) engineOptions() (name string, opts any, ok bool) {
+	switch cfg.Analysis {
+	case MEntropy:
+		return mentropy.Name, cfg.mentropyParams(), true
+	case Comm:
+		return comm.Name, cfg.commParams(), true
+	}
+	return "", nil, false
+}
+
+// checkEngine refuses, before the pipeline runs, what engine.Run refuses
+// first for an analysis that runs through the engine: a trace without the
+// records it needs, and options its accumulator refuses.
+func checkEngine(cfg Config, m *store.Manifest) error {
+	name, opts, ok := cfg.engineOptions()
+	if !ok {
+		return nil
+	}
+	a, _ := engine.Lookup(name)
+	t := &engine.Trace{Name: filepath.Base(cfg.Input), Header: &m.Header, Stats: &m.Stats}
+	if err := a.AppliesWith(t, opts); err != nil {
+		return err
+	}
+	if _, err := a.New(t, opts); err != nil {
+		return fmt.Errorf("%s: %s: %w", t.Name, name, err)
+	}
+	return nil
 }

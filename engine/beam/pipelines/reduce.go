@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -184,17 +184,13 @@ func buildOccupancy(s beam.Scope, cfg Config, p *plan) beam.PCollection {
 	return beam.ParDo(s, &occMergeFn{Cfg: cfg, Plan: p}, beam.GroupByKey(s, shards))
 }
 
-// commOptions returns the comm options of cfg.
-func commOptions(cfg Config) (comm.Options, error) {
-	opts := comm.Options{NoCollectives: cfg.NoCollectives}
-	if cfg.Decompose != "" {
-		d, err := trace.ParseDecomposition(cfg.Decompose)
-		if err != nil {
-			return opts, err
-		}
-		opts.Decompose = d
+// commParams returns the comm options of cfg, the defaults when it has
+// none.
+func (cfg Config) commParams() *comm.Params {
+	if cfg.Comm == nil {
+		return comm.DefaultParams()
 	}
-	return opts, nil
+	return cfg.Comm
 }
 
 // commProcFn computes the comm accumulator of one process.
@@ -208,11 +204,11 @@ func (f *commProcFn) ProcessElement(ctx context.Context, key string, emit func(s
 	if err != nil {
 		return err
 	}
-	opts, err := commOptions(f.Cfg)
+	p := f.Cfg.commParams()
+	opts, err := p.Options(run)
 	if err != nil {
 		return err
 	}
-	opts.Run = run
 	acc, err := comm.New(f.Plan.Header, opts)
 	if err != nil {
 		return err
@@ -221,8 +217,20 @@ func (f *commProcFn) ProcessElement(ctx context.Context, key string, emit func(s
 	if err != nil {
 		return err
 	}
-	if err := trace.Each(s.Process(run, proc), acc.Add); err != nil {
+	// The records the engine's comm analysis is fed; a process with none
+	// adds nothing, and a run none of whose processes has any has no
+	// result, as in the engine.
+	an, _ := engine.Lookup(comm.Name)
+	n := 0
+	err = trace.Each(s.Records(store.ReadOptions{Runs: []int32{run}, Procs: []int32{proc}, Kinds: an.Kinds(p)}), func(r *trace.Record) error {
+		n++
+		return acc.Add(r)
+	})
+	if err != nil {
 		return fmt.Errorf("%s: run %d process %d: %w", f.Cfg.Input, run, proc, err)
+	}
+	if n == 0 {
+		return nil
 	}
 	data, err := acc.MarshalBinary()
 	if err != nil {
@@ -233,10 +241,11 @@ func (f *commProcFn) ProcessElement(ctx context.Context, key string, emit func(s
 }
 
 // commCombine merges per-process comm accumulators (comm.Accumulator's
-// Merge, any order); its output is the run's result in canonical node
-// order (CommResult).
+// Merge, any order); its output is the run's comm.RunReport, nodes in
+// canonical order, matrices summed in groups above MaxSide processes.
 type commCombine struct {
-	Header *trace.Header `json:"header"`
+	Header  *trace.Header `json:"header"`
+	MaxSide int           `json:"max_side"`
 }
 
 func (c *commCombine) decode(b []byte) (*comm.Accumulator, error) {
@@ -264,77 +273,21 @@ func (c *commCombine) AddInput(a, in []byte) ([]byte, error) { return c.merge(a,
 // MergeAccumulators merges two accumulators.
 func (c *commCombine) MergeAccumulators(a, b []byte) ([]byte, error) { return c.merge(a, b) }
 
-// ExtractOutput returns the run's CommResult (a one-element JSON array).
+// ExtractOutput returns the run's report as the engine's comm analysis
+// makes it (comm.NewRunReport of the canonical result), in a one-element
+// JSON array.
 func (c *commCombine) ExtractOutput(a []byte) ([]byte, error) {
 	acc, err := c.decode(a)
-	if err != nil || acc == nil {
+	if err != nil {
 		return nil, err
 	}
-	return json.Marshal([]*CommResult{CanonicalComm(acc.Result())})
+	return json.Marshal([]comm.RunReport{comm.NewRunReport(acc.Result().Canonical(), c.MaxSide)})
 }
 
 // buildComm adds the comm pipeline: one accumulator per process, merged
-// per run by a CombineFn.
+// per run.
 func buildComm(s beam.Scope, cfg Config, p *plan) beam.PCollection {
 	procs := beam.Reshuffle(s, beam.CreateList(s, procKeys(p)))
 	accs := beam.ParDo(s, &commProcFn{Cfg: cfg, Plan: p}, procs)
-	return beam.CombinePerKey(s, &commCombine{Header: p.Header}, accs)
-}
-
-// CommResult is a comm.Result with its nodes in canonical order (by path,
-// then by the chain of region ids) instead of creation order, which
-// depends on the order process accumulators are merged in, and with each
-// node's own matrix.
-type CommResult struct {
-	*comm.Result
-	Own []*comm.Matrix `json:"own_matrices"`
-}
-
-// CanonicalComm renumbers the nodes of res in canonical order.
-func CanonicalComm(res *comm.Result) *CommResult {
-	n := len(res.Nodes)
-	chain := make([]string, n)
-	paths := make([]string, n)
-	for i, nd := range res.Nodes {
-		if nd.Parent >= 0 && nd.Parent < i {
-			chain[i] = chain[nd.Parent] + "/"
-		}
-		chain[i] += fmt.Sprint(nd.Region)
-		paths[i] = res.Path(i)
-	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		if a == 0 || b == 0 { // the root first
-			return cmp.Compare(a, b)
-		}
-		return cmp.Or(strings.Compare(paths[a], paths[b]), strings.Compare(chain[a], chain[b]))
-	})
-	newID := make([]int, n)
-	for to, from := range order {
-		newID[from] = to
-	}
-	out := &CommResult{Result: &comm.Result{Run: res.Run, Procs: res.Procs, Decomposition: res.Decomposition,
-		Matched: res.Matched, Problems: res.Problems, Nodes: make([]comm.Node, n)}, Own: make([]*comm.Matrix, n)}
-	for to, from := range order {
-		nd := res.Nodes[from]
-		out.Own[to] = nd.OwnMatrix()
-		nd.ID = to
-		if nd.Parent >= 0 {
-			nd.Parent = newID[nd.Parent]
-		}
-		kids := make([]int, len(nd.Children))
-		for i, c := range nd.Children {
-			kids[i] = newID[c]
-		}
-		slices.Sort(kids)
-		if len(nd.Children) == 0 {
-			kids = nil
-		}
-		nd.Children = kids
-		out.Nodes[to] = nd
-	}
-	return out
+	return beam.CombinePerKey(s, &commCombine{Header: p.Header, MaxSide: cfg.commParams().MaxSide}, accs)
 }

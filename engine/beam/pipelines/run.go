@@ -35,8 +35,8 @@ func init() {
 
 // Document is the RESULT.json a pipeline writes: the analysis, its input,
 // and the results in (run, process or window) order. Each analysis's
-// result type is the one the core returns (or, for states and mentropy,
-// the type the CLI prints).
+// result type is the one the core returns (for states, the type the CLI
+// printed; for mentropy, the processes of the engine's mentropy.Result).
 type Document struct {
 	Analysis string            `json:"analysis"`
 	Input    string            `json:"input"`

@@ -506,8 +506,10 @@ window.Function = (function (RealFunction) {
     draw();
   }
 
-  async function viewComm(c, t, s) {
-    const cm = await api.part(t, 'comm');
+  async function viewComm(c, t, s, runIndex) {
+    // The comm part is the engine's envelope, result: {runs, regions}, with the report's sources beside it.
+    const part = await api.part(t, 'comm'), runs = part.result.runs, k = Math.min(runIndex || 0, runs.length - 1);
+    const cm = Object.assign({}, runs[k], { regions: part.result.regions, sources: part.sources });
     let aggregate = true, counts = false, selected = new Set([0]);
     const ctl = el('div', { class: 'controls' });
     c.append(ctl);
@@ -591,6 +593,7 @@ window.Function = (function (RealFunction) {
     const agg = el('input', { type: 'checkbox', onchange: () => { aggregate = agg.checked; drawAll(); } });
     agg.checked = aggregate;
     const cnt = el('input', { type: 'checkbox', onchange: () => { counts = cnt.checked; drawMatrix(); } });
+    if (runs.length > 1) ctl.append(select('run', runs.map((r, i) => [i, 'run ' + r.run]), k, v => { c.replaceChildren(); viewComm(c, t, s, Number(v)); }));
     ctl.append(el('label', {}, agg, ' with nested structures'), el('label', {}, cnt, ' message counts instead of bytes'),
       el('span', { class: 'note' }, 'run ' + cm.run + ', ' + cm.procs + ' processes, ' + fmt(cm.matched) + ' matched messages' + (cm.decomposition ? ', collectives decomposed ' + cm.decomposition : '')));
     drawAll();
@@ -638,9 +641,10 @@ window.Function = (function (RealFunction) {
   }
 
   async function viewMEntropy(c, t, s) {
-    const me = await api.part(t, 'mentropy');
+    // The mentropy part is the engine's envelope: {schema_version, analysis, trace, options, result: {procs}}.
+    const env = await api.part(t, 'mentropy'), o = env.options, me = env.result;
+    const box = card(c, 'Modified entropy H per process (W = ' + o.window_events + ', K = ' + o.k + ', variant ' + o.variant + ', ' + (o.prob ? 'given' : o.learned ? 'learned' : 'uniform') + ' probabilities)');
     me.procs = me.procs || [];
-    const box = card(c, 'Modified entropy H per process (W = ' + me.window + ', K = ' + me.k + ', variant ' + me.variant + ', uniform probabilities)');
     if (!me.procs.length) { box.append(el('p', { class: 'note' }, 'No process has an event of its own (the trace holds only markers of dropped events): no series to draw.')); return; }
     chart(box, 'tall', {
       tooltip: { trigger: 'axis' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 70 },

@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -19,9 +18,12 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/spf13/pflag"
 
+	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/engine/beam/pipelines"
 )
 
@@ -35,10 +37,6 @@ RUNNER:   %s (default prism: in-process, loopback workers)
 Run "parscope-beam ANALYSIS -h" for the flags of an analysis.
 `, strings.Join(pipelines.Analyses, ", "), strings.Join(pipelines.Runners, ", "))
 }
-
-// defaultTable is Özmen's (2002) Table 4 transition table (W = 4), the
-// default of parscope mentropy.
-var defaultTable = [2]string{"0.5,0.7,0.8,0.9,0.99", "0.5,0.3,0.2,0.1,0.01"}
 
 func main() {
 	if len(os.Args) < 2 || !slices.Contains(pipelines.Analyses, os.Args[1]) {
@@ -57,11 +55,6 @@ func main() {
 		runner        = fl.String("runner", "prism", "the Beam runner: "+strings.Join(pipelines.Runners, ", ")+", or inprocess")
 		timeout       = fl.Duration("connect-timeout", 20*time.Second, "give up when the runner's job service does not answer within this time")
 		window        time.Duration
-		mwin          int
-		alpha, beta   string
-		variant       string
-		scope         string
-		learned       bool
 		phaseMode     string
 		phaseMaxK     int
 		phaseDim      int
@@ -80,17 +73,18 @@ func main() {
 	case pipelines.Occupancy:
 		fl.StringVar(&cfg.Start, "start", "", "put processes in this mode before their first state (default: a process does not exist before its first state)")
 	case pipelines.Comm:
-		fl.StringVar(&cfg.Decompose, "decompose", "", "how collectives are decomposed (default: the core's)")
-		fl.BoolVar(&cfg.NoCollectives, "no-collectives", false, "leave collectives out")
+		// The options of parscope comm, bound as for mentropy.
+		cfg.Comm = comm.DefaultParams()
+		if err := bindGoFlags(fl, cfg.Comm); err != nil {
+			fail(err)
+		}
 	case pipelines.MEntropy:
-		fl.String("of", "events", "the stream: events, states or regions")
-		fl.IntVar(&mwin, "W", 4, "W, the number of previous events in the window")
-		fl.StringVar(&alpha, "alpha", "", "α table, comma-separated (default: Özmen 2002, Table 4, for W = 4)")
-		fl.StringVar(&beta, "beta", "", "β table, comma-separated")
-		fl.Float64Var(&cfg.MEntropy.K, "K", 1, "the constant K")
-		fl.StringVar(&variant, "variant", "R", "R or W")
-		fl.StringVar(&scope, "scope", "history", "repetition count scope for R: history or window")
-		fl.BoolVar(&learned, "learned", false, "use running event frequencies as probabilities")
+		// The options of parscope mentropy, bound the same way (the flags of
+		// the engine's options struct), on Go's flag set.
+		cfg.MEntropy = mentropy.DefaultParams()
+		if err := bindGoFlags(fl, cfg.MEntropy); err != nil {
+			fail(err)
+		}
 	case pipelines.Phases:
 		fl.StringVar(&phaseMode, "mode", "default", "compat (SimPoint 3.2) or default")
 		fl.IntVar(&phaseMaxK, "maxK", 0, "largest k of the search (0: the core default)")
@@ -109,10 +103,9 @@ func main() {
 	beam.Init()
 	cfg.Window = int64(window)
 	if cfg.Analysis == pipelines.MEntropy {
-		if err := mentropyConfig(&cfg, mwin, alpha, beta, variant, scope, learned); err != nil {
+		if _, _, _, err := cfg.MEntropy.Config(); err != nil {
 			fail(err)
 		}
-		cfg.Of = mentropy.Of(fl.Lookup("of").Value.String())
 	}
 	if cfg.Analysis == pipelines.Phases {
 		o := phase.DefaultOptions()
@@ -151,28 +144,15 @@ func main() {
 	}
 }
 
-func mentropyConfig(cfg *pipelines.Config, w int, alpha, beta, variant, scope string, learned bool) error {
-	c := mentropy.Config{Window: w, K: cfg.MEntropy.K, Variant: mentropy.Variant(strings.ToUpper(variant)), Scope: mentropy.Scope(scope)}
-	if alpha == "" && beta == "" && w == 4 && c.Variant == mentropy.VariantR {
-		alpha, beta = defaultTable[0], defaultTable[1]
-	}
-	if alpha == "" || beta == "" {
-		return errors.New("mentropy: --alpha and --beta are needed (W+1 values for variant R, W for W)")
-	}
-	var err error
-	if c.Alpha, err = mentropy.ParseTable(alpha); err != nil {
-		return fmt.Errorf("--alpha: %w", err)
-	}
-	if c.Beta, err = mentropy.ParseTable(beta); err != nil {
-		return fmt.Errorf("--beta: %w", err)
-	}
-	if err := c.Validate(); err != nil {
+// bindGoFlags defines on the Go flag set fl the flags engine.BindFlags
+// defines for the options struct opts, so that parscope-beam takes the
+// options of an analysis under the names and defaults parscope does.
+func bindGoFlags(fl *flag.FlagSet, opts any) error {
+	pf := pflag.NewFlagSet("", pflag.ContinueOnError)
+	if err := engine.BindFlags(pf, opts); err != nil {
 		return err
 	}
-	cfg.MEntropy = c
-	if learned {
-		cfg.Probs.Mode = mentropy.Learned
-	}
+	pf.VisitAll(func(f *pflag.Flag) { fl.Var(f.Value, f.Name, f.Usage) })
 	return nil
 }
 

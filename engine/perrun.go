@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"maps"
+	"slices"
+)
+
+// PerRun holds one value per run, made on the run's first record: the
+// state of an analysis that computes each run on its own (one
+// communication tree, one replay per run).
+type PerRun[T any] struct {
+	// New makes the value of a run.
+	New  func(run int32) (T, error)
+	runs map[int32]T
+	last int32
+	cur  T
+	has  bool
+}
+
+// Of returns the value of run, made by New the first time.
+func (p *PerRun[T]) Of(run int32) (T, error) {
+	if p.has && p.last == run {
+		return p.cur, nil
+	}
+	v, ok := p.runs[run]
+	if !ok {
+		var err error
+		if v, err = p.New(run); err != nil {
+			return v, err
+		}
+		if p.runs == nil {
+			p.runs = map[int32]T{}
+		}
+		p.runs[run] = v
+	}
+	p.last, p.cur, p.has = run, v, true
+	return v, nil
+}
+
+// Runs returns the runs that have a value, in order.
+func (p *PerRun[T]) Runs() []int32 { return slices.Sorted(maps.Keys(p.runs)) }
+
+// Get returns the value of run, if it has one.
+func (p *PerRun[T]) Get(run int32) (T, bool) {
+	v, ok := p.runs[run]
+	return v, ok
+}
+
+// Merge moves the values of other into p: a run only other has takes
+// other's value; a run both have is merged by merge (into p's). other
+// must not be used afterwards.
+func (p *PerRun[T]) Merge(other *PerRun[T], merge func(run int32, into, from T) error) error {
+	for run, y := range other.runs {
+		x, ok := p.runs[run]
+		if !ok {
+			if p.runs == nil {
+				p.runs = map[int32]T{}
+			}
+			p.runs[run] = y
+			continue
+		}
+		if err := merge(run, x, y); err != nil {
+			return err
+		}
+	}
+	other.runs, other.has, p.has = nil, false, false
+	return nil
+}

@@ -1,0 +1,53 @@
+package engine
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+// TestPerRun checks that a run's value is made once, on first use, that
+// runs come in order, and that merging moves other's runs and merges the
+// common ones.
+func TestPerRun(t *testing.T) {
+	made := 0
+	mk := func() *PerRun[*[]int32] {
+		return &PerRun[*[]int32]{New: func(run int32) (*[]int32, error) {
+			if run < 0 {
+				return nil, errors.New("negative run")
+			}
+			made++
+			return &[]int32{run}, nil
+		}}
+	}
+	a := mk()
+	for _, run := range []int32{2, 0, 2, 2, 0} {
+		v, err := a.Of(run)
+		if err != nil || (*v)[0] != run {
+			t.Fatalf("run %d: %v %v", run, v, err)
+		}
+		*v = append(*v, run)
+	}
+	if _, err := a.Of(-1); err == nil {
+		t.Error("a failing New succeeded")
+	}
+	if made != 2 || !slices.Equal(a.Runs(), []int32{0, 2}) {
+		t.Fatalf("made %d, runs %v", made, a.Runs())
+	}
+	b := mk()
+	b.Of(1)
+	b.Of(2)
+	err := a.Merge(b, func(run int32, into, from *[]int32) error {
+		*into = append(*into, *from...)
+		return nil
+	})
+	v, _ := a.Get(2)
+	if err != nil || !slices.Equal(a.Runs(), []int32{0, 1, 2}) || !slices.Equal(*v, []int32{2, 2, 2, 2, 2}) {
+		t.Errorf("merged: %v, runs %v, run 2 %v", err, a.Runs(), *v)
+	}
+	// The value cached for the last run is not used after a merge.
+	w, _ := a.Of(2)
+	if w != v {
+		t.Error("run 2's value changed")
+	}
+}
