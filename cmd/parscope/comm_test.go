@@ -255,7 +255,7 @@ func TestCommErrors(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"--run", "3"}, {"--runs", "0,3"}} {
-		if _, stderr, code := run(t, append(append([]string{"comm"}, args...), pst)...); code != 1 || !strings.Contains(stderr, "no run 3") {
+		if _, stderr, code := run(t, append(append([]string{"comm"}, args...), pst)...); code != 2 || !strings.Contains(stderr, "no run 3") {
 			t.Errorf("%v: exit %d, %q", args, code, stderr)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -94,7 +95,7 @@ func TestMentropyBadInput(t *testing.T) {
 		{[]string{"--stream", "A B", "--prob", "A=x"}, 2, "expected a number"},
 		{[]string{"--stream", "A B", "--alpha", "x"}, 2, "--alpha"},
 		{[]string{"--stream", "A B", "--variant", "Q"}, 2, `unknown variant "Q"`},
-		{[]string{}, 2, "either a TRACE.pst or --stream"},
+		{[]string{}, 2, "either a TRACE or --stream"},
 		{[]string{"--stream", "A", "--K", "0"}, 2, "--K 0: need a positive constant"},
 		{[]string{"--stream", "A", "--plot", "x.gif"}, 2, "must end in .png or .svg"},
 	} {
@@ -242,8 +243,13 @@ func TestMentropyGolden(t *testing.T) {
 	if len(pts.Procs) != 1 || fmt.Sprint(pts.Procs[0].Index) != "[0 5]" || pts.Procs[0].HMax[1] != max(s.Steps[5].H, s.Steps[8].H, s.Steps[9].H) {
 		t.Errorf("2 points of process 1: %+v", pts.Procs)
 	}
-	text := mustRun(t, "mentropy", "--K", "100", "--max-points", "2", pst)
+	text := mustRun(t, "mentropy", "--K", "100", "--max-points", "2", "--series", pst)
 	if !strings.Contains(text, "run 0 process 1: 10 events, 5 event types") || !strings.Contains(text, "index  t   H max") {
-		t.Errorf("text:\n%s", text)
+		t.Errorf("--series text:\n%s", text)
+	}
+	// The summary: one line per process, its H over every event.
+	sum := mustRun(t, "mentropy", "--K", "100", pst)
+	if !regexp.MustCompile(`(?m)^0 +1 +10 +5 +\S+ +\S+ +\S+ +0$`).MatchString(sum) || strings.Contains(sum, "index") {
+		t.Errorf("summary:\n%s", sum)
 	}
 }

@@ -191,7 +191,7 @@ func TestOCSErrors(t *testing.T) {
 		t.Errorf("--structure LOOP_999: exit %d, %q", code, stderr)
 	}
 	for _, args := range [][]string{{"--run", "3"}, {"--runs", "3"}} {
-		if _, stderr, code := run(t, append(append([]string{"ocs"}, args...), pst)...); code != 1 || !strings.Contains(stderr, "no run 3") {
+		if _, stderr, code := run(t, append(append([]string{"ocs"}, args...), pst)...); code != 2 || !strings.Contains(stderr, "no run 3") {
 			t.Errorf("%v: exit %d, %q", args, code, stderr)
 		}
 	}
