@@ -227,10 +227,10 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 
 // Point kinds of the replay.
 const (
-	ptSend     uint8 = iota // a send is posted: its message leaves
-	ptRecv                  // a receive completes: it waits for its message
-	ptCollIn                // a process reaches a collective
-	ptCollOut               // it leaves the collective: it waits for every member
+	ptSend    uint8 = iota // a send is posted: its message leaves
+	ptRecv                 // a receive completes: it waits for its message
+	ptCollIn               // a process reaches a collective
+	ptCollOut              // it leaves the collective: it waits for every member
 )
 
 // point is one step of a process's replay.
