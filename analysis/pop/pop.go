@@ -73,7 +73,7 @@ type Run struct {
 	// is UsefulMeanNS / RuntimeNS.
 	ParallelEfficiency float64 `json:"parallel_efficiency"`
 	// Ideal is the replay on an ideal network, absent when the run has
-	// no message or collective records to replay.
+	// no matched message and no collective to replay.
 	Ideal *Ideal `json:"ideal,omitempty"`
 	// RuntimeNames are the regions (states) counted as runtime time that
 	// the run's processes entered, by name.
@@ -583,8 +583,14 @@ func (a *Accumulator) finish(r *runAcc) Run {
 
 	sends, recvs := r.match.Unmatched()
 	r.problems.UnmatchedSends, r.problems.UnmatchedRecvs = int64(len(sends)), int64(len(recvs))
-	if r.msgs > 0 || len(r.colls) > 0 {
-		ends, matched := r.replay(procs)
+	var matched int64
+	for _, m := range r.recvMsg {
+		if m >= 0 {
+			matched++
+		}
+	}
+	if matched > 0 || len(r.colls) > 0 {
+		ends := r.replay(procs)
 		id := &Ideal{Messages: matched, Collectives: int64(len(r.colls))}
 		for i := range procs {
 			id.RuntimeNS = max(id.RuntimeNS, ends[i])
@@ -607,18 +613,12 @@ func (a *Accumulator) name(id int32) string {
 }
 
 // replay replays the run on an ideal network and returns each process's
-// time (procs order) and the number of matched messages. Every process
+// time (procs order). Every process
 // starts at 0 and keeps its order of points; between two points its clock
 // advances by the useful time between them (MPI time takes none); a
 // receive completes no earlier than its message's send was posted; a
 // collective ends no earlier than its last member arrived.
-func (r *runAcc) replay(procs []int32) ([]int64, int64) {
-	var matched int64
-	for _, m := range r.recvMsg {
-		if m >= 0 {
-			matched++
-		}
-	}
+func (r *runAcc) replay(procs []int32) []int64 {
 	n := len(procs)
 	pts := make([][]point, n)
 	clock := make([]int64, n)
@@ -713,5 +713,5 @@ func (r *runAcc) replay(procs []int32) ([]int64, int64) {
 	for i, p := range procs {
 		ends[i] = clock[i] + r.procs[p].useful - prevU[i]
 	}
-	return ends, matched
+	return ends
 }
