@@ -40,6 +40,11 @@ type Params struct {
 	// Of reads "regions", "states", or "" for regions when the trace has
 	// region records, else states.
 	Of string `json:"of,omitempty" flag:"of" help:"tell useful time by regions or by states (default: regions when the trace has them, else states)"`
+	// WithoutInit counts each process's time from its exit of MPI_Init
+	// (or MPI_Init_thread) to its entry into MPI_Finalize, as a POP
+	// analysis of a whole run does; a process without them keeps its
+	// whole time.
+	WithoutInit bool `json:"without_init" flag:"without-init" help:"count each process's time from its exit of MPI_Init to its entry into MPI_Finalize"`
 }
 
 // DefaultParams returns the default options.
@@ -103,9 +108,13 @@ type Ideal struct {
 // Process is one process's figures.
 type Process struct {
 	Proc int32 `json:"proc"`
-	// ElapsedNS is the process's time, from its first region (state)
-	// record to its last record; UsefulNS its part outside the runtime
-	// regions and MPINS its part inside them.
+	// BeginNS and EndNS bound the time counted: from the process's first
+	// region (state) record to its last record (with WithoutInit, from
+	// its exit of MPI_Init to its entry into MPI_Finalize).
+	BeginNS int64 `json:"begin_ns"`
+	EndNS   int64 `json:"end_ns"`
+	// ElapsedNS is EndNS − BeginNS; UsefulNS its part outside the
+	// runtime regions and MPINS its part inside them.
 	ElapsedNS int64 `json:"elapsed_ns"`
 	UsefulNS  int64 `json:"useful_ns"`
 	MPINS     int64 `json:"mpi_ns"`
@@ -166,6 +175,8 @@ type Accumulator struct {
 	runtime map[int32]bool // region (state) ids that are runtime time
 	names   map[int32]string
 	collIDs map[int32]bool // regions named as collectives, without collective records
+	initIDs map[int32]bool // with WithoutInit: MPI_Init and MPI_Init_thread
+	finIDs  map[int32]bool // with WithoutInit: MPI_Finalize
 	runs    map[int32]*runAcc
 	last    *runAcc
 	res     *Result
@@ -190,7 +201,23 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	default:
 		return nil, fmt.Errorf("of %q: want regions or states", p.Of)
 	}
-	a := &Accumulator{t: t, of: of, runtime: map[int32]bool{}, names: map[int32]string{}, collIDs: map[int32]bool{}, runs: map[int32]*runAcc{}}
+	a := &Accumulator{t: t, of: of, runtime: map[int32]bool{}, names: map[int32]string{}, collIDs: map[int32]bool{},
+		initIDs: map[int32]bool{}, finIDs: map[int32]bool{}, runs: map[int32]*runAcc{}}
+	// mark notes, with WithoutInit, whether a region (state) of these
+	// names is MPI_Init or MPI_Finalize.
+	mark := func(id int32, names ...string) {
+		for _, n := range names {
+			if !p.WithoutInit || n == "" {
+				continue
+			}
+			if initRE.MatchString(n) {
+				a.initIDs[id] = true
+			}
+			if finalizeRE.MatchString(n) {
+				a.finIDs[id] = true
+			}
+		}
+	}
 	if of == "regions" {
 		noColl := t.Count(trace.KindCollective) == 0
 		for _, r := range t.Header.Regions {
@@ -199,6 +226,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 				name = r.Function
 			}
 			a.names[r.ID] = name
+			mark(r.ID, r.Label, r.Function)
 			if re.MatchString(r.Label) || (r.Function != "" && re.MatchString(r.Function)) {
 				a.runtime[r.ID] = true
 				if _, ok := trace.ParseCollectiveOp(name); ok && noColl {
@@ -213,6 +241,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 				name = s.Description
 			}
 			a.names[s.ID] = name
+			mark(s.ID, s.Name, s.Description)
 			if (s.Name != "" && re.MatchString(s.Name)) || (s.Description != "" && re.MatchString(s.Description)) {
 				a.runtime[s.ID] = true
 			}
@@ -224,6 +253,12 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	}
 	return a, nil
 }
+
+// initRE and finalizeRE name the regions Params.WithoutInit leaves out.
+var (
+	initRE     = regexp.MustCompile(`^P?MPI_Init(_thread)?$`)
+	finalizeRE = regexp.MustCompile(`^P?MPI_Finalize$`)
+)
 
 // Point kinds of the replay.
 const (
@@ -249,10 +284,10 @@ type pending struct {
 	pt  point
 }
 
-// frame is an open region.
+// frame is an open region: a runtime one (rt), MPI_Init or MPI_Finalize.
 type frame struct {
-	region int32
-	rt     bool
+	region        int32
+	rt, init, fin bool
 }
 
 // procAcc is the running account of one process.
@@ -266,6 +301,20 @@ type procAcc struct {
 	points      []point
 	pending     []pending // by end time
 	collK       map[int32]int32
+	// With Params.WithoutInit: useful and MPI time at the exit of
+	// MPI_Init (started), and the entry into MPI_Finalize (stopped at
+	// stop), after which nothing is counted.
+	base, mpiBase    int64
+	started, stopped bool
+	stop             int64
+}
+
+// clip bounds t by the entry into MPI_Finalize.
+func (pa *procAcc) clip(t int64) int64 {
+	if pa.stopped {
+		return min(t, pa.stop)
+	}
+	return t
 }
 
 // inRuntime reports whether the process is in a runtime region (state).
@@ -273,6 +322,7 @@ func (pa *procAcc) inRuntime() bool { return pa.rtDepth > 0 }
 
 // usefulAt returns the useful time up to t ≥ pa.at.
 func (pa *procAcc) usefulAt(t int64) int64 {
+	t = pa.clip(t)
 	if !pa.seen || pa.inRuntime() || t <= pa.at {
 		return pa.useful
 	}
@@ -281,6 +331,7 @@ func (pa *procAcc) usefulAt(t int64) int64 {
 
 // advance counts the time from pa.at to t.
 func (pa *procAcc) advance(t int64) {
+	t = pa.clip(t)
 	if !pa.seen || t <= pa.at {
 		return
 	}
@@ -316,11 +367,27 @@ func (pa *procAcc) push(p point) {
 	pa.pending = slices.Insert(pa.pending, i, pending{end: p.t, pt: p})
 }
 
+// open enters the region (state) of f at pa.at.
+func (pa *procAcc) open(f frame) {
+	pa.stack = append(pa.stack, f)
+	if f.rt {
+		pa.rtDepth++
+	}
+	if f.fin && !pa.stopped {
+		pa.stopped, pa.stop = true, pa.at
+	}
+}
+
+// pop leaves the innermost open region at pa.at.
 func (pa *procAcc) pop() {
 	f := pa.stack[len(pa.stack)-1]
 	pa.stack = pa.stack[:len(pa.stack)-1]
 	if f.rt {
 		pa.rtDepth--
+	}
+	if f.init && !pa.started && !pa.stopped {
+		pa.started = true
+		pa.base, pa.mpiBase, pa.first = pa.useful, pa.mpi, pa.at
 	}
 }
 
@@ -403,9 +470,8 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 			}
 			if rec.Kind == trace.KindEnter {
 				rt := a.runtime[rec.ID]
-				pa.stack = append(pa.stack, frame{region: rec.ID, rt: rt})
+				pa.open(frame{region: rec.ID, rt: rt, init: a.initIDs[rec.ID], fin: a.finIDs[rec.ID]})
 				if rt {
-					pa.rtDepth++
 					r.visited[rec.ID] = true
 					if a.collIDs[rec.ID] {
 						r.problems.CollectiveRegionsWithoutRecords++
@@ -438,9 +504,8 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 				pa.pop()
 			}
 			rt := a.runtime[rec.ID]
-			pa.stack = append(pa.stack, frame{region: rec.ID, rt: rt})
+			pa.open(frame{region: rec.ID, rt: rt, init: a.initIDs[rec.ID], fin: a.finIDs[rec.ID]})
 			if rt {
-				pa.rtDepth++
 				r.visited[rec.ID] = true
 			}
 		case trace.KindSend:
@@ -552,6 +617,12 @@ func (a *Accumulator) finish(r *runAcc) Run {
 		if a.of == "regions" {
 			r.problems.Unclosed += int64(len(pa.stack))
 		}
+		// Count from the exit of MPI_Init (with WithoutInit).
+		pa.useful -= pa.base
+		pa.mpi -= pa.mpiBase
+		for i := range pa.points {
+			pa.points[i].u = max(0, pa.points[i].u-pa.base)
+		}
 		procs = append(procs, p)
 	}
 	slices.Sort(procs)
@@ -560,13 +631,14 @@ func (a *Accumulator) finish(r *runAcc) Run {
 	out.UsefulMaxProc = -1
 	for _, p := range procs {
 		pa := r.procs[p]
-		el := max(pa.last, pa.at) - pa.first
+		end := pa.clip(max(pa.last, pa.at))
+		el := end - pa.first
 		out.RuntimeNS = max(out.RuntimeNS, el)
 		sum += float64(pa.useful)
 		if out.UsefulMaxProc < 0 || pa.useful > out.UsefulMaxNS {
 			out.UsefulMaxNS, out.UsefulMaxProc = pa.useful, p
 		}
-		out.Processes = append(out.Processes, Process{Proc: p, ElapsedNS: el, UsefulNS: pa.useful, MPINS: pa.mpi,
+		out.Processes = append(out.Processes, Process{Proc: p, BeginNS: pa.first, EndNS: end, ElapsedNS: el, UsefulNS: pa.useful, MPINS: pa.mpi,
 			UsefulShare: ratio(float64(pa.useful), float64(el))})
 	}
 	if len(procs) > 0 {

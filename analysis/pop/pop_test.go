@@ -62,11 +62,14 @@ const (
 	solve     = 5
 	mpiIrecv  = 6
 	mpiWait   = 7
+	mpiInit   = 8
+	mpiFinal  = 9
 )
 
 var regions = []trace.RegionDef{{ID: main, Label: "main", Parent: -1}, {ID: mpiSend, Label: "MPI_Send", Parent: -1},
 	{ID: mpiRecv, Label: "MPI_Recv", Parent: -1}, {ID: allreduce, Label: "MPI_Allreduce", Parent: -1}, {ID: solve, Label: "solve", Parent: -1},
-	{ID: mpiIrecv, Label: "MPI_Irecv", Parent: -1}, {ID: mpiWait, Label: "MPI_Wait", Parent: -1}}
+	{ID: mpiIrecv, Label: "MPI_Irecv", Parent: -1}, {ID: mpiWait, Label: "MPI_Wait", Parent: -1},
+	{ID: mpiInit, Label: "MPI_Init", Parent: -1}, {ID: mpiFinal, Label: "MPI_Finalize", Parent: -1}}
 
 func enter(p int32, t int64, id int32) trace.Record { return trace.Enter(0, p, t, id) }
 func exit(p int32, t int64, id int32) trace.Record  { return trace.Exit(0, p, t, id) }
@@ -226,6 +229,41 @@ func TestNonBlocking(t *testing.T) {
 	run := popOf(t, write(t, regions, nil, nil, 1, recs), pop.DefaultParams()).Runs[0]
 	check(t, run, want{T: 100, usefulMax: 95, usefulMean: 90, ideal: 95, useful: []int64{95, 85}, mpi: []int64{5, 15},
 		idealProcesses: []int64{95, 85}})
+}
+
+// TestWithoutInit: --without-init counts each process from its exit of
+// MPI_Init to its entry into MPI_Finalize.
+//
+//	process 0: MPI_Init [0,50), compute [50,90), MPI_Send [90,100) sends
+//	           at 90, compute [100,150), MPI_Finalize [150,190), compute to 200
+//	process 1: MPI_Init [0,70), compute [70,80), MPI_Recv [80,110)
+//	           receives 80 → 110, compute [110,140), MPI_Finalize [140,195),
+//	           compute to 200
+//
+// Whole: useful 100 and 45, MPI 100 and 155, T 200. Without init: process
+// 0 counts [50,150): useful 90, MPI 10; process 1 [70,140): useful 40,
+// MPI 30; T 100. Replay: 0 sends with 40 useful, 1 receives with 10 and
+// waits to 40, then computes 30: T_ideal 90, SerE 1, TrfE 0.9.
+func TestWithoutInit(t *testing.T) {
+	recs := cat([]trace.Record{enter(0, 0, main), enter(1, 0, main), enter(0, 0, mpiInit), enter(1, 0, mpiInit),
+		exit(0, 50, mpiInit), exit(1, 70, mpiInit)},
+		call(1, 80, 110, mpiRecv, recv(1, 80, 110, 0)), call(0, 90, 100, mpiSend, send(0, 90, 1)),
+		[]trace.Record{enter(1, 140, mpiFinal), enter(0, 150, mpiFinal), exit(0, 190, mpiFinal), exit(1, 195, mpiFinal),
+			exit(0, 200, main), exit(1, 200, main)})
+	s := write(t, regions, nil, nil, 1, recs)
+	whole := popOf(t, s, pop.DefaultParams()).Runs[0]
+	// Whole replay: 0 sends with 40 useful and ends at 100; 1 receives
+	// with 10, waits to 40 and computes 35 more: 75.
+	check(t, whole, want{T: 200, usefulMax: 100, usefulMean: 72.5, ideal: 100, useful: []int64{100, 45}, mpi: []int64{100, 155},
+		idealProcesses: []int64{100, 75}})
+	p := pop.DefaultParams()
+	p.WithoutInit = true
+	run := popOf(t, s, p).Runs[0]
+	check(t, run, want{T: 100, usefulMax: 90, usefulMean: 65, ideal: 90, useful: []int64{90, 40}, mpi: []int64{10, 30},
+		idealProcesses: []int64{90, 70}})
+	if pr := run.Processes; pr[0].BeginNS != 50 || pr[0].EndNS != 150 || pr[1].BeginNS != 70 || pr[1].EndNS != 140 {
+		t.Errorf("spans %+v", pr)
+	}
 }
 
 // TestCollective: three processes reach an allreduce (on the world: the

@@ -48,7 +48,7 @@ func TestPopPingPong(t *testing.T) {
 		t.Fatalf("%+v", run)
 	}
 	mpiRE := regexp.MustCompile(pop.DefaultRuntimeRegions)
-	var mpi, mainIncl [2]int64
+	var mpi, mainIncl, initFin [2]int64
 	var names []string
 	for _, e := range prof.Flat {
 		for _, b := range e.ByProcess {
@@ -58,6 +58,9 @@ func TestPopPingPong(t *testing.T) {
 					t.Errorf("%s is not a leaf: %+v", e.Name, b)
 				}
 				mpi[b.Proc] += b.InclusiveNS
+				if e.Name == "MPI_Init" || e.Name == "MPI_Finalize" {
+					initFin[b.Proc] += b.InclusiveNS
+				}
 			case e.Name == "int main(int, char**)":
 				mainIncl[b.Proc] = b.InclusiveNS
 			}
@@ -99,6 +102,22 @@ func TestPopPingPong(t *testing.T) {
 	}
 	if strings.Join(run.RuntimeNames, ",") != "MPI_Comm_rank,MPI_Comm_size,MPI_Finalize,MPI_Init,MPI_Recv,MPI_Send" || len(names) != 6 {
 		t.Errorf("runtime names %v, profile's MPI regions %v", run.RuntimeNames, names)
+	}
+
+	// --without-init: each process from its exit of MPI_Init to its entry
+	// into MPI_Finalize (the times of those records in the trace), its MPI
+	// time the profile's less those two calls.
+	w := popRun(t, "--without-init", dir).Runs[0]
+	spans := [2][2]int64{{193643138, 199514778}, {193643835, 199529687}}
+	for i, p := range w.Processes {
+		if p.BeginNS != spans[i][0] || p.EndNS != spans[i][1] || p.ElapsedNS != p.EndNS-p.BeginNS || p.MPINS != mpi[i]-initFin[i] ||
+			p.UsefulNS+p.MPINS != p.ElapsedNS || p.UsefulNS > useful[i] {
+			t.Errorf("--without-init process %d: %+v; want [%d, %d), MPI %d", i, p, spans[i][0], spans[i][1], mpi[i]-initFin[i])
+		}
+	}
+	if w.Processes[0].UsefulNS != 2373709 || w.Processes[1].UsefulNS != 2968585 || w.RuntimeNS != 5885852 {
+		t.Errorf("--without-init: useful %d %d, T %d; docs/pop.md quotes 2373709, 2968585 and 5885852",
+			w.Processes[0].UsefulNS, w.Processes[1].UsefulNS, w.RuntimeNS)
 	}
 }
 
