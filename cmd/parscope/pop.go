@@ -42,11 +42,13 @@ collective for its last member) and CommE splits into
   transfer efficiency       TrfE = T_ideal / T
 
 docs/pop.md gives the definitions. MPI_Init and MPI_Finalize count as MPI
-time like every MPI call.
+time like every MPI call; --without-init counts each process only from its
+exit of MPI_Init to its entry into MPI_Finalize, as POP reports do.
 
 --json prints the result in the JSON envelope every face shares
 (docs/results.md); --csv prints one row per process.`,
 		Example: `  parscope pop trace.pst
+  parscope pop --without-init trace.pst
   parscope pop --runtime-regions '^(P?MPI_|omp_)' --json trace.pst
   parscope pop testdata/real/traces/otf2/ping-pong-otf2`,
 		Args: cobra.ExactArgs(1),
