@@ -14,8 +14,8 @@ import (
 	"github.com/parscope/parscope/trace"
 )
 
-// write stores recs (one run of procs processes, with the regions and
-// communicators given) and opens it.
+// write stores recs (run 0 and every run of the records, each of procs
+// processes, with the regions and communicators given) and opens it.
 func write(t *testing.T, procs int32, regions []trace.RegionDef, comms []trace.CommDef, recs []trace.Record) *store.Store {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "w.pst")
@@ -27,6 +27,11 @@ func write(t *testing.T, procs int32, regions []trace.RegionDef, comms []trace.C
 	h := w.Header()
 	h.Regions, h.Comms = regions, comms
 	h.Runs = []trace.RunInfo{{ID: 0, Procs: procs}}
+	for _, r := range recs {
+		if r.Run > h.Runs[len(h.Runs)-1].ID {
+			h.Runs = append(h.Runs, trace.RunInfo{ID: r.Run, Procs: procs})
+		}
+	}
 	for _, r := range recs {
 		if err := w.Add(r); err != nil {
 			t.Fatal(err)
@@ -449,25 +454,8 @@ func TestMergeRuns(t *testing.T) {
 		trace.Send(0, 0, 100, 110, 1, 8, 0, 0), trace.Recv(0, 1, 40, 115, 0, 8, 0, 0),
 		trace.Send(1, 0, 10, 80, 1, 8, 0, 0), trace.Recv(1, 1, 50, 85, 0, 8, 0, 0),
 	}
-	path := filepath.Join(t.TempDir(), "m.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Header().Runs = []trace.RunInfo{{ID: 0, Procs: 2}, {ID: 1, Procs: 2}}
-	for _, r := range recs {
-		if err := w.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	slices.SortStableFunc(recs, trace.Compare)
+	s := write(t, 2, nil, nil, recs)
 	tr := engine.TraceOf(s)
 	acc := func(run int32) *waitstate.Accumulator {
 		a, err := waitstate.New(tr, waitstate.DefaultParams())
