@@ -65,7 +65,8 @@ func mpiInclusive(t *testing.T, path string) (total int64, by map[string]int64) 
 // only the completion, the regions give the calls' spans). The MPI time
 // is the MPI regions' inclusive time of parscope profile; the late senders
 // wait in MPI_Recv and the late receivers in MPI_Send, each no longer than
-// that region's time; no collectives, nothing left uncomputed.
+// that region's time, and equal to the waits recomputed from the regions
+// around each message's records; no collectives, nothing left uncomputed.
 func TestWaitStatesPingPong(t *testing.T) {
 	dir := realTrace(t, "otf2/ping-pong-otf2")
 	rw := waitsRun(t, dir).Runs[0]
@@ -82,6 +83,57 @@ func TestWaitStatesPingPong(t *testing.T) {
 		if want := map[string]string{"late_sender": "MPI_Recv", "late_receiver": "MPI_Send"}[s.Pattern]; s.Call != want || s.RegionName != "int main(int, char**)" {
 			t.Errorf("site %+v", s)
 		}
+	}
+
+	// Again from the records: each message's send and receive lie in an
+	// MPI_Send and an MPI_Recv region; the k-th send of a rank to the
+	// other with a tag is the k-th receive there (one message per call,
+	// so no call is charged twice).
+	pst := filepath.Join(t.TempDir(), "pp.pst")
+	mustRun(t, "import", "-o", pst, dir)
+	st, err := store.Open(pst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	recs, err := trace.ReadAll(st.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindSend, trace.KindRecv}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type span struct{ enter, exit int64 }
+	mpiCall := map[int32]bool{}
+	for _, r := range st.Header().Regions {
+		mpiCall[r.ID] = r.Label == "MPI_Send" || r.Label == "MPI_Recv"
+	}
+	type lane struct{ src, dst, tag int32 }
+	sends, recvs := map[lane][]*span{}, map[lane][]*span{}
+	cur := map[int32]*span{} // process → its open MPI_Send or MPI_Recv
+	for _, r := range recs {
+		switch {
+		case r.Kind == trace.KindEnter && mpiCall[r.ID]:
+			cur[r.Proc] = &span{enter: r.T}
+		case r.Kind == trace.KindExit && mpiCall[r.ID]:
+			cur[r.Proc].exit = r.T
+		case r.Kind == trace.KindSend:
+			sends[lane{r.Proc, r.Peer, r.Tag}] = append(sends[lane{r.Proc, r.Peer, r.Tag}], cur[r.Proc])
+		case r.Kind == trace.KindRecv:
+			recvs[lane{r.Peer, r.Proc, r.Tag}] = append(recvs[lane{r.Peer, r.Proc, r.Tag}], cur[r.Proc])
+		}
+	}
+	var wantLS, wantLR int64
+	for l, ss := range sends {
+		rs := recvs[l]
+		if len(rs) != len(ss) {
+			t.Fatalf("lane %+v: %d sends, %d receives", l, len(ss), len(rs))
+		}
+		for k, s := range ss {
+			r := rs[k]
+			wantLS += max(0, min(s.enter, r.exit)-r.enter)
+			wantLR += max(0, min(r.enter, s.exit)-s.enter)
+		}
+	}
+	if ls.WaitNS != wantLS || lr.WaitNS != wantLR {
+		t.Errorf("late sender %d, late receiver %d; from the records %d and %d", ls.WaitNS, lr.WaitNS, wantLS, wantLR)
 	}
 }
 
