@@ -8,13 +8,15 @@
 //
 // A call's time span is that of the innermost MPI region (a region whose
 // name begins with MPI_ or PMPI_) open on the process when its record
-// occurs, when the trace records MPI calls as regions (OTF2 from Score-P,
-// DUMPI); otherwise the record's own span, T to End. A blocking record
-// without a completion time outside every MPI region has no known span
-// (OTF2's MPI_RECV event is written at the receive's completion), and a
-// non-blocking receive whose completing call (an MPI_Wait* region
-// containing its completion time) is not in the trace has no known wait:
-// both are counted in Uncomputed instead of guessed.
+// occurs, or left at that very instant, when the trace records MPI calls
+// as regions (OTF2 from Score-P, DUMPI, Extrae's Paraver); in a trace
+// without MPI regions, the record's own span, T to End. A record in no
+// call the trace shows (outside the MPI regions of a trace that has them,
+// a Paraver record, whose times are logical and physical times rather
+// than a call's, a blocking record without completion time) and a
+// non-blocking receive whose completing call (an MPI region containing
+// its completion time) is not in the trace have no known wait: they are
+// counted in Uncomputed instead of guessed.
 //
 // The analysis is registered with package engine as "waitstates";
 // `parscope waitstates` formats its Result. docs/wait-states.md has the
@@ -83,8 +85,9 @@ type Result struct {
 type RunWaits struct {
 	Run int32 `json:"run"`
 	// MPINS is the time the processes spent in MPI calls: in their
-	// outermost MPI regions, plus the spans of message and collective
-	// records outside every MPI region. Every wait is part of it.
+	// outermost MPI regions, or, in a trace without MPI regions, the
+	// spans of the message and collective records. Every wait is part
+	// of it.
 	MPINS int64 `json:"mpi_ns"`
 	// WaitNS is the sum of the waits of every pattern.
 	WaitNS int64 `json:"wait_ns"`
@@ -140,9 +143,10 @@ type Site struct {
 // Uncomputed counts the records and operations whose waits the trace does
 // not let the analysis measure; none is guessed.
 type Uncomputed struct {
-	// UnknownSpan counts message and collective records outside every MPI
-	// region whose start or completion time is not in the record (a
-	// blocking OTF2 receive's record holds only its completion).
+	// UnknownSpan counts message and collective records in no call the
+	// trace shows: outside the MPI regions of a trace that has them, in a
+	// Paraver trace without them, or without a start or completion time
+	// (a blocking OTF2 receive's record holds only its completion).
 	UnknownSpan int64 `json:"unknown_span"`
 	// NoWaitCall counts non-blocking receives whose completing call (an
 	// MPI region containing their completion time) is not in the trace:
@@ -243,6 +247,14 @@ type instance struct {
 type procState struct {
 	proc  int32
 	stack []frame
+	// left is the MPI frame the process left last, at leftExit, with
+	// the region it was called from; leftOK while no region was entered
+	// since. A record stamped at the instant its call returns (Extrae's
+	// logical times) belongs to it.
+	left       frame
+	leftExit   int64
+	leftCaller int32
+	leftOK     bool
 	// pending are the non-blocking receives whose completing call is
 	// looked for.
 	pending []*side
@@ -282,6 +294,12 @@ type Accumulator struct {
 	p     *Params
 	names map[int32]string
 	mpi   map[int32]bool
+	// nonBlocking marks the MPI regions that post a non-blocking message
+	// (MPI_Isend, MPI_Irecv, …).
+	nonBlocking map[int32]bool
+	// spans is true when a record outside every MPI region may be taken
+	// as its call (see recordSpans).
+	spans bool
 	runs  map[int32]*runState
 	last  *runState
 	res   *Result
@@ -292,7 +310,9 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	if p.Top < 0 {
 		return nil, fmt.Errorf("top %d: want 0 or more", p.Top)
 	}
-	a := &Accumulator{t: t, p: p, names: map[int32]string{}, mpi: map[int32]bool{}, runs: map[int32]*runState{}}
+	a := &Accumulator{t: t, p: p, names: map[int32]string{}, mpi: map[int32]bool{}, nonBlocking: map[int32]bool{},
+		runs: map[int32]*runState{}}
+	anyMPI := false
 	for _, r := range t.Header.Regions {
 		n := r.Label
 		if n == "" {
@@ -300,8 +320,36 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 		}
 		a.names[r.ID] = n
 		a.mpi[r.ID] = IsMPI(r.Label) || IsMPI(r.Function)
+		a.nonBlocking[r.ID] = isNonBlocking(r.Label) || isNonBlocking(r.Function)
+		anyMPI = anyMPI || a.mpi[r.ID]
 	}
+	a.spans = recordSpans(t.Header, anyMPI)
 	return a, nil
+}
+
+// recordSpans reports whether the message and collective records of a
+// trace outside every MPI region may stand for their calls: their T is
+// the call's start and End its completion, as the record kinds define
+// them. Not when the trace has MPI regions (the calls are those; a record
+// outside them is not in a call the trace shows), nor for Paraver, whose
+// communication records hold the logical and physical send and receive
+// times of Extrae, not the calls' spans (a receive's logical time is its
+// MPI_Irecv's, its physical time the message's arrival).
+func recordSpans(h *trace.Header, mpiRegions bool) bool {
+	return !mpiRegions && h.Meta.Source != "prv"
+}
+
+// isNonBlocking reports whether the MPI call named name posts a
+// non-blocking message: MPI_Isend, MPI_Ibsend, MPI_Issend, MPI_Irsend,
+// MPI_Irecv, MPI_Imrecv (PMPI_ and Fortran names too).
+func isNonBlocking(name string) bool {
+	u := strings.TrimSuffix(strings.ToUpper(name), "_")
+	u = strings.TrimPrefix(strings.TrimPrefix(u, "P"), "MPI_")
+	switch u {
+	case "ISEND", "IBSEND", "ISSEND", "IRSEND", "IRECV", "IMRECV":
+		return true
+	}
+	return false
 }
 
 // IsMPI reports whether a region named name is an MPI call: its name
@@ -358,6 +406,7 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 		switch rec.Kind {
 		case trace.KindEnter:
 			ps.stack = append(ps.stack, frame{region: rec.ID, enter: rec.T, mpi: a.mpi[rec.ID]})
+			ps.leftOK = false
 		case trace.KindExit:
 			j := len(ps.stack) - 1
 			for j >= 0 && ps.stack[j].region != rec.ID {
@@ -389,8 +438,12 @@ func (r *runState) pop(ps *procState, t int64) {
 		return
 	}
 	outer := true
+	caller := NoRegion
 	for _, g := range ps.stack {
 		outer = outer && !g.mpi
+		if !g.mpi {
+			caller = g.region
+		}
 	}
 	if outer {
 		ps.mpiNS += max(t-f.enter, 0)
@@ -409,6 +462,7 @@ func (r *runState) pop(ps *procState, t int64) {
 	if f.c != nil {
 		f.c.exit, f.c.done = t, true
 	}
+	ps.left, ps.leftExit, ps.leftCaller, ps.leftOK = f, t, caller, true
 }
 
 // frameCall returns the call of the MPI frame f, at depth d of the stack.
@@ -426,13 +480,20 @@ func frameCall(ps *procState, f *frame, d int) *call {
 	return f.c
 }
 
-// callAt returns the call a record occurring now on the process belongs
-// to: the innermost open MPI region's, or nil outside every MPI region.
-func callAt(ps *procState) *call {
+// callAt returns the call a record at t (now) on the process belongs to:
+// the innermost open MPI region's, or the MPI region the process left at
+// t (no region entered since), or nil outside every MPI region.
+func callAt(ps *procState, t int64) *call {
 	for j := len(ps.stack) - 1; j >= 0; j-- {
 		if ps.stack[j].mpi {
 			return frameCall(ps, &ps.stack[j], j)
 		}
+	}
+	if ps.leftOK && ps.leftExit == t {
+		if ps.left.c == nil {
+			ps.left.c = &call{proc: ps.proc, enter: ps.left.enter, exit: t, region: ps.left.region, caller: ps.leftCaller, done: true}
+		}
+		return ps.left.c
 	}
 	return nil
 }
@@ -458,19 +519,23 @@ func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
 	if s.recv {
 		label = "(receive)"
 	}
-	c := callAt(ps)
-	if c == nil {
-		if s.blocking || !s.recv {
-			c = spanCall(ps, rec, label)
-		} else {
-			// A non-blocking receive posted outside every MPI region:
-			// its post is the record's time.
-			caller := NoRegion
-			if n := len(ps.stack); n > 0 {
-				caller = ps.stack[n-1].region
-			}
-			c = &call{proc: rec.Proc, enter: rec.T, exit: rec.T, region: NoRegion, caller: caller, label: label, done: true}
+	c := callAt(ps, rec.T)
+	switch {
+	case c != nil:
+		// A message posted in MPI_Isend or MPI_Irecv is non-blocking
+		// whatever its record says (Paraver's say nothing).
+		s.blocking = s.blocking && !a.nonBlocking[c.region]
+	case !a.spans:
+	case s.blocking:
+		c = spanCall(ps, rec, label)
+	default:
+		// A non-blocking message posted outside every MPI region: its
+		// post is the record's time.
+		caller := NoRegion
+		if n := len(ps.stack); n > 0 {
+			caller = ps.stack[n-1].region
 		}
+		c = &call{proc: rec.Proc, enter: rec.T, exit: rec.T, region: NoRegion, caller: caller, label: label, done: true}
 	}
 	if c == nil {
 		r.unc.UnknownSpan++
@@ -479,6 +544,8 @@ func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
 	switch {
 	case s.recv && s.blocking:
 		s.wait = c
+	case s.recv && rec.End == rec.T && c != nil:
+		s.wait = c // completed in the call that posted it
 	case s.recv:
 		if rec.End < rec.T || (rec.End == 0 && rec.T != 0) {
 			s.noWait = true
@@ -498,8 +565,8 @@ func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
 // collective feeds a collective record.
 func (a *Accumulator) collective(r *runState, ps *procState, rec *trace.Record) {
 	op := trace.CollectiveOp(rec.ID)
-	c := callAt(ps)
-	if c == nil {
+	c := callAt(ps, rec.T)
+	if c == nil && a.spans {
 		c = spanCall(ps, rec, op.String()) // in the MPI time in any case
 	}
 	if !r.comms.Known(rec.Comm) {

@@ -15,8 +15,9 @@ import (
 )
 
 // write stores recs (run 0 and every run of the records, each of procs
-// processes, with the regions and communicators given) and opens it.
-func write(t *testing.T, procs int32, regions []trace.RegionDef, comms []trace.CommDef, recs []trace.Record) *store.Store {
+// processes, with the regions and communicators given, and the header
+// changed by edit) and opens it.
+func write(t *testing.T, procs int32, regions []trace.RegionDef, comms []trace.CommDef, recs []trace.Record, edit ...func(*trace.Header)) *store.Store {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "w.pst")
 	w, err := store.Create(path, store.Options{})
@@ -26,6 +27,9 @@ func write(t *testing.T, procs int32, regions []trace.RegionDef, comms []trace.C
 	defer w.Abort()
 	h := w.Header()
 	h.Regions, h.Comms = regions, comms
+	for _, e := range edit {
+		e(h)
+	}
 	h.Runs = []trace.RunInfo{{ID: 0, Procs: procs}}
 	for _, r := range recs {
 		if r.Run > h.Runs[len(h.Runs)-1].ID {
@@ -147,6 +151,7 @@ const (
 	rSendrecv
 	rAllreduce
 	rBarrier
+	rIsend
 )
 
 var regions = []trace.RegionDef{
@@ -155,6 +160,7 @@ var regions = []trace.RegionDef{
 	{ID: rIrecv, Label: "MPI_Irecv", Parent: -1}, {ID: rWait, Label: "MPI_Wait", Parent: -1},
 	{ID: rWaitall, Label: "MPI_Waitall", Parent: -1}, {ID: rSendrecv, Label: "MPI_Sendrecv", Parent: -1},
 	{ID: rAllreduce, Function: "mpi_allreduce_", Parent: -1}, {ID: rBarrier, Label: "MPI_Barrier", Parent: -1},
+	{ID: rIsend, Label: "MPI_Isend", Parent: -1},
 }
 
 func enter(p int32, t int64, id int32) trace.Record { return trace.Enter(0, p, t, id) }
@@ -281,6 +287,51 @@ func TestLateSenderAtWait(t *testing.T) {
 	}
 }
 
+// TestLogicalTimes: Paraver's records (from Extrae) stamp a message at
+// the instant its MPI_Isend or MPI_Irecv returns and say nothing of
+// blocking; the receive's End is the message's arrival. The record belongs
+// to the call it returns from, the call's name makes it non-blocking, and
+// the call containing the arrival is the one that waited.
+//
+//	p1  [MPI_Irecv 10..12] A posted        [MPI_Waitall 100 ....... 160]
+//	p1  [MPI_Irecv 20..22] B posted, arrives at 50, in no MPI call
+//	p0  [MPI_Isend 5..6] B                       [MPI_Isend 130..131] A, arrives 150
+//	A: late sender 130−100 = 30 at the Waitall; B: its wait is not known;
+//	neither Isend is a late receiver.
+func TestLogicalTimes(t *testing.T) {
+	recs := []trace.Record{
+		enter(0, 5, rIsend), exit(0, 6, rIsend), trace.Send(0, 0, 6, 6, 1, 8, 2, 0),
+		enter(1, 10, rIrecv), exit(1, 12, rIrecv), trace.Recv(0, 1, 12, 150, 0, 8, 1, 0),
+		enter(1, 20, rIrecv), exit(1, 22, rIrecv), trace.Recv(0, 1, 22, 50, 0, 8, 2, 0),
+		enter(1, 100, rWaitall), enter(0, 130, rIsend), exit(0, 131, rIsend), trace.Send(0, 0, 131, 131, 1, 8, 1, 0),
+		exit(1, 160, rWaitall),
+	}
+	prv := func(h *trace.Header) { h.Meta.Source = "prv" }
+	r := waits(t, write(t, 2, regions, nil, recs, prv))
+	if pattern(r, waitstate.LateSender) != "30/1" || procWaits(r, waitstate.LateSender) != "0:0/0 1:30/1" {
+		t.Errorf("late sender %s, by process %s", pattern(r, waitstate.LateSender), procWaits(r, waitstate.LateSender))
+	}
+	only(t, r, waitstate.LateSender)
+	if s := sites(r); s != "late_sender MPI_Waitall@(none) 30/1" {
+		t.Errorf("sites %s", s)
+	}
+	if r.Messages != 2 || r.Uncomputed != (waitstate.Uncomputed{NoWaitCall: 1}) {
+		t.Errorf("messages %d uncomputed %+v", r.Messages, r.Uncomputed)
+	}
+	// Without the MPI call regions, a Paraver trace's records are not
+	// calls: nothing is computed, every record is counted.
+	var bare []trace.Record
+	for _, x := range recs {
+		if x.Kind == trace.KindSend || x.Kind == trace.KindRecv {
+			bare = append(bare, x)
+		}
+	}
+	r = waits(t, write(t, 2, nil, nil, bare, prv))
+	if r.WaitNS != 0 || r.MPINS != 0 || r.Uncomputed != (waitstate.Uncomputed{UnknownSpan: 4}) {
+		t.Errorf("wait %d MPI %d uncomputed %+v", r.WaitNS, r.MPINS, r.Uncomputed)
+	}
+}
+
 // TestWaitAtBarrier: every member waits from its entry to the last
 // member's, bounded by its own call.
 //
@@ -312,8 +363,9 @@ func TestWaitAtBarrier(t *testing.T) {
 	}
 }
 
-// TestWaitAtNxN: an allreduce (as regions named the Fortran way) and an
-// alltoall; a scan is of no pattern and counted.
+// TestWaitAtNxN: an allreduce (in regions named the Fortran way), then,
+// in a trace without regions, an alltoall; a scan is of no pattern and
+// counted.
 //
 //	allreduce  p0 [0 ........ 50]  waits 40
 //	           p1   [10 ..... 50]  waits 30
@@ -326,21 +378,34 @@ func TestWaitAtNxN(t *testing.T) {
 		recs = append(recs, enter(int32(p), e, rAllreduce), trace.Coll(0, int32(p), e+1, 49, trace.OpAllreduce, trace.NoPeer, 8, 0),
 			exit(int32(p), 50, rAllreduce))
 	}
+	r := waits(t, write(t, 4, regions, nil, recs))
+	if pattern(r, waitstate.WaitNxN) != "90/3" || procWaits(r, waitstate.WaitNxN) != "0:40/1 1:30/1 2:20/1 3:0/0" {
+		t.Errorf("wait at N×N %s, by process %s", pattern(r, waitstate.WaitNxN), procWaits(r, waitstate.WaitNxN))
+	}
+	only(t, r, waitstate.WaitNxN)
+	if s := sites(r); s != "wait_nxn mpi_allreduce_@(none) 90/3" {
+		t.Errorf("sites %s", s)
+	}
+	if r.Collectives != 1 || r.MPINS != 50+40+30+10 || r.Uncomputed != (waitstate.Uncomputed{}) {
+		t.Errorf("collectives %d MPI %d uncomputed %+v", r.Collectives, r.MPINS, r.Uncomputed)
+	}
+
+	recs = nil
 	for p, e := range []int64{100, 100, 101, 103} {
 		recs = append(recs, trace.Coll(0, int32(p), e, 110, trace.OpAlltoall, trace.NoPeer, 8, 0))
 	}
 	for p := range int32(4) {
 		recs = append(recs, trace.Coll(0, p, 200+int64(p), 210, trace.OpScan, trace.NoPeer, 8, 0))
 	}
-	r := waits(t, write(t, 4, regions, nil, recs))
-	if pattern(r, waitstate.WaitNxN) != "98/6" || procWaits(r, waitstate.WaitNxN) != "0:43/2 1:33/2 2:22/2 3:0/0" {
+	r = waits(t, write(t, 4, nil, nil, recs))
+	if pattern(r, waitstate.WaitNxN) != "8/3" || procWaits(r, waitstate.WaitNxN) != "0:3/1 1:3/1 2:2/1 3:0/0" {
 		t.Errorf("wait at N×N %s, by process %s", pattern(r, waitstate.WaitNxN), procWaits(r, waitstate.WaitNxN))
 	}
 	only(t, r, waitstate.WaitNxN)
-	if s := sites(r); s != "wait_nxn mpi_allreduce_@(none) 90/3; wait_nxn alltoall@(none) 8/3" {
+	if s := sites(r); s != "wait_nxn alltoall@(none) 8/3" {
 		t.Errorf("sites %s", s)
 	}
-	if r.Collectives != 3 || r.Uncomputed != (waitstate.Uncomputed{OtherCollectives: 1}) {
+	if r.Collectives != 2 || r.Uncomputed != (waitstate.Uncomputed{OtherCollectives: 1}) {
 		t.Errorf("collectives %d uncomputed %+v", r.Collectives, r.Uncomputed)
 	}
 }
@@ -399,8 +464,9 @@ func TestEarlyReduce(t *testing.T) {
 //	late sender 50−30 = 20 and late receiver 50−30 = 20: 20 once;
 //	allreduce: p0 waits 25.
 //	p1 solve: [MPI_Recv 200 .. 260], p0 main: [MPI_Send 240..250]: late sender 40
-//	then: an unmatched send, a collective on an unknown communicator,
-//	and an allreduce p1 never enters.
+//	then, outside every MPI region (so their calls are not known): an
+//	unmatched send, a collective on an unknown communicator, and an
+//	allreduce p1 never enters.
 func TestMixed(t *testing.T) {
 	comms := []trace.CommDef{{ID: 0, Members: []int32{0, 1}}, {ID: 5, Unknown: true}}
 	recs := []trace.Record{
@@ -432,17 +498,15 @@ func TestMixed(t *testing.T) {
 	if r.WaitNS != 100 || fmt.Sprint(r.ByProcess[0].WaitNS, r.ByProcess[1].WaitNS) != "60 40" {
 		t.Errorf("wait %d, by process %+v", r.WaitNS, r.ByProcess)
 	}
-	// MPI time: p0 20+40+30+10 in regions, and the spans of the records
-	// outside every MPI region: 10 (the unmatched send) + 10 (the barrier
-	// on the unknown communicator) + 10 (the incomplete allreduce); p1
-	// 5+20+5+60.
-	if r.MPINS != 130+90 {
+	// MPI time: the MPI regions, p0 20+40+30+10, p1 5+20+5+60. The
+	// records outside them are in no call the trace shows.
+	if r.MPINS != 100+90 {
 		t.Errorf("MPI %d", r.MPINS)
 	}
 	if s := sites(r); s != "late_sender MPI_Recv@solve 40/1; wait_nxn mpi_allreduce_@main 25/1; late_sender MPI_Sendrecv@main 20/1; wait_barrier MPI_Barrier@main 15/1" {
 		t.Errorf("sites %s", s)
 	}
-	if r.Uncomputed != (waitstate.Uncomputed{UnmatchedSends: 1, UnknownComm: 1, Incomplete: 1}) || r.Messages != 3 || r.Collectives != 2 {
+	if r.Uncomputed != (waitstate.Uncomputed{UnknownSpan: 2, UnmatchedSends: 1, UnknownComm: 1, Incomplete: 1}) || r.Messages != 3 || r.Collectives != 2 {
 		t.Errorf("uncomputed %+v messages %d collectives %d", r.Uncomputed, r.Messages, r.Collectives)
 	}
 }

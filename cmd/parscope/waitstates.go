@@ -41,9 +41,10 @@ timeline of each):
 
 Every wait is bounded by the duration of the call that waits, and a call
 is charged its longest wait once. A call's span is its MPI region's
-(OTF2, DUMPI) or else its record's; what the trace does not give (a
-receive's start, the call that completed a non-blocking receive, a
-communicator's members) is counted under "not computed", never guessed.
+(OTF2, DUMPI, Extrae's Paraver), or in a trace without MPI regions its
+record's; what the trace does not give (a receive's start, the call that
+completed a non-blocking receive, a communicator's members) is counted
+under "not computed", never guessed.
 
 It prints the total of each pattern and its share of the MPI time, each
 process's waits, and the call sites (the MPI call and the region it was

@@ -219,3 +219,47 @@ func TestWaitStatesDUMPI(t *testing.T) {
 		t.Errorf("--json --csv: exit %d, %q", code, stderr)
 	}
 }
+
+// TestWaitStatesParaver: Extrae's and MPItrace's Paraver traces. LULESH's
+// messages are stamped at the instants their MPI_Isend and MPI_Irecv
+// return and arrive inside the MPI_Wait or MPI_Waitall that completes
+// them: every one is measured there, late senders only. The quicksort's
+// blocking MPI_Send and MPI_Recv and its collectives are all measured.
+// The MPI time is at most the MPI regions' inclusive time of parscope
+// profile (equal but for MPI regions nested in others, counted once
+// here: the quicksort's MPI_Allreduce holds an MPI_Reduce and an
+// MPI_Bcast).
+func TestWaitStatesParaver(t *testing.T) {
+	for _, c := range []struct {
+		file              string
+		messages, colls   int64
+		equalMPI          bool
+		patterns, waiters string
+	}{
+		{"lulesh_7+1_with_uncores_sockets1+2.chop8.prv", 160, 0, true, "late_sender", "MPI_Wait MPI_Waitall"},
+		{"qsort_beo3.prv", 33, 15, false, "late_sender late_receiver wait_nxn late_broadcast early_reduce", "MPI_Recv MPI_Send MPI_Allreduce MPI_Bcast MPI_Reduce"},
+	} {
+		path := realTrace(t, "paraver/"+c.file)
+		rw := waitsRun(t, path).Runs[0]
+		waitsBounded(t, rw)
+		mpi, _ := mpiInclusive(t, path)
+		if rw.Messages != c.messages || rw.Collectives != c.colls || rw.Uncomputed != (waitstate.Uncomputed{}) ||
+			rw.MPINS > mpi || (c.equalMPI && rw.MPINS != mpi) || rw.MPINS == 0 {
+			t.Errorf("%s: messages %d, collectives %d, uncomputed %+v, MPI %d (profile %d)", c.file, rw.Messages, rw.Collectives, rw.Uncomputed, rw.MPINS, mpi)
+		}
+		var waited []string
+		for _, a := range rw.Patterns {
+			if a.WaitNS > 0 {
+				waited = append(waited, a.Pattern)
+			}
+		}
+		if strings.Join(waited, " ") != c.patterns {
+			t.Errorf("%s: patterns with waits %v, want %s", c.file, waited, c.patterns)
+		}
+		for _, s := range rw.Sites {
+			if !strings.Contains(" "+c.waiters+" ", " "+s.Call+" ") {
+				t.Errorf("%s: a wait in %s", c.file, s.Call)
+			}
+		}
+	}
+}
