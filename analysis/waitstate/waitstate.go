@@ -1,0 +1,859 @@
+// Package waitstate measures the wait states of MPI traces the way
+// Scalasca's pattern catalogue defines them: Late Sender, Late Receiver,
+// Wait at N×N, Wait at Barrier, Late Broadcast and Early Reduce, from the
+// point-to-point messages (paired by trace.Matcher) and the collective
+// records the trace holds. Each wait is charged to the MPI call that
+// waited, on its process, and to its call site: the call's own region and
+// the region it was called from.
+//
+// A call's time span is that of the innermost MPI region (a region whose
+// name begins with MPI_ or PMPI_) open on the process when its record
+// occurs, or left at that very instant, when the trace records MPI calls
+// as regions (OTF2 from Score-P, DUMPI, Extrae's Paraver); in a trace
+// without MPI regions, the record's own span, T to End. A record in no
+// call the trace shows (outside the MPI regions of a trace that has them,
+// a Paraver record, whose times are logical and physical times rather
+// than a call's, a blocking record without completion time) and a
+// non-blocking receive whose completing call (an MPI region containing
+// its completion time) is not in the trace have no known wait: they are
+// counted in Uncomputed instead of guessed.
+//
+// The analysis is registered with package engine as "waitstates";
+// `parscope waitstates` formats its Result. docs/wait-states.md has the
+// definitions and their timelines.
+package waitstate
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/trace"
+)
+
+// Name is the analysis' name in the engine's registry.
+const Name = "waitstates"
+
+// Pattern is a wait-state pattern.
+type Pattern int
+
+// The patterns, in the order of every result.
+const (
+	LateSender Pattern = iota
+	LateReceiver
+	WaitNxN
+	WaitBarrier
+	LateBroadcast
+	EarlyReduce
+	numPatterns
+)
+
+var patternNames = [numPatterns]string{"late_sender", "late_receiver", "wait_nxn", "wait_barrier", "late_broadcast", "early_reduce"}
+
+// String returns the pattern's name in results: "late_sender", ….
+func (p Pattern) String() string {
+	if p >= 0 && p < numPatterns {
+		return patternNames[p]
+	}
+	return fmt.Sprintf("pattern(%d)", int(p))
+}
+
+// Patterns lists every pattern in result order.
+var Patterns = []Pattern{LateSender, LateReceiver, WaitNxN, WaitBarrier, LateBroadcast, EarlyReduce}
+
+// Params are the options of the analysis.
+type Params struct {
+	// Top bounds the call sites listed per run (those of the largest
+	// wait; 0 keeps all).
+	Top int `json:"top" flag:"top" help:"keep the N call sites of the largest wait per run (0: all)"`
+}
+
+// DefaultTop is the default of Params.Top.
+const DefaultTop = 30
+
+// DefaultParams returns the default options.
+func DefaultParams() *Params { return &Params{Top: DefaultTop} }
+
+// Result holds the wait states of each run.
+type Result struct {
+	Runs []RunWaits `json:"runs"`
+}
+
+// RunWaits are the wait states of one run.
+type RunWaits struct {
+	Run int32 `json:"run"`
+	// MPINS is the time the processes spent in MPI calls: in their
+	// outermost MPI regions, or, in a trace without MPI regions, the
+	// spans of the message and collective records. Every wait is part
+	// of it.
+	MPINS int64 `json:"mpi_ns"`
+	// WaitNS is the sum of the waits of every pattern.
+	WaitNS int64 `json:"wait_ns"`
+	// Patterns holds the total of each pattern, in Patterns order.
+	Patterns []Amount `json:"patterns"`
+	// ByProcess holds each process's MPI time and waits, by process.
+	ByProcess []ProcWaits `json:"by_process"`
+	// Sites holds the waits of each pattern by call site, largest first;
+	// SitesOmitted counts those Params.Top left out.
+	Sites        []Site `json:"sites"`
+	SitesOmitted int    `json:"sites_omitted"`
+	// Messages and Collectives count the matched messages and the
+	// complete collective operations (every member's record) examined.
+	Messages    int64 `json:"messages"`
+	Collectives int64 `json:"collectives"`
+	// Uncomputed counts what the trace does not let the analysis measure.
+	Uncomputed Uncomputed `json:"uncomputed"`
+}
+
+// Amount is the wait time of a pattern and the number of calls that
+// waited (a call waiting for more than zero time).
+type Amount struct {
+	Pattern string `json:"pattern"`
+	WaitNS  int64  `json:"wait_ns"`
+	Calls   int64  `json:"calls"`
+}
+
+// ProcWaits are the waits of one process.
+type ProcWaits struct {
+	Proc  int32 `json:"proc"`
+	MPINS int64 `json:"mpi_ns"`
+	// WaitNS sums Patterns.
+	WaitNS   int64    `json:"wait_ns"`
+	Patterns []Amount `json:"patterns"`
+}
+
+// Site is the wait of one pattern at one call site: the MPI call (its
+// region, or the record's kind or collective operation when the trace has
+// no MPI regions) and the innermost region it was called from.
+type Site struct {
+	Pattern string `json:"pattern"`
+	// CallRegion is the MPI region's id (NoRegion: none); Call its name.
+	CallRegion int32  `json:"call_region"`
+	Call       string `json:"call"`
+	// Region is the calling region's id (NoRegion: outside every
+	// region); RegionName its name.
+	Region     int32  `json:"region"`
+	RegionName string `json:"region_name"`
+	WaitNS     int64  `json:"wait_ns"`
+	Calls      int64  `json:"calls"`
+}
+
+// Uncomputed counts the records and operations whose waits the trace does
+// not let the analysis measure; none is guessed.
+type Uncomputed struct {
+	// UnknownSpan counts message and collective records in no call the
+	// trace shows: outside the MPI regions of a trace that has them, in a
+	// Paraver trace without them, or without a start or completion time
+	// (a blocking OTF2 receive's record holds only its completion).
+	UnknownSpan int64 `json:"unknown_span"`
+	// NoWaitCall counts non-blocking receives whose completing call (an
+	// MPI region containing their completion time) is not in the trace:
+	// their Late Sender time is not computed.
+	NoWaitCall int64 `json:"no_wait_call"`
+	// UnmatchedSends and UnmatchedRecvs are messages missing their other
+	// side.
+	UnmatchedSends int64 `json:"unmatched_sends"`
+	UnmatchedRecvs int64 `json:"unmatched_recvs"`
+	// UnknownComm counts collective records on a communicator whose
+	// members the trace does not give.
+	UnknownComm int64 `json:"unknown_comm"`
+	// OutsideComm counts collective records of a process that is not a
+	// member of the record's communicator.
+	OutsideComm int64 `json:"outside_comm"`
+	// Incomplete counts collective operations some member never recorded.
+	Incomplete int64 `json:"incomplete"`
+	// NoRoot counts rooted collective operations (bcast, scatter, reduce,
+	// gather) whose root is not a member.
+	NoRoot int64 `json:"no_root"`
+	// OtherCollectives counts collective operations of no pattern here
+	// (scan, exscan, unknown operations).
+	OtherCollectives int64 `json:"other_collectives"`
+}
+
+// NoRegion is the region id of "no region".
+const NoRegion int32 = -1
+
+func init() {
+	engine.Register(&engine.Analysis{
+		Name:  Name,
+		Doc:   "MPI wait states (Scalasca): late sender, late receiver, wait at N×N, wait at barrier, late broadcast, early reduce; per process and call site",
+		Needs: []trace.Kind{trace.KindSend, trace.KindRecv, trace.KindCollective},
+		Feeds: func(any) []trace.Kind {
+			return []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindSend, trace.KindRecv, trace.KindCollective}
+		},
+		Options: func() any { return DefaultParams() },
+		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return New(t, o.(*Params)) },
+	})
+}
+
+// call is one MPI call: its span, its site, and the wait charged to it.
+type call struct {
+	proc        int32
+	enter, exit int64
+	// region is the call's MPI region (NoRegion: none; label then names
+	// it); caller the innermost non-MPI region below it.
+	region, caller int32
+	label          string
+	done           bool
+	// waited is the longest wait charged so far; charged marks the
+	// patterns that charged it.
+	waited  int64
+	charged [numPatterns]bool
+}
+
+func (c *call) dur() int64 { return max(c.exit-c.enter, 0) }
+
+// frame is an open region of a process's stack.
+type frame struct {
+	region int32
+	enter  int64
+	mpi    bool
+	c      *call // the call this MPI frame is, made when first needed
+}
+
+// side is one side of a message: the call that posted it and, for a
+// receive, the call that waited for it (the same call when blocking).
+type side struct {
+	post, wait *call
+	// end is a non-blocking receive's completion time; pending while its
+	// completing call is looked for.
+	end      int64
+	blocking bool
+	noWait   bool
+	recv     bool
+}
+
+// pair is a matched message.
+type pair struct{ send, recv *side }
+
+// collKey identifies a collective operation: the seq-th on comm.
+type collKey struct {
+	comm int32
+	seq  int64
+}
+
+// instance is a collective operation being collected.
+type instance struct {
+	op      trace.CollectiveOp
+	root    int32
+	members int
+	procs   []int32
+	calls   []*call
+}
+
+// procState is the running state of one process.
+type procState struct {
+	proc  int32
+	stack []frame
+	// left is the MPI frame the process left last, at leftExit, with
+	// the region it was called from; leftOK while no region was entered
+	// since. A record stamped at the instant its call returns (Extrae's
+	// logical times) belongs to it.
+	left       frame
+	leftExit   int64
+	leftCaller int32
+	leftOK     bool
+	// pending are the non-blocking receives whose completing call is
+	// looked for.
+	pending []*side
+	last    int64
+	mpiNS   int64
+	waits   [numPatterns]Amount
+}
+
+type siteKey struct {
+	p              Pattern
+	region, caller int32
+	label          string
+}
+
+// runState is the running state of one run.
+type runState struct {
+	run     int32
+	procs   map[int32]*procState
+	comms   *trace.Communicators
+	match   trace.Matcher
+	sides   map[int64]*side
+	nextID  int64
+	pairs   []pair
+	seq     map[[2]int32]int64 // (comm, proc) → collectives so far
+	colls   map[collKey]*instance
+	ready   []*instance
+	sites   map[siteKey]*Amount
+	msgs    int64
+	ncolls  int64
+	unc     Uncomputed
+	scratch trace.Record
+}
+
+// Accumulator is the analysis' engine.Accumulator.
+type Accumulator struct {
+	t     *engine.Trace
+	p     *Params
+	names map[int32]string
+	mpi   map[int32]bool
+	// nonBlocking marks the MPI regions that post a non-blocking message
+	// (MPI_Isend, MPI_Irecv, …).
+	nonBlocking map[int32]bool
+	// spans is true when a record outside every MPI region may be taken
+	// as its call (see recordSpans).
+	spans bool
+	runs  map[int32]*runState
+	last  *runState
+	res   *Result
+}
+
+// New returns an accumulator of the wait states of the trace t.
+func New(t *engine.Trace, p *Params) (*Accumulator, error) {
+	if p.Top < 0 {
+		return nil, fmt.Errorf("top %d: want 0 or more", p.Top)
+	}
+	a := &Accumulator{t: t, p: p, names: map[int32]string{}, mpi: map[int32]bool{}, nonBlocking: map[int32]bool{},
+		runs: map[int32]*runState{}}
+	anyMPI := false
+	for _, r := range t.Header.Regions {
+		n := r.Label
+		if n == "" {
+			n = r.Function
+		}
+		a.names[r.ID] = n
+		a.mpi[r.ID] = IsMPI(r.Label) || IsMPI(r.Function)
+		a.nonBlocking[r.ID] = isNonBlocking(r.Label) || isNonBlocking(r.Function)
+		anyMPI = anyMPI || a.mpi[r.ID]
+	}
+	a.spans = recordSpans(t.Header, anyMPI)
+	return a, nil
+}
+
+// recordSpans reports whether the message and collective records of a
+// trace outside every MPI region may stand for their calls: their T is
+// the call's start and End its completion, as the record kinds define
+// them. Not when the trace has MPI regions (the calls are those; a record
+// outside them is not in a call the trace shows), nor for Paraver, whose
+// communication records hold the logical and physical send and receive
+// times of Extrae, not the calls' spans (a receive's logical time is its
+// MPI_Irecv's, its physical time the message's arrival).
+func recordSpans(h *trace.Header, mpiRegions bool) bool {
+	return !mpiRegions && h.Meta.Source != "prv"
+}
+
+// isNonBlocking reports whether the MPI call named name posts a
+// non-blocking message: MPI_Isend, MPI_Ibsend, MPI_Issend, MPI_Irsend,
+// MPI_Irecv, MPI_Imrecv (PMPI_ and Fortran names too).
+func isNonBlocking(name string) bool {
+	u := strings.TrimSuffix(strings.ToUpper(name), "_")
+	u = strings.TrimPrefix(strings.TrimPrefix(u, "P"), "MPI_")
+	switch u {
+	case "ISEND", "IBSEND", "ISSEND", "IRSEND", "IRECV", "IMRECV":
+		return true
+	}
+	return false
+}
+
+// IsMPI reports whether a region named name is an MPI call: its name
+// begins with MPI_ or PMPI_, in any case (Fortran's mpi_send_ too).
+func IsMPI(name string) bool {
+	u := strings.ToUpper(name)
+	return strings.HasPrefix(u, "MPI_") || strings.HasPrefix(u, "PMPI_")
+}
+
+func (a *Accumulator) runOf(run int32) *runState {
+	if a.last != nil && a.last.run == run {
+		return a.last
+	}
+	r := a.runs[run]
+	if r == nil {
+		n := 0
+		for _, ri := range a.t.Header.Runs {
+			if ri.ID == run {
+				n = int(ri.Procs)
+			}
+		}
+		r = &runState{run: run, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, n),
+			sides: map[int64]*side{}, seq: map[[2]int32]int64{}, colls: map[collKey]*instance{}, sites: map[siteKey]*Amount{}}
+		r.match.OnMatch = func(s, rv *trace.Record) {
+			ss, rs := r.sides[s.Value], r.sides[rv.Value]
+			delete(r.sides, s.Value)
+			delete(r.sides, rv.Value)
+			r.pairs = append(r.pairs, pair{ss, rs})
+		}
+		a.runs[run] = r
+	}
+	a.last = r
+	return r
+}
+
+func (r *runState) proc(p int32) *procState {
+	ps := r.procs[p]
+	if ps == nil {
+		ps = &procState{proc: p}
+		r.procs[p] = ps
+	}
+	return ps
+}
+
+// Add implements engine.Accumulator.
+func (a *Accumulator) Add(batch []trace.Record) error {
+	if a.res != nil {
+		return fmt.Errorf("waitstates: Add after Result")
+	}
+	for i := range batch {
+		rec := &batch[i]
+		r := a.runOf(rec.Run)
+		ps := r.proc(rec.Proc)
+		switch rec.Kind {
+		case trace.KindEnter:
+			ps.stack = append(ps.stack, frame{region: rec.ID, enter: rec.T, mpi: a.mpi[rec.ID]})
+			ps.leftOK = false
+		case trace.KindExit:
+			j := len(ps.stack) - 1
+			for j >= 0 && ps.stack[j].region != rec.ID {
+				j--
+			}
+			for j >= 0 && len(ps.stack) > j {
+				r.pop(ps, rec.T)
+			}
+		case trace.KindSend, trace.KindRecv:
+			a.message(r, ps, rec)
+		case trace.KindCollective:
+			a.collective(r, ps, rec)
+		}
+		ps.last = max(ps.last, rec.EndTime())
+	}
+	for _, r := range a.runs {
+		r.settle(false)
+	}
+	return nil
+}
+
+// pop closes the process's innermost region at t: its call ends, and the
+// non-blocking receives completed inside it find their waiting call.
+func (r *runState) pop(ps *procState, t int64) {
+	n := len(ps.stack) - 1
+	f := ps.stack[n]
+	ps.stack = ps.stack[:n]
+	if !f.mpi {
+		return
+	}
+	outer := true
+	caller := NoRegion
+	for _, g := range ps.stack {
+		outer = outer && !g.mpi
+		if !g.mpi {
+			caller = g.region
+		}
+	}
+	if outer {
+		ps.mpiNS += max(t-f.enter, 0)
+	}
+	if len(ps.pending) > 0 {
+		keep := ps.pending[:0]
+		for _, s := range ps.pending {
+			if s.end >= f.enter && s.end <= t {
+				s.wait = frameCall(ps, &f, n)
+			} else {
+				keep = append(keep, s)
+			}
+		}
+		ps.pending = keep
+	}
+	if f.c != nil {
+		f.c.exit, f.c.done = t, true
+	}
+	ps.left, ps.leftExit, ps.leftCaller, ps.leftOK = f, t, caller, true
+}
+
+// frameCall returns the call of the MPI frame f, at depth d of the stack.
+func frameCall(ps *procState, f *frame, d int) *call {
+	if f.c == nil {
+		caller := NoRegion
+		for j := d - 1; j >= 0; j-- {
+			if !ps.stack[j].mpi {
+				caller = ps.stack[j].region
+				break
+			}
+		}
+		f.c = &call{proc: ps.proc, enter: f.enter, region: f.region, caller: caller}
+	}
+	return f.c
+}
+
+// callAt returns the call a record at t (now) on the process belongs to:
+// the innermost open MPI region's, or the MPI region the process left at
+// t (no region entered since), or nil outside every MPI region.
+func callAt(ps *procState, t int64) *call {
+	for j := len(ps.stack) - 1; j >= 0; j-- {
+		if ps.stack[j].mpi {
+			return frameCall(ps, &ps.stack[j], j)
+		}
+	}
+	if ps.leftOK && ps.leftExit == t {
+		if ps.left.c == nil {
+			ps.left.c = &call{proc: ps.proc, enter: ps.left.enter, exit: t, region: ps.left.region, caller: ps.leftCaller, done: true}
+		}
+		return ps.left.c
+	}
+	return nil
+}
+
+// spanCall returns the call of a record outside every MPI region, spanning
+// the record, or nil when its span is not known.
+func spanCall(ps *procState, rec *trace.Record, label string) *call {
+	if rec.End < rec.T || (rec.End == 0 && rec.T != 0) {
+		return nil
+	}
+	caller := NoRegion
+	if n := len(ps.stack); n > 0 {
+		caller = ps.stack[n-1].region
+	}
+	ps.mpiNS += rec.End - rec.T
+	return &call{proc: rec.Proc, enter: rec.T, exit: rec.End, region: NoRegion, caller: caller, label: label, done: true}
+}
+
+// message feeds a send or receive record.
+func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
+	s := &side{recv: rec.Kind == trace.KindRecv, blocking: rec.Seq == trace.NoRequest}
+	label := "(send)"
+	if s.recv {
+		label = "(receive)"
+	}
+	c := callAt(ps, rec.T)
+	switch {
+	case c != nil:
+		// A message posted in MPI_Isend or MPI_Irecv is non-blocking
+		// whatever its record says (Paraver's say nothing).
+		s.blocking = s.blocking && !a.nonBlocking[c.region]
+	case !a.spans:
+	case s.blocking:
+		c = spanCall(ps, rec, label)
+	default:
+		// A non-blocking message posted outside every MPI region: its
+		// post is the record's time.
+		caller := NoRegion
+		if n := len(ps.stack); n > 0 {
+			caller = ps.stack[n-1].region
+		}
+		c = &call{proc: rec.Proc, enter: rec.T, exit: rec.T, region: NoRegion, caller: caller, label: label, done: true}
+	}
+	if c == nil {
+		r.unc.UnknownSpan++
+	}
+	s.post = c
+	switch {
+	case s.recv && s.blocking:
+		s.wait = c
+	case s.recv && rec.End == rec.T && c != nil:
+		s.wait = c // completed in the call that posted it
+	case s.recv:
+		if rec.End < rec.T || (rec.End == 0 && rec.T != 0) {
+			s.noWait = true
+		} else {
+			s.end = rec.End
+			ps.pending = append(ps.pending, s)
+		}
+	}
+	id := r.nextID
+	r.nextID++
+	r.sides[id] = s
+	r.scratch = *rec
+	r.scratch.Value = id
+	r.match.Add(&r.scratch)
+}
+
+// collective feeds a collective record.
+func (a *Accumulator) collective(r *runState, ps *procState, rec *trace.Record) {
+	op := trace.CollectiveOp(rec.ID)
+	c := callAt(ps, rec.T)
+	if c == nil && a.spans {
+		c = spanCall(ps, rec, op.String()) // in the MPI time in any case
+	}
+	if !r.comms.Known(rec.Comm) {
+		r.unc.UnknownComm++
+		return
+	}
+	members := r.comms.MembersOf(rec.Comm, rec.Proc)
+	if len(members) == 0 {
+		r.unc.UnknownComm++
+		return
+	}
+	if !slices.Contains(members, rec.Proc) {
+		r.unc.OutsideComm++
+		return
+	}
+	if len(members) == 1 {
+		return // a process alone waits for no one
+	}
+	sk := [2]int32{rec.Comm, rec.Proc}
+	k := collKey{rec.Comm, r.seq[sk]}
+	r.seq[sk]++
+	in := r.colls[k]
+	if in == nil {
+		in = &instance{op: op, root: rec.Peer, members: len(members)}
+		r.colls[k] = in
+	}
+	in.procs = append(in.procs, rec.Proc)
+	in.calls = append(in.calls, c) // nil: span unknown
+	if c == nil {
+		r.unc.UnknownSpan++
+	}
+	if len(in.calls) == in.members {
+		delete(r.colls, k)
+		r.ready = append(r.ready, in)
+	}
+}
+
+// settle computes the waits of the matched messages and complete
+// collectives whose calls have ended; at the end (final) every one left.
+func (r *runState) settle(final bool) {
+	keep := r.pairs[:0]
+	for _, p := range r.pairs {
+		if !final && !(p.send.ready() && p.recv.ready()) {
+			keep = append(keep, p)
+			continue
+		}
+		r.message(p)
+	}
+	clear(r.pairs[len(keep):])
+	r.pairs = keep
+	keepC := r.ready[:0]
+	for _, in := range r.ready {
+		ok := true
+		for _, c := range in.calls {
+			ok = ok && (c == nil || c.done)
+		}
+		if !ok && !final {
+			keepC = append(keepC, in)
+			continue
+		}
+		r.collective(in)
+	}
+	clear(r.ready[len(keepC):])
+	r.ready = keepC
+}
+
+// ready reports whether the side's calls are known and ended (or known
+// never to be).
+func (s *side) ready() bool {
+	if s.post != nil && !s.post.done {
+		return false
+	}
+	if s.recv && !s.blocking && !s.noWait && (s.wait == nil || !s.wait.done) {
+		return false
+	}
+	return true
+}
+
+// charge charges a wait of w ns of pattern p to the call c: a call is
+// charged its longest wait once (a Waitall for several late senders, a
+// Sendrecv both late sender and late receiver), the increment going to
+// the pattern that raised it, and never more than its duration.
+func (r *runState) charge(c *call, p Pattern, w int64) {
+	if c == nil || !c.done {
+		return
+	}
+	w = min(w, c.dur())
+	if w <= c.waited {
+		return
+	}
+	inc := w - c.waited
+	c.waited = w
+	ps := r.proc(c.proc)
+	am := &ps.waits[p]
+	am.WaitNS += inc
+	k := siteKey{p: p, region: c.region, caller: c.caller, label: c.label}
+	st := r.sites[k]
+	if st == nil {
+		st = &Amount{}
+		r.sites[k] = st
+	}
+	st.WaitNS += inc
+	if !c.charged[p] {
+		c.charged[p] = true
+		am.Calls++
+		st.Calls++
+	}
+}
+
+// message computes the Late Sender and Late Receiver waits of a pair.
+func (r *runState) message(p pair) {
+	r.msgs++
+	snd, rcv := p.send, p.recv
+	if rcv.recv && !rcv.blocking && !rcv.noWait && rcv.wait == nil {
+		rcv.noWait = true
+	}
+	if rcv.noWait {
+		r.unc.NoWaitCall++
+	}
+	if s, w := snd.post, rcv.wait; s != nil && w != nil && s.done && w.done {
+		r.charge(w, LateSender, s.enter-w.enter)
+	}
+	if s, rp := snd.post, rcv.post; snd.blocking && s != nil && rp != nil && s.done && rp.done {
+		r.charge(s, LateReceiver, rp.enter-s.enter)
+	}
+}
+
+// collective computes the waits of one complete collective operation.
+func (r *runState) collective(in *instance) {
+	r.ncolls++
+	for _, c := range in.calls {
+		if c == nil || !c.done {
+			return // counted as unknown span
+		}
+	}
+	last := in.calls[0].enter
+	for _, c := range in.calls {
+		last = max(last, c.enter)
+	}
+	switch in.op {
+	case trace.OpBarrier, trace.OpAllreduce, trace.OpAllgather, trace.OpAlltoall, trace.OpReduceScatter:
+		p := WaitNxN
+		if in.op == trace.OpBarrier {
+			p = WaitBarrier
+		}
+		for _, c := range in.calls {
+			r.charge(c, p, last-c.enter)
+		}
+	case trace.OpBcast, trace.OpScatter, trace.OpReduce, trace.OpGather:
+		ri := slices.Index(in.procs, in.root)
+		if ri < 0 {
+			r.unc.NoRoot++
+			return
+		}
+		root := in.calls[ri]
+		if in.op == trace.OpBcast || in.op == trace.OpScatter {
+			for i, c := range in.calls {
+				if i != ri {
+					r.charge(c, LateBroadcast, root.enter-c.enter)
+				}
+			}
+			return
+		}
+		first := int64(0)
+		seen := false
+		for i, c := range in.calls {
+			if i != ri && (!seen || c.enter < first) {
+				first, seen = c.enter, true
+			}
+		}
+		r.charge(root, EarlyReduce, first-root.enter)
+	default:
+		r.unc.OtherCollectives++
+	}
+}
+
+// Merge implements engine.Accumulator: other must hold other runs.
+func (a *Accumulator) Merge(o engine.Accumulator) error {
+	b, ok := o.(*Accumulator)
+	if !ok {
+		return fmt.Errorf("waitstates: merging a %T", o)
+	}
+	if a.res != nil || b.res != nil {
+		return fmt.Errorf("waitstates: Merge after Result")
+	}
+	for run, r := range b.runs {
+		if _, dup := a.runs[run]; dup {
+			return fmt.Errorf("waitstates: both accumulators hold run %d (wait states merge whole runs)", run)
+		}
+		a.runs[run] = r
+	}
+	a.last = nil
+	return nil
+}
+
+// Result implements engine.Accumulator.
+func (a *Accumulator) Result() (any, error) {
+	if a.res != nil {
+		return a.res, nil
+	}
+	res := &Result{Runs: []RunWaits{}}
+	ids := make([]int32, 0, len(a.runs))
+	for id := range a.runs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		res.Runs = append(res.Runs, a.finish(a.runs[id]))
+	}
+	a.res = res
+	return res, nil
+}
+
+// name returns the name of region id.
+func (a *Accumulator) name(id int32) string {
+	if id == NoRegion {
+		return "(none)"
+	}
+	if n := a.names[id]; n != "" {
+		return n
+	}
+	return fmt.Sprintf("region %d", id)
+}
+
+// finish closes the regions left open, settles what is left and builds
+// the run's result.
+func (a *Accumulator) finish(r *runState) RunWaits {
+	for _, ps := range r.procs {
+		for len(ps.stack) > 0 {
+			r.pop(ps, max(ps.last, ps.stack[len(ps.stack)-1].enter))
+		}
+		for _, s := range ps.pending {
+			s.noWait = true
+		}
+		ps.pending = nil
+	}
+	r.settle(true)
+	sends, recvs := r.match.Unmatched()
+	r.unc.UnmatchedSends, r.unc.UnmatchedRecvs = int64(len(sends)), int64(len(recvs))
+	r.unc.Incomplete = int64(len(r.colls))
+
+	rw := RunWaits{Run: r.run, Patterns: amounts(nil), ByProcess: []ProcWaits{}, Sites: []Site{},
+		Messages: r.msgs, Collectives: r.ncolls, Uncomputed: r.unc}
+	procs := make([]int32, 0, len(r.procs))
+	for p := range r.procs {
+		procs = append(procs, p)
+	}
+	slices.Sort(procs)
+	for _, p := range procs {
+		ps := r.procs[p]
+		pw := ProcWaits{Proc: p, MPINS: ps.mpiNS, Patterns: amounts(&ps.waits)}
+		for i, am := range ps.waits {
+			pw.WaitNS += am.WaitNS
+			rw.Patterns[i].WaitNS += am.WaitNS
+			rw.Patterns[i].Calls += am.Calls
+		}
+		rw.MPINS += pw.MPINS
+		rw.WaitNS += pw.WaitNS
+		rw.ByProcess = append(rw.ByProcess, pw)
+	}
+	for k, am := range r.sites {
+		call := k.label
+		if k.region != NoRegion {
+			call = a.name(k.region)
+		}
+		rw.Sites = append(rw.Sites, Site{Pattern: k.p.String(), CallRegion: k.region, Call: call, Region: k.caller,
+			RegionName: a.name(k.caller), WaitNS: am.WaitNS, Calls: am.Calls})
+	}
+	slices.SortFunc(rw.Sites, func(x, y Site) int {
+		return cmp.Or(cmp.Compare(y.WaitNS, x.WaitNS), cmp.Compare(x.Pattern, y.Pattern), cmp.Compare(x.Call, y.Call),
+			cmp.Compare(x.RegionName, y.RegionName), cmp.Compare(x.CallRegion, y.CallRegion), cmp.Compare(x.Region, y.Region))
+	})
+	if a.p.Top > 0 && len(rw.Sites) > a.p.Top {
+		rw.SitesOmitted = len(rw.Sites) - a.p.Top
+		rw.Sites = rw.Sites[:a.p.Top]
+	}
+	return rw
+}
+
+// amounts returns one Amount per pattern, named, with w's figures.
+func amounts(w *[numPatterns]Amount) []Amount {
+	out := make([]Amount, numPatterns)
+	for i := range out {
+		if w != nil {
+			out[i] = w[i]
+		}
+		out[i].Pattern = Pattern(i).String()
+	}
+	return out
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parscope/parscope/analysis/waitstate"
+	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/internal/human"
+)
+
+func init() {
+	params := waitstate.DefaultParams()
+	var (
+		runs   string
+		asJSON bool
+		asCSV  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "waitstates TRACE",
+		Short: "MPI wait states (Scalasca): late sender, late receiver, wait at N×N and barrier, late broadcast, early reduce",
+		Long: `waitstates measures the time MPI calls spent waiting for another process,
+by Scalasca's patterns (docs/wait-states.md has the definitions with a
+timeline of each):
+
+  late_sender     a receive (or the wait completing it) entered before
+                  the matching send: send enter − receive enter
+  late_receiver   a blocking send entered before the receive was posted:
+                  receive enter − send enter (an upper bound: the trace
+                  does not say whether the send was eager)
+  wait_nxn        allreduce, allgather, alltoall, reduce_scatter: from a
+                  member's entry to the last member's entry
+  wait_barrier    the same for barriers
+  late_broadcast  bcast, scatter: a non-root entered before the root
+  early_reduce    reduce, gather: the root entered before every other
+                  member, until the first of them enters
+
+Every wait is bounded by the duration of the call that waits, and a call
+is charged its longest wait once. A call's span is its MPI region's
+(OTF2, DUMPI, Extrae's Paraver), or in a trace without MPI regions its
+record's; what the trace does not give (a receive's start, the call that
+completed a non-blocking receive, a communicator's members) is counted
+under "not computed", never guessed.
+
+It prints the total of each pattern and its share of the MPI time, each
+process's waits, and the call sites (the MPI call and the region it was
+called from) of the largest waits. --json prints the result in the JSON
+envelope every face shares (docs/results.md); --csv prints one row per
+run, process and pattern.`,
+		Example: `  parscope waitstates testdata/real/traces/dumpi/testtrace.meta
+  parscope waitstates --top 10 --json trace.pst`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON && asCSV {
+				return usagef("--json and --csv: choose one")
+			}
+			env, s, err := runOne(cmd, args[0], waitstate.Name, params, runs)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			r := env.Result.(*waitstate.Result)
+			switch {
+			case asJSON:
+				return writeJSON(cmd.OutOrStdout(), env)
+			case asCSV:
+				return writeWaitsCSV(cmd.OutOrStdout(), r)
+			}
+			return printWaits(cmd.OutOrStdout(), env.Trace, r)
+		},
+	}
+	fl := cmd.Flags()
+	if err := engine.BindFlags(fl, params); err != nil {
+		panic(err)
+	}
+	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
+	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	fl.BoolVar(&asCSV, "csv", false, "print each process's waits per pattern as CSV")
+	addTraceFlags(cmd, "format")
+	root.AddCommand(cmd)
+}
+
+// share formats part of whole as a percentage ("-" when whole is 0).
+func share(part, whole int64) string {
+	if whole <= 0 {
+		return "-"
+	}
+	return percent(float64(part) / float64(whole))
+}
+
+// printWaits prints, per run, the patterns, the processes, the call sites
+// and what was not computed.
+func printWaits(out io.Writer, name string, r *waitstate.Result) error {
+	for i, run := range r.Runs {
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		fmt.Fprintf(out, "%s, run %d: %d processes, %s in MPI calls, %s of it waiting (%s); %s messages, %s collectives\n",
+			name, run.Run, len(run.ByProcess), human.Nanos(float64(run.MPINS)), human.Nanos(float64(run.WaitNS)), share(run.WaitNS, run.MPINS),
+			human.Count(run.Messages), human.Count(run.Collectives))
+		w := newTable(out)
+		fmt.Fprintln(w, "pattern\twait\tof MPI time\tcalls")
+		for _, a := range run.Patterns {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", a.Pattern, human.Nanos(float64(a.WaitNS)), share(a.WaitNS, run.MPINS), human.Count(a.Calls))
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		w = newTable(out)
+		head := []string{"\nprocess", "MPI time", "wait"}
+		for _, a := range run.Patterns {
+			head = append(head, a.Pattern)
+		}
+		fmt.Fprintln(w, strings.Join(head, "\t"))
+		for _, p := range run.ByProcess {
+			row := []string{fmt.Sprint(p.Proc), human.Nanos(float64(p.MPINS)), human.Nanos(float64(p.WaitNS))}
+			for _, a := range p.Patterns {
+				row = append(row, human.Nanos(float64(a.WaitNS)))
+			}
+			fmt.Fprintln(w, strings.Join(row, "\t"))
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		if len(run.Sites) > 0 {
+			w = newTable(out)
+			fmt.Fprintln(w, "\npattern\tcall\tcalled from\twait\tcalls")
+			for _, s := range run.Sites {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Pattern, s.Call, s.RegionName, human.Nanos(float64(s.WaitNS)), human.Count(s.Calls))
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if run.SitesOmitted > 0 {
+				fmt.Fprintf(out, "… %d more call sites (--top 0 lists them all)\n", run.SitesOmitted)
+			}
+		}
+		if u := run.Uncomputed; u != (waitstate.Uncomputed{}) {
+			var parts []string
+			for _, x := range []struct {
+				n    int64
+				what string
+			}{
+				{u.UnknownSpan, "records whose call's start or end is not in the trace"},
+				{u.NoWaitCall, "non-blocking receives whose completing call is not in the trace (no late sender)"},
+				{u.UnmatchedSends, "unmatched sends"},
+				{u.UnmatchedRecvs, "unmatched receives"},
+				{u.UnknownComm, "collective records on communicators of unknown members"},
+				{u.OutsideComm, "collective records of a process outside their communicator"},
+				{u.Incomplete, "collectives some member never recorded"},
+				{u.NoRoot, "rooted collectives whose root is not a member"},
+				{u.OtherCollectives, "collectives of no pattern (scan, exscan, unknown)"},
+			} {
+				if x.n > 0 {
+					parts = append(parts, fmt.Sprintf("%s %s", human.Count(x.n), x.what))
+				}
+			}
+			fmt.Fprintf(out, "\nnot computed: %s\n", strings.Join(parts, "; "))
+		}
+	}
+	return nil
+}
+
+// writeWaitsCSV writes one row per run, process and pattern.
+func writeWaitsCSV(out io.Writer, r *waitstate.Result) error {
+	cw := csv.NewWriter(out)
+	cw.Write([]string{"run", "proc", "pattern", "wait_ns", "calls", "mpi_ns"})
+	for _, run := range r.Runs {
+		for _, p := range run.ByProcess {
+			for _, a := range p.Patterns {
+				cw.Write([]string{fmt.Sprint(run.Run), fmt.Sprint(p.Proc), a.Pattern, fmt.Sprint(a.WaitNS), fmt.Sprint(a.Calls), fmt.Sprint(p.MPINS)})
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
