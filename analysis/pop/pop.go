@@ -717,9 +717,7 @@ func (r *runAcc) replay(procs []int32) []int64 {
 			switch pt.kind {
 			case ptSend:
 				sent[pt.id], isSent[pt.id] = c, true
-				for _, w := range msgWaiters[pt.id] {
-					ready = append(ready, w)
-				}
+				ready = append(ready, msgWaiters[pt.id]...)
 				delete(msgWaiters, pt.id)
 			case ptRecv:
 				if m := r.recvMsg[pt.id]; m >= 0 {
