@@ -107,7 +107,7 @@ GO
 	o=$(median < "$d/orig.ms"); f=$(median < "$d/off.ms"); r=$(median < "$d/rec.ms"); g=$(median < "$d/rtrace.ms")
 	pct() { echo "100*($1-$o)/$o" | bc -l; }
 	printf '%-36s %9.0f %9.0f %9.0f %9.0f %7.1f%% %7.1f%% %7.1f%%\n' "$prog $pargs" "$o" "$f" "$r" "$g" "$(pct "$f")" "$(pct "$r")" "$(pct "$g")"
-	if [[ -f "$d/rec.pst" ]]; then
+	if [[ -d "$d/rec.pst" ]]; then
 		"$tmp/parscope" info "$d/rec.pst" | grep -E '^(records|dropped|meta parscope.filtered )' | sed 's/^/    /' || true
 	fi
 done
