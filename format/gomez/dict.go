@@ -95,6 +95,7 @@ func shortName(desc string) string {
 			cut--
 		}
 		name = name[:cut]
+		words = words[:1] // a cut word ends the name: nothing may follow it
 	}
 	for _, w := range words[1:] {
 		if len(name)+1+len(w) > nameLimit {
