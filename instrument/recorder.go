@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -238,6 +237,7 @@ func (r *Recorder) EventID(name string) int32 {
 // first time. It is safe to call from any goroutine and returns the same
 // *Process for the same id; the handle itself must be used by one goroutine
 // at a time. On a nil Recorder it returns nil, whose methods do nothing.
+// id must be from 0 to trace.MaxProcs-1.
 func (r *Recorder) Process(id int) *Process {
 	if r == nil {
 		return nil
@@ -247,7 +247,7 @@ func (r *Recorder) Process(id int) *Process {
 	if p := r.procs[id]; p != nil {
 		return p
 	}
-	if id < 0 || id > math.MaxInt32 {
+	if id < 0 || id >= trace.MaxProcs {
 		panic(fmt.Sprintf("instrument: process id %d out of range", id)) // a programming error, like an index out of range
 	}
 	p := &Process{

@@ -212,7 +212,7 @@ func readChunk(f io.ReaderAt, off, size int64, hdr []byte, payload *[]byte) (pro
 	proc = int32(binary.LittleEndian.Uint32(hdr[4:]))
 	n = int(binary.LittleEndian.Uint32(hdr[8:]))
 	sum := binary.LittleEndian.Uint32(hdr[12:])
-	if proc < 0 || n <= 0 || n > 1<<26 {
+	if proc < 0 || proc >= trace.MaxProcs || n <= 0 || n > 1<<26 {
 		return 0, 0, chunkBad, nil
 	}
 	if off+chunkHeader+int64(n)*entrySize > size {

@@ -192,3 +192,40 @@ func TestScanChunksBoundsAllocation(t *testing.T) {
 		t.Errorf("scanning a %d-byte file allocated %d bytes", len(data), a)
 	}
 }
+
+// TestRecoverRefusesHugeProcess checks that a chunk claiming a process id
+// the recorder cannot have written (at or above trace.MaxProcs; the
+// checksum covers the payload only, so a flipped id still checks out) is
+// skipped as damage instead of becoming a two-billion-process trace.
+func TestRecoverRefusesHugeProcess(t *testing.T) {
+	seed := spillSeed(t)
+	for _, proc := range []uint32{trace.MaxProcs, 0x7fffffff} {
+		data := bytes.Clone(seed)
+		binary.LittleEndian.PutUint32(data[4:], proc)
+		sc, err := scanChunks(writeTemp(t, data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sc.skipped) != 1 || sc.skipped[0].Offset != 0 || sc.records != 5 {
+			t.Errorf("process %d: scan = skipped %v, %d records; want the first chunk skipped and 5 records", proc, sc.skipped, sc.records)
+		}
+		if n := recoverChecked(t, spillHeaderSeed(t), data); n != 5 {
+			t.Errorf("process %d: recovered %d records, want 5", proc, n)
+		}
+	}
+}
+
+// writeTemp writes data to a temporary file and opens it.
+func writeTemp(t *testing.T, data []byte) *os.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), spillFile)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}

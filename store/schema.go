@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -223,8 +224,10 @@ type genericGroupWriter[R any] struct {
 	conv    func(dst *R, r *trace.Record, d divider)
 	div     divider
 	timed   bool
-	buckets []bucket[R] // by process
-	lo, hi  int32       // processes with rows in the current group
+	buckets []bucket[R] // by process, for processes below denseBuckets
+	lo, hi  int32       // dense processes with rows in the current group
+	far     map[int32]*bucket[R]
+	farUsed []int32 // processes of far with rows in the current group
 	n       int
 	// Row groups are encoded by a background goroutine while the next one
 	// fills: spare is the buffer not being written, done reports each write.
@@ -262,16 +265,42 @@ func (g *genericGroupWriter[R]) wait() error {
 	return res.err
 }
 
-func (g *genericGroupWriter[R]) add(r *trace.Record) {
-	p := r.Proc
+// denseBuckets is the number of processes whose buckets are kept in a
+// slice; a process id above it (a sparse numbering, up to trace.MaxProcs)
+// gets its bucket from a map so that one large id costs one bucket.
+const denseBuckets = 1 << 16
+
+// bucket returns process p's bucket, noting it as used in the current group.
+func (g *genericGroupWriter[R]) bucket(p int32) *bucket[R] {
+	if p >= denseBuckets {
+		if g.far == nil {
+			g.far = map[int32]*bucket[R]{}
+		}
+		b := g.far[p]
+		if b == nil {
+			b = &bucket[R]{}
+			g.far[p] = b
+		}
+		if len(b.rows) == 0 {
+			g.farUsed = append(g.farUsed, p)
+		}
+		return b
+	}
 	if int(p) >= len(g.buckets) {
 		g.buckets = append(g.buckets, make([]bucket[R], int(p)+1-len(g.buckets))...)
 	}
-	if g.n == 0 {
+	if g.lo > g.hi {
 		g.lo, g.hi = p, p
 	}
 	g.lo, g.hi = min(g.lo, p), max(g.hi, p)
-	b := &g.buckets[p]
+	return &g.buckets[p]
+}
+
+func (g *genericGroupWriter[R]) add(r *trace.Record) {
+	if g.n == 0 {
+		g.lo, g.hi = 1, 0 // no dense process yet
+	}
+	b := g.bucket(r.Proc)
 	key := r.T
 	if !g.timed {
 		key = int64(r.Seq)
@@ -297,16 +326,25 @@ func (g *genericGroupWriter[R]) flush(group int32) ([]indexRow, error) {
 	}
 	rows := g.spare[:0]
 	var index []indexRow
-	for p := g.lo; p <= g.hi; p++ {
-		b := &g.buckets[p]
+	take := func(p int32, b *bucket[R]) {
 		if len(b.rows) == 0 {
-			continue
+			return
 		}
 		index = append(index, indexRow{Group: group, Run: b.run, Proc: p, First: int64(len(rows)),
 			Rows: int64(len(b.rows)), TMin: b.first, TMax: b.last})
 		rows = append(rows, b.rows...)
 		b.rows = b.rows[:0]
 	}
+	for p := g.lo; p <= g.hi; p++ {
+		take(p, &g.buckets[p])
+	}
+	// Far processes all lie above the dense ones: in id order after them.
+	slices.Sort(g.farUsed)
+	for _, p := range g.farUsed {
+		take(p, g.far[p])
+		delete(g.far, p)
+	}
+	g.farUsed = g.farUsed[:0]
 	g.spare = nil
 	g.n = 0
 	g.work <- rows

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -443,5 +444,52 @@ func TestTooManyRunsSaysWhy(t *testing.T) {
 	want := "the states table needs more than 32767 row groups, the most a Parquet file holds: every run starts a row group, and the trace reaches run 32767"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, want it to say %q", err, want)
+	}
+}
+
+// TestSparseProcessIDs checks that processes numbered far apart (ids above
+// the dense bucket range, up to the largest the data model allows) are
+// stored and read back in (time, process) order without the writer
+// allocating a bucket for every id below them.
+func TestSparseProcessIDs(t *testing.T) {
+	procs := []int32{3, denseBuckets - 1, denseBuckets, 5_000_000, trace.MaxProcs - 1}
+	var input []trace.Record
+	for i := int64(0); i < 4; i++ {
+		for j := len(procs) - 1; j >= 0; j-- {
+			input = append(input, trace.State(0, procs[j], 10*i, int32(j)))
+		}
+	}
+	path := filepath.Join(t.TempDir(), "sparse.pst")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	writeStore(t, path, Options{GroupRows: 7}, trace.Header{}, input)
+	runtime.ReadMemStats(&after)
+	if a := after.TotalAlloc - before.TotalAlloc; a > 256<<20 {
+		t.Errorf("writing %d records allocated %d MB", len(input), a>>20)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := trace.ReadAll(s.Records(ReadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tableOrder(canonical(input))
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+	if p := s.Manifest().Header.Runs[0].Procs; p != trace.MaxProcs {
+		t.Errorf("run 0 has %d processes, want %d", p, trace.MaxProcs)
+	}
+	w, err := Create(filepath.Join(t.TempDir(), "over.pst"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	err = w.Add(trace.State(0, trace.MaxProcs, 0, 1))
+	if err == nil || !strings.Contains(err.Error(), "process ids must be below 16777216") {
+		t.Fatalf("adding process %d: err = %v, want the limit named", trace.MaxProcs, err)
 	}
 }

@@ -122,14 +122,30 @@ var ErrOutOfOrder = errors.New("timestamp out of order")
 
 const denseIDs = 1 << 20
 
+// MaxProcs bounds the processes of a run: a record's process id is below
+// it. Every analysis keeps arrays indexed by process, so an id of two
+// billion would ask for tens of gigabytes; 16.7 million processes is well
+// above the largest parallel runs.
+const MaxProcs = 1 << 24
+
+// MaxRuns bounds the runs of a trace: a record's run id is below it.
+const MaxRuns = 1 << 16
+
 // Check returns an error if r goes back in time on its process or carries
-// impossible values (negative process, run or size, invalid kind).
+// impossible values (negative process, run or size, invalid kind, a
+// process id of MaxProcs or more, a run id of MaxRuns or more).
 func (c *OrderCheck) Check(r *Record) error {
 	if !r.Kind.Valid() {
 		return fmt.Errorf("invalid record kind %d", r.Kind)
 	}
 	if r.Run < 0 || r.Proc < 0 {
 		return fmt.Errorf("record with negative run %d or process %d", r.Run, r.Proc)
+	}
+	if r.Proc >= MaxProcs {
+		return fmt.Errorf("record of process %d: process ids must be below %d", r.Proc, MaxProcs)
+	}
+	if r.Run >= MaxRuns {
+		return fmt.Errorf("record of run %d: run ids must be below %d", r.Run, MaxRuns)
 	}
 	switch r.Kind {
 	case KindSend, KindRecv, KindCollective:
