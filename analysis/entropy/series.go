@@ -144,7 +144,8 @@ type SubsetResult struct {
 	Result Result  `json:"result"`
 	Value  float64 `json:"value"`
 	// Score is the robust z-score (value − median) / (1.4826 · MAD) among
-	// all subsets searched; 0 when the subsets do not vary.
+	// all subsets searched (1.2533 · mean absolute deviation when most
+	// subsets share one value); 0 when the subsets do not vary.
 	Score float64 `json:"score"`
 }
 
@@ -280,23 +281,51 @@ func (rk *Ranker) Result() ([]SubsetResult, error) {
 	for i, o := range out {
 		vals[i] = o.Value
 	}
-	med := median(vals)
-	dev := make([]float64, len(vals))
-	for i, v := range vals {
-		dev[i] = math.Abs(v - med)
-	}
-	mad := 1.4826 * median(dev)
-	for i := range out {
-		if mad > 0 {
-			out[i].Score = (out[i].Value - med) / mad
-		} else if sd := stddev(vals); sd > 0 {
-			out[i].Score = (out[i].Value - med) / sd
-		}
+	for i, z := range robustScores(vals) {
+		out[i].Score = z
 	}
 	slices.SortStableFunc(out, func(a, b SubsetResult) int {
 		return cmp.Compare(math.Abs(b.Score), math.Abs(a.Score))
 	})
 	return out, nil
+}
+
+// robustScores returns each value's robust z-score (v − median) /
+// (1.4826 · MAD). Values that differ by less than a billionth of the
+// largest magnitude are taken as equal, so that rounding noise between
+// subsets whose entropy is the same (a MAD of 1e-17) cannot blow a score
+// up to 1e17. When more than half the values are equal (MAD 0) the
+// scale falls back to 1.2533 · the mean absolute deviation (Iglewicz &
+// Hoaglin 1993), and every score is 0 when the values do not vary.
+func robustScores(vals []float64) []float64 {
+	scale := 0.0
+	for _, v := range vals {
+		scale = max(scale, math.Abs(v))
+	}
+	tol := 1e-9 * scale
+	med := median(vals)
+	dev := make([]float64, len(vals))
+	mean := 0.0
+	for i, v := range vals {
+		if d := math.Abs(v - med); d > tol {
+			dev[i] = d
+			mean += d / float64(len(vals))
+		}
+	}
+	spread := 1.4826 * median(dev)
+	if spread <= tol {
+		spread = 1.2533 * mean
+	}
+	z := make([]float64, len(vals))
+	if spread <= tol {
+		return z
+	}
+	for i, v := range vals {
+		if dev[i] > 0 {
+			z[i] = (v - med) / spread
+		}
+	}
+	return z
 }
 
 func median(v []float64) float64 {
@@ -309,20 +338,4 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func stddev(v []float64) float64 {
-	if len(v) < 2 {
-		return 0
-	}
-	m := 0.0
-	for _, x := range v {
-		m += x
-	}
-	m /= float64(len(v))
-	s := 0.0
-	for _, x := range v {
-		s += (x - m) * (x - m)
-	}
-	return math.Sqrt(s / float64(len(v)-1))
 }
