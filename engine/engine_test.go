@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -84,10 +85,21 @@ func (w *twice) Result() (any, error) {
 	return map[string]int64{"states": w.first, "passes": int64(w.pass)}, nil
 }
 
-// failing fails on its first batch.
-type failing struct{ counter }
+// failing fails on its first batch, with err or "broken record".
+type failing struct {
+	counter
+	err error
+}
 
-func (f *failing) Add([]trace.Record) error { return errors.New("broken record") }
+func (f *failing) Add([]trace.Record) error {
+	if f.err != nil {
+		return f.err
+	}
+	return errors.New("broken record")
+}
+
+// errNamed is the error of test-named, which names its analysis itself.
+var errNamed = fmt.Errorf("test-named: run 0 process 3: %w", errors.New("test-named: K = 0: need a positive constant"))
 
 func init() {
 	engine.Register(&engine.Analysis{Name: "test-count", Doc: "counts records",
@@ -119,6 +131,9 @@ func init() {
 	engine.Register(&engine.Analysis{Name: "test-fail", Doc: "fails", Needs: []trace.Kind{trace.KindState},
 		Options: func() any { return &struct{}{} },
 		New:     func(*engine.Trace, any) (engine.Accumulator, error) { return &failing{}, nil }})
+	engine.Register(&engine.Analysis{Name: "test-named", Doc: "fails naming itself", Needs: []trace.Kind{trace.KindState},
+		Options: func() any { return &struct{}{} },
+		New:     func(*engine.Trace, any) (engine.Accumulator, error) { return &failing{err: errNamed}, nil }})
 }
 
 // countingSource counts the readers opened on a store.
@@ -264,6 +279,11 @@ func TestRunErrors(t *testing.T) {
 			t.Errorf("%d analyses, one failing: %v", len(reqs), err)
 		}
 	}
+	// An error that already names its analysis names it once.
+	if _, err := engine.Run(ctx, s, []engine.Request{{Analysis: "test-named"}}); !errors.Is(err, errNamed) ||
+		err.Error() != "gen.pst: test-named: run 0 process 3: K = 0: need a positive constant" {
+		t.Errorf("error naming its analysis: %v", err)
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := engine.Run(cctx, s, []engine.Request{{Analysis: "test-count"}, {Analysis: "test-twice"}}); !errors.Is(err, context.Canceled) {
@@ -280,7 +300,7 @@ func TestRegistry(t *testing.T) {
 	for _, a := range engine.All() {
 		names = append(names, a.Name)
 	}
-	if !strings.Contains(strings.Join(names, ","), "test-bbv,test-count,test-fail,test-twice") {
+	if !strings.Contains(strings.Join(names, ","), "test-bbv,test-count,test-fail,test-named,test-twice") {
 		t.Errorf("All: %v, want them by name", names)
 	}
 	defer func() {

@@ -85,7 +85,7 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 		}
 		acc, err := a.New(t, opts)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", t.Name, a.Name, err)
+			return nil, analysisError(t.Name, a.Name, err)
 		}
 		j := &job{a: a, opts: opts, runs: req.Runs, acc: acc, in: acc}
 		for _, k := range a.Kinds(opts) {
@@ -109,7 +109,7 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 				continue
 			}
 			if err := j.stage.End(); err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", t.Name, j.a.Name, err)
+				return nil, analysisError(t.Name, j.a.Name, err)
 			}
 		}
 		res.Passes++
@@ -121,7 +121,7 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 			}
 			again, err := r.Again()
 			if err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", t.Name, j.a.Name, err)
+				return nil, analysisError(t.Name, j.a.Name, err)
 			}
 			if again {
 				next = append(next, j)
@@ -132,7 +132,7 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 	for _, j := range jobs {
 		v, err := j.acc.Result()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", t.Name, j.a.Name, err)
+			return nil, analysisError(t.Name, j.a.Name, err)
 		}
 		res.Envelopes = append(res.Envelopes, &Envelope{SchemaVersion: SchemaVersion, Analysis: j.a.Name,
 			Trace: t.Name, Runs: j.runs, Options: j.opts, Result: v})
@@ -255,7 +255,7 @@ func pass(ctx context.Context, src Source, jobs []*job) error {
 			return nil
 		})
 		if j.err != nil {
-			return fmt.Errorf("%s: %s: %w", name, j.a.Name, j.err)
+			return analysisError(name, j.a.Name, j.err)
 		}
 		return ctxOr(ctx, err, name)
 	}
@@ -293,7 +293,7 @@ func pass(ctx context.Context, src Source, jobs []*job) error {
 	wg.Wait()
 	for _, j := range jobs {
 		if j.err != nil {
-			return fmt.Errorf("%s: %s: %w", name, j.a.Name, j.err)
+			return analysisError(name, j.a.Name, j.err)
 		}
 	}
 	return ctxOr(ctx, err, name)
@@ -343,3 +343,24 @@ func read(ctx context.Context, readers []trace.Reader, bbv int, fn func(*batch) 
 	}
 	return nil
 }
+
+// analysisError names the trace and the analysis that failed. The
+// analysis' own errors often name it already ("mentropy: K = 0 ...", or
+// "run 0 process 3: mentropy: ..." further in): the name is then written
+// once, at the front, not again inside.
+func analysisError(trace, analysis string, err error) error {
+	return &namedError{prefix: trace + ": " + analysis + ": ", analysis: analysis, err: err}
+}
+
+type namedError struct {
+	prefix, analysis string
+	err              error
+}
+
+func (e *namedError) Error() string {
+	msg := strings.TrimPrefix(e.err.Error(), e.analysis+": ")
+	return e.prefix + strings.ReplaceAll(msg, ": "+e.analysis+": ", ": ")
+}
+
+func (e *namedError) Unwrap() error { return e.err }
+
