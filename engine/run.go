@@ -363,4 +363,3 @@ func (e *namedError) Error() string {
 }
 
 func (e *namedError) Unwrap() error { return e.err }
-
