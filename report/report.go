@@ -28,6 +28,7 @@ import (
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/analysis/pca"
+	"github.com/parscope/parscope/analysis/phase"
 	"github.com/parscope/parscope/analysis/phasespace"
 	"github.com/parscope/parscope/analysis/state"
 	"github.com/parscope/parscope/engine"
@@ -118,8 +119,10 @@ type Bundle struct {
 	MEntropy *engine.Envelope `json:"mentropy,omitempty"`
 	// Comm is the comm analysis' envelope, with the source lines its
 	// regions name.
-	Comm   *Comm            `json:"comm,omitempty"`
-	Phases []*Phases        `json:"phases,omitempty"`
+	Comm *Comm `json:"comm,omitempty"`
+	// Phases is the phases analysis' envelope (a *phase.Phases: the
+	// phases of each process's basic block vectors).
+	Phases *engine.Envelope `json:"phases,omitempty"`
 	Probe  *json.RawMessage `json:"probe,omitempty"`
 }
 
@@ -159,6 +162,7 @@ func engineRequests(t *engine.Trace, opts Options) []engine.Request {
 		occupancyRequest(),
 		mentropyRequest(opts),
 		commRequest(),
+		{Analysis: phase.Name, Options: phase.DefaultParams()},
 	}
 }
 
@@ -207,11 +211,9 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 	if opts.SubsetProcs <= 0 {
 		opts.SubsetProcs = DefaultSubsetProcs
 	}
-	m := s.Manifest()
 	h := s.Header()
 	b := &Bundle{Version: Version, Trace: filepath.Base(s.Dir()), Meta: h.Meta,
 		Skipped: map[string]string{}, Seconds: map[string]float64{}}
-	rec := m.Stats.Records
 	// The engine's analyses that apply run together; the others are
 	// skipped with the kinds they miss.
 	tr := engine.TraceOf(s)
@@ -227,21 +229,7 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		}
 		reqs = append(reqs, req)
 	}
-	type step struct {
-		name   string
-		reason string // empty when the analysis applies
-		run    func() error
-	}
-	steps := []step{
-		{AnalysisPhases, when(m.Stats.BBVIntervals > 0 || rec["bbv"] > 0, "the trace has no basic block vectors"),
-			func() (err error) { b.Phases, err = buildPhases(ctx, s); return }},
-	}
 	total := len(reqs)
-	for _, st := range steps {
-		if st.reason == "" {
-			total++
-		}
-	}
 	report := func(name string) {
 		if opts.Progress != nil {
 			opts.Progress(name, len(b.Ran), total)
@@ -279,28 +267,13 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 			b.MEntropy = env
 		case comm.Name:
 			b.Comm = &Comm{Envelope: env}
+		case phase.Name:
+			b.Phases = env
 		}
 		b.Seconds[env.Analysis] = took
 		b.Ran = append(b.Ran, env.Analysis)
 	}
 	b.RanTogether = names
-	for _, st := range steps {
-		if st.reason != "" {
-			b.Skipped[st.name] = st.reason
-			continue
-		}
-		report(st.name)
-		start := time.Now()
-		if err := st.run(); err != nil {
-			if strings.HasPrefix(err.Error(), st.name+": ") {
-				// The analysis names itself already.
-				return nil, fmt.Errorf("%s: %w", b.Trace, err)
-			}
-			return nil, fmt.Errorf("%s: %s: %w", b.Trace, st.name, err)
-		}
-		b.Seconds[st.name] = time.Since(start).Seconds()
-		b.Ran = append(b.Ran, st.name)
-	}
 	report("")
 	if opts.Probe != nil {
 		if !json.Valid(opts.Probe) {
@@ -355,14 +328,6 @@ func missingReason(e *engine.MissingError) string {
 		names = append(names, k.String())
 	}
 	return "the trace has no " + strings.Join(names, " or ") + " records"
-}
-
-// when returns "" when ok, else why.
-func when(ok bool, why string) string {
-	if ok {
-		return ""
-	}
-	return why
 }
 
 // ReadProbe reads a probe result file for Options.Probe, checking that it

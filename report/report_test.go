@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/parscope/parscope/analysis/phase"
 	"math"
 	"os"
 	"path/filepath"
@@ -337,12 +338,13 @@ func TestGzipPhases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Phases) != 1 {
-		t.Fatalf("%d phase analyses", len(b.Phases))
+	ph, ok := b.Phases.Result.(*phase.Phases)
+	if b.Phases.Analysis != phase.Name || !ok || len(ph.Streams) != 1 {
+		t.Fatalf("phases section %+v", b.Phases)
 	}
-	p := b.Phases[0]
-	if p.Intervals != 383 || p.K < 1 || len(p.Phases) == 0 || !strings.HasPrefix(p.Name, "gzip.pst") {
-		t.Errorf("phases: %d intervals, k %d, %d phases, name %q", p.Intervals, p.K, len(p.Phases), p.Name)
+	p := ph.Streams[0].Result
+	if p.Intervals != 383 || p.K < 1 || len(p.Phases) == 0 || !strings.HasPrefix(ph.Streams[0].Name, "gzip.pst") {
+		t.Errorf("phases: %d intervals, k %d, %d phases, name %q", p.Intervals, p.K, len(p.Phases), ph.Streams[0].Name)
 	}
 	w, size := 0.0, 0
 	for _, ph := range p.Phases {
@@ -353,7 +355,7 @@ func TestGzipPhases(t *testing.T) {
 		t.Errorf("weights add up to %v, sizes to %d", w, size)
 	}
 	end := 0
-	for _, s := range p.Stretches {
+	for _, s := range p.Hints.Runs {
 		if s.Start != end || s.End <= s.Start {
 			t.Fatalf("stretch %+v after %d", s, end)
 		}

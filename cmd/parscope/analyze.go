@@ -254,8 +254,6 @@ func isNil(v any) bool {
 		return x == nil
 	case *report.Comm:
 		return x == nil
-	case []*report.Phases:
-		return x == nil
 	case *json.RawMessage:
 		return x == nil
 	}
@@ -367,18 +365,25 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			}})
 		}
 	}
-	for _, p := range b.Phases {
-		res := &phase.Result{Intervals: p.Intervals, K: p.K, Hints: phase.Hints{Runs: p.Stretches, InitEnd: p.InitEnd, Period: p.Period}}
-		for _, ph := range p.Phases {
-			res.Phases = append(res.Phases, phase.Phase{ID: ph.ID, Weight: ph.Weight})
+	if ph, ok := phasesOf(b); ok {
+		for _, st := range ph.Streams {
+			name := "phases"
+			if len(ph.Streams) > 1 {
+				name = fmt.Sprintf("phases-run%d-proc%d", st.Run, st.Proc)
+			}
+			ps = append(ps, reportPlot{name, "phases and their weights", func(path string) error { return plotPhases(path, b.Trace, st.Result) }})
 		}
-		name := "phases"
-		if len(b.Phases) > 1 {
-			name = fmt.Sprintf("phases-run%d-proc%d", p.Run, p.Proc)
-		}
-		ps = append(ps, reportPlot{name, "phases and their weights", func(path string) error { return plotPhases(path, b.Trace, res) }})
 	}
 	return ps
+}
+
+// phasesOf returns the phases result of b, when it has one.
+func phasesOf(b *report.Bundle) (*phase.Phases, bool) {
+	if b.Phases == nil {
+		return nil, false
+	}
+	r, ok := b.Phases.Result.(*phase.Phases)
+	return r, ok
 }
 
 // occupancyOf returns the occupancy result of b, when it has one.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -199,35 +200,29 @@ func TestAnalyzeRingAndGzip(t *testing.T) {
 	mustRun(t, "import", "-o", gz, filepath.Join(examples, "gzip.bb.gz"))
 	gdir := filepath.Join(t.TempDir(), "gzip-report")
 	mustRun(t, "analyze", "-o", gdir, gz)
-	var ph []struct {
-		K      int `json:"k"`
-		Phases []struct {
-			ID     int     `json:"id"`
-			Weight float64 `json:"weight"`
-		} `json:"phases"`
+	// analyze's phases.json and the command's --json are the same
+	// envelope of the same analysis.
+	type phasesEnv struct {
+		Analysis string `json:"analysis"`
+		Result   struct {
+			Streams []struct {
+				Result struct {
+					K      int `json:"k"`
+					Phases []struct {
+						ID     int     `json:"id"`
+						Weight float64 `json:"weight"`
+					} `json:"phases"`
+				} `json:"result"`
+			} `json:"streams"`
+		} `json:"result"`
 	}
+	var ph, phCLI phasesEnv
 	readJSONFile(t, filepath.Join(gdir, "phases.json"), &ph)
-	var phCLI struct {
-		Analyses []struct {
-			Result struct {
-				K      int `json:"k"`
-				Phases []struct {
-					ID     int     `json:"id"`
-					Weight float64 `json:"weight"`
-				} `json:"phases"`
-			} `json:"result"`
-		} `json:"analyses"`
-	}
 	if err := json.Unmarshal([]byte(mustRun(t, "phases", "--json", gz)), &phCLI); err != nil {
 		t.Fatal(err)
 	}
-	if len(ph) != 1 || len(phCLI.Analyses) != 1 || ph[0].K != phCLI.Analyses[0].Result.K || len(ph[0].Phases) != len(phCLI.Analyses[0].Result.Phases) {
+	if ph.Analysis != "phases" || len(ph.Result.Streams) != 1 || len(ph.Result.Streams[0].Result.Phases) == 0 || !reflect.DeepEqual(ph, phCLI) {
 		t.Fatalf("phases: report %+v, command %+v", ph, phCLI)
-	}
-	for i, p := range ph[0].Phases {
-		if p != phCLI.Analyses[0].Result.Phases[i] {
-			t.Errorf("phase %d: report %+v, command %+v", i, p, phCLI.Analyses[0].Result.Phases[i])
-		}
 	}
 	for _, name := range []string{"phases.png", "phases.svg", "index.html"} {
 		if _, err := os.Stat(filepath.Join(gdir, name)); err != nil {

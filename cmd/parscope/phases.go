@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/format/bbv"
 	"github.com/parscope/parscope/internal/human"
@@ -24,37 +25,18 @@ import (
 	figure "github.com/parscope/parscope/show/plot"
 )
 
-// phasesFlags are the options of the phases command.
+// phasesFlags are the options of the phases command the engine's
+// phase.Params do not hold: what to write, and where.
 type phasesFlags struct {
-	compat                     bool
-	maxK, iters, initSeeds     int
-	minPhaseSize               int
-	kList, initKM, dimS        string
-	seed, seedProj             int64
-	bicThreshold, coverage     float64
-	vli                        bool
+	params                     *phase.Params
 	saveSimpoints, saveWeights string
 	saveLabels, plotPath       string
 	jsonOut                    bool
-	runs, procs                string
-}
-
-// phasesReport is the --json output: one analysis per BBV stream.
-type phasesReport struct {
-	Input    string           `json:"input"`
-	Analyses []phasesAnalysis `json:"analyses"`
-}
-
-type phasesAnalysis struct {
-	Name    string        `json:"name"`
-	Run     int32         `json:"run"`
-	Proc    int32         `json:"proc"`
-	Seconds float64       `json:"seconds"`
-	Result  *phase.Result `json:"result"`
+	runs                       string
 }
 
 func init() {
-	var fl phasesFlags
+	fl := phasesFlags{params: phase.DefaultParams()}
 	cmd := &cobra.Command{
 		Use:   "phases INPUT [--simpoint-compat] [--maxk 30] [--k LIST] [--dim 15] [--seed N] ...",
 		Short: "Find program phases and simulation points from basic block vectors",
@@ -82,109 +64,17 @@ a colour strip along the execution, and the phase weights as bars.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runPhases(cmd, args[0], &fl) },
 	}
 	f := cmd.Flags()
-	f.BoolVar(&fl.compat, "simpoint-compat", false, "reproduce SimPoint 3.2 exactly (its k-means, seeds and quirks)")
-	f.IntVar(&fl.maxK, "maxk", phase.DefaultMaxK, "largest k of the binary search (SimPoint -maxK)")
-	f.StringVar(&fl.kList, "k", "", `k values to evaluate instead of searching: "5", "1:10", "2:2:20", "4,8,16" (SimPoint -k)`)
-	f.StringVar(&fl.dimS, "dim", strconv.Itoa(phase.DefaultDim), `random projection dimensions, or "noProject" (SimPoint -dim)`)
-	f.Int64Var(&fl.seed, "seed", phase.DefaultSeedKMeans, "k-means seed (SimPoint -seedkm)")
-	f.Int64Var(&fl.seedProj, "seedproj", phase.DefaultSeedProj, "projection seed (SimPoint -seedproj)")
-	f.IntVar(&fl.initSeeds, "init-seeds", phase.DefaultNumInitSeeds, "k-means restarts per k (SimPoint -numInitSeeds)")
-	f.IntVar(&fl.minPhaseSize, "min-phase-size", phase.DefaultMinPhaseSize, "default mode: phases of fewer intervals do not count when choosing k (1: off)")
-	f.StringVar(&fl.initKM, "init", "samp", "compat initialisation: samp or ff (SimPoint -initkm)")
-	f.IntVar(&fl.iters, "iters", phase.DefaultIters, "k-means iteration limit, -1 for none (SimPoint -iters)")
-	f.Float64Var(&fl.bicThreshold, "bic-threshold", phase.DefaultBICThreshold, "BIC threshold to choose k (SimPoint -bicThreshold)")
-	f.Float64Var(&fl.coverage, "coverage", 1, "also select the largest phases covering this fraction (SimPoint -coveragePct)")
-	f.BoolVar(&fl.vli, "vli", false, "weigh intervals by their instruction count (SimPoint -fixedLength off)")
+	if err := engine.BindFlags(f, fl.params); err != nil {
+		panic(err)
+	}
 	f.StringVar(&fl.saveSimpoints, "save-simpoints", "", "write the simulation points (SimPoint .simpoints)")
 	f.StringVar(&fl.saveWeights, "save-weights", "", "write the phase weights (SimPoint .weights)")
 	addTraceFlags(cmd, "format")
 	f.StringVar(&fl.saveLabels, "save-labels", "", "write each interval's phase and distance (SimPoint .labels)")
 	f.StringVar(&fl.plotPath, "plot", "", "write a plot of the phases (.png or .svg)")
 	f.BoolVar(&fl.jsonOut, "json", false, "print the full results as JSON")
-	f.StringVar(&fl.runs, "runs", "", "with a .pst: only these runs (e.g. 0 or 0-3)")
-	f.StringVar(&fl.procs, "procs", "", "with a .pst: only these processes (e.g. 4,5 or 0-15)")
+	f.StringVar(&fl.runs, "runs", "", "with a trace: only these runs (e.g. 0 or 0-3)")
 	root.AddCommand(cmd)
-}
-
-// options turns the flags into phase.Options, checking them.
-func (fl *phasesFlags) options() (phase.Options, error) {
-	o := phase.DefaultOptions()
-	o.Mode = phase.Default
-	if fl.compat {
-		o.Mode = phase.Compat
-	}
-	o.MaxK, o.SeedKMeans, o.SeedProj, o.NumInitSeeds = fl.maxK, fl.seed, fl.seedProj, fl.initSeeds
-	o.Iters, o.BICThreshold, o.CoveragePct, o.VariableLength = fl.iters, fl.bicThreshold, fl.coverage, fl.vli
-	o.MinPhaseSize = fl.minPhaseSize
-	if fl.kList != "" {
-		ks, err := phase.ParseKList(fl.kList)
-		if err != nil {
-			return o, usagef("--k: %v", err)
-		}
-		o.K = ks
-	}
-	if fl.dimS == "noProject" {
-		o.Dim = phase.NoProject
-	} else {
-		d, err := strconv.Atoi(fl.dimS)
-		if err != nil || d < 1 {
-			return o, usagef("--dim %q: want a positive number of dimensions or noProject", fl.dimS)
-		}
-		o.Dim = d
-	}
-	init, err := phase.ParseInitMethod(fl.initKM)
-	if err != nil {
-		return o, usagef("--init: %v", err)
-	}
-	o.Init = init
-	if fl.iters < -1 {
-		return o, usagef("--iters %d: want ≥ 0, or -1 for no limit", fl.iters)
-	}
-	if !(fl.coverage > 0 && fl.coverage <= 1) {
-		return o, usagef("--coverage %v: want a fraction in (0, 1]", fl.coverage)
-	}
-	if fl.maxK < 1 || fl.initSeeds < 1 || fl.minPhaseSize < 1 {
-		return o, usagef("--maxk, --init-seeds and --min-phase-size must be at least 1")
-	}
-	return o, nil
-}
-
-// loadStreams reads INPUT: a .bb file (one stream), or a .pst directory
-// or another trace openTrace imports (one stream per process). Compat mode
-// parses .bb files as SimPoint does.
-func loadStreams(cmd *cobra.Command, input string, fl *phasesFlags) ([]bbv.Stream, error) {
-	ctx := cmd.Context()
-	st, err := os.Stat(input)
-	if err != nil {
-		return nil, err
-	}
-	if !st.IsDir() && isBBVFile(input, traceImports[cmd]) {
-		if fl.runs != "" || fl.procs != "" {
-			return nil, usagef("phases: --runs and --procs apply to a .pst input")
-		}
-		f, err := bbv.ReadFile(input, bbv.ParseOptions{SimPointQuirks: fl.compat})
-		if err != nil {
-			return nil, err
-		}
-		return []bbv.Stream{{File: f}}, nil
-	}
-	sel, err := readSelection(fl.runs, fl.procs)
-	if err != nil {
-		return nil, err
-	}
-	s, err := openTrace(cmd, input)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	streams, err := bbv.FromRecords(ctx, input, s.BBV(sel), 0)
-	if err != nil {
-		return nil, err
-	}
-	if len(streams) == 0 {
-		return nil, fmt.Errorf("phases: %s has no basic block vectors for the selection (record them with parscope bbv, or import .bb files)", input)
-	}
-	return streams, nil
 }
 
 // isBBVFile reports whether phases reads the file at path as a .bb file
@@ -198,45 +88,61 @@ func isBBVFile(path string, f *importFlags) bool {
 	return err != nil || imp.Name() == "bbv"
 }
 
+// runPhases analyses INPUT: a .bb file (one stream, clustered directly;
+// compat mode parses it as SimPoint does), or a .pst directory or another
+// trace openTrace imports, through the engine (one stream per process).
+// Both give the engine's envelope of a phase.Phases.
 func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
-	opts, err := fl.options()
+	opts, err := fl.params.Options()
 	if err != nil {
-		return err
-	}
-	bar := progress.Start("phases: reading "+filepath.Base(input), 0, progress.Steps)
-	bar.Live()
-	defer bar.Done()
-	streams, err := loadStreams(cmd, input, fl)
-	if err != nil {
-		return err
-	}
-	bar.SetTotal(int64(len(streams)))
-	saving := fl.saveSimpoints != "" || fl.saveWeights != "" || fl.saveLabels != "" || fl.plotPath != ""
-	if saving && len(streams) > 1 {
-		return usagef("phases: %s has %d BBV streams; --save-* and --plot need one (select it with --runs/--procs)", input, len(streams))
+		return usagef("%v", err)
 	}
 	if fl.plotPath != "" {
 		if ext := strings.ToLower(filepath.Ext(fl.plotPath)); ext != ".png" && ext != ".svg" {
 			return usagef("phases: --plot %s: the file name must end in .png or .svg", fl.plotPath)
 		}
 	}
-	rep := phasesReport{Input: input}
-	for i, s := range streams {
-		bar.Describe("phases: " + s.File.Name)
-		start := time.Now()
-		res, err := phase.Run(cmd.Context(), s.File, opts)
+	start := time.Now()
+	bar := progress.Start("phases: "+filepath.Base(input), 0, progress.Steps)
+	bar.Live()
+	defer bar.Done()
+	st, err := os.Stat(input)
+	if err != nil {
+		return err
+	}
+	var env *engine.Envelope
+	if !st.IsDir() && isBBVFile(input, traceImports[cmd]) {
+		if fl.runs != "" || len(fl.params.Procs) > 0 {
+			return usagef("phases: --runs and --procs apply to a .pst or another trace, not to a .bb file")
+		}
+		f, err := bbv.ReadFile(input, bbv.ParseOptions{SimPointQuirks: fl.params.Compat})
 		if err != nil {
 			return err
 		}
-		bar.Set(int64(i + 1))
-		if progress.CurrentLevel() >= progress.Verbose {
-			bar.Notef(os.Stderr, "phases: %s: %d intervals, k = %d, in %s\n", s.File.Name, res.Intervals, res.K, human.Duration(time.Since(start)))
+		res, err := phase.Run(cmd.Context(), f, opts)
+		if err != nil {
+			return err
 		}
-		rep.Analyses = append(rep.Analyses, phasesAnalysis{Name: s.File.Name, Run: s.Run, Proc: s.Proc,
-			Seconds: time.Since(start).Seconds(), Result: res})
+		env = &engine.Envelope{SchemaVersion: engine.SchemaVersion, Analysis: phase.Name, Trace: filepath.Base(input), Options: fl.params,
+			Result: &phase.Phases{Streams: []phase.StreamPhases{{Name: f.Name, Result: res}}}}
+	} else {
+		var s *openedTrace
+		env, s, err = runOne(cmd, input, phase.Name, fl.params, fl.runs)
+		if err != nil {
+			return err
+		}
+		s.Close()
+	}
+	ph := env.Result.(*phase.Phases)
+	saving := fl.saveSimpoints != "" || fl.saveWeights != "" || fl.saveLabels != "" || fl.plotPath != ""
+	if saving && len(ph.Streams) > 1 {
+		return usagef("phases: %s has %d BBV streams; --save-* and --plot need one (select it with --runs/--procs)", input, len(ph.Streams))
+	}
+	if progress.CurrentLevel() >= progress.Verbose {
+		bar.Notef(os.Stderr, "phases: %d streams clustered in %s\n", len(ph.Streams), human.Duration(time.Since(start)))
 	}
 	if saving {
-		res := rep.Analyses[0].Result
+		res := ph.Streams[0].Result
 		if err := savePhaseFiles(res, fl); err != nil {
 			return err
 		}
@@ -247,9 +153,9 @@ func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
 		}
 	}
 	if fl.jsonOut {
-		return writeJSON(cmd.OutOrStdout(), rep)
+		return writeJSON(cmd.OutOrStdout(), env)
 	}
-	for i, a := range rep.Analyses {
+	for i, a := range ph.Streams {
 		if i > 0 {
 			fmt.Fprintln(cmd.OutOrStdout())
 		}
@@ -294,12 +200,12 @@ func savePhaseFiles(res *phase.Result, fl *phasesFlags) error {
 	return nil
 }
 
-// printPhases prints one analysis as text.
-func printPhases(w io.Writer, a phasesAnalysis) {
+// printPhases prints the phases of one stream as text.
+func printPhases(w io.Writer, a phase.StreamPhases) {
 	res := a.Result
 	ev := res.Evaluated[res.Chosen]
-	fmt.Fprintf(w, "%s: %d intervals, %d blocks, %s mode, %d dimensions (%.3fs)\n",
-		a.Name, res.Intervals, res.InputDim, res.Mode, res.Dim, a.Seconds)
+	fmt.Fprintf(w, "%s: %d intervals, %d blocks, %s mode, %d dimensions\n",
+		a.Name, res.Intervals, res.InputDim, res.Mode, res.Dim)
 	var ks []string
 	guarded := false
 	for _, e := range res.Evaluated {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/analysis/phase"
 	"github.com/parscope/parscope/internal/needtool"
 	"github.com/parscope/parscope/internal/realdata"
 )
@@ -70,10 +71,10 @@ func TestPhasesJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Analyses) != 1 {
-		t.Fatalf("%d analyses", len(rep.Analyses))
+	if len(rep.Result.Streams) != 1 {
+		t.Fatalf("%d streams", len(rep.Result.Streams))
 	}
-	res := rep.Analyses[0].Result
+	res := rep.Result.Streams[0].Result
 	// SimPoint's log for this file: 7 runs, run 7 (k = 12) chosen.
 	if res.Mode != "compat" || res.K != 12 || res.Chosen != 6 || len(res.Evaluated) != 7 || res.Intervals != 260 || res.InputDim != 4235 || len(res.Labels) != 260 {
 		t.Fatalf("mode %s k %d chosen %d evaluated %d intervals %d dim %d", res.Mode, res.K, res.Chosen, len(res.Evaluated), res.Intervals, res.InputDim)
@@ -111,24 +112,44 @@ func TestPhasesOwnFiles(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, "phases", "--simpoint-compat", "--json", pst)), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Analyses) != 2 || rep.Analyses[0].Proc != 0 || rep.Analyses[1].Proc != 1 {
-		t.Fatalf("%d analyses", len(rep.Analyses))
+	if len(rep.Result.Streams) != 2 || rep.Result.Streams[0].Proc != 0 || rep.Result.Streams[1].Proc != 1 {
+		t.Fatalf("%d streams", len(rep.Result.Streams))
 	}
-	cyc := rep.Analyses[0].Result
+	cyc := rep.Result.Streams[0].Result
 	if cyc.Intervals != 174 || cyc.K != 6 || cyc.Hints.Period != 20 || cyc.Hints.InitEnd != 11 || len(cyc.Hints.Cycle) != 3 {
 		t.Errorf("cycle: %d intervals, k %d, init end %d, period %d, cycle %v", cyc.Intervals, cyc.K, cyc.Hints.InitEnd, cyc.Hints.Period, cyc.Hints.Cycle)
+	}
+	// The envelope of one process's phases, pinned (docs/results.md).
+	out := mustRun(t, "phases", "--simpoint-compat", "--maxk", "4", "--procs", "1", "--json", pst)
+	golden := filepath.Join("testdata", "results", "phases.golden.json")
+	if *update {
+		os.WriteFile(golden, []byte(out), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("phases --json differs from %s (run with -update to accept)", golden)
+	}
+	var one phasesReport
+	if err := json.Unmarshal([]byte(out), &one); err != nil {
+		t.Fatal(err)
+	}
+	if one.Analysis != "phases" || len(one.Result.Streams) != 1 || one.Result.Streams[0].Proc != 1 || one.Result.Streams[0].Result.K > 4 {
+		t.Errorf("--procs 1 --maxk 4: %+v", one.Result.Streams)
 	}
 	// The same analysis straight from the .bb.gz gives the same labels.
 	var direct phasesReport
 	if err := json.Unmarshal([]byte(mustRun(t, "phases", "--simpoint-compat", "--json", filepath.Join(ownBBV, "cycle.bb.gz"))), &direct); err != nil {
 		t.Fatal(err)
 	}
-	if !equalInts(direct.Analyses[0].Result.Labels, cyc.Labels) {
+	if !equalInts(direct.Result.Streams[0].Result.Labels, cyc.Labels) {
 		t.Error(".pst and .bb.gz inputs give different labels")
 	}
 	// One process, with a plot.
 	png := filepath.Join(dir, "seq.png")
-	out := mustRun(t, "phases", "--procs", "1", "--plot", png, pst)
+	out = mustRun(t, "phases", "--procs", "1", "--plot", png, pst)
 	if !strings.Contains(out, "proc 1: 434 intervals") || !strings.Contains(out, "default mode") {
 		t.Errorf("text output:\n%s", out)
 	}
@@ -156,7 +177,7 @@ func TestPhasesGuard(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, "phases", "--json", "--min-phase-size", "1", in)), &off); err != nil {
 		t.Fatal(err)
 	}
-	res := on.Analyses[0].Result
+	res := on.Result.Streams[0].Result
 	if res.Mode != "default" || res.K != 6 || res.Hints.InitEnd != 11 || res.Hints.Period != 20 {
 		t.Errorf("guard: mode %s, k %d, init end %d, period %d", res.Mode, res.K, res.Hints.InitEnd, res.Hints.Period)
 	}
@@ -170,7 +191,7 @@ func TestPhasesGuard(t *testing.T) {
 			t.Errorf("k=%d: no guarded BIC", ev.K)
 		}
 	}
-	if k := off.Analyses[0].Result.K; k != 30 {
+	if k := off.Result.Streams[0].Result.K; k != 30 {
 		t.Errorf("without the guard: k = %d, want 30", k)
 	}
 	text := mustRun(t, "phases", in)
@@ -254,7 +275,7 @@ func TestBBVCommand(t *testing.T) {
 	var a, b phasesReport
 	json.Unmarshal([]byte(mustRun(t, "phases", "--simpoint-compat", "--json", "--maxk", "5", one)), &a)
 	json.Unmarshal([]byte(mustRun(t, "phases", "--simpoint-compat", "--json", "--maxk", "5", raw[0])), &b)
-	if len(a.Analyses) != 1 || len(b.Analyses) != 1 || a.Analyses[0].Result.Intervals < 2 || !equalInts(a.Analyses[0].Result.Labels, b.Analyses[0].Result.Labels) {
+	if len(a.Result.Streams) != 1 || len(b.Result.Streams) != 1 || a.Result.Streams[0].Result.Intervals < 2 || !equalInts(a.Result.Streams[0].Result.Labels, b.Result.Streams[0].Result.Labels) {
 		t.Fatalf("the .pst and the raw file disagree")
 	}
 
@@ -276,4 +297,11 @@ func TestBBVCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "f.pst")); err == nil {
 		t.Error("a failed run wrote its output")
 	}
+}
+
+// phasesReport is the --json output of phases: the engine's envelope of
+// a phase.Phases.
+type phasesReport struct {
+	Analysis string       `json:"analysis"`
+	Result   phase.Phases `json:"result"`
 }

@@ -606,16 +606,18 @@ window.Function = (function (RealFunction) {
   }
 
   async function viewPhases(c, t, s) {
-    const all = await api.part(t, 'phases');
-    for (const p of all) {
-      const box = card(c, p.name + ': ' + p.phases.length + ' phases over ' + p.intervals + ' intervals (k = ' + p.k + ')' +
-        (p.period ? ', period ' + p.period : '') + (p.init_end ? ', initialisation 0-' + (p.init_end - 1) : ''));
+    // The phases part is the engine's envelope: {..., options, result: {streams: [{name, run, proc, seconds, result}]}}.
+    const env = await api.part(t, 'phases');
+    for (const st of env.result.streams) {
+      const p = st.result, h = p.hints;
+      const box = card(c, st.name + ': ' + p.phases.length + ' phases over ' + p.intervals + ' intervals (k = ' + p.k + ')' +
+        (h.period ? ', period ' + h.period : '') + (h.init_end ? ', initialisation 0-' + (h.init_end - 1) : ''));
       const colour = id => PALETTE[id % PALETTE.length];
       chart(box, 'strip', {
         tooltip: { formatter: q => esc('phase ' + q.value[2] + ': intervals ' + q.value[0] + '-' + (q.value[1] - 1)) },
         grid: { left: 40, right: 20, top: 10, bottom: 30 },
         xAxis: { type: 'value', min: 0, max: p.intervals, name: 'interval' }, yAxis: { type: 'value', min: 0, max: 1, show: false },
-        series: [{ type: 'custom', data: p.stretches.map(r => [r.start, r.end, r.phase]), renderItem: (params, api) => {
+        series: [{ type: 'custom', data: h.runs.map(r => [r.start, r.end, r.phase]), renderItem: (params, api) => {
           const a = api.coord([api.value(0), 1]), b = api.coord([api.value(1), 0]);
           return { type: 'rect', shape: { x: a[0], y: a[1], width: Math.max(1, b[0] - a[0]), height: b[1] - a[1] }, style: { fill: colour(api.value(2)) } };
         } }],
