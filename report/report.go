@@ -6,7 +6,9 @@
 // What runs depends on what the trace holds: state records give the
 // parallel state analyses (states, entropy, PCA, phase space, occupancy); events
 // give the modified entropy; messages and regions give the communication
-// per code structure; basic block vectors give the program phases. The
+// per code structure; regions (or states) give the profile and the POP
+// efficiencies; messages and collectives give the wait states; basic
+// block vectors give the program phases. The
 // package computes nothing itself: it calls the analysis packages with
 // sensible defaults and keeps their results at the levels of detail a
 // browser can draw (time windows, thinned series), never raw records.
@@ -30,15 +32,19 @@ import (
 	"github.com/parscope/parscope/analysis/pca"
 	"github.com/parscope/parscope/analysis/phase"
 	"github.com/parscope/parscope/analysis/phasespace"
+	"github.com/parscope/parscope/analysis/pop"
+	"github.com/parscope/parscope/analysis/profile"
 	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/analysis/waitstate"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
 // Version is the version of the Bundle's JSON layout. 2: the mentropy
-// and comm sections are the engine's envelopes (comm's of every run).
-const Version = 2
+// and comm sections are the engine's envelopes (comm's of every run). 3:
+// the profile, pop and waitstates sections.
+const Version = 3
 
 // Options tune the defaults of the analyses.
 type Options struct {
@@ -120,6 +126,15 @@ type Bundle struct {
 	// Comm is the comm analysis' envelope, with the source lines its
 	// regions name.
 	Comm *Comm `json:"comm,omitempty"`
+	// Profile is the profile analysis' envelope (a *profile.Result): flat
+	// profile and call tree of the regions, or of the states.
+	Profile *engine.Envelope `json:"profile,omitempty"`
+	// POP is the pop analysis' envelope (a *pop.Result): the POP
+	// efficiencies of every run.
+	POP *engine.Envelope `json:"pop,omitempty"`
+	// WaitStates is the waitstates analysis' envelope (a
+	// *waitstate.Result): MPI wait time by pattern, process and call site.
+	WaitStates *engine.Envelope `json:"waitstates,omitempty"`
 	// Phases is the phases analysis' envelope (a *phase.Phases: the
 	// phases of each process's basic block vectors).
 	Phases *engine.Envelope `json:"phases,omitempty"`
@@ -136,6 +151,9 @@ const (
 	AnalysisOccupancy  = "occupancy"
 	AnalysisMEntropy   = "mentropy"
 	AnalysisComm       = "comm"
+	AnalysisProfile    = "profile"
+	AnalysisPOP        = "pop"
+	AnalysisWaitStates = "waitstates"
 	AnalysisPhases     = "phases"
 	AnalysisProbe      = "probe"
 )
@@ -162,6 +180,9 @@ func engineRequests(t *engine.Trace, opts Options) []engine.Request {
 		occupancyRequest(),
 		mentropyRequest(opts),
 		commRequest(),
+		profileRequest(),
+		popRequest(),
+		waitstatesRequest(),
 		{Analysis: phase.Name, Options: phase.DefaultParams()},
 	}
 }
@@ -227,6 +248,10 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		} else if err != nil {
 			return nil, err
 		}
+		if why := notApplicable(tr, req); why != "" {
+			b.Skipped[req.Analysis] = why
+			continue
+		}
 		reqs = append(reqs, req)
 	}
 	total := len(reqs)
@@ -267,6 +292,12 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 			b.MEntropy = env
 		case comm.Name:
 			b.Comm = &Comm{Envelope: env}
+		case profile.Name:
+			b.Profile = env
+		case pop.Name:
+			b.POP = env
+		case waitstate.Name:
+			b.WaitStates = env
 		case phase.Name:
 			b.Phases = env
 		}

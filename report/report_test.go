@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -66,11 +67,11 @@ func TestAmoebaBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(b.Ran, ","); got != "overview,states,entropy,pca,phasespace,occupancy" {
+	if got := strings.Join(b.Ran, ","); got != "overview,states,entropy,pca,phasespace,occupancy,profile" {
 		t.Errorf("ran %s", got)
 	}
 	// The engine's analyses ran in one pass, whose duration each carries.
-	if got := strings.Join(b.RanTogether, ","); got != "overview,states,entropy,pca,phasespace,occupancy" || b.Seconds["pca"] != b.Seconds["occupancy"] || b.Seconds["overview"] != b.Seconds["occupancy"] || b.Seconds["entropy"] != b.Seconds["occupancy"] || b.Seconds["overview"] <= 0 {
+	if got := strings.Join(b.RanTogether, ","); got != "overview,states,entropy,pca,phasespace,occupancy,profile" || b.Seconds["pca"] != b.Seconds["occupancy"] || b.Seconds["overview"] != b.Seconds["occupancy"] || b.Seconds["entropy"] != b.Seconds["occupancy"] || b.Seconds["overview"] <= 0 {
 		t.Errorf("ran together %s in %v", got, b.Seconds)
 	}
 	for _, k := range []string{AnalysisComm, AnalysisMEntropy, AnalysisPhases, AnalysisProbe} {
@@ -294,10 +295,10 @@ func TestRingBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(b.Ran, ","); got != "overview,mentropy,comm,probe" {
+	if got := strings.Join(b.Ran, ","); got != "overview,mentropy,comm,profile,waitstates,probe" {
 		t.Errorf("ran %s", got)
 	}
-	if got, want := strings.Join(calls, ", "), "overview, mentropy, comm 0/3,  3/3"; got != want {
+	if got, want := strings.Join(calls, ", "), "overview, mentropy, comm, profile, waitstates 0/5,  5/5"; got != want {
 		t.Errorf("progress calls %q, want %q", got, want)
 	}
 	if len(b.Comm.Report().Runs) != 1 || b.Comm.Options.(*comm.Params).MaxSide != CommMaxSide {
@@ -323,6 +324,19 @@ func TestRingBundle(t *testing.T) {
 		if len(p.Index) != p.Events || len(p.HMax) != p.Events || p.Steps != nil {
 			t.Errorf("proc %d: %d points for %d events (no bucketing expected)", p.Proc, len(p.Index), p.Events)
 		}
+	}
+	// The profile and wait-state sections are what the engine computes
+	// alone from the same trace and options; pop is skipped with a reason
+	// (the ring's regions are not named like MPI calls).
+	sameAsEngine(t, path, b.Profile, b.WaitStates)
+	if pr, ok := b.ProfileResult(); !ok || len(pr.Runs) != 1 || len(pr.Runs[0].Flat) == 0 || len(pr.Runs[0].Tree) == 0 || pr.Of != "regions" {
+		t.Errorf("profile: %+v", b.Profile)
+	}
+	if ws, ok := b.WaitStatesResult(); !ok || len(ws.Runs) != 1 || ws.Runs[0].Messages == 0 {
+		t.Errorf("waitstates: %+v", b.WaitStates)
+	}
+	if b.POP != nil || !strings.Contains(b.Skipped[AnalysisPOP], "runtime-regions") {
+		t.Errorf("pop: section %v, skipped %q", b.POP, b.Skipped[AnalysisPOP])
 	}
 	if b.Probe == nil || string(*b.Probe) != `{"k": [1, 2]}` {
 		t.Errorf("probe %v", b.Probe)
@@ -548,7 +562,7 @@ func TestNoNullLists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range []string{AnalysisComm, AnalysisMEntropy} {
+	for _, a := range []string{AnalysisComm, AnalysisMEntropy, AnalysisProfile, AnalysisWaitStates} {
 		if !slices.Contains(b.Ran, a) {
 			t.Fatalf("%s did not run (ran %v, skipped %v)", a, b.Ran, b.Skipped)
 		}
@@ -581,5 +595,30 @@ func TestNoNullLists(t *testing.T) {
 	slices.Sort(nulls)
 	if len(nulls) > 0 {
 		t.Errorf("null in the bundle's JSON at %v", nulls)
+	}
+}
+
+// sameAsEngine checks that each envelope of the report is, as JSON, what
+// engine.Run gives for its analysis and options alone on the trace at path.
+func sameAsEngine(t *testing.T, path string, envs ...*engine.Envelope) {
+	t.Helper()
+	s, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, env := range envs {
+		if env == nil {
+			t.Fatal("no section")
+		}
+		res, err := engine.Run(context.Background(), s, []engine.Request{{Analysis: env.Analysis, Options: env.Options}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(env)
+		b, _ := json.Marshal(res.Envelopes[0])
+		if !bytes.Equal(a, b) || len(a) < 100 {
+			t.Errorf("%s: the report's section and the engine's result differ:\nreport %.400s\nengine %.400s", env.Analysis, a, b)
+		}
 	}
 }

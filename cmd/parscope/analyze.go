@@ -225,7 +225,8 @@ func writeReport(dir, out string, b *report.Bundle) ([]analyzeFile, error) {
 		return nil, err
 	}
 	parts := map[string]any{"overview": b.Overview, "states": b.States, "entropy": b.Entropy, "pca": b.PCA, "phasespace": b.PhaseSpace,
-		"occupancy": b.Occupancy, "mentropy": b.MEntropy, "comm": b.Comm, "phases": b.Phases, "probe": b.Probe}
+		"occupancy": b.Occupancy, "mentropy": b.MEntropy, "comm": b.Comm,
+		"profile": b.Profile, "pop": b.POP, "waitstates": b.WaitStates, "phases": b.Phases, "probe": b.Probe}
 	for _, name := range web.Parts {
 		v := parts[name]
 		if isNil(v) {

@@ -41,16 +41,16 @@ func TestAnalyzeAmoeba(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &summary); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if summary.Trace != "amoeba.srt" || strings.Join(summary.Ran, ",") != "overview,states,entropy,pca,phasespace,occupancy" || summary.Skipped["comm"] == "" {
+	if summary.Trace != "amoeba.srt" || strings.Join(summary.Ran, ",") != "overview,states,entropy,pca,phasespace,occupancy,profile" || summary.Skipped["comm"] == "" {
 		t.Errorf("summary %+v", summary)
 	}
-	for _, name := range []string{"index.html", "report.json", "overview.json", "states.json", "entropy.json", "pca.json", "phasespace.json", "occupancy.json",
+	for _, name := range []string{"index.html", "report.json", "overview.json", "states.json", "entropy.json", "pca.json", "phasespace.json", "occupancy.json", "profile.json",
 		"pca-pc1.png", "pca-pc1.svg", "pca-pc12.png", "phasespace.png", "entropy.png", "occupancy.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("the report has no %s: %v", name, err)
 		}
 	}
-	if len(summary.Files) != 18 { // index.html, report.json, 6 results, 5 plots in PNG and SVG
+	if len(summary.Files) != 19 { // index.html, report.json, 7 results (profile too), 5 plots in PNG and SVG
 		t.Errorf("%d files written", len(summary.Files))
 	}
 	if st, err := os.Stat(filepath.Join(dir, "index.html")); err != nil || st.Mode().Perm() != 0o644 {

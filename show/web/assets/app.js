@@ -83,7 +83,7 @@ window.Function = (function (RealFunction) {
     cache.set(url, v);
     return v;
   }
-  const HEAVY = ['overview', 'states', 'entropy', 'pca', 'phasespace', 'occupancy', 'mentropy', 'comm', 'phases', 'probe'];
+  const HEAVY = ['overview', 'states', 'entropy', 'pca', 'phasespace', 'occupancy', 'mentropy', 'comm', 'profile', 'pop', 'waitstates', 'phases', 'probe'];
   function summaryOf(b, i) {
     const s = { index: i };
     for (const k of Object.keys(b)) if (!HEAVY.includes(k)) s[k] = b[k];
@@ -263,6 +263,9 @@ window.Function = (function (RealFunction) {
     { key: 'comm', title: 'Communication', part: 'comm', skip: 'comm', render: viewComm },
     { key: 'phases', title: 'Phases', part: 'phases', skip: 'phases', render: viewPhases },
     { key: 'mentropy', title: 'Modified entropy', part: 'mentropy', skip: 'mentropy', render: viewMEntropy },
+    { key: 'profile', title: 'Profile', part: 'profile', skip: 'profile', render: viewProfile },
+    { key: 'pop', title: 'POP efficiency', part: 'pop', skip: 'pop', render: viewPOP },
+    { key: 'waitstates', title: 'Wait states', part: 'waitstates', skip: 'waitstates', render: viewWaitStates },
     { key: 'probe', title: 'Probe', part: 'probe', skip: 'probe', render: viewProbe },
   ];
   function has(s, v) { return !v.part || (s.ran || []).includes(v.skip || v.part); }
@@ -504,6 +507,127 @@ window.Function = (function (RealFunction) {
     }
     ctl.append(select('run', occ.map((o, i) => [i, 'run ' + o.run]), idx, v => { idx = +v; draw(); }));
     draw();
+  }
+
+  // pct writes a share (0..1) as a percentage to one decimal.
+  const pct = v => (v === null || v === undefined || !isFinite(v)) ? '-' : (100 * v).toFixed(1) + '%';
+  // runPicker adds a run selector to c when there are several runs and
+  // calls draw(i) into a fresh body, disposing of the charts it drew.
+  function runPicker(c, runs, draw) {
+    const ctl = el('div', { class: 'controls' });
+    c.append(ctl);
+    const body = el('div');
+    c.append(body);
+    let idx = 0;
+    const redraw = () => {
+      charts = charts.filter(ch => { if (body.contains(ch.getDom())) { ch.dispose(); return false; } return true; });
+      body.replaceChildren();
+      draw(body, runs[idx]);
+    };
+    if (runs.length > 1) ctl.append(select('run', runs.map((r, i) => [i, 'run ' + r.run]), idx, v => { idx = +v; redraw(); }));
+    redraw();
+  }
+
+  async function viewProfile(c, t, s) {
+    // The profile part is the engine's envelope, result: {of, runs: [{run, procs, total_ns, outside_ns, flat, tree, ...}]}.
+    const pr = (await api.part(t, 'profile')).result;
+    const what = pr.of === 'states' ? 'state' : 'region';
+    if (!pr.runs.length) { card(c, null, el('p', { class: 'note' }, 'No run of ' + s.trace + ' has a ' + what + ' record.')); return; }
+    runPicker(c, pr.runs, (body, r) => {
+      const top = r.flat.slice().sort((a, b) => b.exclusive_ns - a.exclusive_ns)[0];
+      body.append(el('p', { class: 'lead' }, top
+        ? top.name + ' holds ' + pct(top.exclusive_share) + ' of the time of run ' + r.run + ' (exclusive time ' + ns(top.exclusive_ns) + ' summed over ' + r.procs + ' processes); ' +
+          pct(r.outside_ns / Math.max(1, r.total_ns)) + ' of the time is outside every ' + what + '.'
+        : 'Run ' + r.run + ' has no ' + what + ' with time.'));
+      card(body, 'Flat profile of the ' + what + 's by exclusive time (' + r.flat.length + ' shown' + (r.flat_omitted ? ', ' + fmt(r.flat_omitted) + ' more left out' : '') + '; time summed over processes, spread over them)',
+        table([what, 'exclusive', 'share', 'inclusive', 'visits', 'processes', 'exclusive min / mean / max per process', 'inclusive min / mean / max per process'],
+          r.flat.map(e => [e.name, ns(e.exclusive_ns), pct(e.exclusive_share), ns(e.inclusive_ns), fmt(e.visits), e.procs,
+            ns(e.exclusive.min_ns) + ' (p' + e.exclusive.min_proc + ') / ' + ns(e.exclusive.mean_ns) + ' / ' + ns(e.exclusive.max_ns) + ' (p' + e.exclusive.max_proc + ')',
+            ns(e.inclusive.min_ns) + ' / ' + ns(e.inclusive.mean_ns) + ' / ' + ns(e.inclusive.max_ns)])));
+      const box = card(body, 'Call tree as an icicle: each bar is a call path, as wide as its inclusive time summed over processes, its callees below it' +
+        (r.tree_omitted ? ' (' + fmt(r.tree_omitted) + ' small nodes left out)' : ''));
+      if (!r.tree.length) { box.append(el('p', { class: 'note' }, 'The call tree of run ' + r.run + ' is empty.')); return; }
+      // Lay the nodes out: the roots side by side, each node's children
+      // side by side from its left edge (parents come before children).
+      const x0 = new Array(r.tree.length).fill(0), next = new Array(r.tree.length).fill(0);
+      let rootX = 0, depth = 0;
+      for (const n of r.tree) {
+        if (n.parent < 0) { x0[n.id] = rootX; rootX += n.inclusive_ns; } else { x0[n.id] = next[n.parent]; next[n.parent] += n.inclusive_ns; }
+        next[n.id] = x0[n.id];
+        depth = Math.max(depth, n.depth);
+      }
+      const nodes = new Map(r.tree.map(n => [n.id, n]));
+      const data = r.tree.map(n => [x0[n.id] / 1e6, (x0[n.id] + n.inclusive_ns) / 1e6, n.depth, n.id]);
+      const colour = new Map();
+      const path = id => { const out = []; for (let n = nodes.get(id); n; n = nodes.get(n.parent)) out.unshift(n.name); return out.join(' → '); };
+      chart(box, depth > 8 ? 'tall' : '', {
+        tooltip: { formatter: q => { const n = nodes.get(q.value[3]); return esc(path(n.id)) + '<br>inclusive ' + esc(ns(n.inclusive_ns)) + ', exclusive ' + esc(ns(n.exclusive_ns)) + '<br>' + esc(fmt(n.visits)) + ' visits on ' + n.procs + ' processes'; } },
+        grid: { left: 60, right: 20, top: 30, bottom: 50 },
+        xAxis: { type: 'value', name: 'inclusive time summed over processes (ms)', nameLocation: 'middle', nameGap: 28, min: 0, max: rootX / 1e6, axisLabel: { formatter: v => fmt(v) } },
+        yAxis: { type: 'category', name: 'depth', inverse: true, nameLocation: 'start', data: Array.from({ length: depth + 1 }, (_, d) => d) },
+        dataZoom: [{ type: 'inside', xAxisIndex: 0, filterMode: 'weakFilter' }],
+        series: [{ type: 'custom', encode: { x: [0, 1], y: 2 }, data, progressive: 0, renderItem: (params, a) => {
+          const n = nodes.get(a.value(3)), p = a.coord([a.value(0), a.value(2)]), q = a.coord([a.value(1), a.value(2)]), h = a.size([0, 1])[1] * 0.92;
+          if (!colour.has(n.name)) colour.set(n.name, blockColour(colour.size));
+          const w = Math.max(1, q[0] - p[0]);
+          return { type: 'rect', shape: { x: p[0], y: p[1] - h / 2, width: w, height: h }, style: { fill: colour.get(n.name), stroke: '#fff', lineWidth: 0.5 },
+            textContent: { style: { text: w > 40 ? n.name : '', fill: '#fff', fontSize: 11, width: w - 4, overflow: 'truncate' } }, textConfig: { position: 'inside' } };
+        } }],
+      });
+    });
+  }
+
+  async function viewPOP(c, t, s) {
+    // The pop part is the engine's envelope, result: {of, runs: [{run, procs, runtime_ns, load_balance, communication_efficiency, parallel_efficiency, ideal, processes}]}.
+    const pp = (await api.part(t, 'pop')).result;
+    if (!pp.runs.length) { card(c, null, el('p', { class: 'note' }, 'No run of ' + s.trace + ' has a region or state record.')); return; }
+    const r0 = pp.runs[0];
+    c.append(el('p', { class: 'lead' }, 'Parallel efficiency ' + pct(r0.parallel_efficiency) + (pp.runs.length > 1 ? ' in run ' + r0.run : '') + ': load balance ' + pct(r0.load_balance) +
+      ', communication ' + pct(r0.communication_efficiency) + (r0.ideal ? ' (serialisation ' + pct(r0.ideal.serialization_efficiency) + ', transfer ' + pct(r0.ideal.transfer_efficiency) + ')' : '') + '.'));
+    card(c, 'POP efficiencies per run (parallel efficiency = load balance × communication efficiency; communication = serialisation × transfer; useful time is outside the ' + (pp.of === 'states' ? 'states' : 'regions') + ' named like MPI)',
+      table(['run', 'processes', 'runtime', 'useful mean', 'useful max', 'parallel efficiency', 'load balance', 'communication', 'serialisation', 'transfer', 'ideal runtime'],
+        pp.runs.map(r => ['run ' + r.run, r.procs, ns(r.runtime_ns), ns(r.useful_mean_ns), ns(r.useful_max_ns) + ' (p' + r.useful_max_proc + ')', pct(r.parallel_efficiency), pct(r.load_balance),
+          pct(r.communication_efficiency), r.ideal ? pct(r.ideal.serialization_efficiency) : '-', r.ideal ? pct(r.ideal.transfer_efficiency) : '-', r.ideal ? ns(r.ideal.runtime_ns) : '-'])));
+    const metrics = [['parallel', r => r.parallel_efficiency], ['load balance', r => r.load_balance], ['communication', r => r.communication_efficiency],
+      ['serialisation', r => r.ideal ? r.ideal.serialization_efficiency : null], ['transfer', r => r.ideal ? r.ideal.transfer_efficiency : null]];
+    const shown = metrics.filter(([, f]) => pp.runs.some(r => f(r) !== null && f(r) !== undefined));
+    chart(card(c, 'Efficiencies (%)'), '', {
+      tooltip: { trigger: 'axis', valueFormatter: v => (v === null || v === undefined) ? '-' : fmt(v) + '%' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 30 },
+      xAxis: { type: 'category', data: shown.map(m => m[0]) }, yAxis: { type: 'value', name: 'efficiency (%)', min: 0, max: 100 },
+      series: pp.runs.map(r => ({ name: 'run ' + r.run, type: 'bar', data: shown.map(([, f]) => { const v = f(r); return v === null || v === undefined ? null : Number((100 * v).toFixed(2)); }) })),
+    });
+    const procs = r0.processes.slice().sort((a, b) => a.useful_ns - b.useful_ns);
+    card(c, 'Useful time per process of run ' + r0.run + ', least first (' + Math.min(procs.length, 50) + ' of ' + procs.length + ')',
+      table(['process', 'elapsed', 'useful', 'in MPI', 'useful share'], procs.slice(0, 50).map(p => [p.proc, ns(p.elapsed_ns), ns(p.useful_ns), ns(p.mpi_ns), pct(p.useful_share)])));
+  }
+
+  async function viewWaitStates(c, t, s) {
+    // The waitstates part is the engine's envelope, result: {runs: [{run, mpi_ns, wait_ns, patterns, by_process, sites, ...}]}.
+    const ws = (await api.part(t, 'waitstates')).result;
+    if (!ws.runs.length) { card(c, null, el('p', { class: 'note' }, 'No run of ' + s.trace + ' has a message or collective.')); return; }
+    const label = p => p.replace(/_/g, ' ');
+    runPicker(c, ws.runs, (body, r) => {
+      const top = r.patterns.slice().sort((a, b) => b.wait_ns - a.wait_ns)[0];
+      body.append(el('p', { class: 'lead' }, r.wait_ns > 0 && top
+        ? 'Run ' + r.run + ' waits ' + ns(r.wait_ns) + ', ' + pct(r.wait_ns / Math.max(1, r.mpi_ns)) + ' of its ' + ns(r.mpi_ns) + ' in MPI; ' + label(top.pattern) + ' is the largest pattern with ' + pct(top.wait_ns / r.wait_ns) + ' of the wait.'
+        : 'Run ' + r.run + ' has no wait state: ' + fmt(r.messages) + ' messages and ' + fmt(r.collectives) + ' collectives, ' + ns(r.mpi_ns) + ' in MPI.'));
+      const row = el('div', { class: 'row' });
+      body.append(row);
+      card(row, 'Wait per pattern', table(['pattern', 'wait', 'calls', 'share of the wait'], r.patterns.map(p => [label(p.pattern), ns(p.wait_ns), fmt(p.calls), pct(p.wait_ns / Math.max(1, r.wait_ns))])));
+      chart(card(row, 'Wait per pattern (ms)'), '', {
+        tooltip: { trigger: 'axis', valueFormatter: v => fmt(v) + ' ms' }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
+        xAxis: { type: 'category', data: r.patterns.map(p => label(p.pattern)), axisLabel: { interval: 0, rotate: 20 } }, yAxis: { type: 'value', name: 'wait (ms)' },
+        series: [{ name: 'wait', type: 'bar', data: r.patterns.map(p => p.wait_ns / 1e6) }],
+      });
+      const procs = r.by_process.slice().sort((a, b) => b.wait_ns - a.wait_ns).slice(0, 30);
+      const named = r.patterns.map(p => p.pattern);
+      card(body, 'Wait per process, most first (' + procs.length + ' of ' + r.by_process.length + ')',
+        table(['process', 'in MPI', 'wait', ...named.map(label)], procs.map(p => [p.proc, ns(p.mpi_ns), ns(p.wait_ns),
+          ...named.map(n => { const a = (p.patterns || []).find(x => x.pattern === n); return a ? ns(a.wait_ns) : '-'; })])));
+      card(body, 'Wait per call site, most first (' + r.sites.length + ' shown' + (r.sites_omitted ? ', ' + fmt(r.sites_omitted) + ' more left out' : '') + ')',
+        r.sites.length ? table(['pattern', 'call', 'in region', 'wait', 'calls'], r.sites.map(x => [label(x.pattern), x.call, x.region_name || '-', ns(x.wait_ns), fmt(x.calls)]))
+          : el('p', { class: 'note' }, 'No call site waited.'));
+    });
   }
 
   async function viewComm(c, t, s, runIndex) {
