@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/parscope/parscope/analysis/critpath"
 	"github.com/parscope/parscope/analysis/pop"
 	"github.com/parscope/parscope/analysis/profile"
 	"github.com/parscope/parscope/analysis/waitstate"
@@ -25,6 +26,13 @@ func popRequest() engine.Request {
 // defaults (the waitstate.DefaultTop call sites of the largest wait).
 func waitstatesRequest() engine.Request {
 	return engine.Request{Analysis: waitstate.Name, Options: waitstate.DefaultParams()}
+}
+
+// critpathRequest asks for the critical path of every run with the
+// defaults (the critpath.DefaultTop regions of the longest time on the
+// path, the first critpath.DefaultSegments segments).
+func critpathRequest() engine.Request {
+	return engine.Request{Analysis: critpath.Name, Options: critpath.DefaultParams()}
 }
 
 // notApplicable says why an analysis the trace has the records of still
@@ -68,5 +76,15 @@ func (b *Bundle) WaitStatesResult() (*waitstate.Result, bool) {
 		return nil, false
 	}
 	r, ok := b.WaitStates.Result.(*waitstate.Result)
+	return r, ok
+}
+
+// CritPathResult returns the result of the critpath section, or false
+// when there is none.
+func (b *Bundle) CritPathResult() (*critpath.Result, bool) {
+	if b.CritPath == nil {
+		return nil, false
+	}
+	r, ok := b.CritPath.Result.(*critpath.Result)
 	return r, ok
 }

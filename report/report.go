@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/parscope/parscope/analysis/comm"
+	"github.com/parscope/parscope/analysis/critpath"
 	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
@@ -43,7 +44,7 @@ import (
 
 // Version is the version of the Bundle's JSON layout. 2: the mentropy
 // and comm sections are the engine's envelopes (comm's of every run). 3:
-// the profile, pop and waitstates sections.
+// the profile, pop, waitstates and critpath sections.
 const Version = 3
 
 // Options tune the defaults of the analyses.
@@ -135,6 +136,10 @@ type Bundle struct {
 	// WaitStates is the waitstates analysis' envelope (a
 	// *waitstate.Result): MPI wait time by pattern, process and call site.
 	WaitStates *engine.Envelope `json:"waitstates,omitempty"`
+	// CritPath is the critpath analysis' envelope (a *critpath.Result):
+	// the critical path of every run, with each region's and process's
+	// share of it.
+	CritPath *engine.Envelope `json:"critpath,omitempty"`
 	// Phases is the phases analysis' envelope (a *phase.Phases: the
 	// phases of each process's basic block vectors).
 	Phases *engine.Envelope `json:"phases,omitempty"`
@@ -154,6 +159,7 @@ const (
 	AnalysisProfile    = "profile"
 	AnalysisPOP        = "pop"
 	AnalysisWaitStates = "waitstates"
+	AnalysisCritPath   = "critpath"
 	AnalysisPhases     = "phases"
 	AnalysisProbe      = "probe"
 )
@@ -183,6 +189,7 @@ func engineRequests(t *engine.Trace, opts Options) []engine.Request {
 		profileRequest(),
 		popRequest(),
 		waitstatesRequest(),
+		critpathRequest(),
 		{Analysis: phase.Name, Options: phase.DefaultParams()},
 	}
 }
@@ -298,6 +305,8 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 			b.POP = env
 		case waitstate.Name:
 			b.WaitStates = env
+		case critpath.Name:
+			b.CritPath = env
 		case phase.Name:
 			b.Phases = env
 		}

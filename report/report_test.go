@@ -295,10 +295,10 @@ func TestRingBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(b.Ran, ","); got != "overview,mentropy,comm,profile,waitstates,probe" {
+	if got := strings.Join(b.Ran, ","); got != "overview,mentropy,comm,profile,waitstates,critpath,probe" {
 		t.Errorf("ran %s", got)
 	}
-	if got, want := strings.Join(calls, ", "), "overview, mentropy, comm, profile, waitstates 0/5,  5/5"; got != want {
+	if got, want := strings.Join(calls, ", "), "overview, mentropy, comm, profile, waitstates, critpath 0/6,  6/6"; got != want {
 		t.Errorf("progress calls %q, want %q", got, want)
 	}
 	if len(b.Comm.Report().Runs) != 1 || b.Comm.Options.(*comm.Params).MaxSide != CommMaxSide {
@@ -328,7 +328,11 @@ func TestRingBundle(t *testing.T) {
 	// The profile and wait-state sections are what the engine computes
 	// alone from the same trace and options; pop is skipped with a reason
 	// (the ring's regions are not named like MPI calls).
-	sameAsEngine(t, path, b.Profile, b.WaitStates)
+	sameAsEngine(t, path, b.Profile, b.WaitStates, b.CritPath)
+	if cp, ok := b.CritPathResult(); !ok || len(cp.Runs) != 1 || cp.Runs[0].LengthNS != cp.Runs[0].EndNS-cp.Runs[0].BeginNS ||
+		cp.Runs[0].ComputationNS+cp.Runs[0].CommunicationNS != cp.Runs[0].LengthNS || len(cp.Runs[0].Segments) == 0 {
+		t.Errorf("critpath: %+v", b.CritPath)
+	}
 	if pr, ok := b.ProfileResult(); !ok || len(pr.Runs) != 1 || len(pr.Runs[0].Flat) == 0 || len(pr.Runs[0].Tree) == 0 || pr.Of != "regions" {
 		t.Errorf("profile: %+v", b.Profile)
 	}
@@ -562,7 +566,7 @@ func TestNoNullLists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range []string{AnalysisComm, AnalysisMEntropy, AnalysisProfile, AnalysisWaitStates} {
+	for _, a := range []string{AnalysisComm, AnalysisMEntropy, AnalysisProfile, AnalysisWaitStates, AnalysisCritPath} {
 		if !slices.Contains(b.Ran, a) {
 			t.Fatalf("%s did not run (ran %v, skipped %v)", a, b.Ran, b.Skipped)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/analysis/comm"
+	"github.com/parscope/parscope/analysis/critpath"
 	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/analysis/occupancy"
@@ -337,6 +338,24 @@ var faceCases = []faceCase{
 		},
 		applies: func(name string) bool { return name != "amoeba" && name != "go" },
 		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindSend && r.Proc == 2 && r.T > 10_000) },
+	},
+	{
+		name:    critpath.Name,
+		section: func(b *report.Bundle) *engine.Envelope { return b.CritPath },
+		args: func(env *engine.Envelope) []string {
+			p := env.Options.(*critpath.Params)
+			return []string{"--top", strconv.Itoa(p.Top), "--segments", strconv.Itoa(p.Segments)}
+		},
+		applies: func(name string) bool { return name != "amoeba" },
+		// Without the last records the runs end earlier: another path.
+		lose: func(r *trace.Record) bool { return r.T <= 10_000 },
+		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
+			for _, r := range env.Result.(*critpath.Result).Runs {
+				if r.LengthNS != r.EndNS-r.BeginNS || r.ComputationNS+r.CommunicationNS != r.LengthNS || len(r.Segments) == 0 {
+					t.Errorf("critpath of the mixed trace, run %d: %.300s", r.Run, fromCLI)
+				}
+			}
+		},
 	},
 }
 

@@ -83,7 +83,7 @@ window.Function = (function (RealFunction) {
     cache.set(url, v);
     return v;
   }
-  const HEAVY = ['overview', 'states', 'entropy', 'pca', 'phasespace', 'occupancy', 'mentropy', 'comm', 'profile', 'pop', 'waitstates', 'phases', 'probe'];
+  const HEAVY = ['overview', 'states', 'entropy', 'pca', 'phasespace', 'occupancy', 'mentropy', 'comm', 'profile', 'pop', 'waitstates', 'critpath', 'phases', 'probe'];
   function summaryOf(b, i) {
     const s = { index: i };
     for (const k of Object.keys(b)) if (!HEAVY.includes(k)) s[k] = b[k];
@@ -266,6 +266,7 @@ window.Function = (function (RealFunction) {
     { key: 'profile', title: 'Profile', part: 'profile', skip: 'profile', render: viewProfile },
     { key: 'pop', title: 'POP efficiency', part: 'pop', skip: 'pop', render: viewPOP },
     { key: 'waitstates', title: 'Wait states', part: 'waitstates', skip: 'waitstates', render: viewWaitStates },
+    { key: 'critpath', title: 'Critical path', part: 'critpath', skip: 'critpath', render: viewCritPath },
     { key: 'probe', title: 'Probe', part: 'probe', skip: 'probe', render: viewProbe },
   ];
   function has(s, v) { return !v.part || (s.ran || []).includes(v.skip || v.part); }
@@ -627,6 +628,39 @@ window.Function = (function (RealFunction) {
       card(body, 'Wait per call site, most first (' + r.sites.length + ' shown' + (r.sites_omitted ? ', ' + fmt(r.sites_omitted) + ' more left out' : '') + ')',
         r.sites.length ? table(['pattern', 'call', 'in region', 'wait', 'calls'], r.sites.map(x => [label(x.pattern), x.call, x.region_name || '-', ns(x.wait_ns), fmt(x.calls)]))
           : el('p', { class: 'note' }, 'No call site waited.'));
+    });
+  }
+
+  async function viewCritPath(c, t, s) {
+    // The critpath part is the engine's envelope, result: {runs: [{run, begin_ns, end_ns, length_ns, end_proc, computation_ns, communication_ns, message_jumps, collective_jumps, segments, segments_total, regions, processes, uncomputed}]}.
+    const cp = (await api.part(t, 'critpath')).result;
+    if (!cp.runs.length) { card(c, null, el('p', { class: 'note' }, 'No run of ' + s.trace + ' has a record the critical path can follow.')); return; }
+    runPicker(c, cp.runs, (body, r) => {
+      const top = r.regions.filter(g => g.region !== -2)[0];
+      body.append(el('p', { class: 'lead' }, 'The critical path of run ' + r.run + ' is ' + ns(r.length_ns) + ' long and ends on process ' + r.end_proc + ': ' +
+        pct(r.computation_ns / Math.max(1, r.length_ns)) + ' computation, ' + pct(r.communication_ns / Math.max(1, r.length_ns)) + ' communication, with ' +
+        fmt(r.message_jumps) + ' message and ' + fmt(r.collective_jumps) + ' collective jumps between processes' +
+        (top ? '; ' + (top.name || '(outside every region)') + ' holds ' + fmt(top.share_pct) + '% of it.' : '.')));
+      const kinds = new Map();
+      const colourOf = g => { const k = g.kind === 'communication' ? '(communication)' : (g.region_name || '(no region)'); if (!kinds.has(k)) kinds.set(k, k === '(communication)' ? '#999' : blockColour(kinds.size)); return kinds.get(k); };
+      const procs = [...new Set(r.segments.map(g => g.proc))].sort((a, b) => a - b);
+      const row = new Map(procs.map((p, i) => [p, i]));
+      chart(card(body, 'The path across the processes (' + r.segments.length + ' of ' + fmt(r.segments_total) + ' segments' + (r.segments.length < r.segments_total ? ', the first ones' : '') + '; grey: communication)'), procs.length > 12 ? 'tall' : '', {
+        tooltip: { formatter: q => { const g = r.segments[q.value[3]]; return esc('process ' + g.proc + ', ' + g.kind + (g.region_name ? ' in ' + g.region_name : '') + (g.peer >= 0 && g.kind === 'communication' ? ' from process ' + g.peer : '')) + '<br>' + esc(ns(g.from_ns - r.begin_ns) + ' to ' + ns(g.to_ns - r.begin_ns) + ' (' + ns(g.to_ns - g.from_ns) + ')'); } },
+        grid: { left: 70, right: 20, top: 10, bottom: 50 },
+        xAxis: { type: 'value', name: 'time since the run began (ms)', nameLocation: 'middle', nameGap: 28, min: 0, max: (r.end_ns - r.begin_ns) / 1e6, axisLabel: { formatter: v => fmt(v) } },
+        yAxis: { type: 'category', name: 'process', inverse: true, data: procs },
+        dataZoom: [{ type: 'inside', xAxisIndex: 0, filterMode: 'weakFilter' }],
+        series: [{ type: 'custom', encode: { x: [0, 1], y: 2 }, progressive: 0, data: r.segments.map((g, i) => [(g.from_ns - r.begin_ns) / 1e6, (g.to_ns - r.begin_ns) / 1e6, row.get(g.proc), i]), renderItem: (params, a) => {
+          const g = r.segments[a.value(3)], p = a.coord([a.value(0), a.value(2)]), q = a.coord([a.value(1), a.value(2)]), h = a.size([0, 1])[1] * 0.6;
+          return { type: 'rect', shape: { x: p[0], y: p[1] - h / 2, width: Math.max(1, q[0] - p[0]), height: h }, style: { fill: colourOf(g) } };
+        } }],
+      });
+      const two = el('div', { class: 'row' });
+      body.append(two);
+      card(two, 'Regions on the path, longest first (' + r.regions.length + (r.regions_omitted ? ' shown, ' + fmt(r.regions_omitted) + ' more left out' : '') + ')',
+        table(['region', 'time on the path', 'share'], r.regions.map(g => [g.region === -2 ? '(communication)' : (g.name || '(no region)'), ns(g.ns), fmt(g.share_pct) + '%'])));
+      card(two, 'Processes on the path (computation)', table(['process', 'time on the path', 'share'], r.processes.map(p => [p.proc, ns(p.ns), fmt(p.share_pct) + '%'])));
     });
   }
 
