@@ -189,6 +189,25 @@ func (t *Trace) Span(run int32) (begin, end int64, ok bool) {
 	return 0, 0, false
 }
 
+// Procs returns the number of processes of run: the most the header or
+// the store's figures give it (0 for a run the trace does not hold).
+func (t *Trace) Procs(run int32) int {
+	n := 0
+	for _, ri := range t.Header.Runs {
+		if ri.ID == run {
+			n = int(ri.Procs)
+		}
+	}
+	if t.Stats != nil {
+		for _, rs := range t.Stats.Runs {
+			if rs.Run == run {
+				n = max(n, int(rs.Procs))
+			}
+		}
+	}
+	return n
+}
+
 // Count returns the number of records of kind k in the trace.
 func (t *Trace) Count(k trace.Kind) int64 { return t.Stats.Records[k.String()] }
 

@@ -263,8 +263,7 @@ type Accumulator struct {
 	p     *Params
 	names map[int32]string
 	mpi   map[int32]bool
-	runs  map[int32]*runState
-	last  *runState
+	runs  engine.PerRun[*runState]
 	res   *Result
 }
 
@@ -273,7 +272,8 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	if p.Top < 0 || p.Segments < 0 {
 		return nil, fmt.Errorf("top %d, segments %d: want 0 or more", p.Top, p.Segments)
 	}
-	a := &Accumulator{t: t, p: p, names: map[int32]string{}, mpi: map[int32]bool{}, runs: map[int32]*runState{}}
+	a := &Accumulator{t: t, p: p, names: map[int32]string{}, mpi: map[int32]bool{}}
+	a.runs.New = a.newRun
 	for _, r := range t.Header.Regions {
 		n := r.Label
 		if n == "" {
@@ -285,28 +285,20 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	return a, nil
 }
 
+// newRun makes the state of a run on its first record.
+func (a *Accumulator) newRun(run int32) (*runState, error) {
+	r := &runState{run: run, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)),
+		sides: map[int64]side{}, seq: map[[2]int32]int64{}, colls: map[collKey]*instance{}}
+	r.match.OnMatch = func(s, rv *trace.Record) {
+		r.pairs = append(r.pairs, [2]side{r.sides[s.Value], r.sides[rv.Value]})
+		delete(r.sides, s.Value)
+		delete(r.sides, rv.Value)
+	}
+	return r, nil
+}
+
 func (a *Accumulator) runOf(run int32) *runState {
-	if a.last != nil && a.last.run == run {
-		return a.last
-	}
-	r := a.runs[run]
-	if r == nil {
-		n := 0
-		for _, ri := range a.t.Header.Runs {
-			if ri.ID == run {
-				n = int(ri.Procs)
-			}
-		}
-		r = &runState{run: run, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, n),
-			sides: map[int64]side{}, seq: map[[2]int32]int64{}, colls: map[collKey]*instance{}}
-		r.match.OnMatch = func(s, rv *trace.Record) {
-			r.pairs = append(r.pairs, [2]side{r.sides[s.Value], r.sides[rv.Value]})
-			delete(r.sides, s.Value)
-			delete(r.sides, rv.Value)
-		}
-		a.runs[run] = r
-	}
-	a.last = r
+	r, _ := a.runs.Of(run) // newRun does not fail
 	return r
 }
 
@@ -416,14 +408,9 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if a.res != nil || b.res != nil {
 		return fmt.Errorf("critpath: Merge after Result")
 	}
-	for run, r := range b.runs {
-		if _, dup := a.runs[run]; dup {
-			return fmt.Errorf("critpath: both accumulators hold run %d (critical paths merge whole runs)", run)
-		}
-		a.runs[run] = r
-	}
-	a.last = nil
-	return nil
+	return a.runs.Merge(&b.runs, func(run int32, _, _ *runState) error {
+		return fmt.Errorf("critpath: both accumulators hold run %d (critical paths merge whole runs)", run)
+	})
 }
 
 // Result implements engine.Accumulator.
@@ -432,13 +419,9 @@ func (a *Accumulator) Result() (any, error) {
 		return a.res, nil
 	}
 	res := &Result{Runs: []RunPath{}}
-	ids := make([]int32, 0, len(a.runs))
-	for id := range a.runs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		res.Runs = append(res.Runs, a.finish(a.runs[id]))
+	for _, id := range a.runs.Runs() {
+		r, _ := a.runs.Get(id)
+		res.Runs = append(res.Runs, a.finish(r))
 	}
 	a.res = res
 	return res, nil

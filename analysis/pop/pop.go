@@ -177,8 +177,7 @@ type Accumulator struct {
 	collIDs map[int32]bool // regions named as collectives, without collective records
 	initIDs map[int32]bool // with WithoutInit: MPI_Init and MPI_Init_thread
 	finIDs  map[int32]bool // with WithoutInit: MPI_Finalize
-	runs    map[int32]*runAcc
-	last    *runAcc
+	runs    engine.PerRun[*runAcc]
 	res     *Result
 }
 
@@ -202,7 +201,8 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 		return nil, fmt.Errorf("of %q: want regions or states", p.Of)
 	}
 	a := &Accumulator{t: t, of: of, runtime: map[int32]bool{}, names: map[int32]string{}, collIDs: map[int32]bool{},
-		initIDs: map[int32]bool{}, finIDs: map[int32]bool{}, runs: map[int32]*runAcc{}}
+		initIDs: map[int32]bool{}, finIDs: map[int32]bool{}}
+	a.runs.New = a.newRun
 	// mark notes, with WithoutInit, whether a region (state) of these
 	// names is MPI_Init or MPI_Finalize.
 	mark := func(id int32, names ...string) {
@@ -414,29 +414,16 @@ type runAcc struct {
 	problems Problems
 }
 
+// newRun makes the state of a run on its first record.
+func (a *Accumulator) newRun(run int32) (*runAcc, error) {
+	r := &runAcc{run: run, procs: map[int32]*procAcc{}, collOf: map[[2]int32]int32{},
+		comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)), visited: map[int32]bool{}}
+	r.match.OnMatch = func(s, rv *trace.Record) { r.recvMsg[rv.End] = int32(s.End) }
+	return r, nil
+}
+
 func (a *Accumulator) runOf(run int32) *runAcc {
-	if a.last != nil && a.last.run == run {
-		return a.last
-	}
-	r := a.runs[run]
-	if r == nil {
-		n := 0
-		for _, ri := range a.t.Header.Runs {
-			if ri.ID == run {
-				n = int(ri.Procs)
-			}
-		}
-		for _, rs := range a.t.Stats.Runs {
-			if rs.Run == run {
-				n = max(n, int(rs.Procs))
-			}
-		}
-		r = &runAcc{run: run, procs: map[int32]*procAcc{}, collOf: map[[2]int32]int32{},
-			comms: trace.NewCommunicators(a.t.Header, n), visited: map[int32]bool{}}
-		r.match.OnMatch = func(s, rv *trace.Record) { r.recvMsg[rv.End] = int32(s.End) }
-		a.runs[run] = r
-	}
-	a.last = r
+	r, _ := a.runs.Of(run) // newRun does not fail
 	return r
 }
 
@@ -567,14 +554,9 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if a.res != nil || b.res != nil {
 		return fmt.Errorf("pop: Merge after Result")
 	}
-	for run, r := range b.runs {
-		if _, dup := a.runs[run]; dup {
-			return fmt.Errorf("pop: both accumulators hold run %d (the metrics merge whole runs)", run)
-		}
-		a.runs[run] = r
-	}
-	a.last = nil
-	return nil
+	return a.runs.Merge(&b.runs, func(run int32, _, _ *runAcc) error {
+		return fmt.Errorf("pop: both accumulators hold run %d (the metrics merge whole runs)", run)
+	})
 }
 
 // Result implements engine.Accumulator.
@@ -583,13 +565,9 @@ func (a *Accumulator) Result() (any, error) {
 		return a.res, nil
 	}
 	res := &Result{Of: a.of, Runs: []Run{}}
-	ids := make([]int32, 0, len(a.runs))
-	for id := range a.runs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		res.Runs = append(res.Runs, a.finish(a.runs[id]))
+	for _, id := range a.runs.Runs() {
+		r, _ := a.runs.Get(id)
+		res.Runs = append(res.Runs, a.finish(r))
 	}
 	a.res = res
 	return res, nil

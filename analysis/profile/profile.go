@@ -274,8 +274,7 @@ type Accumulator struct {
 	p     *Params
 	of    string
 	names map[int32]string
-	runs  map[int32]*runAcc
-	last  *runAcc
+	runs  engine.PerRun[*runAcc]
 	res   *Result
 }
 
@@ -300,7 +299,8 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	default:
 		return nil, fmt.Errorf("of %q: want regions or states", p.Of)
 	}
-	a := &Accumulator{t: t, p: p, of: of, names: map[int32]string{}, runs: map[int32]*runAcc{}}
+	a := &Accumulator{t: t, p: p, of: of, names: map[int32]string{}}
+	a.runs.New = newRun
 	if of == "regions" {
 		for _, r := range t.Header.Regions {
 			a.names[r.ID] = regionName(r)
@@ -342,17 +342,14 @@ func (a *Accumulator) name(id int32) string {
 	return fmt.Sprintf("region %d", id)
 }
 
+// newRun makes the state of a run on its first record.
+func newRun(run int32) (*runAcc, error) {
+	return &runAcc{run: run, procs: map[int32]*procAcc{}, nodeOf: map[treeKey]int{},
+		byRegion: map[int32]*RegionMessages{}, byPair: map[[2]int32]*PairMessages{}}, nil
+}
+
 func (a *Accumulator) runOf(run int32) *runAcc {
-	if a.last != nil && a.last.run == run {
-		return a.last
-	}
-	r := a.runs[run]
-	if r == nil {
-		r = &runAcc{run: run, procs: map[int32]*procAcc{}, nodeOf: map[treeKey]int{},
-			byRegion: map[int32]*RegionMessages{}, byPair: map[[2]int32]*PairMessages{}}
-		a.runs[run] = r
-	}
-	a.last = r
+	r, _ := a.runs.Of(run) // newRun does not fail
 	return r
 }
 
@@ -520,14 +517,9 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if a.res != nil || b.res != nil {
 		return fmt.Errorf("profile: Merge after Result")
 	}
-	for run, r := range b.runs {
-		if _, dup := a.runs[run]; dup {
-			return fmt.Errorf("profile: both accumulators hold run %d (a profile merges whole runs)", run)
-		}
-		a.runs[run] = r
-	}
-	a.last = nil
-	return nil
+	return a.runs.Merge(&b.runs, func(run int32, _, _ *runAcc) error {
+		return fmt.Errorf("profile: both accumulators hold run %d (a profile merges whole runs)", run)
+	})
 }
 
 // Result implements engine.Accumulator.
@@ -536,13 +528,9 @@ func (a *Accumulator) Result() (any, error) {
 		return a.res, nil
 	}
 	res := &Result{Of: a.of, Runs: []RunProfile{}}
-	ids := make([]int32, 0, len(a.runs))
-	for id := range a.runs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		res.Runs = append(res.Runs, a.finish(a.runs[id]))
+	for _, id := range a.runs.Runs() {
+		r, _ := a.runs.Get(id)
+		res.Runs = append(res.Runs, a.finish(r))
 	}
 	a.res = res
 	return res, nil

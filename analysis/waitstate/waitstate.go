@@ -300,8 +300,7 @@ type Accumulator struct {
 	// spans is true when a record outside every MPI region may be taken
 	// as its call (see recordSpans).
 	spans bool
-	runs  map[int32]*runState
-	last  *runState
+	runs  engine.PerRun[*runState]
 	res   *Result
 }
 
@@ -310,8 +309,8 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	if p.Top < 0 {
 		return nil, fmt.Errorf("top %d: want 0 or more", p.Top)
 	}
-	a := &Accumulator{t: t, p: p, names: map[int32]string{}, mpi: map[int32]bool{}, nonBlocking: map[int32]bool{},
-		runs: map[int32]*runState{}}
+	a := &Accumulator{t: t, p: p, names: map[int32]string{}, mpi: map[int32]bool{}, nonBlocking: map[int32]bool{}}
+	a.runs.New = a.newRun
 	anyMPI := false
 	for _, r := range t.Header.Regions {
 		n := r.Label
@@ -359,29 +358,21 @@ func IsMPI(name string) bool {
 	return strings.HasPrefix(u, "MPI_") || strings.HasPrefix(u, "PMPI_")
 }
 
+// newRun makes the state of a run on its first record.
+func (a *Accumulator) newRun(run int32) (*runState, error) {
+	r := &runState{run: run, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)),
+		sides: map[int64]*side{}, seq: map[[2]int32]int64{}, colls: map[collKey]*instance{}, sites: map[siteKey]*Amount{}}
+	r.match.OnMatch = func(s, rv *trace.Record) {
+		ss, rs := r.sides[s.Value], r.sides[rv.Value]
+		delete(r.sides, s.Value)
+		delete(r.sides, rv.Value)
+		r.pairs = append(r.pairs, pair{ss, rs})
+	}
+	return r, nil
+}
+
 func (a *Accumulator) runOf(run int32) *runState {
-	if a.last != nil && a.last.run == run {
-		return a.last
-	}
-	r := a.runs[run]
-	if r == nil {
-		n := 0
-		for _, ri := range a.t.Header.Runs {
-			if ri.ID == run {
-				n = int(ri.Procs)
-			}
-		}
-		r = &runState{run: run, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, n),
-			sides: map[int64]*side{}, seq: map[[2]int32]int64{}, colls: map[collKey]*instance{}, sites: map[siteKey]*Amount{}}
-		r.match.OnMatch = func(s, rv *trace.Record) {
-			ss, rs := r.sides[s.Value], r.sides[rv.Value]
-			delete(r.sides, s.Value)
-			delete(r.sides, rv.Value)
-			r.pairs = append(r.pairs, pair{ss, rs})
-		}
-		a.runs[run] = r
-	}
-	a.last = r
+	r, _ := a.runs.Of(run) // newRun does not fail
 	return r
 }
 
@@ -422,7 +413,8 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 		}
 		ps.last = max(ps.last, rec.EndTime())
 	}
-	for _, r := range a.runs {
+	for _, run := range a.runs.Runs() {
+		r, _ := a.runs.Get(run)
 		r.settle(false)
 	}
 	return nil
@@ -752,14 +744,9 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if a.res != nil || b.res != nil {
 		return fmt.Errorf("waitstates: Merge after Result")
 	}
-	for run, r := range b.runs {
-		if _, dup := a.runs[run]; dup {
-			return fmt.Errorf("waitstates: both accumulators hold run %d (wait states merge whole runs)", run)
-		}
-		a.runs[run] = r
-	}
-	a.last = nil
-	return nil
+	return a.runs.Merge(&b.runs, func(run int32, _, _ *runState) error {
+		return fmt.Errorf("waitstates: both accumulators hold run %d (wait states merge whole runs)", run)
+	})
 }
 
 // Result implements engine.Accumulator.
@@ -768,13 +755,9 @@ func (a *Accumulator) Result() (any, error) {
 		return a.res, nil
 	}
 	res := &Result{Runs: []RunWaits{}}
-	ids := make([]int32, 0, len(a.runs))
-	for id := range a.runs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		res.Runs = append(res.Runs, a.finish(a.runs[id]))
+	for _, id := range a.runs.Runs() {
+		r, _ := a.runs.Get(id)
+		res.Runs = append(res.Runs, a.finish(r))
 	}
 	a.res = res
 	return res, nil
