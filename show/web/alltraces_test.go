@@ -203,6 +203,13 @@ func TestBrowserEveryView(t *testing.T) {
 				t.Fatal(err)
 			}
 			text, err := chromedp.Run(tctx, chromedp.Evaluate[string](`document.getElementById("view").innerText`))
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			// Every analysis view with a result starts by saying in words
+			// what it found: a lead paragraph of a sentence or more.
+			leadText, err := chromedp.Run(tctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll("#view p.lead")).map(p => p.innerText).join(" ")`))
 			if err == nil && *viewShots != "" && (key == "overview" || slices.Contains(b.Ran, key)) {
 				var buf []byte
 				if buf, err = chromedp.Run(tctx, chromedp.FullScreenshot(100)); err == nil {
@@ -219,6 +226,9 @@ func TestBrowserEveryView(t *testing.T) {
 			}
 			if ran {
 				opened++
+				if key != "overview" && key != "probe" && !(len(leadText) > 40 && strings.Contains(leadText, ".")) {
+					t.Errorf("%s: no sentence says what the analysis found (lead %q)", name, leadText)
+				}
 			}
 			for _, e := range bad {
 				t.Errorf("%s: %s", name, e)

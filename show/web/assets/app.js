@@ -386,6 +386,8 @@ window.Function = (function (RealFunction) {
   async function viewPhaseSpace(c, t, s) {
     // The phasespace part is the engine's envelope: {..., options, result: {elevation, runs: [{run, procs, states, index, t_ns, points}]}}.
     const ps = (await api.part(t, 'phasespace')).result;
+    lead(c, fmt(ps.runs.reduce((a, r) => a + r.states, 0)) + ' parallel states of ' + ps.runs.length + ' run' + (ps.runs.length > 1 ? 's' : '') +
+      ', each a point. States where the processes are in the same block lie on the z axis (the hypercube diagonal, lockstep); the farther a point from it, the more the processes disagree.');
     const box = card(c, 'Phase space: the states projected on the hypercube diagonal (drag to rotate, scroll to zoom)');
     let colour = 'time';
     const ctl = el('div', { class: 'controls' });
@@ -417,6 +419,11 @@ window.Function = (function (RealFunction) {
   async function viewPCA(c, t, s) {
     // The pca part is the engine's envelope: {..., options, result: {method, procs, rows, components, v_shape_prominence, runs}}.
     const p = (await api.part(t, 'pca')).result;
+    if (p.components.length) {
+      const three = p.components.slice(0, 3).reduce((a, k) => a + k.explained, 0), vs = p.runs.reduce((a, r) => a + r.v_shapes, 0);
+      lead(c, 'PC1 explains ' + pct(p.components[0].explained) + ' of the variance of the ' + fmt(p.rows) + ' states' + (p.components.length >= 3 ? ' (the first three components ' + pct(three) + ')' : '') +
+        '. ' + (vs ? fmt(vs) + ' V shapes of PC1 in ' + p.runs.length + ' run' + (p.runs.length > 1 ? 's' : '') + ': each an iteration of a loop the processes ran in step.' : 'PC1 makes no V shape: no loop ran in step across the processes.'));
+    }
     let cum = 0;
     card(c, 'Principal components of the state matrix (' + fmt(p.rows) + ' states, ' + p.procs + ' processes, ' + p.method + ' method)',
       table(['component', 'variance', 'explained', 'cumulative'], p.components.map((k, i) => { cum += k.explained; return ['PC' + (i + 1), fmt(k.variance), (100 * k.explained).toFixed(2) + '%', (100 * cum).toFixed(2) + '%']; })));
@@ -451,6 +458,18 @@ window.Function = (function (RealFunction) {
   async function viewEntropy(c, t, s) {
     // The entropy part is the engine's envelope: {..., options, result: {runs, all, window_ns, series, subsets}}.
     const e = (await api.part(t, 'entropy')).result;
+    if (e.runs.length) {
+      const most = e.runs.reduce((a, b) => b.histogram_entropy_mean > a.histogram_entropy_mean ? b : a);
+      const max = Math.log2(Math.max(2, Math.min(most.procs, most.blocks)));
+      let text = (e.runs.length > 1 ? 'Run ' + most.run + ' is the least ordered of ' + e.runs.length + ' runs' : 'Run ' + most.run) + ': in its average parallel state the ' + most.procs +
+        ' processes spread over the blocks with ' + fmt(most.histogram_entropy_mean) + ' bits of histogram entropy, of at most ' + fmt(max) + ' (0: every process in one block, in step; the maximum: as spread as can be), over ' +
+        fmt(most.rows) + ' states in ' + fmt(most.distinct_classes) + ' distinct classes.';
+      const sub = e.subsets, first = sub && sub.results[0];
+      if (first) text += Math.abs(first.score) >= 3
+        ? ' Processes ' + first.procs.join(', ') + ' stand out among the windows of ' + sub.k + ' adjacent processes (' + sub.measure + ' ' + fmt(first.value) + ' bits, robust z-score ' + first.score.toFixed(1) + '): look there for a process that starves or runs ahead.'
+        : ' Among the windows of ' + sub.k + ' adjacent processes, processes ' + first.procs.join(', ') + ' stand farthest from the others (' + sub.measure + ' ' + fmt(first.value) + ' bits, robust z-score ' + first.score.toFixed(1) + ', below the 3 of a clear outlier).';
+      lead(c, text);
+    }
     const rows = e.runs.map(r => ['run ' + r.run, r.procs, r.blocks, fmt(r.rows), fmt(r.comb_entropy), fmt(r.comb_entropy_distinct), fmt(r.distinct_classes), fmt(r.surprisal_mean), fmt(r.histogram_entropy_mean), fmt(r.empirical_entropy)]);
     if (e.all) { const r = e.all; rows.push(['all', r.procs, r.blocks, fmt(r.rows), fmt(r.comb_entropy), fmt(r.comb_entropy_distinct), fmt(r.distinct_classes), fmt(r.surprisal_mean), fmt(r.histogram_entropy_mean), fmt(r.empirical_entropy)]); }
     card(c, 'Entropy of the parallel execution (bits)', table(['run', 'P', 'N', 'states', 'comb', 'comb distinct', 'classes', 'surprisal mean', 'histogram mean', 'empirical'], rows));
@@ -484,6 +503,12 @@ window.Function = (function (RealFunction) {
       charts = charts.filter(ch => { if (body.contains(ch.getDom())) { ch.dispose(); return false; } return true; });
       body.replaceChildren();
       const o = occ[idx];
+      if (o.mean.length) {
+        const big = o.mean.reduce((a, b) => b.share > a.share ? b : a), span = Math.max(1, o.end_ns - o.begin_ns);
+        const topRow = o.table.reduce((a, b) => (!a || b.occupancy_ns > a.occupancy_ns) ? b : a, null);
+        lead(body, 'In run ' + o.run + ', ' + pct(big.share) + ' of the process time is spent in ' + big.mode + ' (on average ' + fmt(big.share * o.procs) + ' of its ' + o.procs + ' processes at a time)' +
+          (topRow ? '; the most common system state, ' + (o.modes.map((m, j) => topRow.counts[j] ? topRow.counts[j] + ' in ' + m : '').filter(x => x).join(', ') || 'no process in any mode') + ', holds ' + pct(topRow.occupancy_ns / span) + ' of the time.' : '.'));
+      }
       card(body, 'Run ' + o.run + ': ' + o.procs + ' processes, ' + o.modes.length + ' modes, ' + ns(o.end_ns - o.begin_ns),
         el('p', { class: 'note' }, fmt(o.state_records) + ' state records → ' + fmt(o.microstates) + ' microstates → ' + fmt(o.macrostate_rows) + ' macrostate rows → ' +
           fmt(o.observed_macrostates) + ' observed of ' + fmt(o.possible_macrostates) + ' possible macrostates' + (o.start_mode ? '; before its first state a process is in ' + o.start_mode : '') + '.'));
@@ -510,6 +535,9 @@ window.Function = (function (RealFunction) {
     draw();
   }
 
+  // lead starts a view with sentences computed from its result: what the
+  // analysis found, in words.
+  function lead(c, text) { c.append(el('p', { class: 'lead' }, text)); }
   // pct writes a share (0..1) as a percentage to one decimal.
   const pct = v => (v === null || v === undefined || !isFinite(v)) ? '-' : (100 * v).toFixed(1) + '%';
   // runPicker adds a run selector to c when there are several runs and
@@ -668,6 +696,14 @@ window.Function = (function (RealFunction) {
     // The comm part is the engine's envelope, result: {runs, regions}, with the report's sources beside it.
     const part = await api.part(t, 'comm'), runs = part.result.runs, k = Math.min(runIndex || 0, runs.length - 1);
     const cm = Object.assign({}, runs[k], { regions: part.result.regions, sources: part.sources });
+    {
+      const root = cm.nodes[0].aggregate, byVol = (cm.ranking_own && cm.ranking_own.by_volume) || [];
+      const nameOf = id => { const names = []; for (; id > 0; id = cm.nodes[id].parent) names.push(cm.nodes[id].name); return names.reverse().join('/'); };
+      const topId = byVol.find(id => id > 0 && cm.nodes[id].own.bytes > 0);
+      lead(c, 'Run ' + cm.run + ': ' + fmt(root.messages) + ' messages, ' + bytes(root.bytes) + ', among ' + cm.procs + ' processes; each talks to ' + root.degree + ' others at most (the comm degree). ' +
+        (topId !== undefined ? nameOf(topId) + ' sends the most on its own: ' + pct(cm.nodes[topId].own.bytes / Math.max(1, root.bytes)) + ' of the bytes, with a comm degree of ' + cm.nodes[topId].own.degree + '.'
+          : 'The trace has no code structure (regions) to tie the messages to.'));
+    }
     let aggregate = true, counts = false, selected = new Set([0]);
     const ctl = el('div', { class: 'controls' });
     c.append(ctl);
@@ -768,8 +804,11 @@ window.Function = (function (RealFunction) {
     const env = await api.part(t, 'phases');
     for (const st of env.result.streams) {
       const p = st.result, h = p.hints;
+      const heavy = p.phases.reduce((a, b) => b.weight > a.weight ? b : a, p.phases[0]);
       const box = card(c, st.name + ': ' + p.phases.length + ' phases over ' + p.intervals + ' intervals (k = ' + p.k + ')' +
         (h.period ? ', period ' + h.period : '') + (h.init_end ? ', initialisation 0-' + (h.init_end - 1) : ''));
+      if (heavy) lead(box, 'Phase ' + heavy.id + ' carries ' + pct(heavy.weight) + ' of the execution; simulating interval ' + heavy.representative + ' stands for it. ' +
+        (h.period ? 'After ' + (h.init_end ? 'an initialisation of ' + h.init_end + ' intervals' : 'the start') + ' the phases repeat every ' + h.period + ' intervals.' : 'The phases do not repeat with a period.'));
       const colour = id => PALETTE[id % PALETTE.length];
       chart(box, 'strip', {
         tooltip: { formatter: q => esc('phase ' + q.value[2] + ': intervals ' + q.value[0] + '-' + (q.value[1] - 1)) },
@@ -805,7 +844,14 @@ window.Function = (function (RealFunction) {
     const env = await api.part(t, 'mentropy'), o = env.options, me = env.result;
     const box = card(c, 'Modified entropy H per process (W = ' + o.window_events + ', K = ' + o.k + ', variant ' + o.variant + ', ' + (o.prob ? 'given' : o.learned ? 'learned' : 'uniform') + ' probabilities)');
     me.procs = me.procs || [];
-    if (!me.procs.length) { box.append(el('p', { class: 'note' }, 'No process has an event of its own (the trace holds only markers of dropped events): no series to draw.')); return; }
+    if (!me.procs.length) { lead(box, 'No process has an event of its own (the trace holds only markers of dropped events): there is no series to draw.'); return; }
+    const hs = me.procs.map(p => [p, Math.max(...p.h_max)]), hmax = Math.max(...hs.map(x => x[1]));
+    const at = hs.filter(x => x[1] >= hmax - 1e-9 * Math.abs(hmax)).map(x => x[0]), runs = me.procs.some(p => p.run !== 0);
+    const who = at.length === me.procs.length ? (at.length > 1 ? 'Every one of the ' + at.length + ' processes reaches' : 'Process ' + at[0].proc + ' reaches')
+      : at.length === 1 ? 'Process ' + at[0].proc + (runs ? ' of run ' + at[0].run : '') + ' reaches'
+        : 'Processes ' + at.slice(0, 5).map(p => (runs ? p.run + ':' : '') + p.proc).join(', ') + (at.length > 5 ? ' and ' + (at.length - 5) + ' more' : '') + ' reach';
+    lead(box, who + ' the largest modified entropy, H = ' + fmt(hmax) + ' nats: ' + (at.length === me.procs.length && at.length > 1 ? 'their events are equally predictable at worst. ' : 'the least predictable events. ') +
+      'Low H means a process repeats what is expected of it, events an entropy-driven instrumentation can drop and count instead (Özmen 2002).');
     chart(box, 'tall', {
       tooltip: { trigger: 'axis' }, legend: { top: 0 }, grid: { left: 60, right: 20, top: 30, bottom: 70 },
       xAxis: { type: 'value', name: 'event index', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax' }, yAxis: { type: 'value', name: 'H (nats)', max: 'dataMax' },
