@@ -700,7 +700,7 @@ window.Function = (function (RealFunction) {
       const root = cm.nodes[0].aggregate, byVol = (cm.ranking_own && cm.ranking_own.by_volume) || [];
       const nameOf = id => { const names = []; for (; id > 0; id = cm.nodes[id].parent) names.push(cm.nodes[id].name); return names.reverse().join('/'); };
       const topId = byVol.find(id => id > 0 && cm.nodes[id].own.bytes > 0);
-      lead(c, 'Run ' + cm.run + ': ' + fmt(root.messages) + ' messages, ' + bytes(root.bytes) + ', among ' + cm.procs + ' processes; each talks to ' + root.degree + ' others at most (the comm degree). ' +
+      lead(c, 'Run ' + cm.run + ': ' + fmt(root.messages) + ' messages, ' + bytes(root.bytes) + ', among ' + cm.procs + ' processes; each talks to ' + root.degree + (root.degree === 1 ? ' other' : ' others') + ' at most (the comm degree). ' +
         (topId !== undefined ? nameOf(topId) + ' sends the most on its own: ' + pct(cm.nodes[topId].own.bytes / Math.max(1, root.bytes)) + ' of the bytes, with a comm degree of ' + cm.nodes[topId].own.degree + '.'
           : 'The trace has no code structure (regions) to tie the messages to.'));
     }
