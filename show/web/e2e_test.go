@@ -95,6 +95,9 @@ var views = []view{
 	{"#/t/1/mentropy", "mentropy", "Modified entropy H per process", 1, "", ""},
 	{"#/t/1/probe", "probe", "curve: error against bytes", 5, "", ""},
 	{"#/t/2/phases", "phases", "phases over 383 intervals", 3, "", ""},
+	{"#/t/1/profile", "profile", "IF_101 holds && Call tree as an icicle", 1, "", ""},
+	{"#/t/1/waitstates", "waitstates", "Wait per pattern && Wait per call site", 1, "", ""},
+	{"#/t/1/critpath", "critpath", "The critical path of run 0 && Regions on the path", 1, "", ""},
 	{"#/compare/0/1/overview", "compare", "Side by side", 2, "", ""},
 }
 
