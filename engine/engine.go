@@ -276,6 +276,13 @@ type Request struct {
 	Options any
 	// Runs selects the runs analysed; nil means every run.
 	Runs []int32
+	// Procs, when not empty, selects the processes analysed: the records
+	// of the others are not fed to the analysis, which sees them as
+	// processes that never exist (absent all along).
+	Procs []int32
+	// ExcludeProcs leaves these processes out the same way (counter
+	// readers, GPU streams, helper threads that are not the application).
+	ExcludeProcs []int32
 }
 
 // Envelope is the JSON form of every result, whichever face writes it.
@@ -288,6 +295,10 @@ type Envelope struct {
 	Trace string `json:"trace"`
 	// Runs are the runs selected; absent when every run was.
 	Runs []int32 `json:"runs,omitempty"`
+	// Procs and ExcludeProcs are the processes selected and left out;
+	// absent when every process was analysed.
+	Procs        []int32 `json:"procs,omitempty"`
+	ExcludeProcs []int32 `json:"exclude_procs,omitempty"`
 	// Options are the options the analysis ran with, defaults included.
 	Options any `json:"options"`
 	// Result is the analysis' typed result.

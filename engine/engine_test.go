@@ -503,3 +503,50 @@ func TestStages(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSelectsProcesses checks that a request's Procs and ExcludeProcs
+// keep the other processes' records from its analysis, in the same pass as
+// a request without a selection, and that the envelope names them.
+func TestRunSelectsProcesses(t *testing.T) {
+	s, _ := writeStore(t)
+	all, err := trace.ReadAll(s.Records(store.ReadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[int32]int64{}
+	var total int64
+	for _, r := range all {
+		if r.Kind == trace.KindState {
+			states[r.Proc]++
+			total++
+		}
+	}
+	if len(states) < 3 || states[0] == 0 || states[1] == 0 {
+		t.Fatalf("the generated trace has states on %d processes", len(states))
+	}
+	src := &countingSource{Store: s}
+	res, err := engine.Run(context.Background(), src, []engine.Request{
+		{Analysis: "test-count"},
+		{Analysis: "test-count", ExcludeProcs: []int32{0}},
+		{Analysis: "test-count", Procs: []int32{0, 1}},
+		{Analysis: "test-count", Procs: []int32{0, 1}, ExcludeProcs: []int32{1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.reads != 1 {
+		t.Errorf("%d reads for four selections, want one", src.reads)
+	}
+	for i, want := range []int64{total, total - states[0], states[0] + states[1], states[0]} {
+		if got := res.Envelopes[i].Result.(*countResult).Records["state"]; got != want {
+			t.Errorf("request %d: %d state records, want %d", i, got, want)
+		}
+	}
+	data, _ := json.Marshal(res.Envelopes[3])
+	if !strings.Contains(string(data), `"procs":[0,1],"exclude_procs":[1],`) {
+		t.Errorf("envelope does not name the selection: %s", data)
+	}
+	if data, _ := json.Marshal(res.Envelopes[0]); strings.Contains(string(data), "procs") {
+		t.Errorf("envelope without a selection names one: %s", data)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"io"
 	"slices"
 	"strings"
@@ -24,6 +25,10 @@ type job struct {
 	a     *Analysis
 	opts  any
 	runs  []int32
+	// only and skip select processes (nil: no selection); procKey names
+	// the selection for grouping.
+	only, skip map[int32]bool
+	procKey    string
 	acc   Accumulator
 	kinds [trace.KindBBV + 1]bool
 	// in takes the job's batches: acc, or the stage of a group.
@@ -40,7 +45,26 @@ type job struct {
 
 // wants reports whether the job is fed r.
 func (j *job) wants(r *trace.Record) bool {
-	return int(r.Kind) < len(j.kinds) && j.kinds[r.Kind] && (j.runs == nil || slices.Contains(j.runs, r.Run))
+	return int(r.Kind) < len(j.kinds) && j.kinds[r.Kind] && (j.runs == nil || slices.Contains(j.runs, r.Run)) &&
+		(j.only == nil || j.only[r.Proc]) && !j.skip[r.Proc]
+}
+
+// selectProcs sets the job's process selection from a request.
+func (j *job) selectProcs(req Request) {
+	set := func(ids []int32) map[int32]bool {
+		if len(ids) == 0 {
+			return nil
+		}
+		m := make(map[int32]bool, len(ids))
+		for _, id := range ids {
+			m[id] = true
+		}
+		return m
+	}
+	j.only, j.skip = set(req.Procs), set(req.ExcludeProcs)
+	if j.only != nil || j.skip != nil {
+		j.procKey = fmt.Sprint(slices.Sorted(maps.Keys(j.only)), slices.Sorted(maps.Keys(j.skip)))
+	}
 }
 
 // feed gives the job the records of b it is fed.
@@ -88,6 +112,7 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 			return nil, analysisError(t.Name, a.Name, err)
 		}
 		j := &job{a: a, opts: opts, runs: req.Runs, acc: acc, in: acc}
+		j.selectProcs(req)
 		for _, k := range a.Kinds(opts) {
 			if k.Valid() {
 				j.kinds[k] = true
@@ -129,13 +154,13 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 		}
 		active = next
 	}
-	for _, j := range jobs {
+	for i, j := range jobs {
 		v, err := j.acc.Result()
 		if err != nil {
 			return nil, analysisError(t.Name, j.a.Name, err)
 		}
 		res.Envelopes = append(res.Envelopes, &Envelope{SchemaVersion: SchemaVersion, Analysis: j.a.Name,
-			Trace: t.Name, Runs: j.runs, Options: j.opts, Result: v})
+			Trace: t.Name, Runs: j.runs, Procs: reqs[i].Procs, ExcludeProcs: reqs[i].ExcludeProcs, Options: j.opts, Result: v})
 	}
 	return res, nil
 }
@@ -154,10 +179,10 @@ func group(active []*job) ([]*job, error) {
 			out = append(out, j)
 			continue
 		}
-		key := fmt.Sprintf("%s|%v|%v", s.StageKey(), j.runs, j.kinds)
+		key := fmt.Sprintf("%s|%v|%v|%s", s.StageKey(), j.runs, j.kinds, j.procKey)
 		g := groups[key]
 		if g == nil {
-			g = &job{runs: j.runs, kinds: j.kinds}
+			g = &job{runs: j.runs, kinds: j.kinds, only: j.only, skip: j.skip, procKey: j.procKey}
 			groups[key] = g
 			out = append(out, g)
 		}
@@ -229,7 +254,7 @@ func pass(ctx context.Context, src Source, jobs []*job) error {
 	slices.Sort(timed)
 	slices.Sort(runs)
 	for _, j := range jobs {
-		j.allRuns = j.runs == nil || slices.Equal(j.runs, runs)
+		j.allRuns = (j.runs == nil || slices.Equal(j.runs, runs)) && j.procKey == ""
 		j.all = j.allRuns
 		for _, k := range timed {
 			j.all = j.all && j.kinds[k]
