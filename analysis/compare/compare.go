@@ -18,6 +18,7 @@ import (
 	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/report"
 )
 
@@ -572,4 +573,27 @@ func entropyFigures(s side) (figures, string) {
 		}}}, ""
 	}
 	return nil, noRun(s)
+}
+
+// Side names one side of a comparison: a trace and its run.
+type Side struct {
+	Trace string `json:"trace"`
+	Run   int32  `json:"run"`
+}
+
+// Envelope is the JSON of a comparison every face answers (parscope
+// compare --json, the web server's /api/compare), shaped like the
+// engine's envelopes.
+type Envelope struct {
+	SchemaVersion int     `json:"schema_version"`
+	Analysis      string  `json:"analysis"`
+	A             Side    `json:"a"`
+	B             Side    `json:"b"`
+	Result        *Result `json:"result"`
+}
+
+// Wrap returns the envelope of r.
+func Wrap(r *Result) *Envelope {
+	return &Envelope{SchemaVersion: engine.SchemaVersion, Analysis: Name,
+		A: Side{r.TraceA, r.RunA}, B: Side{r.TraceB, r.RunB}, Result: r}
 }

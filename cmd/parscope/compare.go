@@ -9,26 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/compare"
-	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/report"
 )
-
-// compareSide names one side of a comparison in --json.
-type compareSide struct {
-	Trace string `json:"trace"`
-	Run   int32  `json:"run"`
-}
-
-// compareEnvelope is the --json output of compare, shaped like the
-// engine's envelopes (docs/results.md).
-type compareEnvelope struct {
-	SchemaVersion int             `json:"schema_version"`
-	Analysis      string          `json:"analysis"`
-	A             compareSide     `json:"a"`
-	B             compareSide     `json:"b"`
-	Result        *compare.Result `json:"result"`
-}
 
 func init() {
 	var (
@@ -84,8 +67,7 @@ a: {trace, run}, b: {trace, run}, result} (docs/compare.md).`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), compareEnvelope{SchemaVersion: engine.SchemaVersion, Analysis: compare.Name,
-					A: compareSide{a.Trace, runA}, B: compareSide{b.Trace, runB}, Result: res})
+				return writeJSON(cmd.OutOrStdout(), compare.Wrap(res))
 			}
 			return printCompare(cmd.OutOrStdout(), res)
 		},
@@ -167,7 +149,7 @@ func fmtFigure(unit string, v float64, signed bool) string {
 	case compare.UnitBits:
 		return sign + strconv.FormatFloat(v, 'f', 3, 64) + " bits"
 	}
-	return sign + strconv.FormatFloat(v, 'f', 3, 64)
+	return sign + strconv.FormatFloat(v, 'f', 4, 64)
 }
 
 // fmtChange formats B − A with its sign and its percentage of A.

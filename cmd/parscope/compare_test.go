@@ -45,9 +45,9 @@ func writeCompareTrace(t *testing.T, path string, cs ...int64) {
 }
 
 // compareJSON runs parscope compare --json and returns its envelope.
-func compareJSON(t *testing.T, args ...string) compareEnvelope {
+func compareJSON(t *testing.T, args ...string) compare.Envelope {
 	t.Helper()
-	var env compareEnvelope
+	var env compare.Envelope
 	out := mustRun(t, append([]string{"compare", "--json"}, args...)...)
 	if err := json.Unmarshal([]byte(out), &env); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -84,7 +84,7 @@ func TestCompare(t *testing.T) {
 	writeCompareTrace(t, runs, 100, 300)
 
 	env := compareJSON(t, before, after)
-	if env.A != (compareSide{"before.pst", 0}) || env.B != (compareSide{"after.pst", 0}) {
+	if env.A != (compare.Side{Trace: "before.pst"}) || env.B != (compare.Side{Trace: "after.pst"}) {
 		t.Errorf("sides %+v %+v", env.A, env.B)
 	}
 	if r := compareRow(t, env.Result, "profile", "exclusive time by region", "compute"); r.A != 150 || r.B != 300 || r.Diff != 150 || *r.DiffPct != 100 {
