@@ -95,7 +95,8 @@ var views = []view{
 	{"#/t/1/mentropy", "mentropy", "Modified entropy H per process", 1, "", ""},
 	{"#/t/1/probe", "probe", "curve: error against bytes", 5, "", ""},
 	{"#/t/2/phases", "phases", "phases over 383 intervals", 3, "", ""},
-	{"#/compare/0/1/overview", "compare", "Side by side", 2, "", ""},
+	// The Differences card of package compare (GET /api/compare) above.
+	{"#/compare/0/1/overview", "compare", "Differences && overview: run && span_ns && Not compared && Side by side", 2, "", ""},
 }
 
 // openView navigates to url, waits until the app has drawn the view, and
