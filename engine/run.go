@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -22,15 +22,15 @@ const BatchSize = 4096
 // job is one request being run, or, in a pass, the stage that feeds the
 // staged accumulators of several.
 type job struct {
-	a     *Analysis
-	opts  any
-	runs  []int32
+	a    *Analysis
+	opts any
+	runs []int32
 	// only and skip select processes (nil: no selection); procKey names
 	// the selection for grouping.
 	only, skip map[int32]bool
 	procKey    string
-	acc   Accumulator
-	kinds [trace.KindBBV + 1]bool
+	acc        Accumulator
+	kinds      [trace.KindBBV + 1]bool
 	// in takes the job's batches: acc, or the stage of a group.
 	in interface{ Add([]trace.Record) error }
 	// stage is the stage a group's batches go to (nil for a plain job).

@@ -29,6 +29,8 @@ func FuzzAPI(f *testing.F) {
 		"/api/traces/1/overview?run=0&from=0&to=1000000&max=10", "/api/traces/1/overview?run=0&run=1",
 		"/api/traces/1/overview?from=9223372036854775807&to=-9223372036854775808&max=4096",
 		"/api/traces/0/overview?run=2147483647", "/api/traces/2/overview?max=0", "/api/traces/1/x/y",
+		"/api/compare/0/1", "/api/compare/0/0?run_a=1&run_b=0", "/api/compare/2/1?run_a=0&run_b=9",
+		"/api/compare/1/3", "/api/compare/0/1?run_a=-1", "/api/compare/0/1?run_b=99999999999", "/api/compare/0/1/",
 	}
 	for _, p := range Parts {
 		targets = append(targets, "/api/traces/1/"+p, "/api/traces/2/"+p)

@@ -98,7 +98,8 @@ var views = []view{
 	{"#/t/1/profile", "profile", "IF_101 holds && Call tree as an icicle", 1, "", ""},
 	{"#/t/1/waitstates", "waitstates", "Wait per pattern && Wait per call site", 1, "", ""},
 	{"#/t/1/critpath", "critpath", "The critical path of run 0 && Regions on the path", 1, "", ""},
-	{"#/compare/0/1/overview", "compare", "Side by side", 2, "", ""},
+	// The Differences card of package compare (GET /api/compare) above.
+	{"#/compare/0/1/overview", "compare", "Differences && overview: run && span_ns && Not compared && Side by side", 2, "", ""},
 }
 
 // openView navigates to url, waits until the app has drawn the view, and

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parscope/parscope/analysis/compare"
 	"github.com/parscope/parscope/report"
 )
 
@@ -142,6 +143,9 @@ func NewServer(bundles []*report.Bundle) (*Server, error) {
 //	GET /api/traces/{i}/{part}          one part of its bundle (see Parts)
 //	GET /api/traces/{i}/overview?run=R&from=NS&to=NS&max=N
 //	                                    the overview windows of a time range
+//	GET /api/compare/{i}/{j}?run_a=R&run_b=R
+//	                                    run run_a of trace i beside run run_b
+//	                                    of trace j (compare.Envelope)
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
@@ -179,6 +183,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONBytes(w, s.list)
 	case strings.HasPrefix(p, "/api/traces/"):
 		s.api(w, r, strings.Split(strings.TrimPrefix(p, "/api/traces/"), "/"))
+	case strings.HasPrefix(p, "/api/compare/"):
+		s.compare(w, r, strings.Split(strings.TrimPrefix(p, "/api/compare/"), "/"))
 	default:
 		httpError(w, http.StatusNotFound, "not found")
 	}
@@ -206,9 +212,8 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request, parts []string) {
 		httpError(w, http.StatusNotFound, "not found")
 		return
 	}
-	i, err := strconv.Atoi(parts[0])
-	if err != nil || i < 0 || i >= len(s.traces) || strconv.Itoa(i) != parts[0] {
-		httpError(w, http.StatusNotFound, "no trace %q (traces are numbered 0 to %d)", parts[0], len(s.traces)-1)
+	i, ok := s.traceIndex(w, parts[0])
+	if !ok {
 		return
 	}
 	t := &s.traces[i]
@@ -282,6 +287,66 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, t *served) {
 		return
 	}
 	data, err := json.Marshal(sl)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	writeJSONBytes(w, data)
+}
+
+// traceIndex returns the trace numbered by the path element v, answering
+// 404 when there is none.
+func (s *Server) traceIndex(w http.ResponseWriter, v string) (int, bool) {
+	i, err := strconv.Atoi(v)
+	if err != nil || i < 0 || i >= len(s.traces) || strconv.Itoa(i) != v {
+		httpError(w, http.StatusNotFound, "no trace %q (traces are numbered 0 to %d)", v, len(s.traces)-1)
+		return 0, false
+	}
+	return i, true
+}
+
+// compare answers the comparison of run run_a of trace parts[0] with run
+// run_b of trace parts[1] (both runs 0 when not given), computed by
+// package compare.
+func (s *Server) compare(w http.ResponseWriter, r *http.Request, parts []string) {
+	if len(parts) != 2 {
+		httpError(w, http.StatusNotFound, "not found (want /api/compare/{i}/{j})")
+		return
+	}
+	i, ok := s.traceIndex(w, parts[0])
+	if !ok {
+		return
+	}
+	j, ok := s.traceIndex(w, parts[1])
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	for k, v := range q {
+		if (k != "run_a" && k != "run_b") || len(v) != 1 {
+			httpError(w, http.StatusBadRequest, "compare: unknown or repeated parameter %q (want run_a, run_b once each)", k)
+			return
+		}
+	}
+	var runs [2]int32
+	for n, name := range []string{"run_a", "run_b"} {
+		v := q.Get(name)
+		if v == "" {
+			continue
+		}
+		x, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || x < 0 {
+			httpError(w, http.StatusBadRequest, "compare: %s=%q: want an integer in [0, %d]", name, v, 1<<31-1)
+			return
+		}
+		runs[n] = int32(x)
+	}
+	res, err := compare.Bundles(s.traces[i].bundle, s.traces[j].bundle, runs[0], runs[1])
+	if err != nil {
+		httpError(w, http.StatusNotFound, "%v", err)
+		return
+	}
+	data, err := json.Marshal(compare.Wrap(res))
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "%v", err)
 		return

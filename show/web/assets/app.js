@@ -103,6 +103,13 @@ window.Function = (function (RealFunction) {
       if (to > from) q += '&from=' + Math.floor(from) + '&to=' + Math.ceil(to);
       return getJSON(q);
     },
+    // compare answers the server's comparison (package compare) of run ra
+    // of trace i with run rb of trace j; null in an offline report, which
+    // has no server to compute it.
+    compare(i, j, ra, rb) {
+      if (STATIC) return Promise.resolve(null);
+      return getJSON('api/compare/' + i + '/' + j + '?run_a=' + ra + '&run_b=' + rb);
+    },
   };
   // queryOverview picks windows from the pre-aggregated levels of the
   // overview's result as the server's overview.Result.Query does (for the
@@ -911,6 +918,7 @@ window.Function = (function (RealFunction) {
     for (const k of kinds) rows.push([k + ' records', fmt((sums[a].records || {})[k] || 0), fmt((sums[b].records || {})[k] || 0)]);
     const span = s => s.runs.reduce((m, r) => Math.max(m, r.end_ns - r.begin_ns), 0);
     rows.push(['longest run', ns(span(sums[a])), ns(span(sums[b]))]);
+    await differences(c, a, b, sums);
     card(c, 'Side by side', table(['', sums[a].trace, sums[b].trace], rows));
     const grid = el('div', { class: 'compare' });
     c.append(grid);
@@ -920,6 +928,58 @@ window.Function = (function (RealFunction) {
       grid.append(col);
       if (has(sums[i], v)) await v.render(col, i, sums[i]); else unavailable(col, v.skip || v.part, sums[i]);
     }
+  }
+
+  // differences draws the card of the comparison the server computes
+  // (GET /api/compare): a table per analysis with each figure on both
+  // sides and its change, and runs to choose on each side. A rise is red
+  // and a fall green, except for ratios (efficiencies), where a rise is
+  // green.
+  async function differences(c, a, b, sums) {
+    const box = card(c, 'Differences');
+    const runOpts = s => s.runs.map(r => [r.run, 'run ' + r.run + (r.name ? ' (' + r.name + ')' : '')]);
+    const draw = async (ra, rb) => {
+      box.replaceChildren(el('h3', {}, 'Differences'));
+      const ctl = el('div', { class: 'controls' });
+      ctl.append(select('run of ' + sums[a].trace, runOpts(sums[a]), ra, v => draw(+v, rb)),
+        select('run of ' + sums[b].trace, runOpts(sums[b]), rb, v => draw(ra, +v)));
+      box.append(ctl);
+      let env;
+      try {
+        env = await api.compare(a, b, ra, rb);
+      } catch (err) {
+        box.append(el('p', { class: 'error' }, String(err.message || err)));
+        return;
+      }
+      if (!env) {
+        box.append(el('p', { class: 'note' }, 'The differences are computed by parscope serve or parscope compare; an offline report shows the traces side by side only.'));
+        return;
+      }
+      const r = env.result;
+      const figure = (unit, v) => unit === 'ns' ? ns(v) : unit === 'bytes' ? bytes(v) : unit === 'bits' ? fmt(v) + ' bits' : fmt(v);
+      const change = row => {
+        if (row.diff === 0) return el('td', { class: 'same' }, '=');
+        const rise = row.diff > 0;
+        const good = row.unit === 'ratio' ? rise : !rise;
+        const pct = row.diff_pct === null ? ' (new)' : ' (' + (rise ? '+' : '') + row.diff_pct.toFixed(1) + '%)';
+        return el('td', { class: good ? 'better' : 'worse' }, (rise ? '+' : '−') + figure(row.unit, Math.abs(row.diff)) + pct);
+      };
+      for (const sec of r.sections) {
+        for (const t of sec.tables) {
+          const only = row => row.only ? ' (only in ' + (row.only === 'a' ? env.a.trace : env.b.trace) + ')' : '';
+          box.append(el('h4', {}, sec.analysis + ': ' + t.title),
+            el('table', { class: 'diff' }, el('tr', {}, ['figure', env.a.trace + ' run ' + env.a.run, env.b.trace + ' run ' + env.b.run, 'change'].map(h => el('th', {}, h))),
+              t.rows.map(row => el('tr', {}, el('td', {}, row.name + only(row)), el('td', {}, figure(row.unit, row.a)), el('td', {}, figure(row.unit, row.b)), change(row)))));
+          if (t.note) box.append(el('p', { class: 'note' }, t.note));
+          if (t.omitted) box.append(el('p', { class: 'note' }, t.omitted + ' more rows of smaller change.'));
+        }
+      }
+      if (r.missing.length) {
+        box.append(el('h4', {}, 'Not compared'), table(['analysis', env.a.trace, env.b.trace],
+          r.missing.map(m => [m.analysis, m.reason_a || 'present', m.reason_b || 'present'])));
+      }
+    };
+    await draw(sums[a].runs.length ? sums[a].runs[0].run : 0, sums[b].runs.length ? sums[b].runs[0].run : 0);
   }
 
   // ---------- routing ----------

@@ -1,0 +1,188 @@
+package compare
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parscope/parscope/report"
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+// writeTrace writes a trace of two processes under main: each computes in
+// "compute" (process 0 for c ns, process 1 for c/2), then process 0 sends
+// 100 bytes to process 1 in MPI_Send and process 1 receives them in
+// MPI_Recv; every process leaves main at c+20. One run per value of cs.
+func writeTrace(t *testing.T, path string, cs ...int64) {
+	t.Helper()
+	w, err := store.Create(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	h := w.Header()
+	h.Meta.ClockResolution = 1
+	h.Regions = []trace.RegionDef{{ID: 1, Label: "main", Parent: -1}, {ID: 2, Label: "compute", Parent: -1}, {ID: 3, Label: "MPI_Send", Parent: -1}, {ID: 4, Label: "MPI_Recv", Parent: -1}}
+	for run, c := range cs {
+		r := int32(run)
+		h.Runs = append(h.Runs, trace.RunInfo{ID: r, Procs: 2})
+		for _, rec := range []trace.Record{
+			trace.Enter(r, 0, 0, 1), trace.Enter(r, 1, 0, 1), trace.Enter(r, 0, 0, 2), trace.Enter(r, 1, 0, 2),
+			trace.Exit(r, 1, c/2, 2), trace.Enter(r, 1, c/2, 4), trace.Recv(r, 1, c/2, c+10, 0, 100, 0, 0),
+			trace.Exit(r, 0, c, 2), trace.Enter(r, 0, c, 3), trace.Send(r, 0, c, c+10, 1, 100, 0, 0),
+			trace.Exit(r, 0, c+10, 3), trace.Exit(r, 1, c+10, 4), trace.Exit(r, 0, c+20, 1), trace.Exit(r, 1, c+20, 1),
+		} {
+			if err := w.Add(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func build(t *testing.T, name string, cs ...int64) *report.Bundle {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	writeTrace(t, path, cs...)
+	b, err := report.Build(context.Background(), path, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// row returns the row name of the table title of the section analysis.
+func row(t *testing.T, r *Result, analysis, title, name string) Row {
+	t.Helper()
+	for _, s := range r.Sections {
+		if s.Analysis != analysis {
+			continue
+		}
+		for _, tb := range s.Tables {
+			if tb.Title != title {
+				continue
+			}
+			for _, rw := range tb.Rows {
+				if rw.Name == name {
+					return rw
+				}
+			}
+		}
+	}
+	t.Fatalf("no row %s / %s / %s", analysis, title, name)
+	return Row{}
+}
+
+// TestDoubledCompute compares the trace with compute taking 100 ns on
+// process 0 (50 on process 1) with the one where it takes twice as long:
+// every difference is known.
+func TestDoubledCompute(t *testing.T) {
+	a, b := build(t, "before.pst", 100), build(t, "after.pst", 200)
+	r, err := Bundles(a, b, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(analysis, title, name string, wa, wb float64) {
+		t.Helper()
+		rw := row(t, r, analysis, title, name)
+		if rw.A != wa || rw.B != wb || rw.Diff != wb-wa || rw.DiffPct == nil || math.Abs(*rw.DiffPct-(wb-wa)/wa*100) > 1e-9 {
+			t.Errorf("%s / %s / %s: %+v, want a %v b %v", analysis, title, name, rw, wa, wb)
+		}
+	}
+	check(report.AnalysisOverview, "run", "span_ns", 120, 220)
+	check(report.AnalysisOverview, "run", "procs", 2, 2)
+	check(report.AnalysisProfile, "exclusive time by region", "compute", 150, 300)
+	check(report.AnalysisProfile, "inclusive time by region", "main", 240, 440)
+	check(report.AnalysisProfile, "visits by region", "compute", 2, 2)
+	check(report.AnalysisProfile, "totals (regions)", "message_bytes", 100, 100)
+	check(report.AnalysisCritPath, "path", "length_ns", 120, 220)
+	check(report.AnalysisPOP, "times", "runtime_ns", 120, 220)
+	// The largest mover comes first: compute's 150 ns.
+	for _, s := range r.Sections {
+		for _, tb := range s.Tables {
+			if s.Analysis == report.AnalysisProfile && tb.Title == "exclusive time by region" && tb.Rows[0].Name != "compute" {
+				t.Errorf("exclusive rows %+v: compute first", tb.Rows)
+			}
+		}
+	}
+	// Useful time: process 0 computes 100 + 10 outside MPI (of 120), then
+	// 200 + 10 (of 220).
+	ul := row(t, r, report.AnalysisPOP, "times", "useful_max_ns")
+	if ul.A != 110 || ul.B != 210 {
+		t.Errorf("useful max %+v", ul)
+	}
+	// The late sender waits c/2 ns: 50, then 100.
+	check(report.AnalysisWaitStates, "wait by pattern", "late_sender_ns", 50, 100)
+
+	// Occupancy and entropy need state records: listed as missing.
+	miss := map[string]Missing{}
+	for _, m := range r.Missing {
+		miss[m.Analysis] = m
+	}
+	if m, ok := miss[report.AnalysisOccupancy]; !ok || m.In != "" || m.ReasonA == "" || m.ReasonA != a.Skipped[report.AnalysisOccupancy] {
+		t.Errorf("occupancy missing %+v (skipped %q)", m, a.Skipped[report.AnalysisOccupancy])
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No figure is 0 on side A only here, so nothing is null.
+	if strings.Contains(string(data), "null") {
+		t.Errorf("null in %s", data)
+	}
+}
+
+// TestSelf compares a trace with itself, and two runs of one trace: a
+// run with itself differs nowhere.
+func TestSelf(t *testing.T) {
+	a := build(t, "runs.pst", 100, 300)
+	r, err := Bundles(a, a, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Sections) < 5 {
+		t.Fatalf("%d sections", len(r.Sections))
+	}
+	for _, s := range r.Sections {
+		for _, tb := range s.Tables {
+			for _, rw := range tb.Rows {
+				if rw.Diff != 0 || rw.DiffPct == nil || *rw.DiffPct != 0 || rw.Only != "" {
+					t.Errorf("%s / %s: %+v", s.Analysis, tb.Title, rw)
+				}
+			}
+		}
+	}
+	r, err = Bundles(a, a, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rw := row(t, r, report.AnalysisProfile, "exclusive time by region", "compute"); rw.A != 150 || rw.B != 450 || *rw.DiffPct != 200 {
+		t.Errorf("run 0 against run 1: %+v", rw)
+	}
+	if _, err := Bundles(a, a, 0, 2); err == nil || !strings.Contains(err.Error(), "no run 2") {
+		t.Errorf("run 2: %v", err)
+	}
+	if _, err := Bundles(nil, a, 0, 0); err == nil {
+		t.Error("nil bundle: no error")
+	}
+}
+
+// TestOnlyOneSide: a region on one side only is marked, and the row's
+// percentage is null (infinite) when A is 0.
+func TestOnlyOneSide(t *testing.T) {
+	ta := figTable{title: "x", regions: true, figs: []fig{ns("kept", 5), ns("gone", 7)}}
+	tb := figTable{title: "x", regions: true, figs: []fig{ns("kept", 5), ns("new", 3)}}
+	got := joinTable(ta, tb)
+	if len(got.Rows) != 3 || got.Rows[0].Name != "gone" || got.Rows[0].Only != SideA || got.Rows[1].Name != "new" || got.Rows[1].Only != SideB || got.Rows[1].DiffPct != nil {
+		t.Errorf("%+v", got.Rows)
+	}
+	if *got.Rows[0].DiffPct != -100 {
+		t.Errorf("gone: %v%%", *got.Rows[0].DiffPct)
+	}
+}
