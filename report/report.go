@@ -70,6 +70,10 @@ type Options struct {
 	// entropy analysis ranks the windows of SubsetK adjacent processes.
 	// 0 means DefaultSubsetProcs.
 	SubsetProcs int
+	// Procs, when not empty, selects the processes every analysis reads,
+	// and ExcludeProcs leaves processes out: the others count as
+	// processes that never exist (engine.Request).
+	Procs, ExcludeProcs []int32
 }
 
 // DefaultMaxPoints is the default bound on the points per run of a series.
@@ -105,6 +109,10 @@ type Bundle struct {
 	Seconds map[string]float64 `json:"seconds"`
 	// RanTogether lists the analyses computed in one engine pass.
 	RanTogether []string `json:"ran_together,omitempty"`
+	// Procs and ExcludeProcs are the processes selected and left out of
+	// every analysis (Options); absent when all were analysed.
+	Procs        []int32 `json:"procs,omitempty"`
+	ExcludeProcs []int32 `json:"exclude_procs,omitempty"`
 
 	// Overview is the overview analysis' envelope (engine.Envelope, whose
 	// result is an *overview.Result).
@@ -241,12 +249,13 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 	}
 	h := s.Header()
 	b := &Bundle{Version: Version, Trace: filepath.Base(s.Dir()), Meta: h.Meta,
-		Skipped: map[string]string{}, Seconds: map[string]float64{}}
+		Skipped: map[string]string{}, Seconds: map[string]float64{}, Procs: opts.Procs, ExcludeProcs: opts.ExcludeProcs}
 	// The engine's analyses that apply run together; the others are
 	// skipped with the kinds they miss.
 	tr := engine.TraceOf(s)
 	var reqs []engine.Request
 	for _, req := range engineRequests(tr, opts) {
+		req.Procs, req.ExcludeProcs = opts.Procs, opts.ExcludeProcs
 		a, _ := engine.Lookup(req.Analysis)
 		var miss *engine.MissingError
 		if err := a.AppliesWith(tr, req.Options); errors.As(err, &miss) {

@@ -29,9 +29,10 @@ import (
 
 // reportFlags are the options shared by analyze and serve.
 type reportFlags struct {
-	sources   []string
-	probe     string
-	maxPoints int
+	sources    []string
+	probe      string
+	maxPoints  int
+	only, skip string
 }
 
 func (f *reportFlags) register(cmd *cobra.Command) {
@@ -40,6 +41,8 @@ func (f *reportFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.probe, "probe", "", "a probe result (JSON) to show in the probe view")
 	addTraceFlags(cmd, "format")
 	fl.IntVar(&f.maxPoints, "max-points", report.DefaultMaxPoints, "points kept per run of a series (PCA, phase space, modified entropy)")
+	fl.StringVar(&f.only, "procs", "", "analyse only these processes (e.g. 0-15); the others count as absent")
+	fl.StringVar(&f.skip, "exclude-procs", "", "leave these processes out of every analysis (counter readers, GPU streams, helper threads); they count as absent")
 }
 
 // build analyses one trace: a .pst directory, or a trace of a format
@@ -49,6 +52,13 @@ func (f *reportFlags) build(cmd *cobra.Command, path string) (*report.Bundle, er
 		return nil, err
 	}
 	opts := report.Options{MaxPoints: f.maxPoints, SourceDirs: f.sources}
+	var err error
+	if opts.Procs, err = parseIDList(f.only); err != nil {
+		return nil, usagef("--procs: %v", err)
+	}
+	if opts.ExcludeProcs, err = parseIDList(f.skip); err != nil {
+		return nil, usagef("--exclude-procs: %v", err)
+	}
 	if f.probe != "" {
 		p, err := report.ReadProbe(f.probe)
 		if err != nil {

@@ -73,6 +73,7 @@ envelope every face shares (docs/results.md); --csv prints every segment.`,
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
+	addProcFlags(cmd)
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	fl.BoolVar(&asCSV, "csv", false, "print every segment of the path as CSV")
 	addTraceFlags(cmd, "format")

@@ -91,7 +91,11 @@ first run analysed.`,
 			if err := checkRuns(s, sel); err != nil {
 				return err
 			}
-			res, err := engine.Run(cmd.Context(), s, []engine.Request{{Analysis: occupancy.Name, Options: params, Runs: sel}})
+			req := engine.Request{Analysis: occupancy.Name, Options: params, Runs: sel}
+			if err := selectProcs(cmd, &req); err != nil {
+				return err
+			}
+			res, err := engine.Run(cmd.Context(), s, []engine.Request{req})
 			if err != nil {
 				return err
 			}
@@ -118,6 +122,7 @@ first run analysed.`,
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
+	addProcFlags(cmd)
 	fl.BoolVar(&mean, "mean", false, "also print the mean node occupancy of each mode (--json always holds it)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	addTraceFlags(cmd, "format")

@@ -54,7 +54,11 @@ and parscope serve's overview queries show.`,
 			if err := checkRuns(s, sel); err != nil {
 				return err
 			}
-			res, err := engine.Run(cmd.Context(), s, []engine.Request{{Analysis: overview.Name, Options: params, Runs: sel}})
+			req := engine.Request{Analysis: overview.Name, Options: params, Runs: sel}
+			if err := selectProcs(cmd, &req); err != nil {
+				return err
+			}
+			res, err := engine.Run(cmd.Context(), s, []engine.Request{req})
 			if err != nil {
 				return err
 			}
@@ -70,6 +74,7 @@ and parscope serve's overview queries show.`,
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
+	addProcFlags(cmd)
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)

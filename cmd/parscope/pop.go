@@ -76,6 +76,7 @@ exit of MPI_Init to its entry into MPI_Finalize, as POP reports do.
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
+	addProcFlags(cmd)
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	fl.BoolVar(&asCSV, "csv", false, "print one row per process as CSV")
 	addTraceFlags(cmd, "format")

@@ -72,6 +72,7 @@ process's last record are repaired and counted under problems.
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
+	addProcFlags(cmd)
 	fl.IntVar(&showTree, "tree", 15, "print the call tree's N nodes of the largest inclusive time (0: none)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	fl.BoolVar(&asCSV, "csv", false, "print the flat profile as CSV")

@@ -32,7 +32,12 @@ func runOne(cmd *cobra.Command, path, name string, params any, runs string) (*en
 		s.Close()
 		return nil, nil, err
 	}
-	res, err := engine.Run(cmd.Context(), s, []engine.Request{{Analysis: name, Options: params, Runs: sel}})
+	req := engine.Request{Analysis: name, Options: params, Runs: sel}
+	if err := selectProcs(cmd, &req); err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	res, err := engine.Run(cmd.Context(), s, []engine.Request{req})
 	if err != nil {
 		s.Close()
 		return nil, nil, err
@@ -93,6 +98,7 @@ of each process.`,
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
+	addProcFlags(cmd)
 	fl.BoolVar(&asCSV, "csv", false, "write the states as CSV rows")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	fl.StringVarP(&out, "output", "o", "-", "with --csv: the file to write (- for standard output)")

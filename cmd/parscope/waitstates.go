@@ -78,6 +78,7 @@ run, process and pattern.`,
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
+	addProcFlags(cmd)
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	fl.BoolVar(&asCSV, "csv", false, "print each process's waits per pattern as CSV")
 	addTraceFlags(cmd, "format")

@@ -284,6 +284,8 @@ window.Function = (function (RealFunction) {
     const info = [['trace', s.trace], ['source', (s.meta && s.meta.source) || '-'], ['runs', s.runs.length],
       ['records', fmt(total) + ' (' + kinds.map(([k, n]) => fmt(n) + ' ' + k).join(', ') + ')'],
       ['analyses', (s.ran || []).join(', ')]];
+    if (s.procs) info.push(['processes analysed', s.procs.join(', ') + ' (the others count as absent)']);
+    if (s.exclude_procs) info.push(['processes left out', s.exclude_procs.join(', ') + ' (they count as absent)']);
     for (const [k, why] of Object.entries(s.skipped || {})) info.push(['not run: ' + k, why]);
     const top = el('div', { class: 'row' });
     c.append(top);

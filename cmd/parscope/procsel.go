@@ -1,0 +1,46 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/parscope/parscope/engine"
+)
+
+// procSel holds an analysis command's process selection flags.
+type procSel struct {
+	only, skip string
+}
+
+// procSels are the selection flags of each analysis command.
+var procSels = map[*cobra.Command]*procSel{}
+
+// addProcFlags gives an analysis command --exclude-procs, and --procs
+// unless the analysis' own options bind that name already (mentropy and
+// phases select their processes themselves). The engine feeds the
+// analysis only the selected processes' records; the others count as
+// processes that never exist.
+func addProcFlags(cmd *cobra.Command) {
+	ps := &procSel{}
+	fl := cmd.Flags()
+	if fl.Lookup("procs") == nil {
+		fl.StringVar(&ps.only, "procs", "", "only these processes (e.g. 0-15); the others count as absent")
+	}
+	fl.StringVar(&ps.skip, "exclude-procs", "", "leave these processes out (counter readers, GPU streams, helper threads); they count as absent")
+	procSels[cmd] = ps
+}
+
+// selectProcs sets req's process selection from cmd's flags.
+func selectProcs(cmd *cobra.Command, req *engine.Request) error {
+	ps := procSels[cmd]
+	if ps == nil {
+		return nil
+	}
+	var err error
+	if req.Procs, err = parseIDList(ps.only); err != nil {
+		return usagef("--procs: %v", err)
+	}
+	if req.ExcludeProcs, err = parseIDList(ps.skip); err != nil {
+		return usagef("--exclude-procs: %v", err)
+	}
+	return nil
+}
