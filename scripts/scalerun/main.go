@@ -167,13 +167,7 @@ func newGen(procs int32, records, window int64, shards int) (*gen, error) {
 		g.bounds = append(g.bounds, s)
 	}
 	g.bounds = append(g.bounds, steps)
-	g.h = &trace.Header{Meta: trace.Meta{ClockResolution: 1}, Runs: []trace.RunInfo{{ID: 0, Procs: procs}}}
-	for s := range int32(5) {
-		g.h.States = append(g.h.States, trace.StateDef{ID: s, Name: fmt.Sprintf("S%d", s)})
-	}
-	for r := range int32(3) {
-		g.h.Regions = append(g.h.Regions, trace.RegionDef{ID: r, Label: fmt.Sprintf("R%d", r), Parent: -1})
-	}
+	g.h = tracetest.Header(procs)
 	return g, nil
 }
 

@@ -3,6 +3,7 @@
 package tracetest
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/parscope/parscope/trace"
@@ -25,6 +26,20 @@ type Stream struct {
 	step int64
 	pend []trace.Record
 	back []trace.Record // pend's storage, reused
+}
+
+// Header returns the header of a Stream of procs processes: run 0 with
+// them, the five states S0–S4 and the three regions R0–R2 it enters, on a
+// 1 ns clock.
+func Header(procs int32) *trace.Header {
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}, Runs: []trace.RunInfo{{ID: 0, Procs: procs}}}
+	for s := range int32(5) {
+		h.States = append(h.States, trace.StateDef{ID: s, Name: fmt.Sprintf("S%d", s)})
+	}
+	for r := range int32(3) {
+		h.Regions = append(h.Regions, trace.RegionDef{ID: r, Label: fmt.Sprintf("R%d", r), Parent: -1})
+	}
+	return h
 }
 
 // Produced returns the number of records read so far.
