@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/parscope/parscope/analysis/comm"
+	"github.com/parscope/parscope/analysis/counters"
 	"github.com/parscope/parscope/analysis/critpath"
 	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/mentropy"
@@ -148,6 +149,9 @@ type Bundle struct {
 	// the critical path of every run, with each region's and process's
 	// share of it.
 	CritPath *engine.Envelope `json:"critpath,omitempty"`
+	// Counters is the counters analysis' envelope (a *counters.Result):
+	// every counter's range, and its series over time windows.
+	Counters *engine.Envelope `json:"counters,omitempty"`
 	// Phases is the phases analysis' envelope (a *phase.Phases: the
 	// phases of each process's basic block vectors).
 	Phases *engine.Envelope `json:"phases,omitempty"`
@@ -168,6 +172,7 @@ const (
 	AnalysisPOP        = "pop"
 	AnalysisWaitStates = "waitstates"
 	AnalysisCritPath   = "critpath"
+	AnalysisCounters   = "counters"
 	AnalysisPhases     = "phases"
 	AnalysisProbe      = "probe"
 )
@@ -198,6 +203,7 @@ func engineRequests(t *engine.Trace, opts Options) []engine.Request {
 		popRequest(),
 		waitstatesRequest(),
 		critpathRequest(),
+		{Analysis: counters.Name, Options: counters.DefaultParams()},
 		{Analysis: phase.Name, Options: phase.DefaultParams()},
 	}
 }
@@ -316,6 +322,8 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 			b.WaitStates = env
 		case critpath.Name:
 			b.CritPath = env
+		case counters.Name:
+			b.Counters = env
 		case phase.Name:
 			b.Phases = env
 		}

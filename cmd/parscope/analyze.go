@@ -236,7 +236,7 @@ func writeReport(dir, out string, b *report.Bundle) ([]analyzeFile, error) {
 	}
 	parts := map[string]any{"overview": b.Overview, "states": b.States, "entropy": b.Entropy, "pca": b.PCA, "phasespace": b.PhaseSpace,
 		"occupancy": b.Occupancy, "mentropy": b.MEntropy, "comm": b.Comm,
-		"profile": b.Profile, "pop": b.POP, "waitstates": b.WaitStates, "critpath": b.CritPath, "phases": b.Phases, "probe": b.Probe}
+		"profile": b.Profile, "pop": b.POP, "waitstates": b.WaitStates, "critpath": b.CritPath, "counters": b.Counters, "phases": b.Phases, "probe": b.Probe}
 	for _, name := range web.Parts {
 		v := parts[name]
 		if isNil(v) {

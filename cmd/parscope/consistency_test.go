@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/analysis/comm"
+	"github.com/parscope/parscope/analysis/counters"
 	"github.com/parscope/parscope/analysis/critpath"
 	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/mentropy"
@@ -338,6 +339,28 @@ var faceCases = []faceCase{
 		},
 		applies: func(name string) bool { return name != "amoeba" && name != "go" },
 		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindSend && r.Proc == 2 && r.T > 10_000) },
+	},
+	{
+		name:    counters.Name,
+		section: func(b *report.Bundle) *engine.Envelope { return b.Counters },
+		args: func(env *engine.Envelope) []string {
+			return []string{"--windows", strconv.Itoa(env.Options.(*counters.Params).Windows)}
+		},
+		applies: func(name string) bool { return name == "mixed" },
+		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindCounter && r.Proc == 2 && r.T > 10_000) },
+		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
+			for _, r := range env.Result.(*counters.Result).Runs {
+				for _, c := range r.Counters {
+					var n int64
+					for _, p := range c.Series {
+						n += p.Samples
+					}
+					if c.Samples == 0 || n != c.Samples || c.Min > c.Mean || c.Mean > c.Max {
+						t.Errorf("counters of the mixed trace, run %d counter %d: %.300s", r.Run, c.ID, fromCLI)
+					}
+				}
+			}
+		},
 	},
 	{
 		name:    critpath.Name,

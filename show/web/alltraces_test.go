@@ -185,7 +185,7 @@ func TestBrowserEveryView(t *testing.T) {
 	ctx, con := browser(t)
 	opened := 0
 	for i, b := range bs {
-		for _, key := range []string{"overview", "phasespace", "pca", "entropy", "occupancy", "comm", "phases", "mentropy", "profile", "pop", "waitstates", "critpath", "probe"} {
+		for _, key := range []string{"overview", "phasespace", "pca", "entropy", "occupancy", "comm", "phases", "mentropy", "profile", "pop", "waitstates", "critpath", "counters", "probe"} {
 			hash := fmt.Sprintf("#/t/%d/%s", i, key)
 			name := b.Trace + " " + key
 			tctx, cancel := context.WithTimeout(ctx, 60*time.Second)

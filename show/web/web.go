@@ -64,7 +64,7 @@ func staticCSP(scripts, styles []string) string {
 
 // Parts are the sections of a bundle that the app fetches one by one
 // (api/traces/{i}/{part}); everything else is the trace's summary.
-var Parts = []string{"overview", "states", "entropy", "pca", "phasespace", "occupancy", "mentropy", "comm", "profile", "pop", "waitstates", "critpath", "phases", "probe"}
+var Parts = []string{"overview", "states", "entropy", "pca", "phasespace", "occupancy", "mentropy", "comm", "profile", "pop", "waitstates", "critpath", "counters", "phases", "probe"}
 
 // staticData is what the offline report inlines as window.PARSCOPE_DATA.
 type staticData struct {

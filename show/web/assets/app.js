@@ -83,7 +83,7 @@ window.Function = (function (RealFunction) {
     cache.set(url, v);
     return v;
   }
-  const HEAVY = ['overview', 'states', 'entropy', 'pca', 'phasespace', 'occupancy', 'mentropy', 'comm', 'profile', 'pop', 'waitstates', 'critpath', 'phases', 'probe'];
+  const HEAVY = ['overview', 'states', 'entropy', 'pca', 'phasespace', 'occupancy', 'mentropy', 'comm', 'profile', 'pop', 'waitstates', 'critpath', 'counters', 'phases', 'probe'];
   function summaryOf(b, i) {
     const s = { index: i };
     for (const k of Object.keys(b)) if (!HEAVY.includes(k)) s[k] = b[k];
@@ -274,6 +274,7 @@ window.Function = (function (RealFunction) {
     { key: 'pop', title: 'POP efficiency', part: 'pop', skip: 'pop', render: viewPOP },
     { key: 'waitstates', title: 'Wait states', part: 'waitstates', skip: 'waitstates', render: viewWaitStates },
     { key: 'critpath', title: 'Critical path', part: 'critpath', skip: 'critpath', render: viewCritPath },
+    { key: 'counters', title: 'Counters', part: 'counters', skip: 'counters', render: viewCounters },
     { key: 'probe', title: 'Probe', part: 'probe', skip: 'probe', render: viewProbe },
   ];
   function has(s, v) { return !v.part || (s.ran || []).includes(v.skip || v.part); }
@@ -698,6 +699,43 @@ window.Function = (function (RealFunction) {
       card(two, 'Regions on the path, longest first (' + r.regions.length + (r.regions_omitted ? ' shown, ' + fmt(r.regions_omitted) + ' more left out' : '') + ')',
         table(['region', 'time on the path', 'share'], r.regions.map(g => [g.region === -2 ? '(communication)' : (g.name || '(no region)'), ns(g.ns), fmt(g.share_pct) + '%'])));
       card(two, 'Processes on the path (computation)', table(['process', 'time on the path', 'share'], r.processes.map(p => [p.proc, ns(p.ns), fmt(p.share_pct) + '%'])));
+    });
+  }
+
+  async function viewCounters(c, t, s) {
+    // The counters part is the engine's envelope, result: {runs: [{run, begin_ns, end_ns, window_ns, counters: [{id, name, unit, samples, procs, min, mean, max, by_process, series}]}]}.
+    const cs = (await api.part(t, 'counters')).result;
+    if (!cs.runs.length) { card(c, null, el('p', { class: 'note' }, 'No run of ' + s.trace + ' has a counter sample.')); return; }
+    // A counter the trace does not name is named by its id: "counter 42001033" reads as "counter #42001033".
+    const label = k => /^counter \d+$/.test(k.name) ? k.name.replace(/ (\d+)$/, ' #$1') : k.name;
+    runPicker(c, cs.runs, (body, r) => {
+      const total = r.counters.reduce((a, k) => a + k.samples, 0);
+      const varying = r.counters.filter(k => k.max > k.min);
+      const widest = varying.reduce((a, k) => (!a || (k.max - k.min) / Math.max(Math.abs(k.mean), 1e-300) > (a.max - a.min) / Math.max(Math.abs(a.mean), 1e-300)) ? k : a, null);
+      lead(body, 'Run ' + r.run + ' holds ' + fmt(total) + ' samples of ' + r.counters.length + ' counter' + (r.counters.length > 1 ? 's' : '') + ' over ' + ns(r.end_ns - r.begin_ns) + '; ' +
+        (widest ? fmt(varying.length) + ' of them vary, ' + label(widest) + ' the most relative to its mean (' + fmt(widest.min) + ' to ' + fmt(widest.max) + (widest.unit && widest.unit !== '#' ? ' ' + widest.unit : '') + ').' : 'none of them varies.'));
+      const ctl = el('div', { class: 'controls' });
+      body.append(ctl);
+      const box = card(body, '');
+      let idx = r.counters.indexOf(widest || r.counters[0]);
+      const draw = () => {
+        charts = charts.filter(ch => { if (box.contains(ch.getDom())) { ch.dispose(); return false; } return true; });
+        box.replaceChildren();
+        const k = r.counters[idx], unit = k.unit && k.unit !== '#' ? ' (' + k.unit + ')' : '';
+        box.append(el('h3', {}, label(k) + unit + ': ' + fmt(k.samples) + ' samples on ' + k.procs + ' process' + (k.procs > 1 ? 'es' : '') + ', windows of ' + ns(r.window_ns)));
+        const pts = k.series.map(p => [(p.t_ns - r.begin_ns) / 1e6, p.min, p.mean, p.max]);
+        chart(box, '', {
+          tooltip: { trigger: 'axis', valueFormatter: v => fmt(v) }, legend: { top: 0 }, grid: { left: 80, right: 20, top: 30, bottom: 40 },
+          xAxis: { type: 'value', name: 'time since the run began (ms)', nameLocation: 'middle', nameGap: 24, min: 'dataMin', max: 'dataMax', axisLabel: { formatter: v => fmt(v) } },
+          yAxis: { type: 'value', name: label(k).length > 30 ? 'value' + unit : label(k) + unit, scale: true, axisLabel: { formatter: v => fmt(v) } },
+          series: [{ name: 'max', type: 'line', showSymbol: false, lineStyle: { width: 1 }, data: pts.map(p => [p[0], p[3]]) },
+            { name: 'mean', type: 'line', showSymbol: pts.length < 60, lineStyle: { width: 2 }, data: pts.map(p => [p[0], p[2]]) },
+            { name: 'min', type: 'line', showSymbol: false, lineStyle: { width: 1 }, data: pts.map(p => [p[0], p[1]]) }],
+        });
+      };
+      ctl.append(select('counter', r.counters.map((k, i) => [i, label(k)]), idx, v => { idx = +v; draw(); }));
+      draw();
+      card(body, 'Every counter of run ' + r.run, table(['counter', 'unit', 'samples', 'processes', 'min', 'mean', 'max'], r.counters.map(k => [label(k), k.unit || '', fmt(k.samples), k.procs, fmt(k.min), fmt(k.mean), fmt(k.max)])));
     });
   }
 
