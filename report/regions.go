@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/parscope/parscope/analysis/counters"
 	"github.com/parscope/parscope/analysis/critpath"
 	"github.com/parscope/parscope/analysis/pop"
 	"github.com/parscope/parscope/analysis/profile"
@@ -86,5 +87,15 @@ func (b *Bundle) CritPathResult() (*critpath.Result, bool) {
 		return nil, false
 	}
 	r, ok := b.CritPath.Result.(*critpath.Result)
+	return r, ok
+}
+
+// CountersResult returns the result of the counters section, or false
+// when there is none.
+func (b *Bundle) CountersResult() (*counters.Result, bool) {
+	if b.Counters == nil {
+		return nil, false
+	}
+	r, ok := b.Counters.Result.(*counters.Result)
 	return r, ok
 }

@@ -36,6 +36,8 @@ const (
 	UnitCount = "count"
 	UnitRatio = "ratio"
 	UnitBits  = "bits"
+	// UnitValue is a counter's own unit (Row.Name names the counter).
+	UnitValue = "value"
 )
 
 // Sides of Row.Only and Missing.In.
@@ -201,6 +203,7 @@ var comparers = []comparer{
 	{report.AnalysisComm, commFigures},
 	{report.AnalysisOccupancy, occupancyFigures},
 	{report.AnalysisEntropy, entropyFigures},
+	{report.AnalysisCounters, countersFigures},
 }
 
 // join pairs the tables of the two sides by title, in side A's order
@@ -547,6 +550,26 @@ func occupancyFigures(s side) (figures, string) {
 			mean.figs = append(mean.figs, nsF(m.Mode, m.GlobalNS))
 		}
 		return figures{head, mean}, ""
+	}
+	return nil, noRun(s)
+}
+
+func countersFigures(s side) (figures, string) {
+	r, ok := s.b.CountersResult()
+	if !ok {
+		return nil, absent(s, report.AnalysisCounters)
+	}
+	for _, p := range r.Runs {
+		if p.Run != s.run {
+			continue
+		}
+		mean := figTable{title: "mean by counter", regions: true}
+		samples := figTable{title: "samples by counter", regions: true}
+		for _, c := range p.Counters {
+			mean.figs = append(mean.figs, fig{c.Name, UnitValue, c.Mean})
+			samples.figs = append(samples.figs, count(c.Name, c.Samples))
+		}
+		return figures{mean, samples}, ""
 	}
 	return nil, noRun(s)
 }

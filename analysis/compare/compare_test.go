@@ -186,3 +186,54 @@ func TestOnlyOneSide(t *testing.T) {
 		t.Errorf("gone: %v%%", *got.Rows[0].DiffPct)
 	}
 }
+
+// counterBundle builds the bundle of a trace of one process that samples
+// "cycles" at 0 and 100 ns with the values vs.
+func counterBundle(t *testing.T, name string, vs ...float64) *report.Bundle {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	w, err := store.Create(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	h := w.Header()
+	h.Meta.ClockResolution = 1
+	h.Runs = []trace.RunInfo{{ID: 0, Procs: 1}}
+	h.Counters = []trace.CounterDef{{ID: 0, Name: "cycles"}}
+	for i, v := range vs {
+		if err := w.Add(trace.Counter(0, 0, int64(100*i), 0, v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := report.Build(context.Background(), path, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestCompareCounters compares a counter whose mean rises from 15 to 25
+// with the same number of samples.
+func TestCompareCounters(t *testing.T) {
+	res, err := Bundles(counterBundle(t, "a.pst", 10, 20), counterBundle(t, "b.pst", 10, 40), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sec *Section
+	for i := range res.Sections {
+		if res.Sections[i].Analysis == report.AnalysisCounters {
+			sec = &res.Sections[i]
+		}
+	}
+	if sec == nil || len(sec.Tables) != 2 || len(sec.Tables[0].Rows) != 1 || len(sec.Tables[1].Rows) != 1 {
+		t.Fatalf("counters section %+v (missing %+v)", sec, res.Missing)
+	}
+	m, n := sec.Tables[0].Rows[0], sec.Tables[1].Rows[0]
+	if m.Name != "cycles" || m.Unit != UnitValue || m.A != 15 || m.B != 25 || m.Diff != 10 || n.A != 2 || n.B != 2 || n.Diff != 0 {
+		t.Errorf("mean %+v, samples %+v", m, n)
+	}
+}
