@@ -3,6 +3,8 @@ package rewrite
 import (
 	"bytes"
 	"sort"
+	"unicode"
+	"unicode/utf8"
 )
 
 // editClass orders edits at the same offset: closing insertions (inner
@@ -40,7 +42,22 @@ func (e *editor) add(off, del int, text string, class editClass) {
 }
 
 // open inserts text before anything already opened at off (outer first).
-func (e *editor) open(off int, text string) { e.add(off, 0, text, editOpen) }
+// A text that begins with a letter, digit or underscore right after one
+// in the source ("return<-c") gets a space first, so that the two do not
+// run together into one identifier ("returnparscopeRecv").
+func (e *editor) open(off int, text string) {
+	if off > 0 && off <= len(e.src) && text != "" {
+		before, _ := utf8.DecodeLastRune(e.src[:off])
+		first, _ := utf8.DecodeRuneInString(text)
+		if isIdentRune(before) && isIdentRune(first) {
+			text = " " + text
+		}
+	}
+	e.add(off, 0, text, editOpen)
+}
+
+// isIdentRune reports whether r can be part of a Go identifier.
+func isIdentRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // close inserts text at off after inner nodes' closings.
 func (e *editor) close(off int, text string) { e.add(off, 0, text, editClose) }
