@@ -9,17 +9,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/counters"
-	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 )
 
 func init() {
 	params := counters.DefaultParams()
-	var (
-		runs   string
-		asJSON bool
-		asCSV  bool
-	)
 	cmd := &cobra.Command{
 		Use:   "counters TRACE",
 		Short: "Counter samples (hardware counters, PAPI, rocprof metrics): range, mean and series over time",
@@ -36,35 +30,12 @@ run, counter and window.`,
 		Example: `  parscope counters testdata/real/traces/otf2/ping-pong-otf2-papi/traces.otf2
   parscope counters --windows 64 --csv trace.pst`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if asJSON && asCSV {
-				return usagef("--json and --csv: choose one")
-			}
-			env, s, err := runOne(cmd, args[0], counters.Name, params, runs)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			r := env.Result.(*counters.Result)
-			switch {
-			case asJSON:
-				return writeJSON(cmd.OutOrStdout(), env)
-			case asCSV:
-				return writeCountersCSV(cmd.OutOrStdout(), r)
-			}
-			return printCounters(cmd.OutOrStdout(), env.Trace, r)
-		},
 	}
-	fl := cmd.Flags()
-	if err := engine.BindFlags(fl, params); err != nil {
-		panic(err)
-	}
-	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
-	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	fl.BoolVar(&asCSV, "csv", false, "print each counter's series as CSV")
-	addTraceFlags(cmd, "format")
-	root.AddCommand(cmd)
+	addAnalysisCommand(cmd, counters.Name, params, tableOutput[counters.Result]{
+		csvHelp: "print each counter's series as CSV",
+		csv:     writeCountersCSV,
+		text:    printCounters,
+	})
 }
 
 // printCounters prints a table of the counters of each run.

@@ -8,17 +8,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/critpath"
-	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 )
 
 func init() {
 	params := critpath.DefaultParams()
-	var (
-		runs   string
-		asJSON bool
-		asCSV  bool
-	)
 	cmd := &cobra.Command{
 		Use:   "critpath TRACE",
 		Short: "critical path: the chain of computation and messages that determines a run's end, by region and process",
@@ -46,38 +40,14 @@ envelope every face shares (docs/results.md); --csv prints every segment.`,
 		Example: `  parscope critpath testdata/real/traces/dumpi/testtrace.meta
   parscope critpath --top 10 --segments 0 --json trace.pst`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if asJSON && asCSV {
-				return usagef("--json and --csv: choose one")
-			}
-			if asCSV {
-				params.Segments = 0 // every segment
-			}
-			env, s, err := runOne(cmd, args[0], critpath.Name, params, runs)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			r := env.Result.(*critpath.Result)
-			switch {
-			case asJSON:
-				return writeJSON(cmd.OutOrStdout(), env)
-			case asCSV:
-				return writeCritCSV(cmd.OutOrStdout(), r)
-			}
-			return printCrit(cmd.OutOrStdout(), env.Trace, r)
-		},
 	}
-	fl := cmd.Flags()
-	if err := engine.BindFlags(fl, params); err != nil {
-		panic(err)
-	}
-	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
-	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	fl.BoolVar(&asCSV, "csv", false, "print every segment of the path as CSV")
-	addTraceFlags(cmd, "format")
-	root.AddCommand(cmd)
+	addAnalysisCommand(cmd, critpath.Name, params, tableOutput[critpath.Result]{
+		csvHelp: "print every segment of the path as CSV",
+		csv:     writeCritCSV,
+		text:    printCrit,
+		// --csv lists every segment.
+		beforeCSV: func() { params.Segments = 0 },
+	})
 }
 
 // printCrit prints, per run, the path's length, its regions, processes

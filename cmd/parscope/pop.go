@@ -10,17 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/pop"
-	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 )
 
 func init() {
 	params := pop.DefaultParams()
-	var (
-		runs   string
-		asJSON bool
-		asCSV  bool
-	)
 	cmd := &cobra.Command{
 		Use:   "pop TRACE",
 		Short: "POP efficiencies: load balance, communication, serialisation and transfer efficiency, parallel efficiency",
@@ -52,35 +46,12 @@ exit of MPI_Init to its entry into MPI_Finalize, as POP reports do.
   parscope pop --runtime-regions '^(P?MPI_|omp_)' --json trace.pst
   parscope pop testdata/real/traces/otf2/ping-pong-otf2`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if asJSON && asCSV {
-				return usagef("--json and --csv: choose one")
-			}
-			env, s, err := runOne(cmd, args[0], pop.Name, params, runs)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			r := env.Result.(*pop.Result)
-			switch {
-			case asJSON:
-				return writeJSON(cmd.OutOrStdout(), env)
-			case asCSV:
-				return writePopCSV(cmd.OutOrStdout(), r)
-			}
-			return printPop(cmd.OutOrStdout(), env.Trace, r)
-		},
 	}
-	fl := cmd.Flags()
-	if err := engine.BindFlags(fl, params); err != nil {
-		panic(err)
-	}
-	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
-	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	fl.BoolVar(&asCSV, "csv", false, "print one row per process as CSV")
-	addTraceFlags(cmd, "format")
-	root.AddCommand(cmd)
+	addAnalysisCommand(cmd, pop.Name, params, tableOutput[pop.Result]{
+		csvHelp: "print one row per process as CSV",
+		csv:     writePopCSV,
+		text:    printPop,
+	})
 }
 
 // printPop prints, per run, the efficiencies and each process's times.

@@ -10,18 +10,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/profile"
-	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 )
 
 func init() {
 	params := profile.DefaultParams()
-	var (
-		runs     string
-		asJSON   bool
-		asCSV    bool
-		showTree int
-	)
+	var showTree int
 	cmd := &cobra.Command{
 		Use:   "profile TRACE",
 		Short: "Flat and call-tree profiles: time per region (inclusive, exclusive), visits, spread over processes, message statistics",
@@ -48,36 +42,13 @@ process's last record are repaired and counted under problems.
   parscope profile --sort inclusive --top 10 --tree 20 mg.pst
   parscope profile --of states --json amoeba.pst`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if asJSON && asCSV {
-				return usagef("--json and --csv: choose one")
-			}
-			env, s, err := runOne(cmd, args[0], profile.Name, params, runs)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			r := env.Result.(*profile.Result)
-			switch {
-			case asJSON:
-				return writeJSON(cmd.OutOrStdout(), env)
-			case asCSV:
-				return writeProfileCSV(cmd.OutOrStdout(), r)
-			}
-			return printProfile(cmd.OutOrStdout(), env.Trace, r, showTree)
-		},
 	}
-	fl := cmd.Flags()
-	if err := engine.BindFlags(fl, params); err != nil {
-		panic(err)
-	}
-	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
-	fl.IntVar(&showTree, "tree", 15, "print the call tree's N nodes of the largest inclusive time (0: none)")
-	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	fl.BoolVar(&asCSV, "csv", false, "print the flat profile as CSV")
-	addTraceFlags(cmd, "format")
-	root.AddCommand(cmd)
+	cmd.Flags().IntVar(&showTree, "tree", 15, "print the call tree's N nodes of the largest inclusive time (0: none)")
+	addAnalysisCommand(cmd, profile.Name, params, tableOutput[profile.Result]{
+		csvHelp: "print the flat profile as CSV",
+		csv:     writeProfileCSV,
+		text:    func(w io.Writer, name string, r *profile.Result) error { return printProfile(w, name, r, showTree) },
+	})
 }
 
 // percent formats a share as a percentage.

@@ -9,17 +9,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/waitstate"
-	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 )
 
 func init() {
 	params := waitstate.DefaultParams()
-	var (
-		runs   string
-		asJSON bool
-		asCSV  bool
-	)
 	cmd := &cobra.Command{
 		Use:   "waitstates TRACE",
 		Short: "MPI wait states (Scalasca): late sender, late receiver, wait at N×N and barrier, late broadcast, early reduce",
@@ -54,35 +48,12 @@ run, process and pattern.`,
 		Example: `  parscope waitstates testdata/real/traces/dumpi/testtrace.meta
   parscope waitstates --top 10 --json trace.pst`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if asJSON && asCSV {
-				return usagef("--json and --csv: choose one")
-			}
-			env, s, err := runOne(cmd, args[0], waitstate.Name, params, runs)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			r := env.Result.(*waitstate.Result)
-			switch {
-			case asJSON:
-				return writeJSON(cmd.OutOrStdout(), env)
-			case asCSV:
-				return writeWaitsCSV(cmd.OutOrStdout(), r)
-			}
-			return printWaits(cmd.OutOrStdout(), env.Trace, r)
-		},
 	}
-	fl := cmd.Flags()
-	if err := engine.BindFlags(fl, params); err != nil {
-		panic(err)
-	}
-	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
-	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	fl.BoolVar(&asCSV, "csv", false, "print each process's waits per pattern as CSV")
-	addTraceFlags(cmd, "format")
-	root.AddCommand(cmd)
+	addAnalysisCommand(cmd, waitstate.Name, params, tableOutput[waitstate.Result]{
+		csvHelp: "print each process's waits per pattern as CSV",
+		csv:     writeWaitsCSV,
+		text:    printWaits,
+	})
 }
 
 // share formats part of whole as a percentage ("-" when whole is 0).
