@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 )
@@ -44,6 +45,32 @@ func (p *PerRun[T]) Runs() []int32 { return slices.Sorted(maps.Keys(p.runs)) }
 func (p *PerRun[T]) Get(run int32) (T, bool) {
 	v, ok := p.runs[run]
 	return v, ok
+}
+
+// Values returns the values, in run order.
+func (p *PerRun[T]) Values() []T {
+	out := make([]T, 0, len(p.runs))
+	for _, run := range p.Runs() {
+		out = append(out, p.runs[run])
+	}
+	return out
+}
+
+// Each calls fn with every value, in no particular order and without
+// allocating: for work on every run after each batch.
+func (p *PerRun[T]) Each(fn func(T)) {
+	for _, v := range p.runs {
+		fn(v)
+	}
+}
+
+// MergeWhole moves the values of other into p when no run is in both: the
+// merge of an analysis that computes each run in one accumulator (its
+// name starts the error).
+func (p *PerRun[T]) MergeWhole(other *PerRun[T], analysis string) error {
+	return p.Merge(other, func(run int32, _, _ T) error {
+		return fmt.Errorf("%s: run %d is in both accumulators merged: a run must be computed in one (shard by run)", analysis, run)
+	})
 }
 
 // Merge moves the values of other into p: a run only other has takes

@@ -51,3 +51,30 @@ func TestPerRun(t *testing.T) {
 		t.Error("run 2's value changed")
 	}
 }
+
+// TestPerRunValuesAndWhole checks Values' run order, that Each visits
+// every run, and that MergeWhole refuses a run both sides hold.
+func TestPerRunValuesAndWhole(t *testing.T) {
+	mk := func(runs ...int32) *PerRun[int32] {
+		p := &PerRun[int32]{New: func(run int32) (int32, error) { return 10 * run, nil }}
+		for _, r := range runs {
+			p.Of(r)
+		}
+		return p
+	}
+	a := mk(3, 1)
+	if v := a.Values(); !slices.Equal(v, []int32{10, 30}) {
+		t.Errorf("Values = %v, want [10 30]", v)
+	}
+	sum := int32(0)
+	a.Each(func(v int32) { sum += v })
+	if sum != 40 {
+		t.Errorf("Each visited %d, want 40", sum)
+	}
+	if err := a.MergeWhole(mk(2), "x"); err != nil || !slices.Equal(a.Values(), []int32{10, 20, 30}) {
+		t.Errorf("MergeWhole of another run: %v, values %v", err, a.Values())
+	}
+	if err := a.MergeWhole(mk(1), "x"); err == nil || err.Error() != "x: run 1 is in both accumulators merged: a run must be computed in one (shard by run)" {
+		t.Errorf("MergeWhole of a run both hold: %v", err)
+	}
+}

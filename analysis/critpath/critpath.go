@@ -408,9 +408,7 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if a.res != nil || b.res != nil {
 		return fmt.Errorf("critpath: Merge after Result")
 	}
-	return a.runs.Merge(&b.runs, func(run int32, _, _ *runState) error {
-		return fmt.Errorf("critpath: both accumulators hold run %d (critical paths merge whole runs)", run)
-	})
+	return a.runs.MergeWhole(&b.runs, "critpath")
 }
 
 // Result implements engine.Accumulator.
@@ -419,8 +417,7 @@ func (a *Accumulator) Result() (any, error) {
 		return a.res, nil
 	}
 	res := &Result{Runs: []RunPath{}}
-	for _, id := range a.runs.Runs() {
-		r, _ := a.runs.Get(id)
+	for _, r := range a.runs.Values() {
 		res.Runs = append(res.Runs, a.finish(r))
 	}
 	a.res = res

@@ -177,9 +177,7 @@ func (a *analysis) Merge(o engine.Accumulator) error {
 	if !ok {
 		return fmt.Errorf("ocs: merging a %T", o)
 	}
-	return a.runs.Merge(&b.runs, func(run int32, _, _ *Builder) error {
-		return fmt.Errorf("ocs: run %d is in both accumulators merged: its workload must be built in one", run)
-	})
+	return a.runs.MergeWhole(&b.runs, "ocs")
 }
 
 // Result implements engine.Accumulator: it simulates every run.

@@ -554,9 +554,7 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if a.res != nil || b.res != nil {
 		return fmt.Errorf("pop: Merge after Result")
 	}
-	return a.runs.Merge(&b.runs, func(run int32, _, _ *runAcc) error {
-		return fmt.Errorf("pop: both accumulators hold run %d (the metrics merge whole runs)", run)
-	})
+	return a.runs.MergeWhole(&b.runs, "pop")
 }
 
 // Result implements engine.Accumulator.
@@ -565,8 +563,7 @@ func (a *Accumulator) Result() (any, error) {
 		return a.res, nil
 	}
 	res := &Result{Of: a.of, Runs: []Run{}}
-	for _, id := range a.runs.Runs() {
-		r, _ := a.runs.Get(id)
+	for _, r := range a.runs.Values() {
 		res.Runs = append(res.Runs, a.finish(r))
 	}
 	a.res = res

@@ -517,9 +517,7 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if a.res != nil || b.res != nil {
 		return fmt.Errorf("profile: Merge after Result")
 	}
-	return a.runs.Merge(&b.runs, func(run int32, _, _ *runAcc) error {
-		return fmt.Errorf("profile: both accumulators hold run %d (a profile merges whole runs)", run)
-	})
+	return a.runs.MergeWhole(&b.runs, "profile")
 }
 
 // Result implements engine.Accumulator.
@@ -528,8 +526,7 @@ func (a *Accumulator) Result() (any, error) {
 		return a.res, nil
 	}
 	res := &Result{Of: a.of, Runs: []RunProfile{}}
-	for _, id := range a.runs.Runs() {
-		r, _ := a.runs.Get(id)
+	for _, r := range a.runs.Values() {
 		res.Runs = append(res.Runs, a.finish(r))
 	}
 	a.res = res

@@ -413,10 +413,7 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 		}
 		ps.last = max(ps.last, rec.EndTime())
 	}
-	for _, run := range a.runs.Runs() {
-		r, _ := a.runs.Get(run)
-		r.settle(false)
-	}
+	a.runs.Each(func(r *runState) { r.settle(false) })
 	return nil
 }
 
@@ -744,9 +741,7 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if a.res != nil || b.res != nil {
 		return fmt.Errorf("waitstates: Merge after Result")
 	}
-	return a.runs.Merge(&b.runs, func(run int32, _, _ *runState) error {
-		return fmt.Errorf("waitstates: both accumulators hold run %d (wait states merge whole runs)", run)
-	})
+	return a.runs.MergeWhole(&b.runs, "waitstates")
 }
 
 // Result implements engine.Accumulator.
@@ -755,8 +750,7 @@ func (a *Accumulator) Result() (any, error) {
 		return a.res, nil
 	}
 	res := &Result{Runs: []RunWaits{}}
-	for _, id := range a.runs.Runs() {
-		r, _ := a.runs.Get(id)
+	for _, r := range a.runs.Values() {
 		res.Runs = append(res.Runs, a.finish(r))
 	}
 	a.res = res
