@@ -495,34 +495,12 @@ func commFigures(s side) (figures, string) {
 		for i := 1; i < len(p.Nodes); i++ {
 			n := p.Nodes[i]
 			if n.Own.Bytes != 0 {
-				by.figs = append(by.figs, bytesFig(nodePath(p.Nodes, i), n.Own.Bytes))
+				by.figs = append(by.figs, bytesFig(p.Path(i), n.Own.Bytes))
 			}
 		}
 		return figures{tot, by}, ""
 	}
 	return nil, noRun(s)
-}
-
-// nodePath is the names from the root's child down to node i, joined by
-// " / " (Nodes come after their parents; a bad parent ends the walk).
-func nodePath(nodes []comm.Node, i int) string {
-	var names []string
-	for steps := 0; i > 0 && i < len(nodes) && steps < len(nodes); steps++ {
-		names = append(names, nodes[i].Name)
-		if nodes[i].Parent >= i {
-			break
-		}
-		i = nodes[i].Parent
-	}
-	slices.Reverse(names)
-	out := ""
-	for k, n := range names {
-		if k > 0 {
-			out += " / "
-		}
-		out += n
-	}
-	return out
 }
 
 func occupancyFigures(s side) (figures, string) {
