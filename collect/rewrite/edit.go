@@ -8,12 +8,14 @@ import (
 )
 
 // editClass orders edits at the same offset: closing insertions (inner
-// node first), then opening insertions (outer node first), then the
-// closings of function bodies (closeLast), then deletions.
+// node first), then a function body's prologue (in the order added), then
+// opening insertions (outer node first), then the closings of function
+// bodies (closeLast), then deletions.
 type editClass uint8
 
 const (
 	editClose editClass = iota
+	editPrologue
 	editOpen
 	editCloseLast
 	editDelete
@@ -58,6 +60,11 @@ func (e *editor) open(off int, text string) {
 
 // isIdentRune reports whether r can be part of a Go identifier.
 func isIdentRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// prologue inserts text at the start of a function body, off just after
+// its brace: before anything its first statement opens there (a body
+// "{c<-0" would otherwise get its deferred exit block inside the send).
+func (e *editor) prologue(off int, text string) { e.add(off, 0, text, editPrologue) }
 
 // close inserts text at off after inner nodes' closings.
 func (e *editor) close(off int, text string) { e.add(off, 0, text, editClose) }

@@ -394,18 +394,18 @@ func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string, quiet
 	at := w.off(b.Lbrace) + 1
 	if quiet {
 		if handle != "" {
-			w.ed.open(at, fmt.Sprintf(" parscopeP := %s; _ = parscopeP; %s", handle, pre))
+			w.ed.prologue(at, fmt.Sprintf(" parscopeP := %s; _ = parscopeP; %s", handle, pre))
 		} else if pre != "" {
-			w.ed.open(at, " "+pre)
+			w.ed.prologue(at, " "+pre)
 		}
 		w.list(f, b.List)
 		return
 	}
 	entry := w.newBlock(f, "entry", b.Lbrace, "entry of "+name)
 	if handle == "" { // the handle is a parameter (see threadable)
-		w.ed.open(at, fmt.Sprintf(" %sparscopeP.Block(%d);", pre, entry))
+		w.ed.prologue(at, fmt.Sprintf(" %sparscopeP.Block(%d);", pre, entry))
 	} else {
-		w.ed.open(at, fmt.Sprintf(" parscopeP := %s; %sparscopeP.Block(%d);", handle, pre, entry))
+		w.ed.prologue(at, fmt.Sprintf(" parscopeP := %s; %sparscopeP.Block(%d);", handle, pre, entry))
 	}
 	w.list(f, b.List)
 	exit := w.newBlock(f, "exit", b.Rbrace, "exit of "+name)
@@ -421,7 +421,7 @@ func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string, quiet
 	}
 	// The deferred exit block is registered right after the entry block,
 	// before any user defer, so it is the last thing the function records.
-	w.ed.open(at, fmt.Sprintf(" defer parscopeP.Block(%d);", exit))
+	w.ed.prologue(at, fmt.Sprintf(" defer parscopeP.Block(%d);", exit))
 }
 
 // quietBody rewrites the body of a function Options.Exclude names: its
