@@ -283,6 +283,10 @@ type Request struct {
 	// ExcludeProcs leaves these processes out the same way (counter
 	// readers, GPU streams, helper threads that are not the application).
 	ExcludeProcs []int32
+	// States is where the analysis takes processes' states from ("" is
+	// StatesAuto). Every request of one Run that sets it must resolve to
+	// the same source.
+	States StatesFrom
 }
 
 // Envelope is the JSON form of every result, whichever face writes it.
@@ -299,6 +303,10 @@ type Envelope struct {
 	// absent when every process was analysed.
 	Procs        []int32 `json:"procs,omitempty"`
 	ExcludeProcs []int32 `json:"exclude_procs,omitempty"`
+	// StatesFrom is where the analysis took processes' states from
+	// (StatesRecorded, StatesRegions or StatesMPI); absent for an analysis
+	// that reads no states.
+	StatesFrom StatesFrom `json:"states_from,omitempty"`
 	// Options are the options the analysis ran with, defaults included.
 	Options any `json:"options"`
 	// Result is the analysis' typed result.

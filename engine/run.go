@@ -100,6 +100,10 @@ func (j *job) feed(b *batch) error {
 // analysis whose record kinds the trace lacks is a *MissingError; an
 // accumulator's error names the trace and the analysis.
 func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
+	src, from, err := statesSource(src, reqs)
+	if err != nil {
+		return nil, err
+	}
 	t := TraceOf(src)
 	jobs := make([]*job, len(reqs))
 	for i, req := range reqs {
@@ -159,10 +163,45 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 		if err != nil {
 			return nil, analysisError(t.Name, j.a.Name, err)
 		}
-		res.Envelopes = append(res.Envelopes, &Envelope{SchemaVersion: SchemaVersion, Analysis: j.a.Name,
-			Trace: t.Name, Runs: j.runs, Procs: reqs[i].Procs, ExcludeProcs: reqs[i].ExcludeProcs, Options: j.opts, Result: v})
+		env := &Envelope{SchemaVersion: SchemaVersion, Analysis: j.a.Name,
+			Trace: t.Name, Runs: j.runs, Procs: reqs[i].Procs, ExcludeProcs: reqs[i].ExcludeProcs, Options: j.opts, Result: v}
+		if j.kinds[trace.KindState] {
+			env.StatesFrom = from
+		}
+		res.Envelopes = append(res.Envelopes, env)
 	}
 	return res, nil
+}
+
+// statesSource returns src with the states the requests ask for (see
+// WithStates) and the source picked, when one of them reads states.
+// Requests that set States must agree.
+func statesSource(src Source, reqs []Request) (Source, StatesFrom, error) {
+	t := TraceOf(src)
+	from := StatesAuto
+	reads := false
+	for _, req := range reqs {
+		if req.States != "" && req.States != StatesAuto {
+			if _, err := ParseStatesFrom(string(req.States)); err != nil {
+				return nil, "", err
+			}
+			if from != StatesAuto && from != req.States {
+				return nil, "", fmt.Errorf("%s: states from %s and from %s in one run: run them separately", t.Name, from, req.States)
+			}
+			from = req.States
+		}
+		if a, ok := Lookup(req.Analysis); ok {
+			opts := a.Options()
+			if req.Options != nil && fmt.Sprintf("%T", req.Options) == fmt.Sprintf("%T", opts) {
+				opts = req.Options
+			}
+			reads = reads || slices.Contains(a.Kinds(opts), trace.KindState)
+		}
+	}
+	if !reads {
+		return src, "", nil
+	}
+	return WithStates(src, from)
 }
 
 // group returns the jobs a pass feeds: the plain jobs of active, and one

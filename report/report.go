@@ -75,6 +75,9 @@ type Options struct {
 	// and ExcludeProcs leaves processes out: the others count as
 	// processes that never exist (engine.Request).
 	Procs, ExcludeProcs []int32
+	// States is where the analyses take processes' states from ("":
+	// engine.StatesAuto).
+	States engine.StatesFrom
 }
 
 // DefaultMaxPoints is the default bound on the points per run of a series.
@@ -114,6 +117,11 @@ type Bundle struct {
 	// every analysis (Options); absent when all were analysed.
 	Procs        []int32 `json:"procs,omitempty"`
 	ExcludeProcs []int32 `json:"exclude_procs,omitempty"`
+	// StatesFrom is where the state analyses took processes' states from
+	// (engine.StatesFrom), and StatesFromText says it in words; absent
+	// when no analysis read states.
+	StatesFrom     engine.StatesFrom `json:"states_from,omitempty"`
+	StatesFromText string            `json:"states_from_text,omitempty"`
 
 	// Overview is the overview analysis' envelope (engine.Envelope, whose
 	// result is an *overview.Result).
@@ -258,10 +266,19 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		Skipped: map[string]string{}, Seconds: map[string]float64{}, Procs: opts.Procs, ExcludeProcs: opts.ExcludeProcs}
 	// The engine's analyses that apply run together; the others are
 	// skipped with the kinds they miss.
-	tr := engine.TraceOf(s)
+	// States derived from regions (engine.WithStates) when the trace or
+	// the options ask for them: every state analysis reads the same ones.
+	var src engine.Source = s
+	if from := engine.ResolveStates(engine.TraceOf(s), opts.States); from != engine.StatesRecorded {
+		var err error
+		if src, _, err = engine.WithStates(s, from); err != nil {
+			return nil, err
+		}
+	}
+	tr := engine.TraceOf(src)
 	var reqs []engine.Request
 	for _, req := range engineRequests(tr, opts) {
-		req.Procs, req.ExcludeProcs = opts.Procs, opts.ExcludeProcs
+		req.Procs, req.ExcludeProcs, req.States = opts.Procs, opts.ExcludeProcs, opts.States
 		a, _ := engine.Lookup(req.Analysis)
 		var miss *engine.MissingError
 		if err := a.AppliesWith(tr, req.Options); errors.As(err, &miss) {
@@ -289,9 +306,14 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 	report(strings.Join(names, ", "))
 	start := time.Now()
 	// The engine's errors name the trace and the analysis already.
-	res, err := engine.Run(ctx, s, reqs)
+	res, err := engine.Run(ctx, src, reqs)
 	if err != nil {
 		return nil, err
+	}
+	for _, env := range res.Envelopes {
+		if env.StatesFrom != "" {
+			b.StatesFrom, b.StatesFromText = env.StatesFrom, env.StatesFrom.Describe()
+		}
 	}
 	took := time.Since(start).Seconds()
 	for _, env := range res.Envelopes {

@@ -748,3 +748,46 @@ func (s *Store) Procs(run int32) []int32 {
 	slices.Sort(out)
 	return out
 }
+
+// ProcSpan is the time span of one process's timed records: the time of
+// its first record and of its last (record times, not completion times).
+type ProcSpan struct {
+	Run, Proc   int32
+	First, Last int64
+}
+
+// ProcSpans returns the span of every process of every run that has timed
+// records, ordered by run and process. It reads the index only, not the
+// tables.
+func (s *Store) ProcSpans() []ProcSpan {
+	type key struct{ run, proc int32 }
+	spans := map[key]*ProcSpan{}
+	for _, t := range s.tables {
+		if t == nil || !t.t.timed() {
+			continue
+		}
+		for _, g := range t.groups {
+			for _, sg := range g.segs {
+				k := key{sg.Run, sg.Proc}
+				sp := spans[k]
+				if sp == nil {
+					spans[k] = &ProcSpan{Run: sg.Run, Proc: sg.Proc, First: sg.TMin, Last: sg.TMax}
+					continue
+				}
+				sp.First = min(sp.First, sg.TMin)
+				sp.Last = max(sp.Last, sg.TMax)
+			}
+		}
+	}
+	out := make([]ProcSpan, 0, len(spans))
+	for _, sp := range spans {
+		out = append(out, *sp)
+	}
+	slices.SortFunc(out, func(a, b ProcSpan) int {
+		if a.Run != b.Run {
+			return cmp.Compare(a.Run, b.Run)
+		}
+		return cmp.Compare(a.Proc, b.Proc)
+	})
+	return out
+}

@@ -3,6 +3,7 @@ package trace
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Header holds everything about a trace that is not a record: metadata, the
@@ -125,6 +126,20 @@ type RegionDef struct {
 	Line     int32      `json:"line,omitempty"`
 	EndLine  int32      `json:"end_line,omitempty"`
 	Parent   int32      `json:"parent"`
+}
+
+// IsMPICall reports whether name is the name of an MPI call: it begins
+// with MPI_ or PMPI_ (the profiling interface), in any case.
+func IsMPICall(name string) bool {
+	return hasPrefixFold(name, "MPI_") || hasPrefixFold(name, "PMPI_")
+}
+
+// IsMPI reports whether r is an MPI call: its label or its function is
+// the name of one (IsMPICall).
+func (r *RegionDef) IsMPI() bool { return IsMPICall(r.Label) || IsMPICall(r.Function) }
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // EventDef names an event id.

@@ -33,6 +33,7 @@ type reportFlags struct {
 	probe      string
 	maxPoints  int
 	only, skip string
+	states     string
 }
 
 func (f *reportFlags) register(cmd *cobra.Command) {
@@ -43,6 +44,7 @@ func (f *reportFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxPoints, "max-points", report.DefaultMaxPoints, "points kept per run of a series (PCA, phase space, modified entropy)")
 	fl.StringVar(&f.only, "procs", "", "analyse only these processes (e.g. 0-15); the others count as absent")
 	fl.StringVar(&f.skip, "exclude-procs", "", "leave these processes out of every analysis (counter readers, GPU streams, helper threads); they count as absent")
+	fl.StringVar(&f.states, "states-from", string(engine.StatesAuto), engine.StatesFromHelp)
 }
 
 // build analyses one trace: a .pst directory, or a trace of a format
@@ -58,6 +60,9 @@ func (f *reportFlags) build(cmd *cobra.Command, path string) (*report.Bundle, er
 	}
 	if opts.ExcludeProcs, err = parseIDList(f.skip); err != nil {
 		return nil, usagef("--exclude-procs: %v", err)
+	}
+	if opts.States, err = engine.ParseStatesFrom(f.states); err != nil {
+		return nil, usagef("--states-from: %v", err)
 	}
 	if f.probe != "" {
 		p, err := report.ReadProbe(f.probe)

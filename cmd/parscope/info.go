@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/overview"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/store"
@@ -39,6 +40,11 @@ type infoReport struct {
 	Collectives       int64            `json:"collectives"`
 	CollectiveBytes   int64            `json:"collective_bytes"`
 	BBVIntervals      int64            `json:"bbv_intervals"`
+	// StatesFrom is where the state analyses take processes' states from
+	// by default (engine.ResolveStates), and StatesFromText says it in
+	// words.
+	StatesFrom     engine.StatesFrom `json:"states_from"`
+	StatesFromText string            `json:"states_from_text"`
 	// DroppedByFilter is the number of events a recording filter dropped
 	// (the sum of the instrument library's dropped-count events).
 	DroppedByFilter int64                      `json:"dropped_by_filter,omitempty"`
@@ -185,6 +191,8 @@ func newInfoReport(path string, m *store.Manifest) infoReport {
 		}
 		r.Runs = append(r.Runs, ir)
 	}
+	r.StatesFrom = engine.ResolveStates(&engine.Trace{Header: h, Stats: &m.Stats}, engine.StatesAuto)
+	r.StatesFromText = r.StatesFrom.Describe()
 	for _, s := range h.States {
 		if s.Name != "" || s.Description != "" {
 			r.StatesNamed++
@@ -263,6 +271,9 @@ func printInfo(cmd *cobra.Command, r infoReport) error {
 	}
 	if r.Regions > 0 {
 		fmt.Fprintf(w, "regions\t%d code regions\n", r.Regions)
+	}
+	if r.Records[trace.KindState.String()] > 0 || r.Records[trace.KindEnter.String()] > 0 {
+		fmt.Fprintf(w, "states from\t%s (--states-from %s)\n", r.StatesFromText, r.StatesFrom)
 	}
 	if r.Sends+r.Recvs > 0 {
 		fmt.Fprintf(w, "messages\t%s sends, %s receives, %s sent\n", human.Count(r.Sends), human.Count(r.Recvs), human.Bytes(r.MessageBytes))

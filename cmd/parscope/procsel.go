@@ -6,9 +6,11 @@ import (
 	"github.com/parscope/parscope/engine"
 )
 
-// procSel holds an analysis command's process selection flags.
+// procSel holds an analysis command's selection flags: the processes
+// analysed and where their states come from.
 type procSel struct {
 	only, skip string
+	states     string
 }
 
 // procSels are the selection flags of each analysis command.
@@ -18,7 +20,8 @@ var procSels = map[*cobra.Command]*procSel{}
 // unless the analysis' own options bind that name already (mentropy and
 // phases select their processes themselves). The engine feeds the
 // analysis only the selected processes' records; the others count as
-// processes that never exist.
+// processes that never exist. It also gives the command --states-from,
+// where the processes' states come from (engine.StatesFrom).
 func addProcFlags(cmd *cobra.Command) {
 	ps := &procSel{}
 	fl := cmd.Flags()
@@ -26,10 +29,12 @@ func addProcFlags(cmd *cobra.Command) {
 		fl.StringVar(&ps.only, "procs", "", "only these processes (e.g. 0-15); the others count as absent")
 	}
 	fl.StringVar(&ps.skip, "exclude-procs", "", "leave these processes out (counter readers, GPU streams, helper threads); they count as absent")
+	fl.StringVar(&ps.states, "states-from", string(engine.StatesAuto), engine.StatesFromHelp)
 	procSels[cmd] = ps
 }
 
-// selectProcs sets req's process selection from cmd's flags.
+// selectProcs sets req's process selection and source of states from
+// cmd's flags.
 func selectProcs(cmd *cobra.Command, req *engine.Request) error {
 	ps := procSels[cmd]
 	if ps == nil {
@@ -41,6 +46,9 @@ func selectProcs(cmd *cobra.Command, req *engine.Request) error {
 	}
 	if req.ExcludeProcs, err = parseIDList(ps.skip); err != nil {
 		return usagef("--exclude-procs: %v", err)
+	}
+	if req.States, err = engine.ParseStatesFrom(ps.states); err != nil {
+		return usagef("--states-from: %v", err)
 	}
 	return nil
 }
