@@ -62,6 +62,12 @@ type Analysis struct {
 	// defaults. Its fields carry `json:"..."` names, and `flag:"..."` and
 	// `help:"..."` tags for BindFlags.
 	Options func() any
+	// Recorded marks an analysis that reads the trace's records as they
+	// were recorded (the overview's counts; profiles, POP and the
+	// critical path, which read regions and read states only when a trace
+	// has no regions): it is never fed derived states (StatesFrom), and
+	// its result names no source of states.
+	Recorded bool
 	// New returns an accumulator for the trace t with the options opts (a
 	// pointer of the type Options returns).
 	New func(t *Trace, opts any) (Accumulator, error)

@@ -232,7 +232,7 @@ func TestRunReadsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const head = `{"schema_version":1,"analysis":"test-count","trace":"gen.pst","options":{"scale":1,"label":"","kinds":["state","send"],"fast":false,"ratio":0.5},"result":{"records":{`
+	const head = `{"schema_version":1,"analysis":"test-count","trace":"gen.pst","states_from":"recorded","options":{"scale":1,"label":"","kinds":["state","send"],"fast":false,"ratio":0.5},"result":{"records":{`
 	if !strings.HasPrefix(string(data), head) {
 		t.Errorf("envelope %s\nwant it to begin %s", data, head)
 	}
@@ -300,7 +300,7 @@ func TestRegistry(t *testing.T) {
 	for _, a := range engine.All() {
 		names = append(names, a.Name)
 	}
-	if !strings.Contains(strings.Join(names, ","), "test-bbv,test-count,test-fail,test-named,test-twice") {
+	if !strings.Contains(strings.Join(names, ","), "test-bbv,test-count,test-fail,test-named,test-recorded,test-twice") {
 		t.Errorf("All: %v, want them by name", names)
 	}
 	defer func() {

@@ -39,12 +39,25 @@ type job struct {
 	// records of its pass (every timed kind read and every run), and
 	// allRuns when it takes every run read, so batches need no filtering.
 	all, allRuns bool
-	scratch      []trace.Record
-	err          error
+	// states keeps, of the state records, the derived ones (keepDerived)
+	// or the recorded ones (keepRecorded) when the pass reads derived
+	// states; 0 keeps all.
+	states  uint8
+	scratch []trace.Record
+	err     error
 }
+
+// Values of job.states.
+const (
+	keepDerived uint8 = 1 + iota
+	keepRecorded
+)
 
 // wants reports whether the job is fed r.
 func (j *job) wants(r *trace.Record) bool {
+	if r.Kind == trace.KindState && j.states != 0 && (r.Flags&trace.FlagDerived != 0) != (j.states == keepDerived) {
+		return false
+	}
 	return int(r.Kind) < len(j.kinds) && j.kinds[r.Kind] && (j.runs == nil || slices.Contains(j.runs, r.Run)) &&
 		(j.only == nil || j.only[r.Proc]) && !j.skip[r.Proc]
 }
@@ -122,6 +135,12 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 				j.kinds[k] = true
 			}
 		}
+		if j.kinds[trace.KindState] && (from == StatesRegions || from == StatesMPI) {
+			j.states = keepDerived
+			if a.Recorded {
+				j.states = keepRecorded
+			}
+		}
 		jobs[i] = j
 	}
 	res := &Results{}
@@ -165,7 +184,7 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 		}
 		env := &Envelope{SchemaVersion: SchemaVersion, Analysis: j.a.Name,
 			Trace: t.Name, Runs: j.runs, Procs: reqs[i].Procs, ExcludeProcs: reqs[i].ExcludeProcs, Options: j.opts, Result: v}
-		if j.kinds[trace.KindState] {
+		if j.kinds[trace.KindState] && !j.a.Recorded {
 			env.StatesFrom = from
 		}
 		res.Envelopes = append(res.Envelopes, env)
@@ -195,7 +214,7 @@ func statesSource(src Source, reqs []Request) (Source, StatesFrom, error) {
 			if req.Options != nil && fmt.Sprintf("%T", req.Options) == fmt.Sprintf("%T", opts) {
 				opts = req.Options
 			}
-			reads = reads || slices.Contains(a.Kinds(opts), trace.KindState)
+			reads = reads || (!a.Recorded && slices.Contains(a.Kinds(opts), trace.KindState))
 		}
 	}
 	if !reads {
@@ -218,10 +237,10 @@ func group(active []*job) ([]*job, error) {
 			out = append(out, j)
 			continue
 		}
-		key := fmt.Sprintf("%s|%v|%v|%s", s.StageKey(), j.runs, j.kinds, j.procKey)
+		key := fmt.Sprintf("%s|%v|%v|%s|%d", s.StageKey(), j.runs, j.kinds, j.procKey, j.states)
 		g := groups[key]
 		if g == nil {
-			g = &job{runs: j.runs, kinds: j.kinds, only: j.only, skip: j.skip, procKey: j.procKey}
+			g = &job{runs: j.runs, kinds: j.kinds, only: j.only, skip: j.skip, procKey: j.procKey, states: j.states}
 			groups[key] = g
 			out = append(out, g)
 		}
@@ -293,7 +312,7 @@ func pass(ctx context.Context, src Source, jobs []*job) error {
 	slices.Sort(timed)
 	slices.Sort(runs)
 	for _, j := range jobs {
-		j.allRuns = (j.runs == nil || slices.Equal(j.runs, runs)) && j.procKey == ""
+		j.allRuns = (j.runs == nil || slices.Equal(j.runs, runs)) && j.procKey == "" && j.states == 0
 		j.all = j.allRuns
 		for _, k := range timed {
 			j.all = j.all && j.kinds[k]

@@ -283,8 +283,9 @@ func (d *derivedSource) dict(h *trace.Header, used map[int32]bool) {
 	if m.Stats.Records == nil {
 		m.Stats.Records = map[string]int64{}
 	}
-	// At most one state per region record and two per process.
-	m.Stats.Records[trace.KindState.String()] = m.Stats.Records[trace.KindEnter.String()] +
+	// The recorded states, and at most one derived state per region
+	// record and two per process.
+	m.Stats.Records[trace.KindState.String()] += m.Stats.Records[trace.KindEnter.String()] +
 		m.Stats.Records[trace.KindExit.String()] + 2*int64(len(d.spans))
 	m.Stats.StatesUsed = len(states) - 1
 	m.Stats.Runs = slices.Clone(m.Stats.Runs)
@@ -320,10 +321,12 @@ func (d *derivedSource) records(opts store.ReadOptions) trace.Reader {
 	in := opts
 	in.Kinds = nil
 	for _, k := range kinds {
-		switch k {
-		case trace.KindState, trace.KindBBV:
+		if k == trace.KindBBV {
 			continue
 		}
+		// The recorded state records pass too (for the analyses that read
+		// the trace as recorded, Analysis.Recorded); the derived ones are
+		// flagged trace.FlagDerived.
 		dr.pass[k] = true
 		in.Kinds = append(in.Kinds, k)
 	}
@@ -581,7 +584,9 @@ func (dr *derivedReader) flush() {
 			continue
 		}
 		p.last = s
-		states = append(states, trace.State(dr.cur.run, p.proc, dr.cur.t, s))
+		r := trace.State(dr.cur.run, p.proc, dr.cur.t, s)
+		r.Flags = trace.FlagDerived
+		states = append(states, r)
 	}
 	dr.touched = dr.touched[:0]
 	if len(states) == 0 {

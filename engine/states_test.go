@@ -252,3 +252,38 @@ func regionStoreless(t *testing.T) *store.Store {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+func init() {
+	engine.Register(&engine.Analysis{Name: "test-recorded", Doc: "counts records as recorded", Recorded: true,
+		Feeds:   func(any) []trace.Kind { return []trace.Kind{trace.KindState, trace.KindEnter} },
+		Options: func() any { return &struct{}{} },
+		New: func(*engine.Trace, any) (engine.Accumulator, error) {
+			return &counter{scale: 1, res: countResult{Records: map[string]int64{}}}, nil
+		}})
+}
+
+// An analysis that reads the trace as recorded is fed its state records,
+// never the derived ones, in the pass that derives states for the others.
+func TestRecordedBesideDerived(t *testing.T) {
+	s, want := writeStore(t)
+	res, err := engine.Run(context.Background(), s, []engine.Request{
+		{Analysis: "test-count", Options: &countOptions{Scale: 1, Kinds: []string{"state"}}, States: engine.StatesMPI},
+		{Analysis: "test-recorded"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	derived, recorded := res.Envelopes[0], res.Envelopes[1]
+	if got := recorded.Result.(*countResult).Records; got["state"] != want["state"] || got["enter"] != want["enter"] {
+		t.Errorf("the recorded analysis counted %v, want %d states and %d enters", got, want["state"], want["enter"])
+	}
+	if recorded.StatesFrom != "" || derived.StatesFrom != engine.StatesMPI {
+		t.Errorf("states from %q and %q, want mpi and none", derived.StatesFrom, recorded.StatesFrom)
+	}
+	// Every derived state changes its process's state: at most one per
+	// region record and two per process, and some.
+	n := derived.Result.(*countResult).Records["state"]
+	if n == 0 || n == want["state"] || n > want["enter"]+want["exit"]+2*8 {
+		t.Errorf("%d derived states (recorded %d, %d region records)", n, want["state"], want["enter"]+want["exit"])
+	}
+}

@@ -295,10 +295,10 @@ func TestRingBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(b.Ran, ","); got != "overview,mentropy,comm,profile,waitstates,critpath,probe" {
+	if got := strings.Join(b.Ran, ","); got != "overview,states,entropy,pca,phasespace,occupancy,mentropy,comm,profile,waitstates,critpath,probe" {
 		t.Errorf("ran %s", got)
 	}
-	if got, want := strings.Join(calls, ", "), "overview, mentropy, comm, profile, waitstates, critpath 0/6,  6/6"; got != want {
+	if got, want := strings.Join(calls, ", "), "overview, states, entropy, pca, phasespace, occupancy, mentropy, comm, profile, waitstates, critpath 0/11,  11/11"; got != want {
 		t.Errorf("progress calls %q, want %q", got, want)
 	}
 	if len(b.Comm.Report().Runs) != 1 || b.Comm.Options.(*comm.Params).MaxSide != CommMaxSide {

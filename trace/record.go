@@ -75,6 +75,10 @@ const (
 	// FlagRepaired marks a record whose timestamp was repaired on import
 	// (see Header.Repairs for the counts).
 	FlagRepaired uint8 = 1 << 2
+	// FlagDerived marks a state record the engine derived from other
+	// records (states from regions, engine.StatesFrom) as it reads a
+	// trace; such records are never stored.
+	FlagDerived uint8 = 1 << 3
 )
 
 // NoPeer is the Peer value of a record without a peer (or an unknown one).

@@ -183,9 +183,10 @@ type Uncomputed struct {
 
 func init() {
 	engine.Register(&engine.Analysis{
-		Name:  Name,
-		Doc:   "critical path: the chain of computation and messages that determines a run's end; each region's and process's share",
-		Needs: []trace.Kind{trace.KindEnter, trace.KindSend, trace.KindRecv, trace.KindCollective},
+		Name:     Name,
+		Recorded: true,
+		Doc:      "critical path: the chain of computation and messages that determines a run's end; each region's and process's share",
+		Needs:    []trace.Kind{trace.KindEnter, trace.KindSend, trace.KindRecv, trace.KindCollective},
 		Feeds: func(any) []trace.Kind {
 			// Every timed kind, as pop's: a process ends with its last
 			// record, whatever its kind.

@@ -127,12 +127,13 @@ var kinds = []trace.Kind{trace.KindState, trace.KindEnter, trace.KindExit, trace
 
 func init() {
 	engine.Register(&engine.Analysis{
-		Name:    Name,
-		Doc:     "optical circuit switch planning and simulation: time and delay against planes (Jones et al. 2007)",
-		Needs:   []trace.Kind{trace.KindSend, trace.KindRecv, trace.KindCollective},
-		Feeds:   func(any) []trace.Kind { return kinds },
-		Options: func() any { return DefaultAnalysisParams() },
-		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return newAnalysis(t, o.(*AnalysisParams)) },
+		Name:     Name,
+		Recorded: true,
+		Doc:      "optical circuit switch planning and simulation: time and delay against planes (Jones et al. 2007)",
+		Needs:    []trace.Kind{trace.KindSend, trace.KindRecv, trace.KindCollective},
+		Feeds:    func(any) []trace.Kind { return kinds },
+		Options:  func() any { return DefaultAnalysisParams() },
+		New:      func(t *engine.Trace, o any) (engine.Accumulator, error) { return newAnalysis(t, o.(*AnalysisParams)) },
 	})
 }
 

@@ -124,11 +124,12 @@ func timedKinds() []trace.Kind {
 
 func init() {
 	engine.Register(&engine.Analysis{
-		Name:    Name,
-		Doc:     "what the trace holds: runs, processes, time spans, records by kind and over time",
-		Feeds:   func(any) []trace.Kind { return trace.Kinds },
-		Options: func() any { return DefaultParams() },
-		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return newAnalysis(t, o.(*Params)) },
+		Name:     Name,
+		Recorded: true,
+		Doc:      "what the trace holds: runs, processes, time spans, records by kind and over time",
+		Feeds:    func(any) []trace.Kind { return trace.Kinds },
+		Options:  func() any { return DefaultParams() },
+		New:      func(t *engine.Trace, o any) (engine.Accumulator, error) { return newAnalysis(t, o.(*Params)) },
 	})
 }
 

@@ -156,9 +156,10 @@ type Problems struct {
 
 func init() {
 	engine.Register(&engine.Analysis{
-		Name:  Name,
-		Doc:   "POP efficiencies: load balance, communication, serialisation and transfer efficiency, parallel efficiency, useful time per process",
-		Needs: []trace.Kind{trace.KindEnter, trace.KindState},
+		Name:     Name,
+		Recorded: true,
+		Doc:      "POP efficiencies: load balance, communication, serialisation and transfer efficiency, parallel efficiency, useful time per process",
+		Needs:    []trace.Kind{trace.KindEnter, trace.KindState},
 		Feeds: func(o any) []trace.Kind {
 			return []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindState, trace.KindSend, trace.KindRecv,
 				trace.KindCollective, trace.KindEvent, trace.KindCounter}

@@ -216,9 +216,10 @@ const NoRegion int32 = -1
 
 func init() {
 	engine.Register(&engine.Analysis{
-		Name:  Name,
-		Doc:   "flat and call-tree profiles of regions (or states): inclusive and exclusive time, visits, spread over processes; message statistics",
-		Needs: []trace.Kind{trace.KindEnter, trace.KindState},
+		Name:     Name,
+		Recorded: true,
+		Doc:      "flat and call-tree profiles of regions (or states): inclusive and exclusive time, visits, spread over processes; message statistics",
+		Needs:    []trace.Kind{trace.KindEnter, trace.KindState},
 		Feeds: func(o any) []trace.Kind {
 			return []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindState, trace.KindSend, trace.KindRecv,
 				trace.KindCollective, trace.KindEvent, trace.KindCounter}

@@ -142,8 +142,24 @@ func TestAnalyzeRingAndGzip(t *testing.T) {
 	ring := importRing(t)
 	dir := filepath.Join(t.TempDir(), "ring-report")
 	out := mustRun(t, "analyze", "-o", dir, ring)
-	if !strings.Contains(out, "ran      comm") || !strings.Contains(out, "skipped  states") {
+	if !strings.Contains(out, "ran      comm") || !strings.Contains(out, "ran      states") {
 		t.Errorf("analyze printed:\n%s", out)
+	}
+	// The ring records regions, no states: the report and the command
+	// derive the same states from them.
+	var occ struct {
+		StatesFrom string           `json:"states_from"`
+		Result     occupancy.Report `json:"result"`
+	}
+	readJSONFile(t, filepath.Join(dir, "occupancy.json"), &occ)
+	occCLI := decodeOccupancy(t, mustRun(t, "occupancy", "--json", ring))
+	if occ.StatesFrom != "regions" || len(occ.Result.Runs) != 1 || len(occCLI) != 1 || len(occ.Result.Runs[0].Mean) < 2 {
+		t.Fatalf("occupancy of the ring: states from %q, %d and %d runs", occ.StatesFrom, len(occ.Result.Runs), len(occCLI))
+	}
+	for j, m := range occ.Result.Runs[0].Mean {
+		if m != occCLI[0].Mean[j] {
+			t.Errorf("ring occupancy mode %d: report %+v, command %+v", j, m, occCLI[0].Mean[j])
+		}
 	}
 	type nodes struct {
 		Nodes []struct {

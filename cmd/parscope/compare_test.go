@@ -103,7 +103,7 @@ func TestCompare(t *testing.T) {
 		"profile: exclusive time by region",
 		"compute", "150ns", "300ns", "+150ns (+100.0%)",
 		"span_ns", "+100ns (+83.3%)",
-		"in neither: the trace has no state records",
+		"in neither: the trace has no counter records",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)

@@ -138,7 +138,7 @@ var faceCases = []faceCase{
 			}
 			return args
 		},
-		applies: func(name string) bool { return name != "otf2" },
+		applies: func(string) bool { return true }, // otf2: states from its regions
 		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindState && r.Proc == 2 && r.T > 10_000) },
 		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
 			if !strings.Contains(string(fromCLI), `"occupancy_ns":`) {
@@ -167,7 +167,7 @@ var faceCases = []faceCase{
 		args: func(env *engine.Envelope) []string {
 			return []string{"--timeline-samples", strconv.Itoa(env.Options.(*state.StatesParams).TimelineSamples)}
 		},
-		applies: func(name string) bool { return name != "otf2" },
+		applies: func(string) bool { return true }, // otf2: states from its regions
 		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindState && r.Proc == 2 && r.T > 10_000) },
 		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
 			// Run 1's process 5 enters its first state late: the timeline
@@ -185,7 +185,7 @@ var faceCases = []faceCase{
 			p := env.Options.(*entropy.Params)
 			return []string{"--window-ns", strconv.FormatInt(int64(p.Window), 10), "--subsets", strconv.Itoa(p.Subsets)}
 		},
-		applies: func(name string) bool { return name != "otf2" },
+		applies: func(string) bool { return true }, // otf2: states from its regions
 		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindState && r.Proc == 2 && r.T > 10_000) },
 		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
 			// The report ranks the subsets and draws the series.
@@ -202,7 +202,7 @@ var faceCases = []faceCase{
 			p := env.Options.(*pca.Params)
 			return []string{"--components", strconv.Itoa(p.Components), "--max-points", strconv.Itoa(p.MaxPoints)}
 		},
-		applies: func(name string) bool { return name != "otf2" },
+		applies: func(string) bool { return true }, // otf2: states from its regions
 		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindState && r.Proc == 2 && r.T > 10_000) },
 		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
 			// Both runs scored, each keeping at most max_points states, the
@@ -225,7 +225,7 @@ var faceCases = []faceCase{
 			p := env.Options.(*phasespace.Params)
 			return []string{"--elevation", p.Elevation, "--max-points", strconv.Itoa(p.MaxPoints)}
 		},
-		applies: func(name string) bool { return name != "otf2" },
+		applies: func(string) bool { return true }, // otf2: states from its regions
 		lose:    func(r *trace.Record) bool { return !(r.Kind == trace.KindState && r.Proc == 2 && r.T > 10_000) },
 		extra: func(t *testing.T, pst string, env *engine.Envelope, fromCLI []byte) {
 			// The points are those of the states PCA keeps the scores of.
