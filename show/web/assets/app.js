@@ -341,9 +341,13 @@ window.Function = (function (RealFunction) {
     await draw();
     if ((s.ran || []).includes('states')) {
       // The states part is the engine's envelope: {..., result: {block_names, runs: [{run, timeline}]}}.
-      const st = (await api.part(t, 'states')).result;
+      const stEnv = await api.part(t, 'states'), st = stEnv.result;
       const sr = st.runs.find(r => r.timeline);
-      if (sr) drawTimeline(card(c, ''), sr, st.block_names);
+      if (sr) {
+        const box = card(c, '');
+        derivedNote(box, stEnv);
+        drawTimeline(box, sr, st.block_names);
+      }
     }
   }
 
@@ -395,9 +399,10 @@ window.Function = (function (RealFunction) {
 
   async function viewPhaseSpace(c, t, s) {
     // The phasespace part is the engine's envelope: {..., options, result: {elevation, runs: [{run, procs, states, index, t_ns, points}]}}.
-    const ps = (await api.part(t, 'phasespace')).result;
+    const psEnv = await api.part(t, 'phasespace'), ps = psEnv.result;
     lead(c, fmt(ps.runs.reduce((a, r) => a + r.states, 0)) + ' parallel states of ' + ps.runs.length + ' run' + (ps.runs.length > 1 ? 's' : '') +
       ', each a point. States where the processes are in the same block lie on the z axis (the hypercube diagonal, lockstep); the farther a point from it, the more the processes disagree.');
+    derivedNote(c, psEnv);
     const box = card(c, 'Phase space: the states projected on the hypercube diagonal (drag to rotate, scroll to zoom)');
     let colour = 'time';
     const ctl = el('div', { class: 'controls' });
@@ -428,7 +433,8 @@ window.Function = (function (RealFunction) {
 
   async function viewPCA(c, t, s) {
     // The pca part is the engine's envelope: {..., options, result: {method, procs, rows, components, v_shape_prominence, runs}}.
-    const p = (await api.part(t, 'pca')).result;
+    const pEnv = await api.part(t, 'pca'), p = pEnv.result;
+    derivedNote(c, pEnv);
     if (p.components.length) {
       const three = p.components.slice(0, 3).reduce((a, k) => a + k.explained, 0), vs = p.runs.reduce((a, r) => a + r.v_shapes, 0);
       lead(c, 'PC1 explains ' + pct(p.components[0].explained) + ' of the variance of the ' + fmt(p.rows) + ' states' + (p.components.length >= 3 ? ' (the first three components ' + pct(three) + ')' : '') +
@@ -467,7 +473,8 @@ window.Function = (function (RealFunction) {
 
   async function viewEntropy(c, t, s) {
     // The entropy part is the engine's envelope: {..., options, result: {runs, all, window_ns, series, subsets}}.
-    const e = (await api.part(t, 'entropy')).result;
+    const eEnv = await api.part(t, 'entropy'), e = eEnv.result;
+    derivedNote(c, eEnv);
     if (e.runs.length) {
       const most = e.runs.reduce((a, b) => b.histogram_entropy_mean > a.histogram_entropy_mean ? b : a);
       const max = Math.log2(Math.max(2, Math.min(most.procs, most.blocks)));
@@ -503,7 +510,8 @@ window.Function = (function (RealFunction) {
 
   async function viewOccupancy(c, t, s) {
     // The occupancy part is the engine's envelope: {schema_version, analysis, trace, options, result: {runs}}.
-    const occ = (await api.part(t, 'occupancy')).result.runs;
+    const occEnv = await api.part(t, 'occupancy'), occ = occEnv.result.runs;
+    derivedNote(c, occEnv);
     let idx = 0;
     const ctl = el('div', { class: 'controls' });
     c.append(ctl);
@@ -548,6 +556,15 @@ window.Function = (function (RealFunction) {
   // lead starts a view with sentences computed from its result: what the
   // analysis found, in words.
   function lead(c, text) { c.append(el('p', { class: 'lead' }, text)); }
+
+  // derivedNote says, under a state analysis, where its states came from
+  // when they were derived from the trace's regions (the envelope's
+  // states_from; `--states-from` of analyze and serve).
+  function derivedNote(c, env) {
+    const from = env && env.states_from;
+    if (from === 'regions') c.append(el('p', { class: 'note' }, 'States derived from the regions: each process is in the innermost region open on it, or outside any region; it exists from its first record to its last.'));
+    else if (from === 'mpi') c.append(el('p', { class: 'note' }, 'States derived from the regions: each process is in MPI while an MPI call is open on it, in computation otherwise; it exists from its first record to its last.'));
+  }
   // pct writes a share (0..1) as a percentage to one decimal.
   const pct = v => (v === null || v === undefined || !isFinite(v)) ? '-' : (100 * v).toFixed(1) + '%';
   // runPicker adds a run selector to c when there are several runs and
