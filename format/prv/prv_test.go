@@ -109,6 +109,7 @@ func TestRealTraces(t *testing.T) {
 			if err := m.H.Validate(); err != nil {
 				t.Error(err)
 			}
+			checkNesting(t, m.Records) // MPI calls and functions nest
 			formattest.Golden(t, filepath.Join("testdata", strings.TrimSuffix(c.file, ".prv")+".summary.golden"), summary(m), *update)
 		})
 	}
