@@ -971,21 +971,44 @@ func (r *runState) correctClocks(minLat int64) *ClockCorrection {
 // order, as Scalasca's MPI Late Sender, wrong order pattern does: the
 // process's receives are replayed in the order they completed; each Late
 // Sender wait joins a buffer of the latest WrongOrderWindow; each receive
-// (after its own wait joined) takes out of the buffer every wait whose
-// message was sent later than its own: that wait was for a message sent
-// after one the process could have received instead. Its time is charged
-// as wrong order to the call that waited (at most the Late Sender time
-// charged to that call, and once per call, the way charge does), same
+// takes out of the buffer every wait whose message was sent later than
+// its own: that wait was for a message sent after one the process could
+// have received instead. A call completing one receive has its wait join
+// before its receive is compared (it cannot match itself); a call
+// completing several (an MPI_Waitall) has one Late Sender wait, that of
+// its latest sender, which joins after the last of its receives was
+// compared, as SCOUT notifies it when the call is left. A wait's time is
+// charged as wrong order to the call that waited (at most the Late Sender
+// time charged to that call, once per call, the way charge does), same
 // source when both messages came from the same sender.
 func (r *runState) wrongOrder(ps *procState) {
 	slices.SortFunc(ps.recvs, func(x, y recvEntry) int { return cmp.Or(cmp.Compare(x.fin, y.fin), cmp.Compare(x.seq, y.seq)) })
-	var buf []recvEntry
+	// total counts the receives each call completes, left those still to
+	// replay; longest is the entry of its longest wait.
+	total, left := map[*call]int{}, map[*call]int{}
+	longest := map[*call]recvEntry{}
 	for _, e := range ps.recvs {
-		if e.idle > 0 && e.c != nil {
+		if e.c != nil {
+			total[e.c]++
+			left[e.c]++
+			if l, ok := longest[e.c]; !ok || e.idle > l.idle {
+				longest[e.c] = e
+			}
+		}
+	}
+	var buf []recvEntry
+	join := func(e recvEntry) {
+		if e.idle > 0 {
 			if len(buf) == WrongOrderWindow {
 				buf = buf[1:]
 			}
 			buf = append(buf, e)
+		}
+	}
+	for _, e := range ps.recvs {
+		multi := e.c != nil && total[e.c] > 1
+		if e.c != nil && !multi {
+			join(e)
 		}
 		keep := buf[:0]
 		for _, b := range buf {
@@ -1001,6 +1024,11 @@ func (r *runState) wrongOrder(ps *procState) {
 		}
 		clear(buf[len(keep):])
 		buf = keep
+		if multi {
+			if left[e.c]--; left[e.c] == 0 {
+				join(longest[e.c])
+			}
+		}
 	}
 	ps.recvs = nil
 }

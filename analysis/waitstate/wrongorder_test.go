@@ -155,11 +155,11 @@ func TestWrongOrderWindow(t *testing.T) {
 	}
 }
 
-// TestWrongOrderAtWaitall: the wrong order time of a call is bounded by
-// its Late Sender time. p1's Waitall (100..200) completes receives from
-// p0 (sent at 150) and p2 (sent at 170), then p1 receives from p3 a
-// message sent at 90: both waits were wrong order, the call's late sender
-// 70 once, its wrong order 70 once (different source).
+// TestWrongOrderAtWaitall: p1's Waitall (100..200) completes receives
+// from p0 (sent at 150, waited 50) and p2 (sent at 170, waited 70), then
+// p1 receives from p3 a message sent at 90. The Waitall has one Late
+// Sender wait, its longest (70, p2's message, as SCOUT's), and it is wrong
+// order, different source: late sender 70 once, wrong order 70 once.
 func TestWrongOrderAtWaitall(t *testing.T) {
 	recs := []trace.Record{
 		trace.Enter(0, 1, 10, rIrecv), irecv(1, 10, 190, 0, 1), trace.Exit(0, 1, 11, rIrecv),
@@ -180,6 +180,34 @@ func TestWrongOrderAtWaitall(t *testing.T) {
 	checkBounds(t, r)
 	checkSubBounds(t, r)
 	if pattern(r, waitstate.LateSender) != "70/1" || subs(r) != "70/1 0/0 70/1" {
+		t.Errorf("late sender %s, wrong order %s", pattern(r, waitstate.LateSender), subs(r))
+	}
+}
+
+// TestWrongOrderInsideWaitall: a Waitall (100..200) completes p2's
+// message (sent at 170, completed first, at 190) and then p0's (sent at
+// 150, completed at 195). Its Late Sender wait (70, p2's) becomes known as
+// the call ends, after both receives: the earlier-sent message it
+// completes itself does not make it wrong order (SCOUT notifies a
+// Waitall's Late Sender when it is left). Late sender 70, no wrong order.
+func TestWrongOrderInsideWaitall(t *testing.T) {
+	recs := []trace.Record{
+		trace.Enter(0, 1, 10, rIrecv), irecv(1, 10, 195, 0, 1), trace.Exit(0, 1, 11, rIrecv),
+		trace.Enter(0, 1, 12, rIrecv), irecv(1, 12, 190, 2, 2), trace.Exit(0, 1, 13, rIrecv),
+		trace.Enter(0, 1, 100, rWaitall),
+		trace.Enter(0, 0, 150, rIsend), isend(0, 150, 151, 1, 0), trace.Exit(0, 0, 151, rIsend),
+		trace.Enter(0, 2, 170, rIsend), isend(2, 170, 171, 1, 0), trace.Exit(0, 2, 171, rIsend),
+		trace.Exit(0, 1, 200, rWaitall),
+	}
+	slices.SortStableFunc(recs, trace.Compare)
+	res, err := engine.Run(context.Background(), write(t, 3, regions, nil, recs), []engine.Request{{Analysis: waitstate.Name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Get(waitstate.Name).Result.(*waitstate.Result).Runs[0]
+	checkBounds(t, r)
+	checkSubBounds(t, r)
+	if pattern(r, waitstate.LateSender) != "70/1" || subs(r) != "0/0 0/0 0/0" {
 		t.Errorf("late sender %s, wrong order %s", pattern(r, waitstate.LateSender), subs(r))
 	}
 }
