@@ -1,10 +1,13 @@
 // Package waitstate measures the wait states of MPI traces the way
-// Scalasca's pattern catalogue defines them: Late Sender, Late Receiver,
-// Wait at N×N, Wait at Barrier, Late Broadcast and Early Reduce, from the
+// Scalasca's pattern catalogue defines them: Late Sender (and its part
+// Late Sender, Wrong Order, reported as sub-patterns), Late Receiver, Wait
+// at N×N, Wait at Barrier, Late Broadcast and Early Reduce, from the
 // point-to-point messages (paired by trace.Matcher) and the collective
 // records the trace holds. Each wait is charged to the MPI call that
 // waited, on its process, and to its call site: the call's own region and
-// the region it was called from.
+// the region it was called from. Messages received before they were sent
+// (the clock condition violated) are counted; Params.ClockCorrection
+// shifts each process's clock by a constant offset before measuring.
 //
 // A call's time span is that of the innermost MPI region (a region whose
 // name begins with MPI_ or PMPI_) open on the process when its record
@@ -295,7 +298,7 @@ const NoRegion int32 = -1
 func init() {
 	engine.Register(&engine.Analysis{
 		Name:  Name,
-		Doc:   "MPI wait states (Scalasca): late sender, late receiver, wait at N×N, wait at barrier, late broadcast, early reduce; per process and call site",
+		Doc:   "MPI wait states (Scalasca): late sender (and its wrong order part), late receiver, wait at N×N, wait at barrier, late broadcast, early reduce; per process and call site; clock condition violations",
 		Needs: []trace.Kind{trace.KindSend, trace.KindRecv, trace.KindCollective},
 		Feeds: func(any) []trace.Kind {
 			return []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindSend, trace.KindRecv, trace.KindCollective}

@@ -60,7 +60,8 @@ called from) of the largest waits. --json prints the result in the JSON
 envelope every face shares (docs/results.md); --csv prints one row per
 run, process and pattern.`,
 		Example: `  parscope waitstates testdata/real/traces/dumpi/testtrace.meta
-  parscope waitstates --top 10 --json trace.pst`,
+  parscope waitstates --top 10 --json trace.pst
+  parscope waitstates --clock-correction --clock-min-latency 500 trace.pst`,
 		Args: cobra.ExactArgs(1),
 	}
 	addAnalysisCommand(cmd, waitstate.Name, params, tableOutput[waitstate.Result]{
