@@ -12,10 +12,11 @@
 // (RECORDS, when not 0, adds records/s of both sides to the note).
 // samples.tsv has one line per timed command, tab-separated:
 //
-//	ID  SIDE  WALL-S  USER-S  SYS-S  MAX-RSS-KB
+//	ID  SIDE  WALL-S  USER-S  SYS-S  MAX-RSS-KB  [more fields, ignored]
 //
-// with SIDE "a" for parscope and "b" for the peer, as /usr/bin/time -f
-// '%e %U %S %M' prints them. Rows whose ID starts with "scaling/" followed
+// with SIDE "a" for parscope and "b" for the peer (the units of /usr/bin/time
+// -f '%e %U %S %M'; bench-peers appends /usr/bin/time's own %e %U %S after
+// its finer-grained wall and CPU times). Rows whose ID starts with "scaling/" followed
 // by a number of intervals also go to the CSV and the plot.
 package main
 
@@ -140,8 +141,8 @@ func readSamples(path string, rows []*row) error {
 		byID[r.id] = r
 	}
 	return fields(path, func(_ int, f []string) error {
-		if len(f) != 6 {
-			return fmt.Errorf("%d fields, want 6", len(f))
+		if len(f) < 6 {
+			return fmt.Errorf("%d fields, want at least 6", len(f))
 		}
 		r := byID[f[0]]
 		if r == nil {
@@ -185,6 +186,8 @@ func secs(x float64) string {
 	switch {
 	case math.IsNaN(x):
 		return "—"
+	case x < 1:
+		return fmt.Sprintf("%.3f s", x)
 	case x < 10:
 		return fmt.Sprintf("%.2f s", x)
 	}
@@ -203,7 +206,7 @@ func ratio(a, b float64) string {
 	if math.IsNaN(a) || math.IsNaN(b) || a <= 0 || b <= 0 {
 		return "—"
 	}
-	return fmt.Sprintf("**%.2f×**", b/a)
+	return fmt.Sprintf("%.2f×", b/a)
 }
 
 func table(w io.Writer, rows []*row) {
@@ -275,7 +278,7 @@ func writeCSV(path string, rows []*row) error {
 				continue
 			}
 			_ = w.Write([]string{strconv.Itoa(n), []string{r.a, r.b}[i], strconv.Itoa(len(s.wall)),
-				strconv.FormatFloat(median(s.wall), 'g', -1, 64), strconv.FormatFloat(median(s.cpu), 'g', -1, 64),
+				strconv.FormatFloat(median(s.wall), 'f', 6, 64), strconv.FormatFloat(median(s.cpu), 'f', 3, 64),
 				strconv.FormatFloat(s.rssKB, 'f', 0, 64)})
 		}
 	}
@@ -295,7 +298,7 @@ func drawScaling(path string, rows []*row) error {
 	p.X.Label.Text = "intervals"
 	p.Y.Label.Text = "wall time (s)"
 	p.X.Scale, p.Y.Scale = gplot.LogScale{}, gplot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = gplot.LogTicks{Prec: -1}, gplot.LogTicks{Prec: -1}
+	p.X.Tick.Marker, p.Y.Tick.Marker = logTicks{}, logTicks{}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	for i := range 2 {
@@ -319,7 +322,32 @@ func drawScaling(path string, rows []*row) error {
 		l.Width = vg.Points(1.5)
 		sc.GlyphStyle = plot.Marker(i)
 		p.Add(l, sc)
-		p.Legend.Add([]string{rows[0].a, rows[0].b}[i], l, sc)
+		p.Legend.Add([]string{"parscope " + rows[0].a, rows[0].b}[i], l, sc)
 	}
 	return plot.Save(path, plot.Width, plot.Height, func(dc draw.Canvas) error { plot.Draw(dc, p); return nil })
+}
+
+// logTicks labels a log axis at 1, 2 and 5 × 10^k (a short span holds
+// few powers of ten, which is all gonum's LogTicks labels), with minor
+// ticks at the other integers × 10^k.
+type logTicks struct{}
+
+// Ticks implements gplot.Ticker.
+func (logTicks) Ticks(lo, hi float64) []gplot.Tick {
+	var ticks []gplot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		p := math.Pow(10, e)
+		for m := 1; m < 10; m++ {
+			v := float64(m) * p
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := gplot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
 }
