@@ -95,7 +95,8 @@ func run(rowsPath, samplesPath, csvPath, plotPath string, out io.Writer) error {
 			return err
 		}
 	}
-	if plotPath != "" && len(scaling) > 0 {
+	measured := slices.ContainsFunc(scaling, func(r *row) bool { return !r.sides[0].empty() || !r.sides[1].empty() })
+	if plotPath != "" && measured {
 		return drawScaling(plotPath, scaling)
 	}
 	return nil
