@@ -1,10 +1,13 @@
 // Package waitstate measures the wait states of MPI traces the way
-// Scalasca's pattern catalogue defines them: Late Sender, Late Receiver,
-// Wait at N×N, Wait at Barrier, Late Broadcast and Early Reduce, from the
+// Scalasca's pattern catalogue defines them: Late Sender (and its part
+// Late Sender, Wrong Order, reported as sub-patterns), Late Receiver, Wait
+// at N×N, Wait at Barrier, Late Broadcast and Early Reduce, from the
 // point-to-point messages (paired by trace.Matcher) and the collective
 // records the trace holds. Each wait is charged to the MPI call that
 // waited, on its process, and to its call site: the call's own region and
-// the region it was called from.
+// the region it was called from. Messages received before they were sent
+// (the clock condition violated) are counted; Params.ClockCorrection
+// shifts each process's clock by a constant offset before measuring.
 //
 // A call's time span is that of the innermost MPI region (a region whose
 // name begins with MPI_ or PMPI_) open on the process when its record
@@ -63,11 +66,68 @@ func (p Pattern) String() string {
 // Patterns lists every pattern in result order.
 var Patterns = []Pattern{LateSender, LateReceiver, WaitNxN, WaitBarrier, LateBroadcast, EarlyReduce}
 
+// SubPattern is a part of a pattern's time, as in Scalasca's metric tree:
+// its time is already counted in its parent's, and reported apart
+// (RunWaits.SubPatterns) so that the patterns still add up to the wait.
+type SubPattern int
+
+// The sub-patterns, in the order of every result.
+const (
+	// LateSenderWrongOrder is the part of Late Sender spent waiting for
+	// a message while another message, sent earlier, could have been
+	// received instead (Scalasca's "MPI Late Sender, wrong order").
+	LateSenderWrongOrder SubPattern = iota
+	// WrongOrderSameSource is the part of LateSenderWrongOrder where
+	// the earlier-sent message came from the same sender.
+	WrongOrderSameSource
+	// WrongOrderDifferentSource is the part where it came from another
+	// sender.
+	WrongOrderDifferentSource
+	numSubPatterns
+)
+
+var subPatternNames = [numSubPatterns]string{"late_sender_wrong_order", "late_sender_wrong_order_same_source", "late_sender_wrong_order_different_source"}
+var subPatternParents = [numSubPatterns]string{"late_sender", "late_sender_wrong_order", "late_sender_wrong_order"}
+
+// String returns the sub-pattern's name in results:
+// "late_sender_wrong_order", ….
+func (p SubPattern) String() string {
+	if p >= 0 && p < numSubPatterns {
+		return subPatternNames[p]
+	}
+	return fmt.Sprintf("subpattern(%d)", int(p))
+}
+
+// Parent returns the name of the pattern or sub-pattern whose time
+// contains p's.
+func (p SubPattern) Parent() string {
+	if p >= 0 && p < numSubPatterns {
+		return subPatternParents[p]
+	}
+	return ""
+}
+
+// SubPatterns lists every sub-pattern in result order.
+var SubPatterns = []SubPattern{LateSenderWrongOrder, WrongOrderSameSource, WrongOrderDifferentSource}
+
+// WrongOrderWindow is the number of a process's latest Late Sender waits
+// a receive is compared with to find a wrong order (Scalasca's buffer of
+// 100 Late Sender instances).
+const WrongOrderWindow = 100
+
 // Params are the options of the analysis.
 type Params struct {
 	// Top bounds the call sites listed per run (those of the largest
 	// wait; 0 keeps all).
 	Top int `json:"top" flag:"top" help:"keep the N call sites of the largest wait per run (0: all)"`
+	// ClockCorrection shifts each process's clock by a constant offset,
+	// estimated from the matched messages, before measuring: the least
+	// non-negative offsets under which every message's receive completes
+	// at least ClockMinLatency after its send (docs/wait-states.md).
+	ClockCorrection bool `json:"clock_correction" flag:"clock-correction" help:"correct each process's clock by a constant offset, the least that makes every receive complete after its send (plus --clock-min-latency), before measuring"`
+	// ClockMinLatency is the least time (ns) a message is assumed to
+	// take, from its send to its receive's completion, by the correction.
+	ClockMinLatency int64 `json:"clock_min_latency_ns" flag:"clock-min-latency" help:"with --clock-correction: the least latency (ns) a message is assumed to take"`
 }
 
 // DefaultTop is the default of Params.Top.
@@ -105,14 +165,71 @@ type RunWaits struct {
 	Collectives int64 `json:"collectives"`
 	// Uncomputed counts what the trace does not let the analysis measure.
 	Uncomputed Uncomputed `json:"uncomputed"`
+	// SubPatterns holds the total of each sub-pattern, in SubPatterns
+	// order; each is part of its parent's time, not added to WaitNS.
+	SubPatterns []Amount `json:"sub_patterns"`
+	// Clock holds the messages that violate the clock condition and the
+	// correction applied, if asked for.
+	Clock ClockCheck `json:"clock"`
+}
+
+// ClockCheck counts the matched messages whose receive completes before
+// their send (the send record's time): the logical clock condition is
+// violated, the processes' clocks disagree, and waits measured across
+// them are wrong by the disagreement. Violations are counted on the
+// trace's own times.
+type ClockCheck struct {
+	Violations int64 `json:"violations"`
+	// MaxNS is the largest violation: send time − receive completion.
+	MaxNS int64 `json:"max_ns"`
+	// Pairs lists the violations by sender and receiver.
+	Pairs []ClockPair `json:"pairs"`
+	// Correction is the correction applied (Params.ClockCorrection), or
+	// nil.
+	Correction *ClockCorrection `json:"correction,omitempty"`
+}
+
+// ClockPair counts the violations of the messages from Sender to
+// Receiver.
+type ClockPair struct {
+	Sender     int32 `json:"sender"`
+	Receiver   int32 `json:"receiver"`
+	Violations int64 `json:"violations"`
+	MaxNS      int64 `json:"max_ns"`
+}
+
+// ClockCorrection is the constant offset correction of a run.
+type ClockCorrection struct {
+	// MinLatencyNS is Params.ClockMinLatency.
+	MinLatencyNS int64 `json:"min_latency_ns"`
+	// Applied is false when no constant offsets satisfy every message
+	// (the messages' constraints form a cycle of positive weight: clock
+	// drift, or a latency below MinLatencyNS both ways); the run is then
+	// measured on its own times.
+	Applied bool `json:"applied"`
+	// Offsets lists the processes whose clock was shifted, and by how
+	// much (ns, added to each of their times).
+	Offsets []ProcOffset `json:"offsets"`
+	// Violations counts the messages that still violate the clock
+	// condition after the correction.
+	Violations int64 `json:"violations"`
+}
+
+// ProcOffset is the offset added to one process's times.
+type ProcOffset struct {
+	Proc     int32 `json:"proc"`
+	OffsetNS int64 `json:"offset_ns"`
 }
 
 // Amount is the wait time of a pattern and the number of calls that
 // waited (a call waiting for more than zero time).
 type Amount struct {
 	Pattern string `json:"pattern"`
-	WaitNS  int64  `json:"wait_ns"`
-	Calls   int64  `json:"calls"`
+	// Parent names the pattern whose time contains a sub-pattern's
+	// (empty for a pattern).
+	Parent string `json:"parent,omitempty"`
+	WaitNS int64  `json:"wait_ns"`
+	Calls  int64  `json:"calls"`
 }
 
 // ProcWaits are the waits of one process.
@@ -122,6 +239,9 @@ type ProcWaits struct {
 	// WaitNS sums Patterns.
 	WaitNS   int64    `json:"wait_ns"`
 	Patterns []Amount `json:"patterns"`
+	// SubPatterns holds the process's sub-patterns, in SubPatterns
+	// order.
+	SubPatterns []Amount `json:"sub_patterns"`
 }
 
 // Site is the wait of one pattern at one call site: the MPI call (its
@@ -178,7 +298,7 @@ const NoRegion int32 = -1
 func init() {
 	engine.Register(&engine.Analysis{
 		Name:  Name,
-		Doc:   "MPI wait states (Scalasca): late sender, late receiver, wait at N×N, wait at barrier, late broadcast, early reduce; per process and call site",
+		Doc:   "MPI wait states (Scalasca): late sender (and its wrong order part), late receiver, wait at N×N, wait at barrier, late broadcast, early reduce; per process and call site; clock condition violations",
 		Needs: []trace.Kind{trace.KindSend, trace.KindRecv, trace.KindCollective},
 		Feeds: func(any) []trace.Kind {
 			return []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindSend, trace.KindRecv, trace.KindCollective}
@@ -201,6 +321,12 @@ type call struct {
 	// patterns that charged it.
 	waited  int64
 	charged [numPatterns]bool
+	// ls is the Late Sender time charged to the call, wo the part of it
+	// charged as wrong order, woCharged the sub-patterns charged.
+	ls, wo    int64
+	woCharged [numSubPatterns]bool
+	// shifted marks a call whose times the clock correction moved.
+	shifted bool
 }
 
 func (c *call) dur() int64 { return max(c.exit-c.enter, 0) }
@@ -223,6 +349,26 @@ type side struct {
 	blocking bool
 	noWait   bool
 	recv     bool
+	// proc is the side's process, t its record's time (a send's send
+	// time), seq its order of arrival; fin is a receive's completion
+	// time, when finOK.
+	proc  int32
+	t     int64
+	seq   int64
+	fin   int64
+	finOK bool
+}
+
+// recvEntry is a receive, as the wrong order search replays them on the
+// receiving process: in the order of their completion.
+type recvEntry struct {
+	fin, seq int64
+	// sendT is the matched send's time, src its process.
+	sendT int64
+	src   int32
+	// idle is the receive's Late Sender wait (0: none), charged to c.
+	idle int64
+	c    *call
 }
 
 // pair is a matched message.
@@ -261,6 +407,10 @@ type procState struct {
 	last    int64
 	mpiNS   int64
 	waits   [numPatterns]Amount
+	sub     [numSubPatterns]Amount
+	// recvs are the process's matched receives, for the wrong order
+	// search at the end of the run.
+	recvs []recvEntry
 }
 
 type siteKey struct {
@@ -286,6 +436,12 @@ type runState struct {
 	ncolls  int64
 	unc     Uncomputed
 	scratch trace.Record
+	// clock counts the clock condition violations, by pair in
+	// clockPairs; corrected is set once the correction was applied
+	// (violations are then counted before it).
+	clock      ClockCheck
+	clockPairs map[[2]int32]*ClockPair
+	corrected  bool
 }
 
 // Accumulator is the analysis' engine.Accumulator.
@@ -308,6 +464,9 @@ type Accumulator struct {
 func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	if p.Top < 0 {
 		return nil, fmt.Errorf("top %d: want 0 or more", p.Top)
+	}
+	if p.ClockMinLatency < 0 {
+		return nil, fmt.Errorf("clock min latency %d: want 0 or more", p.ClockMinLatency)
 	}
 	a := &Accumulator{t: t, p: p, names: map[int32]string{}, mpi: map[int32]bool{}, nonBlocking: map[int32]bool{}}
 	a.runs.New = a.newRun
@@ -361,7 +520,8 @@ func IsMPI(name string) bool {
 // newRun makes the state of a run on its first record.
 func (a *Accumulator) newRun(run int32) (*runState, error) {
 	r := &runState{run: run, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)),
-		sides: map[int64]*side{}, seq: map[[2]int32]int64{}, colls: map[collKey]*instance{}, sites: map[siteKey]*Amount{}}
+		sides: map[int64]*side{}, seq: map[[2]int32]int64{}, colls: map[collKey]*instance{}, sites: map[siteKey]*Amount{},
+		clockPairs: map[[2]int32]*ClockPair{}}
 	r.match.OnMatch = func(s, rv *trace.Record) {
 		ss, rs := r.sides[s.Value], r.sides[rv.Value]
 		delete(r.sides, s.Value)
@@ -413,7 +573,10 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 		}
 		ps.last = max(ps.last, rec.EndTime())
 	}
-	a.runs.Each(func(r *runState) { r.settle(false) })
+	if !a.p.ClockCorrection {
+		// The correction needs every message before it measures one.
+		a.runs.Each(func(r *runState) { r.settle(false) })
+	}
 	return nil
 }
 
@@ -503,7 +666,7 @@ func spanCall(ps *procState, rec *trace.Record, label string) *call {
 
 // message feeds a send or receive record.
 func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
-	s := &side{recv: rec.Kind == trace.KindRecv, blocking: rec.Seq == trace.NoRequest}
+	s := &side{recv: rec.Kind == trace.KindRecv, blocking: rec.Seq == trace.NoRequest, proc: rec.Proc, t: rec.T, seq: r.nextID}
 	label := "(send)"
 	if s.recv {
 		label = "(receive)"
@@ -542,6 +705,15 @@ func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
 			s.end = rec.End
 			ps.pending = append(ps.pending, s)
 		}
+	}
+	switch {
+	case !s.recv:
+	case s.blocking:
+		// A blocking receive's record spans its call, or is stamped at
+		// its completion (OTF2's, without End).
+		s.fin, s.finOK = rec.EndTime(), true
+	case !s.noWait:
+		s.fin, s.finOK = rec.End, true
 	}
 	id := r.nextID
 	r.nextID++
@@ -648,6 +820,9 @@ func (r *runState) charge(c *call, p Pattern, w int64) {
 	}
 	inc := w - c.waited
 	c.waited = w
+	if p == LateSender {
+		c.ls += inc
+	}
 	ps := r.proc(c.proc)
 	am := &ps.waits[p]
 	am.WaitNS += inc
@@ -675,11 +850,209 @@ func (r *runState) message(p pair) {
 	if rcv.noWait {
 		r.unc.NoWaitCall++
 	}
+	idle := int64(0)
 	if s, w := snd.post, rcv.wait; s != nil && w != nil && s.done && w.done {
+		idle = max(min(s.enter-w.enter, w.dur()), 0)
 		r.charge(w, LateSender, s.enter-w.enter)
+	}
+	if rcv.finOK {
+		rp := r.proc(rcv.proc)
+		rp.recvs = append(rp.recvs, recvEntry{fin: rcv.fin, seq: rcv.seq, sendT: snd.t, src: snd.proc, idle: idle, c: rcv.wait})
+		if !r.corrected {
+			r.checkClock(snd, rcv)
+		}
 	}
 	if s, rp := snd.post, rcv.post; snd.blocking && s != nil && rp != nil && s.done && rp.done {
 		r.charge(s, LateReceiver, rp.enter-s.enter)
+	}
+}
+
+// checkClock counts the message snd → rcv if its receive completes
+// before it was sent.
+func (r *runState) checkClock(snd, rcv *side) {
+	v := snd.t - rcv.fin
+	if !rcv.finOK || v <= 0 {
+		return
+	}
+	r.clock.Violations++
+	r.clock.MaxNS = max(r.clock.MaxNS, v)
+	k := [2]int32{snd.proc, rcv.proc}
+	cp := r.clockPairs[k]
+	if cp == nil {
+		cp = &ClockPair{Sender: snd.proc, Receiver: rcv.proc}
+		r.clockPairs[k] = cp
+	}
+	cp.Violations++
+	cp.MaxNS = max(cp.MaxNS, v)
+}
+
+// correctClocks counts the clock condition violations of every matched
+// message, then estimates each process's offset and shifts the times of
+// the messages' and collectives' calls by it: the least non-negative
+// offsets o with o[receiver] − o[sender] ≥ send time − receive completion
+// + minLat for every message between two processes, the longest paths of
+// that system of difference constraints (Bellman-Ford from a source
+// joined to every process by an edge of weight 0). A positive cycle
+// means no constant offsets satisfy every message: nothing is shifted.
+func (r *runState) correctClocks(minLat int64) *ClockCorrection {
+	cc := &ClockCorrection{MinLatencyNS: minLat, Offsets: []ProcOffset{}}
+	edges := map[[2]int32]int64{}
+	nodes := map[int32]bool{}
+	for _, p := range r.pairs {
+		snd, rcv := p.send, p.recv
+		r.checkClock(snd, rcv)
+		if !rcv.finOK || snd.proc == rcv.proc {
+			continue
+		}
+		w := snd.t - rcv.fin + minLat
+		k := [2]int32{snd.proc, rcv.proc}
+		if old, ok := edges[k]; !ok || w > old {
+			edges[k] = w
+		}
+		nodes[snd.proc], nodes[rcv.proc] = true, true
+	}
+	r.corrected = true
+	type edge struct {
+		from, to int32
+		w        int64
+	}
+	es := make([]edge, 0, len(edges))
+	for k, w := range edges {
+		es = append(es, edge{k[0], k[1], w})
+	}
+	slices.SortFunc(es, func(x, y edge) int { return cmp.Or(cmp.Compare(x.from, y.from), cmp.Compare(x.to, y.to)) })
+	off := map[int32]int64{}
+	changed := true
+	for i := 0; changed && i <= len(nodes); i++ {
+		changed = false
+		for _, e := range es {
+			if d := off[e.from] + e.w; d > off[e.to] {
+				off[e.to] = d
+				changed = true
+			}
+		}
+	}
+	if changed {
+		return cc // a positive cycle: no offsets satisfy every message
+	}
+	cc.Applied = true
+	for p, o := range off {
+		if o != 0 {
+			cc.Offsets = append(cc.Offsets, ProcOffset{Proc: p, OffsetNS: o})
+		}
+	}
+	slices.SortFunc(cc.Offsets, func(x, y ProcOffset) int { return cmp.Compare(x.Proc, y.Proc) })
+	shift := func(c *call) {
+		if c != nil && !c.shifted {
+			c.shifted = true
+			o := off[c.proc]
+			c.enter += o
+			c.exit += o
+		}
+	}
+	for _, p := range r.pairs {
+		for _, sd := range []*side{p.send, p.recv} {
+			o := off[sd.proc]
+			sd.t += o
+			sd.fin += o
+			shift(sd.post)
+			shift(sd.wait)
+		}
+		if p.recv.finOK && p.send.t-p.recv.fin > 0 {
+			cc.Violations++
+		}
+	}
+	for _, in := range r.ready {
+		for _, c := range in.calls {
+			shift(c)
+		}
+	}
+	return cc
+}
+
+// wrongOrder finds the Late Sender waits of the process that are in wrong
+// order, as Scalasca's MPI Late Sender, wrong order pattern does: the
+// process's receives are replayed in the order they completed; each Late
+// Sender wait joins a buffer of the latest WrongOrderWindow; each receive
+// takes out of the buffer every wait whose message was sent later than
+// its own: that wait was for a message sent after one the process could
+// have received instead. A call completing one receive has its wait join
+// before its receive is compared (it cannot match itself); a call
+// completing several (an MPI_Waitall) has one Late Sender wait, that of
+// its latest sender, which joins after the last of its receives was
+// compared, as SCOUT notifies it when the call is left. A wait's time is
+// charged as wrong order to the call that waited (at most the Late Sender
+// time charged to that call, once per call, the way charge does), same
+// source when both messages came from the same sender.
+func (r *runState) wrongOrder(ps *procState) {
+	slices.SortFunc(ps.recvs, func(x, y recvEntry) int { return cmp.Or(cmp.Compare(x.fin, y.fin), cmp.Compare(x.seq, y.seq)) })
+	// total counts the receives each call completes, left those still to
+	// replay; longest is the entry of its longest wait.
+	total, left := map[*call]int{}, map[*call]int{}
+	longest := map[*call]recvEntry{}
+	for _, e := range ps.recvs {
+		if e.c != nil {
+			total[e.c]++
+			left[e.c]++
+			if l, ok := longest[e.c]; !ok || e.idle > l.idle {
+				longest[e.c] = e
+			}
+		}
+	}
+	var buf []recvEntry
+	join := func(e recvEntry) {
+		if e.idle > 0 {
+			if len(buf) == WrongOrderWindow {
+				buf = buf[1:]
+			}
+			buf = append(buf, e)
+		}
+	}
+	for _, e := range ps.recvs {
+		multi := e.c != nil && total[e.c] > 1
+		if e.c != nil && !multi {
+			join(e)
+		}
+		keep := buf[:0]
+		for _, b := range buf {
+			if b.sendT > e.sendT {
+				sub := WrongOrderDifferentSource
+				if b.src == e.src {
+					sub = WrongOrderSameSource
+				}
+				r.chargeWO(b.c, sub, b.idle)
+			} else {
+				keep = append(keep, b)
+			}
+		}
+		clear(buf[len(keep):])
+		buf = keep
+		if multi {
+			if left[e.c]--; left[e.c] == 0 {
+				join(longest[e.c])
+			}
+		}
+	}
+	ps.recvs = nil
+}
+
+// chargeWO charges a wrong order wait of w ns to the call c, in the
+// sub-pattern sub and in LateSenderWrongOrder: the call's wrong order time
+// is its longest such wait, never more than its Late Sender time.
+func (r *runState) chargeWO(c *call, sub SubPattern, w int64) {
+	w = min(w, c.ls)
+	if w <= c.wo {
+		return
+	}
+	inc := w - c.wo
+	c.wo = w
+	ps := r.proc(c.proc)
+	for _, p := range []SubPattern{LateSenderWrongOrder, sub} {
+		ps.sub[p].WaitNS += inc
+		if !c.woCharged[p] {
+			c.woCharged[p] = true
+			ps.sub[p].Calls++
+		}
 	}
 }
 
@@ -780,13 +1153,28 @@ func (a *Accumulator) finish(r *runState) RunWaits {
 		}
 		ps.pending = nil
 	}
+	var cc *ClockCorrection
+	if a.p.ClockCorrection {
+		cc = r.correctClocks(a.p.ClockMinLatency)
+	}
 	r.settle(true)
+	for _, ps := range r.procs {
+		r.wrongOrder(ps)
+	}
 	sends, recvs := r.match.Unmatched()
 	r.unc.UnmatchedSends, r.unc.UnmatchedRecvs = int64(len(sends)), int64(len(recvs))
 	r.unc.Incomplete = int64(len(r.colls))
 
 	rw := RunWaits{Run: r.run, Patterns: amounts(nil), ByProcess: []ProcWaits{}, Sites: []Site{},
-		Messages: r.msgs, Collectives: r.ncolls, Uncomputed: r.unc}
+		Messages: r.msgs, Collectives: r.ncolls, Uncomputed: r.unc, SubPatterns: subAmounts(nil), Clock: r.clock}
+	rw.Clock.Pairs = []ClockPair{}
+	for _, cp := range r.clockPairs {
+		rw.Clock.Pairs = append(rw.Clock.Pairs, *cp)
+	}
+	slices.SortFunc(rw.Clock.Pairs, func(x, y ClockPair) int {
+		return cmp.Or(cmp.Compare(x.Sender, y.Sender), cmp.Compare(x.Receiver, y.Receiver))
+	})
+	rw.Clock.Correction = cc
 	procs := make([]int32, 0, len(r.procs))
 	for p := range r.procs {
 		procs = append(procs, p)
@@ -794,11 +1182,15 @@ func (a *Accumulator) finish(r *runState) RunWaits {
 	slices.Sort(procs)
 	for _, p := range procs {
 		ps := r.procs[p]
-		pw := ProcWaits{Proc: p, MPINS: ps.mpiNS, Patterns: amounts(&ps.waits)}
+		pw := ProcWaits{Proc: p, MPINS: ps.mpiNS, Patterns: amounts(&ps.waits), SubPatterns: subAmounts(&ps.sub)}
 		for i, am := range ps.waits {
 			pw.WaitNS += am.WaitNS
 			rw.Patterns[i].WaitNS += am.WaitNS
 			rw.Patterns[i].Calls += am.Calls
+		}
+		for i, am := range ps.sub {
+			rw.SubPatterns[i].WaitNS += am.WaitNS
+			rw.SubPatterns[i].Calls += am.Calls
 		}
 		rw.MPINS += pw.MPINS
 		rw.WaitNS += pw.WaitNS
@@ -831,6 +1223,18 @@ func amounts(w *[numPatterns]Amount) []Amount {
 			out[i] = w[i]
 		}
 		out[i].Pattern = Pattern(i).String()
+	}
+	return out
+}
+
+// subAmounts returns one Amount per sub-pattern, named, with w's figures.
+func subAmounts(w *[numSubPatterns]Amount) []Amount {
+	out := make([]Amount, numSubPatterns)
+	for i := range out {
+		if w != nil {
+			out[i] = w[i]
+		}
+		out[i].Pattern, out[i].Parent = SubPattern(i).String(), SubPattern(i).Parent()
 	}
 	return out
 }

@@ -221,6 +221,11 @@ func TestLateSender(t *testing.T) {
 	if r.Uncomputed != (waitstate.Uncomputed{UnknownSpan: 1}) || r.Messages != 3 || r.MPINS != 75+15+30 {
 		t.Errorf("uncomputed %+v messages %d MPI %d", r.Uncomputed, r.Messages, r.MPINS)
 	}
+	// The second receive completes (215) before its send (300): one
+	// clock condition violation of 85 ns, from p0 to p1.
+	if c := r.Clock; c.Violations != 1 || c.MaxNS != 85 || fmt.Sprint(c.Pairs) != "[{0 1 1 85}]" || c.Correction != nil {
+		t.Errorf("clock %+v", c)
+	}
 }
 
 // TestLateReceiver: the blocking send is entered before its receive is

@@ -33,6 +33,13 @@ timeline of each):
   early_reduce    reduce, gather: the root entered before every other
                   member, until the first of them enters
 
+and, as part of late_sender (Scalasca's metric tree), reported apart:
+
+  late_sender_wrong_order   a late sender while a message sent earlier
+                  was received later by the same process (after it):
+                  receiving that first would have avoided the wait;
+                  split into _same_source and _different_source
+
 Every wait is bounded by the duration of the call that waits, and a call
 is charged its longest wait once. A call's span is its MPI region's
 (OTF2, DUMPI, Extrae's Paraver), or in a trace without MPI regions its
@@ -40,13 +47,21 @@ record's; what the trace does not give (a receive's start, the call that
 completed a non-blocking receive, a communicator's members) is counted
 under "not computed", never guessed.
 
+Messages received before they were sent (the clock condition violated:
+the processes' clocks disagree) are counted, with the largest violation
+and the processes involved. --clock-correction shifts each process's
+clock by a constant offset before measuring: the least offsets that make
+every receive complete at least --clock-min-latency ns after its send
+(docs/wait-states.md says what it does not correct).
+
 It prints the total of each pattern and its share of the MPI time, each
 process's waits, and the call sites (the MPI call and the region it was
 called from) of the largest waits. --json prints the result in the JSON
 envelope every face shares (docs/results.md); --csv prints one row per
 run, process and pattern.`,
 		Example: `  parscope waitstates testdata/real/traces/dumpi/testtrace.meta
-  parscope waitstates --top 10 --json trace.pst`,
+  parscope waitstates --top 10 --json trace.pst
+  parscope waitstates --clock-correction --clock-min-latency 500 trace.pst`,
 		Args: cobra.ExactArgs(1),
 	}
 	addAnalysisCommand(cmd, waitstate.Name, params, tableOutput[waitstate.Result]{
@@ -78,6 +93,9 @@ func printWaits(out io.Writer, name string, r *waitstate.Result) error {
 		fmt.Fprintln(w, "pattern\twait\tof MPI time\tcalls")
 		for _, a := range run.Patterns {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", a.Pattern, human.Nanos(float64(a.WaitNS)), share(a.WaitNS, run.MPINS), human.Count(a.Calls))
+			for _, sub := range subPatternsOf(run.SubPatterns, a.Pattern, "  ", run.MPINS) {
+				fmt.Fprint(w, sub)
+			}
 		}
 		if err := w.Flush(); err != nil {
 			return err
@@ -111,6 +129,7 @@ func printWaits(out io.Writer, name string, r *waitstate.Result) error {
 				fmt.Fprintf(out, "… %d more call sites (--top 0 lists them all)\n", run.SitesOmitted)
 			}
 		}
+		printClock(out, run.Clock)
 		if u := run.Uncomputed; u != (waitstate.Uncomputed{}) {
 			var parts []string
 			for _, x := range []struct {
@@ -135,6 +154,64 @@ func printWaits(out io.Writer, name string, r *waitstate.Result) error {
 		}
 	}
 	return nil
+}
+
+// subPatternsOf returns the table rows of the sub-patterns under parent,
+// and theirs under them, indented under it: "  late_sender_wrong_order\t…"
+// (their time is part of the parent's).
+func subPatternsOf(subs []waitstate.Amount, parent, indent string, mpiNS int64) []string {
+	var rows []string
+	for _, a := range subs {
+		if a.Parent == parent {
+			rows = append(rows, fmt.Sprintf("%s%s\t%s\t%s\t%s\n", indent, a.Pattern, human.Nanos(float64(a.WaitNS)), share(a.WaitNS, mpiNS), human.Count(a.Calls)))
+			rows = append(rows, subPatternsOf(subs, a.Pattern, indent+"  ", mpiNS)...)
+		}
+	}
+	return rows
+}
+
+// maxClockPairs bounds the sender → receiver pairs printed.
+const maxClockPairs = 10
+
+// printClock says how many messages violate the clock condition, between
+// which processes, and what the correction did, if asked for.
+func printClock(out io.Writer, c waitstate.ClockCheck) {
+	if c.Violations > 0 {
+		var pairs []string
+		for i, p := range c.Pairs {
+			if i == maxClockPairs {
+				pairs = append(pairs, fmt.Sprintf("… %d more pairs", len(c.Pairs)-i))
+				break
+			}
+			pairs = append(pairs, fmt.Sprintf("%d→%d: %s (up to %s)", p.Sender, p.Receiver, human.Count(p.Violations), human.Nanos(float64(p.MaxNS))))
+		}
+		fmt.Fprintf(out, "\nclock condition violated: %s messages received before they were sent, by up to %s (sender→receiver: %s)\n",
+			human.Count(c.Violations), human.Nanos(float64(c.MaxNS)), strings.Join(pairs, ", "))
+		if c.Correction == nil {
+			fmt.Fprintln(out, "the waits measured across these processes' clocks are off by their disagreement; --clock-correction shifts each process's clock before measuring")
+		}
+	}
+	cc := c.Correction
+	if cc == nil {
+		return
+	}
+	switch {
+	case !cc.Applied:
+		fmt.Fprintf(out, "\nclock correction (least latency %s): not applied, no constant offsets satisfy every message; measured on the trace's times\n", human.Nanos(float64(cc.MinLatencyNS)))
+	case len(cc.Offsets) == 0:
+		fmt.Fprintf(out, "\nclock correction (least latency %s): no process moved\n", human.Nanos(float64(cc.MinLatencyNS)))
+	default:
+		var offs []string
+		for i, o := range cc.Offsets {
+			if i == maxClockPairs {
+				offs = append(offs, fmt.Sprintf("… %d more", len(cc.Offsets)-i))
+				break
+			}
+			offs = append(offs, fmt.Sprintf("%d +%s", o.Proc, human.Nanos(float64(o.OffsetNS))))
+		}
+		fmt.Fprintf(out, "\nclock correction (least latency %s): %d processes moved forward (%s); %s violations left\n",
+			human.Nanos(float64(cc.MinLatencyNS)), len(cc.Offsets), strings.Join(offs, ", "), human.Count(cc.Violations))
+	}
 }
 
 // writeWaitsCSV writes one row per run, process and pattern.

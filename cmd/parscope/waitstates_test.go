@@ -263,3 +263,69 @@ func TestWaitStatesParaver(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitStatesClock: process 1's clock is 1000 ns behind (records
+// spanning their calls, as DUMPI's):
+//
+//	p0  [Send→p1 10100..10110]            [Recv←p1 10150 ...... 10230]
+//	p1  [Recv←p0 10040 ... 10105]  [Send→p0 10200..10210]    (true times)
+//
+// As read, p1's receive completes at 9105, 995 ns before its send: the
+// text and the JSON say so. With --clock-correction and a least latency of
+// 5 ns (that of p0 → p1), p1 moves 1000 ns forward and the waits are the
+// true ones: late senders of 60 (p1) and 50 (p0).
+func TestWaitStatesClock(t *testing.T) {
+	pst := filepath.Join(t.TempDir(), "skew.pst")
+	w, err := store.Create(pst, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	h := w.Header()
+	h.Meta.ClockResolution = 1
+	h.Runs = []trace.RunInfo{{ID: 0, Procs: 2}}
+	for _, rec := range []trace.Record{
+		trace.Recv(0, 1, 9040, 9105, 0, 8, 0, 0), trace.Send(0, 1, 9200, 9210, 0, 8, 0, 0),
+		trace.Send(0, 0, 10100, 10110, 1, 8, 0, 0), trace.Recv(0, 0, 10150, 10230, 1, 8, 0, 0),
+	} {
+		if err := w.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	out := mustRun(t, "waitstates", pst)
+	for _, want := range []string{
+		"\nclock condition violated: 1 messages received before they were sent, by up to 995ns (sender→receiver: 0→1: 1 (up to 995ns))\n",
+		"--clock-correction shifts each process's clock",
+		"\n  late_sender_wrong_order ",
+		"\n    late_sender_wrong_order_same_source ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	rw := waitsRun(t, pst).Runs[0]
+	if c := rw.Clock; c.Violations != 1 || c.MaxNS != 995 || len(c.Pairs) != 1 || c.Pairs[0] != (waitstate.ClockPair{Sender: 0, Receiver: 1, Violations: 1, MaxNS: 995}) || c.Correction != nil {
+		t.Errorf("clock %+v", c)
+	}
+	if rw.Patterns[waitstate.LateSender].WaitNS != 65 || rw.Patterns[waitstate.LateReceiver].WaitNS != 10 {
+		t.Errorf("skewed: %+v", rw.Patterns)
+	}
+
+	rw = waitsRun(t, "--clock-correction", "--clock-min-latency", "5", pst).Runs[0]
+	waitsBounded(t, rw)
+	cc := rw.Clock.Correction
+	if cc == nil || !cc.Applied || cc.MinLatencyNS != 5 || len(cc.Offsets) != 1 || cc.Offsets[0] != (waitstate.ProcOffset{Proc: 1, OffsetNS: 1000}) || cc.Violations != 0 || rw.Clock.Violations != 1 {
+		t.Fatalf("correction %+v", cc)
+	}
+	if rw.WaitNS != 110 || rw.Patterns[waitstate.LateSender].WaitNS != 110 || rw.ByProcess[0].WaitNS != 50 || rw.ByProcess[1].WaitNS != 60 {
+		t.Errorf("corrected: wait %d, %+v, %+v", rw.WaitNS, rw.Patterns, rw.ByProcess)
+	}
+	out = mustRun(t, "waitstates", "--clock-correction", "--clock-min-latency", "5", pst)
+	if !strings.Contains(out, "clock correction (least latency 5ns): 1 processes moved forward (1 +1µs); 0 violations left") {
+		t.Errorf("text:\n%s", out)
+	}
+}

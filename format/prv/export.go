@@ -69,9 +69,11 @@ func Paths(out string) (prvPath, pcfPath, rowPath string) {
 // writes them) or else one application with one single-thread task per
 // process; a state lasts until the process's next state (the last one to
 // the trace's end); region entries and exits of a trace imported from
-// Paraver (Meta.Source "prv") become the MPI call events their ids encode
-// (RegionType), other regions user function events (UserFunctionType,
-// value id+1, 0 on exit); events keep their id as the event type; counters
+// Paraver (Meta.Source "prv") become the MPI call or function events their
+// ids encode (RegionType: a region imported from type 60000019 goes back
+// under 60000019 with its value), other regions user function events
+// (UserFunctionType, value id+1, 0 on exit); events keep their id as the
+// event type; counters
 // keep an id in the hardware counter range and get CounterTypeMin+id
 // otherwise (values rounded to integers); matched messages (trace.Matcher)
 // become communication records (logical times the post times, physical
@@ -277,7 +279,7 @@ type exporter struct {
 	states       map[int32]bool
 	events       map[int32]bool
 	usedCounters map[int64]int32 // Paraver type -> counter id
-	regionTypes  map[int64]bool  // MPI types of exported regions
+	regionTypes  map[int64]bool  // MPI call and function types of exported regions
 	userRegions  bool
 	buf          []byte
 }
@@ -637,33 +639,45 @@ func (ex *exporter) pcf(w *bufio.Writer) {
 		}
 		block(typ, name, nil)
 	}
-	// MPI call types: the value names are the region labels.
-	mpi := map[int64]map[int64]string{}
+	// MPI call and function types: the value names are the region labels.
+	regs := map[int64]map[int64]string{}
 	for typ := range ex.regionTypes {
-		mpi[typ] = ex.values(typ)
+		regs[typ] = ex.values(typ)
 	}
 	if ex.fromPRV {
 		for _, rd := range ex.h.Regions {
 			if typ, v, ok := RegionType(rd.ID); ok && ex.regionTypes[typ] {
-				mpi[typ][v] = rd.Label
+				regs[typ][v] = rd.Label
 			}
 		}
 	}
-	for _, typ := range slices.Sorted(maps.Keys(mpi)) {
-		name := ex.h.Meta.Extra["prv.type."+strconv.FormatInt(typ, 10)]
-		if name == "" {
-			name = "MPI type " + strconv.FormatInt(typ, 10)
-		}
-		block(typ, name, mpi[typ])
-	}
 	if ex.userRegions {
-		vals := map[int64]string{0: "End"}
+		// Regions written as user functions by id+1 (one block with the
+		// user functions of the trace's own, if any).
+		vals := regs[UserFunctionType]
+		if vals == nil {
+			vals = map[int64]string{}
+			regs[UserFunctionType] = vals
+		}
+		vals[0] = "End"
 		for _, rd := range ex.h.Regions {
 			if _, _, ok := RegionType(rd.ID); !ok || !ex.fromPRV {
 				vals[int64(rd.ID)+1] = rd.Label
 			}
 		}
-		block(UserFunctionType, "User function", vals)
+	}
+	for _, typ := range slices.Sorted(maps.Keys(regs)) {
+		name := ex.h.Meta.Extra["prv.type."+strconv.FormatInt(typ, 10)]
+		switch {
+		case name != "":
+		case typ == UserFunctionType && ex.userRegions:
+			name = "User function"
+		case IsFunctionType(typ):
+			name = "function type " + strconv.FormatInt(typ, 10)
+		default:
+			name = "MPI type " + strconv.FormatInt(typ, 10)
+		}
+		block(typ, name, regs[typ])
 	}
 }
 

@@ -165,10 +165,10 @@ func TestExportForeign(t *testing.T) {
 	}
 	want := &trace.Memory{Records: []trace.Record{
 		trace.State(0, 0, 0, 1), trace.State(0, 1, 0, 1),
-		trace.Event(0, 0, 10, UserFunctionType, 6),
+		trace.Enter(0, 0, 10, 2*FunctionRegionScale+6), // user function value 6
 		trace.Recv(0, 1, 15, 28, 0, 64, 3, 0),
 		trace.Send(0, 0, 20, 25, 1, 64, 3, 0),
-		trace.Event(0, 0, 30, UserFunctionType, 0),
+		trace.Exit(0, 0, 30, 2*FunctionRegionScale+6),
 		trace.Event(0, 0, 40, 7, 9),
 		trace.Counter(0, 0, 50, CounterTypeMin+2, 3),
 		trace.State(0, 0, 60, 2),
@@ -179,7 +179,8 @@ func TestExportForeign(t *testing.T) {
 	ix := trace.NewIndex(&back.H)
 	for _, c := range []struct{ got, want string }{
 		{ix.StateName(1), "Run"}, {ix.StateName(2), "Wait"}, {ix.EventName(7), "iter"},
-		{ix.EventName(UserFunctionType), "User function"}, {ix.Counter(CounterTypeMin + 2).Name, "flops"},
+		{back.H.Meta.Extra["prv.type.60000019"], "User function"}, {ix.RegionName(2*FunctionRegionScale + 6), "solve"},
+		{ix.Counter(CounterTypeMin + 2).Name, "flops"},
 		{back.H.Procs[1].Name, "rank 1"}, {back.H.Meta.Extra["prv.values.60000019"], `{"0":"End","6":"solve"}`},
 		{back.H.Meta.Extra["prv.duration_ns"], "80"},
 	} {

@@ -16,7 +16,8 @@ import (
 )
 
 // fuzzSeeds are small .prv inputs: a synthetic trace with every record
-// type, a header declaring the maximum number of threads, and the first
+// type, a header declaring the maximum number of threads, nested function
+// and MPI regions with unbalanced exits (functionsPRV), and the first
 // lines (up to 700 bytes) of each real trace of testdata/real. Seeds stay
 // small: the fuzzer minimises each new input with
 // O(n²) executions, and 3,000-byte seeds kept it minimising.
@@ -26,6 +27,7 @@ func fuzzSeeds(t testing.TB) map[string][]byte {
 		"synthetic":   []byte("#Paraver (01/01/70 at 00:00):100_ns:1(2):1:2(1:1,1:1),1\nc:1:1:2:1:2\n1:1:1:1:1:0:10:1\n2:1:1:1:1:5:50000001:2:42000050:7\n3:1:1:1:1:6:7:2:1:2:1:3:8:64:5\n1:2:1:2:1:0:100:2\n4:2:1:2:1:9:1:8:0:1:0\n2:1:1:1:1:20:50000001:0\n"),
 		"huge-header": []byte("#Paraver (01/01/70 at 00:00):100:1(1):1:2(4194303:1,1:1)\n1:1:1:2:1:0:10:1\n2:1:1:1:4194303:5:7:1\n"),
 		"bad-order":   []byte("#Paraver (x):100_ns:1:1:1(1:1)\n1:1:1:1:1:50:60:1\n1:1:1:1:1:10:20:1\n"),
+		"functions":   []byte(functionsPRV),
 	}
 	for name, file := range map[string]string{"qsort": "qsort_beo3.prv", "lulesh": "lulesh_7+1_with_uncores_sockets1+2.chop8.prv", "namd": "444.namd.prv"} {
 		b := realdata.Read(t, "traces/paraver/"+file)

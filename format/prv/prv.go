@@ -45,6 +45,10 @@ const (
 	// RepairUnopenedExit counts MPI call end events (value 0) with no call of
 	// that type open on the thread; they were dropped.
 	RepairUnopenedExit = "prv-mpi-exit-without-enter"
+	// RepairFunctionUnopenedExit counts function end events (value 0 of a
+	// FunctionTypes type) with no function of that type open on the thread
+	// (a trace cut after the function was entered); they were dropped.
+	RepairFunctionUnopenedExit = "prv-function-exit-without-enter"
 	// RepairEndsEarly counts traces whose last record lies before the end
 	// time the header declares: the file was most likely cut short (on a
 	// line boundary, where nothing else shows it). The import goes on with
@@ -62,24 +66,86 @@ const (
 	// (PAPI and others), which become counter samples.
 	CounterTypeMin = 42000000
 	CounterTypeMax = 42999999
-	// UserFunctionType is Extrae's user function event type; the exporter
-	// writes regions that did not come from MPI call events under it.
+	// UserFunctionType is Extrae's user function event type (USRFUNC_EV);
+	// its events become regions (see FunctionTypes), and the exporter
+	// writes regions of traces that did not come from Paraver under it.
 	UserFunctionType = 60000019
 	// regionScale separates type and value in an MPI region id.
 	regionScale = 100000
+	// FunctionRegionScale separates the type's place in FunctionTypes
+	// from the value in a function region id: the region of value v of
+	// FunctionTypes()[k-1] has id k*FunctionRegionScale+v. MPI region ids
+	// are below 10,000,000 (type 50000099, value 99,999), so the two
+	// ranges cannot meet.
+	FunctionRegionScale = 100000000
 )
 
-// RegionID returns the region id the importer gives to MPI call value v of
-// event type typ, and false when (typ, v) is not an MPI call.
+// functionTypes are Extrae's event types whose values identify a function
+// (translated by mpi2prv into the .pcf VALUES, 0 "End") entered at a
+// non-zero value and left at 0, nesting like calls. Their order fixes the
+// region ids: append, never reorder. From Extrae's src/common/events.h and
+// the merger's handlers (src/merger/paraver/*_prv_semantics.c), commit
+// 2292a142dc7a0544d2b0c06c9a9cce7e94d1a423.
+var functionTypes = [...]int64{
+	60000018, // OMPFUNC_EV: executed OpenMP parallel (outlined) function
+	60000019, // USRFUNC_EV: user function
+	60000020, // PTHREAD_FUNC_EV: pthread function (thread body, pthread_create)
+	60000023, // TASKFUNC_EV: executed OpenMP task function
+	60000024, // TASKFUNC_INST_EV: instantiated OpenMP task function
+	63000006, // CUDA_KERNEL_EXEC_EV: CUDA kernel execution
+	63500006, // HIP_KERNEL_EXEC_EV: HIP kernel execution
+}
+
+// FunctionTypes returns Extrae's function event types that the importer
+// turns into regions, in the order that numbers their region ids (see
+// FunctionRegionScale): 60000018 (executed OpenMP parallel function),
+// 60000019 (user function), 60000020 (pthread function), 60000023
+// (executed OpenMP task function), 60000024 (instantiated OpenMP task
+// function), 63000006 (CUDA kernel execution) and 63500006 (HIP kernel
+// execution).
+func FunctionTypes() []int64 { return functionTypes[:] }
+
+// functionSlot returns the 1-based place of typ in functionTypes, or 0.
+func functionSlot(typ int64) int64 {
+	for i, t := range functionTypes {
+		if t == typ {
+			return int64(i) + 1
+		}
+	}
+	return 0
+}
+
+// IsFunctionType reports whether typ is one of FunctionTypes.
+func IsFunctionType(typ int64) bool { return functionSlot(typ) > 0 }
+
+// RegionID returns the region id the importer gives to value v of event
+// type typ: (typ-50000000)*100000+v for an MPI call (typ within MPITypeMin
+// and MPITypeMax, 0 < v < 100000), k*FunctionRegionScale+v for a function
+// of the k-th of FunctionTypes (0 < v < FunctionRegionScale); false for
+// any other (typ, v).
 func RegionID(typ, v int64) (int32, bool) {
+	if k := functionSlot(typ); k > 0 {
+		if v <= 0 || v >= FunctionRegionScale {
+			return 0, false
+		}
+		return int32(k*FunctionRegionScale + v), true
+	}
 	if typ < MPITypeMin || typ > MPITypeMax || v <= 0 || v >= regionScale {
 		return 0, false
 	}
 	return int32((typ-50000000)*regionScale + v), true
 }
 
-// RegionType is the inverse of RegionID.
+// RegionType is the inverse of RegionID: the event type and value of a
+// region id, and false for an id RegionID does not give.
 func RegionType(id int32) (typ, v int64, ok bool) {
+	if id >= FunctionRegionScale {
+		k, val := int64(id)/FunctionRegionScale, int64(id)%FunctionRegionScale
+		if k > int64(len(functionTypes)) || val <= 0 {
+			return 0, 0, false
+		}
+		return functionTypes[k-1], val, true
+	}
 	t, val := int64(id)/regionScale, int64(id)%regionScale
 	if t < 1 || t > MPITypeMax-50000000 || val <= 0 {
 		return 0, 0, false
@@ -223,7 +289,7 @@ type procState struct {
 	pending  recQueue // records not yet added, sorted by T
 	released int64    // time of the last record added to the writer
 	added    bool
-	open     []openCall // open MPI calls
+	open     []openCall // open MPI calls and functions, innermost last
 }
 
 // MaxNamedThreads is the number of declared threads up to which every
@@ -237,6 +303,8 @@ const MaxNamedThreads = 4096
 // to put sends and receives at their logical times (parameter "window").
 const DefaultWindow = 1 << 21
 
+// openCall is an open MPI call or function: its event type and region id,
+// or -1 for a function entry kept as an event (its value has no id).
 type openCall struct {
 	typ int64
 	id  int32
@@ -708,18 +776,44 @@ func (im *importer) event() error {
 			return im.lr.Errorf("event type %d is out of range (0..%d)", typ, math.MaxInt32)
 		}
 		var r trace.Record
+		fn := IsFunctionType(typ)
 		switch {
-		case typ >= MPITypeMin && typ <= MPITypeMax && v == 0:
+		case (fn || typ >= MPITypeMin && typ <= MPITypeMax) && v == 0:
 			k := len(ps.open) - 1
 			for k >= 0 && ps.open[k].typ != typ {
 				k--
 			}
 			if k < 0 {
-				im.h.Repair(RepairUnopenedExit, 1)
+				if fn {
+					im.h.Repair(RepairFunctionUnopenedExit, 1)
+				} else {
+					im.h.Repair(RepairUnopenedExit, 1)
+				}
 				continue
 			}
-			r = trace.Exit(0, p, t, ps.open[k].id)
+			if id := ps.open[k].id; id >= 0 {
+				r = trace.Exit(0, p, t, id)
+			} else {
+				// The end of a function whose value has no region id:
+				// an event, as its entry was.
+				r = trace.Event(0, p, t, int32(typ), 0)
+			}
 			ps.open = append(ps.open[:k], ps.open[k+1:]...)
+		case fn:
+			// Functions nest: an entry while another function of the
+			// type is open is a call from it, not a missing exit.
+			id, ok := RegionID(typ, v)
+			if !ok {
+				// A value out of the id range (an address mpi2prv did
+				// not translate): kept as an event, and its end too.
+				mark(im.events, int32(typ))
+				ps.open = append(ps.open, openCall{typ, -1})
+				r = trace.Event(0, p, t, int32(typ), v)
+				break
+			}
+			mark(im.regions, id)
+			ps.open = append(ps.open, openCall{typ, id})
+			r = trace.Enter(0, p, t, id)
 		case typ >= MPITypeMin && typ <= MPITypeMax:
 			id, ok := RegionID(typ, v)
 			if !ok {
@@ -894,26 +988,31 @@ func (im *importer) dictionaries() {
 	for _, id := range sortedKeys(im.counters) {
 		h.Counters = append(h.Counters, trace.CounterDef{ID: id, Name: typeName(int64(id), "counter")})
 	}
-	mpiTypes := map[int64]bool{}
+	regionTypes := map[int64]bool{}
 	for _, id := range sortedKeys(im.regions) {
 		typ, v, _ := RegionType(id)
-		mpiTypes[typ] = true
-		label := fmt.Sprintf("%s %d", typeName(typ, "MPI type"), v)
-		if pc != nil && pc.values[typ][v] != "" {
+		regionTypes[typ] = true
+		var label string
+		switch {
+		case pc != nil && pc.values[typ][v] != "":
 			label = pc.values[typ][v]
+		case IsFunctionType(typ):
+			label = fmt.Sprintf("%s value %d", typeName(typ, "function type"), v)
+		default:
+			label = fmt.Sprintf("%s %d", typeName(typ, "MPI type"), v)
 		}
 		h.Regions = append(h.Regions, trace.RegionDef{ID: id, Kind: trace.RegionFunction, Label: label, Parent: -1})
 	}
 	if pc == nil {
 		return
 	}
-	for typ := range mpiTypes {
+	for typ := range regionTypes {
 		if n := pc.types[typ]; n != "" {
 			h.Meta.Extra["prv.type."+strconv.FormatInt(typ, 10)] = n
 		}
 	}
 	used := func(typ int64) bool {
-		return typ <= math.MaxInt32 && (im.events[int32(typ)] || im.counters[int32(typ)] || mpiTypes[typ])
+		return typ <= math.MaxInt32 && (im.events[int32(typ)] || im.counters[int32(typ)] || regionTypes[typ])
 	}
 	for typ, vals := range pc.values {
 		if !used(typ) || len(vals) == 0 {

@@ -93,7 +93,7 @@ func TestRealTraces(t *testing.T) {
 			if got := n[trace.KindState] - gaps; got != c.states {
 				t.Errorf("states = %d (+%d idle gaps), want %d", got, gaps, c.states)
 			}
-			pairs := n[trace.KindEvent] + n[trace.KindCounter] + n[trace.KindEnter] + n[trace.KindExit] + int(m.H.Repairs[RepairUnopenedExit]) - int(m.H.Repairs[RepairImplicitExit])
+			pairs := n[trace.KindEvent] + n[trace.KindCounter] + n[trace.KindEnter] + n[trace.KindExit] + int(m.H.Repairs[RepairUnopenedExit]) + int(m.H.Repairs[RepairFunctionUnopenedExit]) - int(m.H.Repairs[RepairImplicitExit])
 			if pairs != lc.pairs {
 				t.Errorf("event pairs = %d, want %d", pairs, lc.pairs)
 			}
@@ -109,6 +109,7 @@ func TestRealTraces(t *testing.T) {
 			if err := m.H.Validate(); err != nil {
 				t.Error(err)
 			}
+			checkNesting(t, m.Records) // MPI calls and functions nest
 			formattest.Golden(t, filepath.Join("testdata", strings.TrimSuffix(c.file, ".prv")+".summary.golden"), summary(m), *update)
 		})
 	}

@@ -667,9 +667,23 @@ window.Function = (function (RealFunction) {
       body.append(el('p', { class: 'lead' }, r.wait_ns > 0 && top
         ? 'Run ' + r.run + ' waits ' + ns(r.wait_ns) + ', ' + pct(r.wait_ns / Math.max(1, r.mpi_ns)) + ' of its ' + ns(r.mpi_ns) + ' in MPI; ' + label(top.pattern) + ' is the largest pattern with ' + pct(top.wait_ns / r.wait_ns) + ' of the wait.'
         : 'Run ' + r.run + ' has no wait state: ' + fmt(r.messages) + ' messages and ' + fmt(r.collectives) + ' collectives, ' + ns(r.mpi_ns) + ' in MPI.'));
+      const clk = r.clock;
+      if (clk && (clk.violations > 0 || clk.correction)) {
+        const cc = clk.correction;
+        body.append(el('p', { class: 'note' }, (clk.violations > 0
+          ? fmt(clk.violations) + ' messages were received before they were sent (clock condition violated, by up to ' + ns(clk.max_ns) + '; ' +
+            clk.pairs.slice(0, 10).map(p => p.sender + '→' + p.receiver + ': ' + fmt(p.violations)).join(', ') + (clk.pairs.length > 10 ? ', …' : '') + '). '
+          : '') + (!cc ? 'Waits across these clocks are off by their disagreement (parscope waitstates --clock-correction).'
+          : !cc.applied ? 'Clock correction not applied: no constant offsets satisfy every message.'
+          : 'Clock correction (least latency ' + ns(cc.min_latency_ns) + '): ' + (cc.offsets.length ? cc.offsets.slice(0, 10).map(o => 'process ' + o.proc + ' +' + ns(o.offset_ns)).join(', ') + (cc.offsets.length > 10 ? ', …' : '') : 'no process moved') + '.')));
+      }
       const row = el('div', { class: 'row' });
       body.append(row);
-      card(row, 'Wait per pattern', table(['pattern', 'wait', 'calls', 'share of the wait'], r.patterns.map(p => [label(p.pattern), ns(p.wait_ns), fmt(p.calls), pct(p.wait_ns / Math.max(1, r.wait_ns))])));
+      // Sub-patterns (late sender, wrong order…) are parts of their parent's time: listed indented under it, not in the sums.
+      const subs = r.sub_patterns || [];
+      const withSubs = (p, depth) => [[(depth ? '\u00a0\u00a0'.repeat(depth) + '↳ ' : '') + label(p.pattern), ns(p.wait_ns), fmt(p.calls), pct(p.wait_ns / Math.max(1, r.wait_ns))],
+        ...subs.filter(x => x.parent === p.pattern).flatMap(x => withSubs(x, depth + 1))];
+      card(row, 'Wait per pattern', table(['pattern', 'wait', 'calls', 'share of the wait'], r.patterns.flatMap(p => withSubs(p, 0))));
       chart(card(row, 'Wait per pattern (ms)'), '', {
         tooltip: { trigger: 'axis', valueFormatter: v => fmt(v) + ' ms' }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
         xAxis: { type: 'category', data: r.patterns.map(p => label(p.pattern)), axisLabel: { interval: 0, rotate: 20 } }, yAxis: { type: 'value', name: 'wait (ms)' },
