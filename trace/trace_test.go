@@ -342,3 +342,18 @@ func TestMatcherReference(t *testing.T) {
 		}
 	}
 }
+
+func TestIsMPICall(t *testing.T) {
+	for name, want := range map[string]bool{
+		"MPI_Send": true, "PMPI_Recv": true, "mpi_allreduce_": true, "Mpi_Wait": true,
+		"MPI": false, "MPIX_Comm_revoke": false, "compute": false, "": false, "my_MPI_Send": false,
+	} {
+		if got := IsMPICall(name); got != want {
+			t.Errorf("IsMPICall(%q) = %v, want %v", name, got, want)
+		}
+	}
+	r := RegionDef{Label: "halo exchange", Function: "MPI_Sendrecv"}
+	if !r.IsMPI() {
+		t.Errorf("a region whose function is MPI_Sendrecv is not an MPI call")
+	}
+}

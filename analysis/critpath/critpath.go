@@ -29,7 +29,7 @@
 // sum to the run's span, from its first record to the last one's end.
 //
 // Messages are paired by trace.Matcher, MPI calls are the regions
-// waitstate.IsMPI names (a call's span is its MPI region's, or, in a
+// trace.RegionDef.IsMPI names (a call's span is its MPI region's, or, in a
 // trace without them, its record's), collectives are grouped by
 // communicator as package waitstate groups them, and regions closed out
 // of order are closed as the profile and the wait states close them (the
@@ -46,7 +46,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/parscope/parscope/analysis/waitstate"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/trace"
 )
@@ -281,7 +280,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 			n = r.Function
 		}
 		a.names[r.ID] = n
-		a.mpi[r.ID] = waitstate.IsMPI(r.Label) || waitstate.IsMPI(r.Function)
+		a.mpi[r.ID] = r.IsMPI()
 	}
 	return a, nil
 }

@@ -477,7 +477,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 			n = r.Function
 		}
 		a.names[r.ID] = n
-		a.mpi[r.ID] = IsMPI(r.Label) || IsMPI(r.Function)
+		a.mpi[r.ID] = r.IsMPI()
 		a.nonBlocking[r.ID] = isNonBlocking(r.Label) || isNonBlocking(r.Function)
 		anyMPI = anyMPI || a.mpi[r.ID]
 	}
@@ -510,12 +510,6 @@ func isNonBlocking(name string) bool {
 	return false
 }
 
-// IsMPI reports whether a region named name is an MPI call: its name
-// begins with MPI_ or PMPI_, in any case (Fortran's mpi_send_ too).
-func IsMPI(name string) bool {
-	u := strings.ToUpper(name)
-	return strings.HasPrefix(u, "MPI_") || strings.HasPrefix(u, "PMPI_")
-}
 
 // newRun makes the state of a run on its first record.
 func (a *Accumulator) newRun(run int32) (*runState, error) {

@@ -52,7 +52,7 @@ func mpiInclusive(t *testing.T, path string) (total int64, by map[string]int64) 
 	t.Helper()
 	by = map[string]int64{}
 	for _, e := range profileRun(t, "--top", "0", path).Runs[0].Flat {
-		if waitstate.IsMPI(e.Name) {
+		if trace.IsMPICall(e.Name) {
 			total += e.InclusiveNS
 			by[e.Name] += e.InclusiveNS
 		}
