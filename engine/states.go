@@ -317,7 +317,7 @@ func (d *derivedSource) records(opts store.ReadOptions) trace.Reader {
 	if opts.From != 0 || opts.To != 0 {
 		return errReader{fmt.Errorf("states %s cannot be read in a time window: they depend on the regions opened before it", d.from.Describe())}
 	}
-	dr := &derivedReader{d: d, procs: map[procKey]*procStates{}}
+	dr := &derivedReader{d: d, run: -1}
 	in := opts
 	in.Kinds = nil
 	for _, k := range kinds {
@@ -362,8 +362,6 @@ type marker struct {
 	t    int64
 	proc int32
 }
-
-type procKey struct{ run, proc int32 }
 
 // procStates is what the derivation knows of one process.
 type procStates struct {
@@ -410,10 +408,16 @@ func (p *procStates) state(d *derivedSource) int32 {
 // state changed are delivered in process order (a process's state record
 // before its other records, the order of the store's tables).
 type derivedReader struct {
-	d     *derivedSource
-	in    trace.Reader
-	pass  [trace.KindBBV + 1]bool
-	procs map[procKey]*procStates
+	d    *derivedSource
+	in   trace.Reader
+	pass [trace.KindBBV + 1]bool
+	// run is the run being read; dense and far hold its processes (a
+	// time-merged stream ends a run before the next begins).
+	run   int32
+	dense []*procStates
+	far   map[int32]*procStates
+	// states holds the state records of a flush.
+	states []trace.Record
 
 	buf     []trace.Record
 	pos, n  int
@@ -430,12 +434,31 @@ type derivedReader struct {
 	err     error
 }
 
+// maxDense bounds the process ids kept in a slice rather than a map.
+const maxDense = 1 << 16
+
 func (dr *derivedReader) proc(run, proc int32) *procStates {
-	k := procKey{run, proc}
-	p := dr.procs[k]
+	if run != dr.run {
+		dr.run, dr.dense, dr.far = run, dr.dense[:0], nil
+	}
+	if proc >= 0 && proc < maxDense {
+		for int(proc) >= len(dr.dense) {
+			dr.dense = append(dr.dense, nil)
+		}
+		p := dr.dense[proc]
+		if p == nil {
+			p = &procStates{proc: proc, last: -1}
+			dr.dense[proc] = p
+		}
+		return p
+	}
+	p := dr.far[proc]
 	if p == nil {
+		if dr.far == nil {
+			dr.far = map[int32]*procStates{}
+		}
 		p = &procStates{proc: proc, last: -1}
-		dr.procs[k] = p
+		dr.far[proc] = p
 	}
 	return p
 }
@@ -576,7 +599,7 @@ func (dr *derivedReader) record(r *trace.Record) {
 // flush delivers the records held at the current time with the state
 // records of the processes whose state changed, in process order.
 func (dr *derivedReader) flush() {
-	var states []trace.Record
+	states := dr.states[:0]
 	for _, p := range dr.touched {
 		p.touched = false
 		s := p.state(dr.d)
@@ -594,7 +617,10 @@ func (dr *derivedReader) flush() {
 		dr.held = dr.held[:0]
 		return
 	}
-	slices.SortFunc(states, func(a, b trace.Record) int { return cmp.Compare(a.Proc, b.Proc) })
+	dr.states = states
+	if len(states) > 1 {
+		slices.SortFunc(states, func(a, b trace.Record) int { return cmp.Compare(a.Proc, b.Proc) })
+	}
 	i := 0
 	for _, s := range states {
 		for i < len(dr.held) && dr.held[i].Proc < s.Proc {
