@@ -67,8 +67,9 @@ type RunReport struct {
 	// StartMode is the mode processes are in before their first state
 	// ("" when none is given: they do not exist then).
 	StartMode string `json:"start_mode,omitempty"`
-	// BeginNS and EndNS delimit the run: from 0 to the end of its last
-	// record of any kind.
+	// BeginNS and EndNS delimit the run: from its first record of any
+	// kind (from 0 with a start mode, which processes are in from time 0
+	// on) to the end of its last.
 	BeginNS int64 `json:"begin_ns"`
 	EndNS   int64 `json:"end_ns"`
 	// AbsentNS is the time processes did not exist (before their first
@@ -278,14 +279,20 @@ func (a *analysis) begin(run int32) error {
 	if int(run) >= 0 && int(run) < len(a.t.Header.Runs) {
 		p = int(a.t.Header.Runs[run].Procs)
 	}
-	acc, err := NewAccumulator(a.modes, p, 0, Options{Start: a.p.Start})
+	// Without a start mode no process exists before the run's first
+	// record: the run begins there (a DUMPI or Chrome clock does not
+	// start at 0). A start mode puts processes in it from time 0.
+	begin, end, _ := a.t.Span(run)
+	if a.p.Start != "" {
+		begin = 0
+	}
+	acc, err := NewAccumulator(a.modes, p, begin, Options{Start: a.p.Start})
 	if err != nil {
 		return err
 	}
 	a.run, a.acc, a.ser = run, acc, nil
 	if a.p.Windows > 0 {
-		_, end, _ := a.t.Span(run)
-		a.ser = newSeries(a.modes, p, a.modes.Index(a.p.Start), end, a.p.Windows)
+		a.ser = newSeries(a.modes, p, a.modes.Index(a.p.Start), begin, end, a.p.Windows)
 	}
 	return nil
 }
@@ -454,14 +461,15 @@ type series struct {
 	width float64
 	w     int
 	acc   [][]float64
-	end   int64
+	// begin and end delimit the run; window w begins at begin+w·width.
+	begin, end int64
 }
 
-func newSeries(modes *Modes, p, start int, end int64, windows int) *series {
+func newSeries(modes *Modes, p, start int, begin, end int64, windows int) *series {
 	s := &series{modes: modes, start: start, mode: make([]int32, p), since: make([]int64, p),
-		width: float64(max(end, 1)) / float64(windows), w: windows, end: end}
+		width: float64(max(end-begin, 1)) / float64(windows), w: windows, begin: begin, end: end}
 	for i := range s.mode {
-		s.mode[i] = int32(start)
+		s.mode[i], s.since[i] = int32(start), begin
 	}
 	s.acc = make([][]float64, windows)
 	for w := range s.acc {
@@ -489,7 +497,7 @@ func (s *series) spread(k int32, t0, t1 int64) {
 	if k < 0 || t1 <= t0 {
 		return
 	}
-	a, b := float64(t0), float64(t1)
+	a, b := float64(t0-s.begin), float64(t1-s.begin)
 	for w := max(int(a/s.width), 0); w < s.w && float64(w)*s.width < b; w++ {
 		lo, hi := max(a, float64(w)*s.width), min(b, float64(w+1)*s.width)
 		if hi > lo {

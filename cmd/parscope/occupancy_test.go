@@ -637,3 +637,30 @@ func TestOccupancyPlots(t *testing.T) {
 		t.Errorf("--plot without windows: exit %d, %q", code, errOut)
 	}
 }
+
+// TestOccupancyRunBeginsAtFirstRecord: a DUMPI clock does not start at 0
+// (the sample's first record is at 737.669 ms). Without a start mode no
+// process exists before the run's first record, so the run, its shares
+// and its series begin there, not at 0.
+func TestOccupancyRunBeginsAtFirstRecord(t *testing.T) {
+	dumpi := realTrace(t, "dumpi/testtrace.meta")
+	runs := decodeOccupancy(t, mustRun(t, "occupancy", "--json", dumpi))
+	if len(runs) != 1 {
+		t.Fatalf("%d runs", len(runs))
+	}
+	r := runs[0]
+	// Each rank is absent before its first record and after its last:
+	// 7.938 ms over the 4 ranks of the 5.557 ms run, not the 2.96 s it
+	// was when the run began at 0.
+	if r.BeginNS != 737_669_000 || r.EndNS != 743_226_000 || r.AbsentNS != 7_938_000 {
+		t.Errorf("run from %d to %d ns, absent %d ns; want 737669000, 743226000, 7938000", r.BeginNS, r.EndNS, r.AbsentNS)
+	}
+	if w := r.ProcessesPerWindow; len(w) != 256 || r.WindowNS != float64(743_226_000-737_669_000)/256 || slices.Max(w[0]) == 0 {
+		t.Errorf("series of %d windows of %g ns, the first %v: want 256 windows over the run, a process in the first", len(w), r.WindowNS, w[0])
+	}
+	// With a start mode processes are in it from time 0: the run begins at 0.
+	start := decodeOccupancy(t, mustRun(t, "occupancy", "--json", "--start", "outside any region", dumpi))
+	if start[0].BeginNS != 0 {
+		t.Errorf("with --start the run begins at %d ns, want 0", start[0].BeginNS)
+	}
+}
