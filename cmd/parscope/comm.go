@@ -250,7 +250,7 @@ trace is untrusted input); without it no source file is read.`,
 	fl.BoolVar(&treeOnly, "tree", false, "print only the code-structure tree")
 	fl.BoolVar(&aggregate, "aggregate", false, "count each structure with everything nested in it")
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
+	addProcFlags(cmd, comm.Name)
 	fl.Int32Var(&run, "run", 0, "the run to analyse")
 	fl.MarkDeprecated("run", "use --runs")
 	fl.StringVar(&plotPath, "plot", "", "draw the heat map(s) of the first run analysed to this .png or .svg")

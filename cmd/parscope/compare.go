@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/analysis/compare"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/report"
 )
@@ -76,6 +77,7 @@ a: {trace, run}, b: {trace, run}, result} (docs/compare.md).`,
 	fl.Int32Var(&runA, "run-a", 0, "the run of trace A to compare")
 	fl.Int32Var(&runB, "run-b", 0, "the run of trace B to compare (default 1 when one trace is given)")
 	fl.BoolVar(&asJSON, "json", false, "print the comparison as JSON")
+	fl.StringVar(&f.states, "states-from", string(engine.StatesAuto), engine.StatesFromHelp)
 	addTraceFlags(cmd, "format")
 	f.maxPoints = report.DefaultMaxPoints
 	root.AddCommand(cmd)

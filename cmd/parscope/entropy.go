@@ -75,7 +75,7 @@ search that finds a starving philosopher), in the same pass over the trace.
 	fl.Var(fl.Lookup("window-ns").Value, "window", "the same as --window-ns")
 	fl.MarkDeprecated("window", "use --window-ns")
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
+	addProcFlags(cmd, entropy.Name)
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)

@@ -58,7 +58,7 @@ func addAnalysisCommand[R any](cmd *cobra.Command, name string, params any, out 
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
+	addProcFlags(cmd, name)
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	fl.BoolVar(&asCSV, "csv", false, out.csvHelp)
 	addTraceFlags(cmd, "format")

@@ -132,7 +132,7 @@ value instead. --json prints the result in the envelope every face shares
 	fl.MarkDeprecated("window", "use --window-events")
 	fl.StringVar(&stream, "stream", "", "a literal stream of space-separated event names instead of a trace")
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
+	addProcFlags(cmd, mentropy.Name)
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	fl.BoolVar(&asCSV, "csv", false, "print CSV: run, proc, index, t_ns, event, window, i, case, p_w, h (with --max-points: run, proc, index, t_ns, h_max, h_mean)")
 	fl.BoolVar(&asSeries, "series", false, "print the value of every event (or point) instead of a summary per process")

@@ -122,7 +122,7 @@ first run analysed.`,
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
+	addProcFlags(cmd, occupancy.Name)
 	fl.BoolVar(&mean, "mean", false, "also print the mean node occupancy of each mode (--json always holds it)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	addTraceFlags(cmd, "format")

@@ -114,7 +114,7 @@ one line per strategy (.svg works too); with several runs, one pair per run
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
+	addProcFlags(cmd, ocs.Name)
 	fl.Int32Var(&run, "run", 0, "the run to simulate")
 	fl.MarkDeprecated("run", "use --runs")
 	fl.StringVar(&plotPath, "plot", "", "draw the curves to NAME-time and NAME-delay (.png or .svg)")

@@ -74,7 +74,7 @@ and parscope serve's overview queries show.`,
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
+	addProcFlags(cmd, overview.Name)
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)

@@ -74,7 +74,7 @@ envelope every face shares (docs/results.md).`,
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
+	addProcFlags(cmd, pca.Name)
 	fl.StringVar(&plotPC1, "plot", "", "draw PC1 against the state number to this .png or .svg")
 	fl.StringVar(&plotPC12, "plot-pc12", "", "draw PC1 against PC2 to this .png or .svg")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")

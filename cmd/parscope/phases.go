@@ -74,7 +74,7 @@ a colour strip along the execution, and the phase weights as bars.`,
 	f.StringVar(&fl.plotPath, "plot", "", "write a plot of the phases (.png or .svg)")
 	f.BoolVar(&fl.jsonOut, "json", false, "print the full results as JSON")
 	f.StringVar(&fl.runs, "runs", "", "with a trace: only these runs (e.g. 0 or 0-3)")
-	addProcFlags(cmd)
+	addProcFlags(cmd, phase.Name)
 	root.AddCommand(cmd)
 }
 

@@ -101,7 +101,7 @@ state, t, x, y, z): an export of the projection, not sampled.`,
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
+	addProcFlags(cmd, phasespace.Name)
 	fl.Float64Var(&azimuth, "azimuth", 0, "side view direction in degrees around the vertical")
 	fl.StringVar(&plotPath, "plot", "", "draw the side view to this .png or .svg")
 	fl.StringVar(&csvPath, "csv", "", "write the 3D point of every state to this CSV file (- for standard output)")

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/trace"
 )
 
 // procSel holds an analysis command's selection flags: the processes
@@ -20,16 +23,19 @@ var procSels = map[*cobra.Command]*procSel{}
 // unless the analysis' own options bind that name already (mentropy and
 // phases select their processes themselves). The engine feeds the
 // analysis only the selected processes' records; the others count as
-// processes that never exist. It also gives the command --states-from,
-// where the processes' states come from (engine.StatesFrom).
-func addProcFlags(cmd *cobra.Command) {
+// processes that never exist. A command of an analysis that reads
+// processes' states (analysis, the registered name) also gets
+// --states-from, where they come from (engine.StatesFrom).
+func addProcFlags(cmd *cobra.Command, analysis string) {
 	ps := &procSel{}
 	fl := cmd.Flags()
 	if fl.Lookup("procs") == nil {
 		fl.StringVar(&ps.only, "procs", "", "only these processes (e.g. 0-15); the others count as absent")
 	}
 	fl.StringVar(&ps.skip, "exclude-procs", "", "leave these processes out (counter readers, GPU streams, helper threads); they count as absent")
-	fl.StringVar(&ps.states, "states-from", string(engine.StatesAuto), engine.StatesFromHelp)
+	if a, ok := engine.Lookup(analysis); ok && !a.Recorded && slices.Contains(a.Kinds(a.Options()), trace.KindState) {
+		fl.StringVar(&ps.states, "states-from", string(engine.StatesAuto), engine.StatesFromHelp)
+	}
 	procSels[cmd] = ps
 }
 

@@ -84,3 +84,42 @@ func TestAnalyzeExcludesProcesses(t *testing.T) {
 		t.Errorf("analyze and profile disagree: %d and %d ns", rep.Profile.Result.Runs[0].TotalNS, cli.Result.Runs[0].TotalNS)
 	}
 }
+
+// TestStatesFromFlag: the commands of the analyses that read processes'
+// states take --states-from, those that read the trace as recorded do
+// not; compare passes it to both sides.
+func TestStatesFromFlag(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"states": true, "entropy": true, "pca": true, "phasespace": true, "occupancy": true,
+		"analyze": true, "serve": true, "compare": true,
+		"profile": false, "critpath": false, "pop": false, "comm": false, "overview": false, "waitstates": false,
+	} {
+		if got := strings.Contains(mustRun(t, cmd, "--help"), "--states-from"); got != want {
+			t.Errorf("%s --help names --states-from: %v, want %v", cmd, got, want)
+		}
+	}
+	pst := importRing(t)
+	out := mustRun(t, "compare", "--json", "--states-from", "mpi", pst, pst)
+	var env struct {
+		Result struct {
+			Sections []struct {
+				Analysis string `json:"analysis"`
+			} `json:"sections"`
+			Missing []struct {
+				Analysis string `json:"analysis"`
+				ReasonA  string `json:"reason_a"`
+			} `json:"missing"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(out), &env); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range env.Result.Sections {
+		found = found || s.Analysis == "occupancy"
+	}
+	// The ring has no MPI region: every process computes.
+	if !found || !strings.Contains(out, `"computation"`) {
+		t.Errorf("compare --states-from mpi of the ring compares no occupancy of computation: %.400s", out)
+	}
+}

@@ -98,7 +98,7 @@ of each process.`,
 		panic(err)
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
-	addProcFlags(cmd)
+	addProcFlags(cmd, state.Name)
 	fl.BoolVar(&asCSV, "csv", false, "write the states as CSV rows")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	fl.StringVarP(&out, "output", "o", "-", "with --csv: the file to write (- for standard output)")
