@@ -18,6 +18,7 @@ import (
 	"github.com/parscope/parscope/analysis/comm"
 	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/analysis/pop"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/report"
 )
@@ -162,9 +163,55 @@ func Bundles(a, b *report.Bundle, runA, runB int32) (*Result, error) {
 			res.Missing = append(res.Missing, m)
 			continue
 		}
-		res.Sections = append(res.Sections, Section{Analysis: c.name, Tables: join(ta, tb)})
+		tables := join(ta, tb)
+		if c.name == report.AnalysisPOP {
+			tables = append(tables, scalability(sa, sb)...)
+		}
+		res.Sections = append(res.Sections, Section{Analysis: c.name, Tables: tables})
 	}
 	return res, nil
+}
+
+// scalability is the POP scalability of run B against run A, the
+// reference: computation scalability, the total useful time of A over
+// that of B (strong scaling: the same problem on more processes), and
+// the same with B's total scaled by P_A/P_B (weak scaling: the same work
+// per process); global efficiency is parallel efficiency × computation
+// scalability, 1 × A's parallel efficiency for A. None when a side has no
+// POP figures of its run.
+func scalability(a, b side) []Table {
+	pa, okA := popRun(a)
+	pb, okB := popRun(b)
+	if !okA || !okB || pa.Procs == 0 || pb.Procs == 0 {
+		return nil
+	}
+	usefulA := pa.UsefulMeanNS * float64(pa.Procs)
+	usefulB := pb.UsefulMeanNS * float64(pb.Procs)
+	if usefulA <= 0 || usefulB <= 0 {
+		return nil
+	}
+	strong := usefulA / usefulB
+	weak := usefulA / (usefulB * float64(pa.Procs) / float64(pb.Procs))
+	return []Table{{Title: "scalability (B against A, the reference)", Rows: []Row{
+		NewRow("computation_scalability_strong", UnitRatio, 1, strong),
+		NewRow("global_efficiency_strong", UnitRatio, pa.ParallelEfficiency, pb.ParallelEfficiency*strong),
+		NewRow("computation_scalability_weak", UnitRatio, 1, weak),
+		NewRow("global_efficiency_weak", UnitRatio, pa.ParallelEfficiency, pb.ParallelEfficiency*weak),
+	}, Note: "POP: computation scalability = Σ useful time of A / Σ useful time of B (strong scaling; weak scaling scales B's by P_A/P_B); global efficiency = parallel efficiency × computation scalability"}}
+}
+
+// popRun returns the POP figures of a side's run.
+func popRun(s side) (pop.Run, bool) {
+	r, ok := s.b.POPResult()
+	if !ok {
+		return pop.Run{}, false
+	}
+	for _, p := range r.Runs {
+		if p.Run == s.run {
+			return p, true
+		}
+	}
+	return pop.Run{}, false
 }
 
 // figures are the tables of one side before they are joined: each table

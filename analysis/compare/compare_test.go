@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/analysis/pop"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/report"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
@@ -239,5 +241,68 @@ func TestCompareCounters(t *testing.T) {
 	m, n := sec.Tables[0].Rows[0], sec.Tables[1].Rows[0]
 	if m.Name != "cycles" || m.Unit != UnitValue || m.A != 15 || m.B != 25 || m.Diff != 10 || n.A != 2 || n.B != 2 || n.Diff != 0 {
 		t.Errorf("mean %+v, samples %+v", m, n)
+	}
+}
+
+// TestPOPScalability: B does the same work in more time. Useful time is
+// 110 + 60 = 170 ns in A (outside MPI_Send [100, 110] and MPI_Recv
+// [50, 110]) and 210 + 110 = 320 ns in B: computation scalability
+// 170/320, the same in weak scaling (both runs have 2 processes), and
+// global efficiency is B's parallel efficiency times it.
+func TestPOPScalability(t *testing.T) {
+	a, b := build(t, "before.pst", 100), build(t, "after.pst", 200)
+	r, err := Bundles(a, b, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const title = "scalability (B against A, the reference)"
+	pe := row(t, r, report.AnalysisPOP, "efficiencies", "parallel_efficiency")
+	for name, want := range map[string][2]float64{
+		"computation_scalability_strong": {1, 170.0 / 320},
+		"computation_scalability_weak":   {1, 170.0 / 320},
+		"global_efficiency_strong":       {pe.A, pe.B * 170 / 320},
+		"global_efficiency_weak":         {pe.A, pe.B * 170 / 320},
+	} {
+		rw := row(t, r, report.AnalysisPOP, title, name)
+		if math.Abs(rw.A-want[0]) > 1e-12 || math.Abs(rw.B-want[1]) > 1e-12 || rw.Unit != UnitRatio {
+			t.Errorf("%s: %+v, want a %v b %v", name, rw, want[0], want[1])
+		}
+	}
+	if pe.B <= 0 || pe.B >= 1 {
+		t.Errorf("parallel efficiency of B %v", pe.B)
+	}
+	// Against itself, every scalability is 1.
+	self, err := Bundles(a, a, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rw := row(t, self, report.AnalysisPOP, title, "computation_scalability_strong"); rw.B != 1 {
+		t.Errorf("a run against itself: %+v", rw)
+	}
+}
+
+// TestWeakScalability: A runs 4 processes with 100 ns of useful time each,
+// B 8 processes with 120 ns each. Strong scaling: 400/960; weak scaling,
+// B's total scaled by 4/8: 400/480.
+func TestWeakScalability(t *testing.T) {
+	side := func(procs int, useful, pe float64) side {
+		b := &report.Bundle{POP: &engine.Envelope{Result: &pop.Result{Runs: []pop.Run{{Run: 0, Procs: procs, UsefulMeanNS: useful, ParallelEfficiency: pe}}}}}
+		return side{b: b, run: 0}
+	}
+	tabs := scalability(side(4, 100, 0.9), side(8, 120, 0.8))
+	if len(tabs) != 1 || len(tabs[0].Rows) != 4 {
+		t.Fatalf("%+v", tabs)
+	}
+	want := map[string]float64{
+		"computation_scalability_strong": 400.0 / 960, "global_efficiency_strong": 0.8 * 400 / 960,
+		"computation_scalability_weak": 400.0 / 480, "global_efficiency_weak": 0.8 * 400 / 480,
+	}
+	for _, rw := range tabs[0].Rows {
+		if math.Abs(rw.B-want[rw.Name]) > 1e-12 {
+			t.Errorf("%s: b %v, want %v", rw.Name, rw.B, want[rw.Name])
+		}
+	}
+	if tabs := scalability(side(4, 0, 0.9), side(8, 120, 0.8)); tabs != nil {
+		t.Errorf("no useful time on A: %+v", tabs)
 	}
 }
