@@ -45,6 +45,10 @@ var selectionParams = []string{"procs", "exclude", "states"}
 // rangeParams are the parameters of the overview's range query.
 var rangeParams = []string{"run", "from", "to", "max"}
 
+// errPanic marks the error of a computation that panicked: a bug, not a
+// selection the trace cannot be analysed for.
+var errPanic = errors.New("the analysis failed")
+
 // ErrServerClosed is the error of a selection asked for after Close.
 var ErrServerClosed = errors.New("web: the server is closed: no selection is computed any more")
 
@@ -208,23 +212,36 @@ func (s *Server) selected(ctx context.Context, i int, sel Selection, key string)
 		return nil, 503, ctx.Err()
 	}
 	if e.err != nil {
-		if errors.Is(e.err, ErrServerClosed) || errors.Is(e.err, context.Canceled) {
+		if interrupted(e.err) {
 			return nil, 503, e.err
 		}
-		return nil, 500, fmt.Errorf("trace %d for %s: %v", i, strings.TrimPrefix(key, strconv.Itoa(i)+"?"), e.err)
+		if errors.Is(e.err, errPanic) {
+			return nil, 500, e.err
+		}
+		// The store is read-only and the analyses deterministic: what
+		// fails is the selection on this trace (processes it does not
+		// have, states from regions it does not record).
+		return nil, 400, fmt.Errorf("trace %d cannot be analysed for %s: %v", i, strings.TrimPrefix(key, strconv.Itoa(i)+"?"), e.err)
 	}
 	return e.sv, 0, nil
 }
 
+// interrupted reports whether err is that of a computation cut short (the
+// server closed), not a result of the selection.
+func interrupted(err error) bool {
+	return errors.Is(err, ErrServerClosed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
 // compute builds trace i for sel into e, one computation at a time. A
-// failure is not kept: the next request tries again.
+// failure of the selection is kept as an answer would be; one cut short is
+// not (the next request tries again).
 func (c *selector) compute(i int, sel Selection, key string, e *selEntry) {
 	defer close(e.done)
 	defer func() {
 		if v := recover(); v != nil {
-			e.sv, e.err = nil, fmt.Errorf("analysis failed: %v", v)
+			e.sv, e.err = nil, fmt.Errorf("%w: %v", errPanic, v)
 		}
-		if e.err != nil {
+		if e.err != nil && interrupted(e.err) {
 			c.mu.Lock()
 			if c.entries[key] == e {
 				delete(c.entries, key)

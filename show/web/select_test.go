@@ -211,6 +211,25 @@ func TestServeSelectionRejects(t *testing.T) {
 	if n := builds.Load(); n != 0 {
 		t.Errorf("%d builds for rejected requests", n)
 	}
+	// Selections that parse but that the trace cannot be analysed for: the
+	// analyses' reason, computed once.
+	for k := range 2 {
+		for _, c := range []struct{ target, want string }{
+			{"/api/traces/0/occupancy?procs=999", "trace 0 cannot be analysed for procs=999: amoeba.pst: pca: no states to analyse"},
+			{"/api/traces/0?states=mpi", "trace 0 cannot be analysed for states=mpi: amoeba.pst: states from mpi need region records, and the trace has none"},
+		} {
+			res, body := get(t, s, c.target)
+			wantStatus(t, c.target, res, body, http.StatusBadRequest, "application/json")
+			var e map[string]string
+			_ = json.Unmarshal(body, &e)
+			if e["error"] != c.want {
+				t.Errorf("%s (request %d): error %q, want %q", c.target, k+1, e["error"], c.want)
+			}
+		}
+	}
+	if n := builds.Load(); n != 2 {
+		t.Errorf("%d builds for two selections the trace refuses, asked twice each; want 2", n)
+	}
 	long := "/api/traces/0/pca?procs=" + strings.Repeat("1,", MaxURL/2)
 	res, body := get(t, s, long)
 	wantStatus(t, "long list", res, body, http.StatusRequestURITooLong, "application/json")

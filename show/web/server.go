@@ -157,18 +157,19 @@ func prepare(i int, b *report.Bundle) (served, error) {
 //	GET /api/traces/{i}/{part}          one part of its bundle (see Parts)
 //	GET /api/traces/{i}/overview?run=R&from=NS&to=NS&max=N
 //	                                    the overview windows of a time range
-//
-// The three answers of trace i also take a selection (Selection): procs
-// and exclude, lists of processes as --procs reads them ("0-7,9"), and
-// states, a source of states (auto, recorded, regions, mpi). With any of
-// them, the answer is that of the trace analysed again for the selection
-// (a server made by NewSelectingServer); without them, or all empty, it is
-// the precomputed one. An unknown, repeated or malformed parameter is
-// answered 400 with the reason.
-//
 //	GET /api/compare/{i}/{j}?run_a=R&run_b=R
 //	                                    run run_a of trace i beside run run_b
 //	                                    of trace j (compare.Envelope)
+//
+// The three answers of trace i (its summary, a part, the overview's range
+// query) also take a selection (Selection): procs and exclude, lists of
+// processes as --procs reads them ("0-7,9"), and states, a source of
+// states (auto, recorded, regions, mpi). With any of them, the answer is
+// that of the trace analysed again for the selection (a server made by
+// NewSelectingServer); without them, or all empty, it is the precomputed
+// one. An unknown, repeated or malformed parameter, or a selection the
+// trace cannot be analysed for, is answered 400 with the reason; a
+// selection asked for after Close, 503.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
