@@ -23,7 +23,8 @@ func TestBrowserSelection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test: skipped with -short")
 	}
-	srv, builds := selectingServer(t, 0)
+	// Each build sleeps 1 s, so that the page shows that it is analysing.
+	srv, builds := selectingServer(t, time.Second)
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	ctx, con := browser(t)
@@ -64,7 +65,13 @@ func TestBrowserSelection(t *testing.T) {
 	if err := chromedp.Do(tctx, chromedp.SendKeys("#sel-procs", "0-1"), chromedp.Click("#sel-apply")); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := chromedp.Run(tctx, chromedp.Poll[bool](`document.getElementById("view").innerText.includes("Analysing amoeba.pst for processes 0-1…")`)); err != nil {
+		t.Errorf("the page does not say that it is analysing the selection: %v", err)
+	}
 	after := ready("processes 0-1")
+	if strings.Contains(after, "Analysing") {
+		t.Errorf("the analysing note stays once the view is drawn:\n%.300s", after)
+	}
 	leadAfter := lead()
 	if !strings.Contains(after, "Occupancy — amoeba.pst (processes 0-1)") {
 		t.Errorf("the heading does not say the selection:\n%.300s", after)

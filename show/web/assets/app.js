@@ -1098,7 +1098,9 @@ window.Function = (function (RealFunction) {
 
   // ---------- routing ----------
   let sums = [];
+  let routeGen = 0;
   async function route() {
+    const gen = ++routeGen;
     charts.forEach(ch => ch.dispose());
     charts = [];
     document.body.dataset.ready = '';
@@ -1127,15 +1129,23 @@ window.Function = (function (RealFunction) {
         const said = selectionText(used);
         view.append(el('h2', {}, v.title + ' — ' + sums[t].trace + (said ? ' (' + said + ')' : '')));
         document.body.dataset.selection = said;
+        // A selection not computed yet takes as long as the analyses of
+        // the trace: say so meanwhile.
+        const wait = said ? el('p', { class: 'note' }, 'Analysing ' + sums[t].trace + ' for ' + said + '…') : null;
+        if (wait) view.append(wait);
         let s;
         try {
           s = await api.summary(t);
         } finally {
-          drawTabs(tabs, t, key, s || sums[t]);
+          if (wait) wait.remove();
+          if (gen === routeGen) drawTabs(tabs, t, key, s || sums[t]);
         }
+        // Another view or selection was asked for meanwhile: it draws.
+        if (gen !== routeGen) return;
         if (has(s, v)) await v.render(view, t, s); else unavailable(view, v.skip || v.part, s);
       }
     } catch (err) {
+      if (gen !== routeGen) return;
       if (err instanceof ApiError && err.status === 400) {
         // A selection the server refuses: its reason, in the page.
         view.append(el('p', { class: 'error', 'data-refused': '1' }, 'The server refused the selection: ' + err.message));
