@@ -95,7 +95,13 @@ const MaxIDRange = 1 << 20
 
 // ParseIDs parses a list of non-negative numbers and ranges lo-hi,
 // comma-separated ("4,5,6", "0,2-3"); an empty string is nil.
-func ParseIDs(s string) ([]int32, error) {
+func ParseIDs(s string) ([]int32, error) { return ParseIDsAtMost(s, -1) }
+
+// ParseIDsAtMost is ParseIDs that refuses a list of more than most
+// numbers (counting repeats) before making it; most < 0 is no bound. A
+// server parsing a list from a request bounds it so: a short text of
+// large ranges would otherwise expand to gigabytes.
+func ParseIDsAtMost(s string, most int) ([]int32, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
@@ -115,6 +121,9 @@ func ParseIDs(s string) ([]int32, error) {
 		}
 		if b-a > MaxIDRange {
 			return nil, fmt.Errorf("range %q is too large", part)
+		}
+		if most >= 0 && int64(len(out))+b-a+1 > int64(most) {
+			return nil, fmt.Errorf("%q: more than %d numbers in the list", part, most)
 		}
 		for v := a; v <= b; v++ {
 			out = append(out, int32(v))

@@ -50,26 +50,9 @@ func (f *reportFlags) register(cmd *cobra.Command) {
 // build analyses one trace: a .pst directory, or a trace of a format
 // import reads, imported on the fly (see openTrace).
 func (f *reportFlags) build(cmd *cobra.Command, path string) (*report.Bundle, error) {
-	if err := checkSourceDirs(f.sources); err != nil {
+	opts, err := f.options()
+	if err != nil {
 		return nil, err
-	}
-	opts := report.Options{MaxPoints: f.maxPoints, SourceDirs: f.sources}
-	var err error
-	if opts.Procs, err = parseIDList(f.only); err != nil {
-		return nil, usagef("--procs: %v", err)
-	}
-	if opts.ExcludeProcs, err = parseIDList(f.skip); err != nil {
-		return nil, usagef("--exclude-procs: %v", err)
-	}
-	if opts.States, err = engine.ParseStatesFrom(f.states); err != nil {
-		return nil, usagef("--states-from: %v", err)
-	}
-	if f.probe != "" {
-		p, err := report.ReadProbe(f.probe)
-		if err != nil {
-			return nil, err
-		}
-		opts.Probe = p
 	}
 	t, err := openTrace(cmd, path)
 	if err != nil {
@@ -77,6 +60,34 @@ func (f *reportFlags) build(cmd *cobra.Command, path string) (*report.Bundle, er
 	}
 	defer t.Close()
 	return buildReport(cmd.Context(), t.Store, opts)
+}
+
+// options returns the report options the flags give, checking them
+// (the source directories exist, the lists and values parse, the probe
+// result reads).
+func (f *reportFlags) options() (report.Options, error) {
+	if err := checkSourceDirs(f.sources); err != nil {
+		return report.Options{}, err
+	}
+	opts := report.Options{MaxPoints: f.maxPoints, SourceDirs: f.sources}
+	var err error
+	if opts.Procs, err = parseIDList(f.only); err != nil {
+		return opts, usagef("--procs: %v", err)
+	}
+	if opts.ExcludeProcs, err = parseIDList(f.skip); err != nil {
+		return opts, usagef("--exclude-procs: %v", err)
+	}
+	if opts.States, err = engine.ParseStatesFrom(f.states); err != nil {
+		return opts, usagef("--states-from: %v", err)
+	}
+	if f.probe != "" {
+		p, err := report.ReadProbe(f.probe)
+		if err != nil {
+			return opts, err
+		}
+		opts.Probe = p
+	}
+	return opts, nil
 }
 
 // buildReport runs report.FromStore on s, showing which analysis runs on

@@ -36,23 +36,53 @@ a web page whose name is re-pointed at this machine (DNS rebinding) cannot
 read the traces; every page carries a strict Content-Security-Policy. It is read-only and serves only the traces named here, by
 their index: no request names a file. The page and its libraries are
 embedded in the binary; nothing is loaded from the network. Source lines
-are read only from inside the --source-dir directories (see analyze).`,
+are read only from inside the --source-dir directories (see analyze).
+
+The page selects processes interactively: the Processes, Exclude and
+States from fields at the top (as --procs, --exclude-procs and
+--states-from) analyse the trace again for that selection and show every
+view of it; Reset returns to the analyses of the command line. The traces
+stay open (a trace imported on the fly in its temporary .pst) until the
+server stops; the last few selections are kept, each computed once.`,
 		Example: `  parscope serve amoeba.pst
   parscope serve --addr 127.0.0.1:8080 before.pst after.pst`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var bundles []*report.Bundle
+			opts, err := f.options()
+			if err != nil {
+				return err
+			}
+			// Each trace stays open while the server runs: the UI may ask
+			// for it analysed again for a selection of processes.
+			var (
+				traces   []*openedTrace
+				bundles  []*report.Bundle
+				builders []web.Builder
+			)
+			defer func() {
+				for _, t := range traces {
+					t.Close()
+				}
+			}()
 			for _, a := range args {
-				b, err := f.build(cmd, a)
+				t, err := openTrace(cmd, a)
+				if err != nil {
+					return err
+				}
+				traces = append(traces, t)
+				b, err := buildReport(cmd.Context(), t.Store, opts)
 				if err != nil {
 					return err
 				}
 				bundles = append(bundles, b)
+				builders = append(builders, selectionBuilder(t, opts))
 			}
-			h, err := web.NewServer(bundles)
+			h, err := web.NewSelectingServer(cmd.Context(), bundles, builders)
 			if err != nil {
 				return err
 			}
+			// Before the stores close (deferred above, so run after).
+			defer h.Close()
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return err
@@ -86,6 +116,18 @@ are read only from inside the --source-dir directories (see analyze).`,
 	f.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "the address to listen on (host:port; port 0 picks a free one)")
 	root.AddCommand(cmd)
+}
+
+// selectionBuilder returns the web.Builder of the open trace t: the report
+// of t with the options of the command line, but the processes and the
+// source of states of the selection a request asks for (those of the
+// command line do not carry over).
+func selectionBuilder(t *openedTrace, opts report.Options) web.Builder {
+	return func(ctx context.Context, sel web.Selection) (*report.Bundle, error) {
+		o := opts
+		o.Procs, o.ExcludeProcs, o.States = sel.Procs, sel.Exclude, sel.States
+		return report.FromStore(ctx, t.Store, o)
+	}
 }
 
 // boundHosts lists the host names a server bound on purpose to the

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -117,5 +118,74 @@ func TestBoundHosts(t *testing.T) {
 	}
 	if !slices.Contains(got, "127.0.0.1") || !slices.Contains(got, name) {
 		t.Errorf(":0: %q, want the interface addresses (127.0.0.1 among them) and %q", got, name)
+	}
+}
+
+// TestServeSelection serves a trace imported on the fly with --procs 0-3:
+// the default answers are of processes 0-3, a request's selection is
+// analysed again on the trace kept open (its temporary .pst exists while
+// the server runs), a bad one answers 400 with the flag parser's words,
+// and the temporary .pst is removed when the server stops.
+func TestServeSelection(t *testing.T) {
+	tmp := t.TempDir()
+	cmd := exec.Command(bin, "serve", "--procs", "0-3", "--dict", filepath.Join(examples, "amoeba_blocks.txt"), filepath.Join(examples, "amoeba.srt"))
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve printed nothing: %v (%s)", err, stderr.String())
+	}
+	m := regexp.MustCompile(`serving 1 trace\(s\) at (http://127\.0\.0\.1:\d+/) `).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("serve printed %q", line)
+	}
+	pst, _ := filepath.Glob(filepath.Join(tmp, "*", "amoeba.srt"))
+	if len(pst) != 1 {
+		t.Errorf("while serving, the temporary .pst: %q, want one", pst)
+	}
+	client := &http.Client{Timeout: 60 * time.Second}
+	get := func(target string) (int, map[string]any) {
+		t.Helper()
+		res, err := client.Get(m[1] + target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var v map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&v); err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		return res.StatusCode, v
+	}
+	procs := func(v map[string]any) string { b, _ := json.Marshal(v["procs"]); return string(b) }
+	if code, v := get("api/traces/0"); code != 200 || procs(v) != "[0,1,2,3]" || v["trace"] != "amoeba.srt" {
+		t.Errorf("default summary: %d procs %s trace %v", code, procs(v), v["trace"])
+	}
+	if code, v := get("api/traces/0/occupancy?procs=0-1"); code != 200 || procs(v) != "[0,1]" {
+		t.Errorf("occupancy?procs=0-1: %d procs %s", code, procs(v))
+	}
+	if code, v := get("api/traces/0?exclude=2&states=recorded"); code != 200 || procs(v) != "null" || fmt.Sprint(v["exclude_procs"]) != "[2]" || v["states_from"] != "recorded" {
+		t.Errorf("summary?exclude=2&states=recorded: %d %v", code, v)
+	}
+	if code, v := get("api/traces/0/pca?procs=1-0"); code != 400 || v["error"] != `procs: "1-0" is not a range lo-hi` {
+		t.Errorf("procs=1-0: %d %v", code, v)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve after an interrupt: %v (%s)", err, stderr.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*", "amoeba.srt")); len(left) != 0 {
+		t.Errorf("after serve stopped, the temporary .pst is left: %q", left)
 	}
 }

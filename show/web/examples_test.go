@@ -35,6 +35,10 @@ var (
 	examplesOnce    sync.Once
 	examplesBundles map[string]*report.Bundle
 	examplesErr     error
+	// examplesStores are the example traces' .pst directories and
+	// examplesOptions the report options of their bundles, by name.
+	examplesStores  map[string]string
+	examplesOptions map[string]report.Options
 )
 
 // importExample imports inputs into dir/name.pst.
@@ -88,6 +92,7 @@ func exampleBundles(t testing.TB) map[string]*report.Bundle {
 			{"gzip", "", []string{filepath.Join(examples, "gzip.bb.gz")}, report.Options{}},
 		}
 		examplesBundles = map[string]*report.Bundle{}
+		examplesStores, examplesOptions = map[string]string{}, map[string]report.Options{}
 		for _, e := range list {
 			pst, err := importExample(dir, e.name, e.dict, e.inputs...)
 			if err != nil {
@@ -100,6 +105,7 @@ func exampleBundles(t testing.TB) map[string]*report.Bundle {
 				return
 			}
 			examplesBundles[e.name] = b
+			examplesStores[e.name], examplesOptions[e.name] = pst, e.opts
 		}
 	})
 	if examplesErr != nil {

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"strconv"
@@ -44,6 +45,7 @@ type Server struct {
 	files   fs.FS
 	started time.Time
 	hosts   map[string]bool
+	sel     *selector // nil: no trace is analysed again for a selection
 }
 
 // ServeCSP is the Content-Security-Policy of every answer of Server: the
@@ -101,27 +103,14 @@ type served struct {
 }
 
 // NewServer prepares the JSON answers of every bundle (marshalled once).
+// Its answers are those bundles only: a request asking for a selection of
+// processes is refused (see NewSelectingServer).
 func NewServer(bundles []*report.Bundle) (*Server, error) {
 	s := &Server{files: Assets(), started: time.Now(), hosts: map[string]bool{}}
 	var list []json.RawMessage
 	for i, b := range bundles {
-		full, err := json.Marshal(b)
+		sv, err := prepare(i, b)
 		if err != nil {
-			return nil, fmt.Errorf("web: trace %d: %w", i, err)
-		}
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(full, &fields); err != nil {
-			return nil, err
-		}
-		sv := served{bundle: b, parts: map[string][]byte{}}
-		for _, p := range Parts {
-			if v, ok := fields[p]; ok {
-				sv.parts[p] = v
-				delete(fields, p)
-			}
-		}
-		fields["index"] = json.RawMessage(strconv.Itoa(i))
-		if sv.summary, err = json.Marshal(fields); err != nil {
 			return nil, err
 		}
 		list = append(list, sv.summary)
@@ -132,6 +121,31 @@ func NewServer(bundles []*report.Bundle) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// prepare marshals the answers of bundle b, trace i: its summary and its
+// parts.
+func prepare(i int, b *report.Bundle) (served, error) {
+	full, err := json.Marshal(b)
+	if err != nil {
+		return served{}, fmt.Errorf("web: trace %d: %w", i, err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(full, &fields); err != nil {
+		return served{}, err
+	}
+	sv := served{bundle: b, parts: map[string][]byte{}}
+	for _, p := range Parts {
+		if v, ok := fields[p]; ok {
+			sv.parts[p] = v
+			delete(fields, p)
+		}
+	}
+	fields["index"] = json.RawMessage(strconv.Itoa(i))
+	if sv.summary, err = json.Marshal(fields); err != nil {
+		return served{}, err
+	}
+	return sv, nil
 }
 
 // ServeHTTP answers:
@@ -146,6 +160,16 @@ func NewServer(bundles []*report.Bundle) (*Server, error) {
 //	GET /api/compare/{i}/{j}?run_a=R&run_b=R
 //	                                    run run_a of trace i beside run run_b
 //	                                    of trace j (compare.Envelope)
+//
+// The three answers of trace i (its summary, a part, the overview's range
+// query) also take a selection (Selection): procs and exclude, lists of
+// processes as --procs reads them ("0-7,9"), and states, a source of
+// states (auto, recorded, regions, mpi). With any of them, the answer is
+// that of the trace analysed again for the selection (a server made by
+// NewSelectingServer); without them, or all empty, it is the precomputed
+// one. An unknown, repeated or malformed parameter, or a selection the
+// trace cannot be analysed for, is answered 400 with the reason; a
+// selection asked for after Close, 503.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
@@ -217,17 +241,47 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request, parts []string) {
 		return
 	}
 	t := &s.traces[i]
-	if len(parts) == 1 || parts[1] == "" {
+	part := ""
+	if len(parts) == 2 && parts[1] != "" {
+		part = parts[1]
+		if !slices.Contains(Parts, part) {
+			httpError(w, http.StatusNotFound, "no part %q (parts: %s)", part, strings.Join(Parts, ", "))
+			return
+		}
+	}
+	q := r.URL.Query()
+	var extra []string
+	if part == "overview" {
+		extra = rangeParams
+	}
+	sel, key, err := querySelection(q, extra)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	var rg *ovRange
+	if part == "overview" && r.URL.RawQuery != "" && !onlySelection(q) {
+		v, err := overviewRange(q)
+		if err != nil {
+			httpError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		rg = &v
+	}
+	if key != "" {
+		sv, status, err := s.selected(r.Context(), i, sel, key)
+		if err != nil {
+			httpError(w, status, "%v", err)
+			return
+		}
+		t = sv
+	}
+	if part == "" {
 		writeJSONBytes(w, t.summary)
 		return
 	}
-	part := parts[1]
-	if !slices.Contains(Parts, part) {
-		httpError(w, http.StatusNotFound, "no part %q (parts: %s)", part, strings.Join(Parts, ", "))
-		return
-	}
-	if part == "overview" && r.URL.RawQuery != "" {
-		s.overview(w, r, t)
+	if rg != nil {
+		s.overview(w, *rg, t)
 		return
 	}
 	data, ok := t.parts[part]
@@ -242,40 +296,39 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request, parts []string) {
 	writeJSONBytes(w, data)
 }
 
-func (s *Server) overview(w http.ResponseWriter, r *http.Request, t *served) {
-	q := r.URL.Query()
-	for k, v := range q {
-		if !slices.Contains([]string{"run", "from", "to", "max"}, k) || len(v) != 1 {
-			httpError(w, http.StatusBadRequest, "overview: unknown or repeated parameter %q (want run, from, to, max once each)", k)
-			return
-		}
-	}
-	num := func(name string, def, lo, hi int64) (int64, bool) {
-		v := q.Get(name)
-		if v == "" {
-			return def, true
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < lo || n > hi {
-			httpError(w, http.StatusBadRequest, "overview: %s=%q: want an integer in [%d, %d]", name, v, lo, hi)
-			return 0, false
-		}
-		return n, true
-	}
+// ovRange is an overview range query: the windows of run between from
+// and to (0, 0: the whole run), at most most of them.
+type ovRange struct{ run, from, to, most int64 }
+
+// overviewRange reads the range query of q (parameters run, from, to,
+// max; the others were checked by querySelection). The error is the text
+// of a 400 answer.
+func overviewRange(q url.Values) (ovRange, error) {
 	// One bad parameter is one error answer: stop at the first.
 	const big = 1 << 62
-	var run, from, to, most int64
+	var rg ovRange
 	for _, p := range []struct {
 		v           *int64
 		name        string
 		def, lo, hi int64
-	}{{&run, "run", 0, 0, 1<<31 - 1}, {&from, "from", 0, -big, big}, {&to, "to", 0, -big, big}, {&most, "max", DefaultWindows, 1, MaxWindows}} {
-		n, ok := num(p.name, p.def, p.lo, p.hi)
-		if !ok {
-			return
+	}{{&rg.run, "run", 0, 0, 1<<31 - 1}, {&rg.from, "from", 0, -big, big}, {&rg.to, "to", 0, -big, big}, {&rg.most, "max", DefaultWindows, 1, MaxWindows}} {
+		v := q.Get(p.name)
+		if v == "" {
+			*p.v = p.def
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < p.lo || n > p.hi {
+			return rg, fmt.Errorf("overview: %s=%q: want an integer in [%d, %d]", p.name, v, p.lo, p.hi)
 		}
 		*p.v = n
 	}
+	return rg, nil
+}
+
+// overview answers the range query rg of the overview of t.
+func (s *Server) overview(w http.ResponseWriter, rg ovRange, t *served) {
+	run, from, to, most := rg.run, rg.from, rg.to, rg.most
 	ov, _ := t.bundle.OverviewResult()
 	if ov == nil {
 		httpError(w, http.StatusNotFound, "no overview")
@@ -292,6 +345,17 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, t *served) {
 		return
 	}
 	writeJSONBytes(w, data)
+}
+
+// onlySelection reports whether q, not empty, holds selection parameters
+// only: an overview asked for so is the whole part, not a range query.
+func onlySelection(q url.Values) bool {
+	for k := range q {
+		if !slices.Contains(selectionParams, k) {
+			return false
+		}
+	}
+	return len(q) > 0
 }
 
 // traceIndex returns the trace numbered by the path element v, answering

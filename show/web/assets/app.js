@@ -75,13 +75,51 @@ window.Function = (function (RealFunction) {
 
   // ---------- data access ----------
   const cache = new Map();
+  // ApiError is an error answer of the server: its message is the
+  // server's reason ({"error": ...}), shown in the page as it is.
+  class ApiError extends Error {
+    constructor(status, message) { super(message); this.status = status; }
+  }
   async function getJSON(url) {
     if (cache.has(url)) return cache.get(url);
     const r = await fetch(url);
-    if (!r.ok) throw new Error(url + ': ' + r.status + ' ' + (await r.text()).trim());
+    if (!r.ok) {
+      const text = (await r.text()).trim();
+      let why = text;
+      try { why = JSON.parse(text).error || text; } catch (e) { /* not JSON: the text as it is */ }
+      throw new ApiError(r.status, why + ' (' + r.status + ' ' + url + ')');
+    }
     const v = await r.json();
     cache.set(url, v);
     return v;
+  }
+  // ---------- selection ----------
+  // The processes and the source of states the server analyses the traces
+  // for (parscope serve's --procs, --exclude-procs, --states-from): set by
+  // the Processes, Exclude and States from fields, sent with every request
+  // of a trace's data; empty, the analyses of the command line.
+  let selection = { procs: '', exclude: '', states: '' };
+  // used is the selection of the view drawn (none in compare, whose
+  // differences are those of the command line's analyses).
+  let used = selection;
+  function selectionQuery(sel) {
+    const q = [];
+    if (sel.procs) q.push('procs=' + encodeURIComponent(sel.procs));
+    if (sel.exclude) q.push('exclude=' + encodeURIComponent(sel.exclude));
+    if (sel.states) q.push('states=' + encodeURIComponent(sel.states));
+    return q.join('&');
+  }
+  // selectionText says a selection in words: "processes 0-7; states from mpi".
+  function selectionText(sel) {
+    const t = [];
+    if (sel.procs) t.push('processes ' + sel.procs);
+    if (sel.exclude) t.push('without processes ' + sel.exclude);
+    if (sel.states) t.push('states from ' + sel.states);
+    return t.join('; ');
+  }
+  function withSelection(url) {
+    const q = selectionQuery(used);
+    return q ? url + (url.includes('?') ? '&' : '?') + q : url;
   }
   const HEAVY = ['overview', 'states', 'entropy', 'pca', 'phasespace', 'occupancy', 'mentropy', 'comm', 'profile', 'pop', 'waitstates', 'critpath', 'counters', 'phases', 'probe'];
   function summaryOf(b, i) {
@@ -93,15 +131,20 @@ window.Function = (function (RealFunction) {
     traces() {
       return STATIC ? Promise.resolve(STATIC.traces.map(summaryOf)) : getJSON('api/traces');
     },
+    // summary answers the summary of trace i for the selection.
+    summary(i) {
+      if (STATIC || !selectionQuery(used)) return Promise.resolve(sums[i]);
+      return getJSON(withSelection('api/traces/' + i));
+    },
     part(i, name) {
       if (STATIC) return Promise.resolve(STATIC.traces[i][name] === undefined ? null : STATIC.traces[i][name]);
-      return getJSON('api/traces/' + i + '/' + name);
+      return getJSON(withSelection('api/traces/' + i + '/' + name));
     },
     overview(i, run, from, to, max) {
       if (STATIC) return Promise.resolve(queryOverview(STATIC.traces[i].overview.result, run, from, to, max));
       let q = 'api/traces/' + i + '/overview?run=' + run + '&max=' + max;
       if (to > from) q += '&from=' + Math.floor(from) + '&to=' + Math.ceil(to);
-      return getJSON(q);
+      return getJSON(withSelection(q));
     },
     // compare answers the server's comparison (package compare) of run ra
     // of trace i with run rb of trace j; null in an offline report, which
@@ -1055,7 +1098,9 @@ window.Function = (function (RealFunction) {
 
   // ---------- routing ----------
   let sums = [];
+  let routeGen = 0;
   async function route() {
+    const gen = ++routeGen;
     charts.forEach(ch => ch.dispose());
     charts = [];
     document.body.dataset.ready = '';
@@ -1069,22 +1114,45 @@ window.Function = (function (RealFunction) {
       if (parts[0] === 'compare' && sums.length >= 2) {
         const a = clamp(+parts[1] || 0), b = clamp(parts[2] === undefined ? 1 : +parts[2]);
         key = 'compare';
+        used = { procs: '', exclude: '', states: '' };
         document.getElementById('trace').value = String(a);
-        drawTabs(tabs, a, 'compare');
+        drawTabs(tabs, a, 'compare', sums[a]);
+        if (selectionQuery(selection)) view.append(el('p', { class: 'note' }, 'The comparison shows the analyses of the command line: the selection (' + selectionText(selection) + ') applies to the views of one trace.'));
         await viewCompare(view, a, b, sums, parts[3] || 'overview');
       } else {
         const t = parts[0] === 't' ? clamp(+parts[1] || 0) : 0;
         key = parts[0] === 't' && parts[2] ? parts[2] : 'overview';
+        used = selection;
         document.getElementById('trace').value = String(t);
-        drawTabs(tabs, t, key);
         const v = VIEWS.find(x => x.key === key);
         if (!v) throw new Error('unknown view ' + key);
-        view.append(el('h2', {}, v.title + ' — ' + sums[t].trace));
-        if (has(sums[t], v)) await v.render(view, t, sums[t]); else unavailable(view, v.skip || v.part, sums[t]);
+        const said = selectionText(used);
+        view.append(el('h2', {}, v.title + ' — ' + sums[t].trace + (said ? ' (' + said + ')' : '')));
+        document.body.dataset.selection = said;
+        // A selection not computed yet takes as long as the analyses of
+        // the trace: say so meanwhile.
+        const wait = said ? el('p', { class: 'note' }, 'Analysing ' + sums[t].trace + ' for ' + said + '…') : null;
+        if (wait) view.append(wait);
+        let s;
+        try {
+          s = await api.summary(t);
+        } finally {
+          if (wait) wait.remove();
+          if (gen === routeGen) drawTabs(tabs, t, key, s || sums[t]);
+        }
+        // Another view or selection was asked for meanwhile: it draws.
+        if (gen !== routeGen) return;
+        if (has(s, v)) await v.render(view, t, s); else unavailable(view, v.skip || v.part, s);
       }
     } catch (err) {
-      view.append(el('p', { class: 'error' }, String(err.message || err)));
-      console.error(err);
+      if (gen !== routeGen) return;
+      if (err instanceof ApiError && err.status === 400) {
+        // A selection the server refuses: its reason, in the page.
+        view.append(el('p', { class: 'error', 'data-refused': '1' }, 'The server refused the selection: ' + err.message));
+      } else {
+        view.append(el('p', { class: 'error' }, String(err.message || err)));
+        console.error(err);
+      }
     }
     // Charts made before their neighbours in a row took the whole width.
     charts.forEach(ch => ch.resize());
@@ -1092,10 +1160,28 @@ window.Function = (function (RealFunction) {
     document.body.dataset.hash = location.hash;
     document.body.dataset.ready = '1';
   }
+  // setupSelection wires the selection fields (index.html); an offline
+  // report has no server to analyse again and hides them.
+  function setupSelection() {
+    const box = document.getElementById('selection');
+    if (!box) return;
+    if (STATIC) { box.hidden = true; return; }
+    const procs = document.getElementById('sel-procs'), exclude = document.getElementById('sel-exclude'), states = document.getElementById('sel-states');
+    const apply = () => {
+      selection = { procs: procs.value.trim(), exclude: exclude.value.trim(), states: states.value };
+      route();
+    };
+    document.getElementById('sel-apply').addEventListener('click', apply);
+    for (const f of [procs, exclude]) f.addEventListener('keydown', e => { if (e.key === 'Enter') apply(); });
+    document.getElementById('sel-reset').addEventListener('click', () => {
+      procs.value = exclude.value = states.value = '';
+      apply();
+    });
+  }
   function clamp(i) { return Math.min(Math.max(0, i | 0), sums.length - 1); }
-  function drawTabs(tabs, t, key) {
+  function drawTabs(tabs, t, key, s) {
     for (const v of VIEWS) {
-      tabs.append(el('a', { href: '#/t/' + t + '/' + v.key, class: (v.key === key ? 'active' : '') + (has(sums[t], v) ? '' : ' off'), 'data-view': v.key }, v.title));
+      tabs.append(el('a', { href: '#/t/' + t + '/' + v.key, class: (v.key === key ? 'active' : '') + (has(s, v) ? '' : ' off'), 'data-view': v.key }, v.title));
     }
     if (sums.length >= 2) tabs.append(el('a', { href: '#/compare/' + t + '/' + (t === 0 ? 1 : 0) + '/overview', class: key === 'compare' ? 'active' : '', 'data-view': 'compare' }, 'Compare'));
   }
@@ -1111,6 +1197,7 @@ window.Function = (function (RealFunction) {
     const sel = document.getElementById('trace');
     sums.forEach(s => sel.append(el('option', { value: s.index }, s.trace)));
     sel.addEventListener('change', () => { location.hash = '#/t/' + sel.value + '/overview'; });
+    setupSelection();
     window.addEventListener('hashchange', route);
     window.addEventListener('resize', () => charts.forEach(ch => ch.resize()));
     route();
