@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 
 	"github.com/parscope/parscope/format/bbv"
@@ -59,28 +58,41 @@ func checkFile(f *bbv.File) error {
 	if f == nil || len(f.Vectors) == 0 {
 		return fmt.Errorf("phase: no intervals to cluster")
 	}
-	where := func(i int) string {
-		if i < len(f.Lines) {
-			return fmt.Sprintf("%s:%d: interval %d", f.Name, f.Lines[i], i)
-		}
-		return fmt.Sprintf("%s: interval %d", f.Name, i)
-	}
 	for i, v := range f.Vectors {
-		if len(v.Blocks) != len(v.Counts) {
-			return fmt.Errorf("phase: %s has %d blocks but %d counts", where(i), len(v.Blocks), len(v.Counts))
+		line := 0
+		if i < len(f.Lines) {
+			line = f.Lines[i]
 		}
-		for j, b := range v.Blocks {
-			if b < 1 || b > f.Dim {
-				return fmt.Errorf("phase: %s: block id %d outside 1..%d", where(i), b, f.Dim)
-			}
-			c := v.Counts[j]
-			if c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
-				return fmt.Errorf("phase: %s: block %d has count %v (counts must be finite and ≥ 0)", where(i), b, c)
-			}
+		if err := checkVector(f.Name, i, line, v, f.Dim); err != nil {
+			return err
 		}
-		if s := v.Sum(); !(s > 0) || math.IsInf(s, 0) {
-			return fmt.Errorf("phase: %s: total count is %v; a vector must have a positive finite total to be normalised", where(i), s)
+	}
+	return nil
+}
+
+// checkVector validates interval i of the input named name (from line
+// line, 0 when unknown) whose block ids must lie in 1..dim.
+func checkVector(name string, i, line int, v bbv.Vector, dim int32) error {
+	where := func() string {
+		if line > 0 {
+			return fmt.Sprintf("%s:%d: interval %d", name, line, i)
 		}
+		return fmt.Sprintf("%s: interval %d", name, i)
+	}
+	if len(v.Blocks) != len(v.Counts) {
+		return fmt.Errorf("phase: %s has %d blocks but %d counts", where(), len(v.Blocks), len(v.Counts))
+	}
+	for j, b := range v.Blocks {
+		if b < 1 || b > dim {
+			return fmt.Errorf("phase: %s: block id %d outside 1..%d", where(), b, dim)
+		}
+		c := v.Counts[j]
+		if c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
+			return fmt.Errorf("phase: %s: block %d has count %v (counts must be finite and ≥ 0)", where(), b, c)
+		}
+	}
+	if s := v.Sum(); !(s > 0) || math.IsInf(s, 0) {
+		return fmt.Errorf("phase: %s: total count is %v; a vector must have a positive finite total to be normalised", where(), s)
 	}
 	return nil
 }
@@ -140,59 +152,142 @@ func load(ctx context.Context, f *bbv.File, opts *Options) (*dataset, error) {
 	if err := checkFile(f); err != nil {
 		return nil, err
 	}
+	if opts.Dim == NoProject {
+		return loadDense(f, opts)
+	}
+	p, err := newProjector(opts)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range f.Vectors {
+		if i%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		p.add(v)
+	}
+	ds := p.dataset(opts.VariableLength)
+	ds.inDim = f.Dim
+	return ds, nil
+}
+
+// loadDense builds the unprojected matrix of the checked vectors of f.
+func loadDense(f *bbv.File, opts *Options) (*dataset, error) {
 	n := len(f.Vectors)
 	ds := &dataset{n: n, inDim: f.Dim, sums: make([]float64, n), w: make([]float64, n)}
 	for i, v := range f.Vectors {
 		ds.sums[i] = v.Sum()
 	}
-	if opts.Dim == NoProject {
-		ds.d = int(f.Dim)
-		if int64(n)*int64(ds.d) > maxDenseElements {
-			return nil, fmt.Errorf("phase: %d intervals × %d blocks is too large to cluster without projection; use a projection", n, f.Dim)
-		}
-		ds.x = make([]float64, n*ds.d)
-		for i, v := range f.Vectors {
-			row := ds.row(i)
-			for j, b := range v.Blocks {
-				row[b-1] += v.Counts[j] / ds.sums[i]
-			}
-		}
-	} else {
-		ds.project = true
-		ds.d = opts.Dim
-		// The distinct ids that occur, and each one's row in the matrix.
-		var ids []int32
-		for _, v := range f.Vectors {
-			ids = append(ids, v.Blocks...)
-		}
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
-		p, err := projectionRows(ctx, opts.SeedProj, f.Dim, ds.d, ids)
-		if err != nil {
-			return nil, err
-		}
-		ds.x = make([]float64, n*ds.d)
-		for i, v := range f.Vectors {
-			if i%256 == 255 {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-			}
-			row := ds.row(i)
-			for j, b := range v.Blocks {
-				val := v.Counts[j] / ds.sums[i]
-				k, _ := slices.BinarySearch(ids, b)
-				pr := p[k*ds.d : (k+1)*ds.d]
-				for c := range row {
-					// The conversion forbids fusing into an FMA, which
-					// SimPoint (x86-64 SSE2) does not do.
-					row[c] += float64(val * pr[c])
-				}
-			}
+	ds.d = int(f.Dim)
+	if int64(n)*int64(ds.d) > maxDenseElements {
+		return nil, fmt.Errorf("phase: %d intervals × %d blocks is too large to cluster without projection; use a projection", n, f.Dim)
+	}
+	ds.x = make([]float64, n*ds.d)
+	for i, v := range f.Vectors {
+		row := ds.row(i)
+		for j, b := range v.Blocks {
+			row[b-1] += v.Counts[j] / ds.sums[i]
 		}
 	}
 	setWeights(ds, opts.VariableLength)
 	return ds, nil
+}
+
+// projector normalises and projects intervals one at a time, so that
+// only the projected rows (d values each) are kept, not the vectors. The
+// rows of the projection matrix are generated as larger block ids appear:
+// row r is the generator's values d·(r−1) … d·r−1 whatever the other ids,
+// so the rows are those projectionRows gives for any dimension ≥ r.
+type projector struct {
+	d     int
+	rng   *ran2
+	table []float64 // matrix rows of ids 1..len(table)/d
+	// The projected rows, rowsPerChunk to a chunk, so that growing them
+	// never copies them; dataset joins them once.
+	chunks [][]float64
+	sums   []float64
+	n      int
+	inDim  int32
+}
+
+// rowsPerChunk is the number of projected rows of one chunk.
+const rowsPerChunk = 1 << 14
+
+// newProjector returns a projector for opts (opts.Dim ≥ 1).
+func newProjector(opts *Options) (*projector, error) {
+	rng := newRan2(opts.SeedProj)
+	if rng.broken {
+		return nil, errBrokenSeed("projection seed", opts.SeedProj)
+	}
+	return &projector{d: opts.Dim, rng: rng}, nil
+}
+
+// matrixRow returns the projection matrix row of block id b (≥ 1),
+// generating the rows up to it first.
+func (p *projector) matrixRow(b int32) []float64 {
+	d := p.d
+	for int64(len(p.table)) < int64(b)*int64(d) {
+		for c := 0; c < d; c++ {
+			p.table = append(p.table, float64(p.rng.float())*2.0-1.0)
+		}
+	}
+	return p.table[int(b-1)*d : int(b)*d]
+}
+
+// add normalises and projects v, the next interval (checked: ids ≥ 1,
+// counts finite and ≥ 0, a positive finite sum), and keeps its row and
+// its sum. v is not retained.
+func (p *projector) add(v bbv.Vector) {
+	if p.n%rowsPerChunk == 0 {
+		p.chunks = append(p.chunks, make([]float64, rowsPerChunk*p.d))
+	}
+	j := p.n % rowsPerChunk
+	row := p.chunks[len(p.chunks)-1][j*p.d : (j+1)*p.d]
+	sum := v.Sum()
+	for j, b := range v.Blocks {
+		p.inDim = max(p.inDim, b)
+		val := v.Counts[j] / sum
+		pr := p.matrixRow(b)
+		for c := range row {
+			// The conversion forbids fusing into an FMA, which
+			// SimPoint (x86-64 SSE2) does not do.
+			row[c] += float64(val * pr[c])
+		}
+	}
+	p.sums = append(p.sums, sum)
+	p.n++
+}
+
+// addRow appends a row projected elsewhere with the same options.
+func (p *projector) addRow(row []float64, sum float64) {
+	if p.n%rowsPerChunk == 0 {
+		p.chunks = append(p.chunks, make([]float64, rowsPerChunk*p.d))
+	}
+	j := p.n % rowsPerChunk
+	copy(p.chunks[len(p.chunks)-1][j*p.d:(j+1)*p.d], row)
+	p.sums = append(p.sums, sum)
+	p.n++
+}
+
+// row returns projected row i.
+func (p *projector) row(i int) []float64 {
+	j := i % rowsPerChunk
+	return p.chunks[i/rowsPerChunk][j*p.d : (j+1)*p.d]
+}
+
+// dataset returns the rows added as a dataset with its weights; the
+// projector must not be used afterwards.
+func (p *projector) dataset(variableLength bool) *dataset {
+	ds := &dataset{n: p.n, d: p.d, inDim: p.inDim, project: true, sums: p.sums, w: make([]float64, p.n),
+		x: make([]float64, p.n*p.d)}
+	for c, chunk := range p.chunks {
+		copy(ds.x[c*rowsPerChunk*p.d:], chunk)
+		p.chunks[c] = nil
+	}
+	p.chunks, p.sums, p.table = nil, nil, nil
+	setWeights(ds, variableLength)
+	return ds
 }
 
 // setWeights sets the row weights: each interval's share of the total
