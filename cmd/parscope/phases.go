@@ -116,16 +116,13 @@ func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
 		if fl.runs != "" || len(fl.params.Procs) > 0 {
 			return usagef("phases: --runs and --procs apply to a .pst or another trace, not to a .bb file")
 		}
-		f, err := bbv.ReadFile(input, bbv.ParseOptions{SimPointQuirks: fl.params.Compat})
-		if err != nil {
-			return err
-		}
-		res, err := phase.Run(cmd.Context(), f, opts)
+		// Projected as read: the vectors are never all in memory.
+		res, err := phase.RunFile(cmd.Context(), input, bbv.ParseOptions{SimPointQuirks: fl.params.Compat}, opts)
 		if err != nil {
 			return err
 		}
 		env = &engine.Envelope{SchemaVersion: engine.SchemaVersion, Analysis: phase.Name, Trace: filepath.Base(input), Options: fl.params,
-			Result: &phase.Phases{Streams: []phase.StreamPhases{{Name: f.Name, Result: res}}}}
+			Result: &phase.Phases{Streams: []phase.StreamPhases{{Name: input, Result: res}}}}
 	} else {
 		var s *openedTrace
 		env, s, err = runOne(cmd, input, phase.Name, fl.params, fl.runs)
