@@ -194,15 +194,60 @@ func loadDense(f *bbv.File, opts *Options) (*dataset, error) {
 	return ds, nil
 }
 
-// projector normalises and projects intervals one at a time, so that
-// only the projected rows (d values each) are kept, not the vectors. The
-// rows of the projection matrix are generated as larger block ids appear:
-// row r is the generator's values d·(r−1) … d·r−1 whatever the other ids,
-// so the rows are those projectionRows gives for any dimension ≥ r.
-type projector struct {
+// matrix generates the rows of SimPoint's random projection matrix as
+// larger block ids appear: row r is the generator's values d·(r−1) …
+// d·r−1 whatever the other ids, so the rows are those projectionRows
+// gives for any dimension ≥ r.
+type matrix struct {
 	d     int
 	rng   *ran2
-	table []float64 // matrix rows of ids 1..len(table)/d
+	table []float64 // rows of ids 1..len(table)/d
+}
+
+// newMatrix returns the matrix of opts (opts.Dim ≥ 1).
+func newMatrix(opts *Options) (*matrix, error) {
+	rng := newRan2(opts.SeedProj)
+	if rng.broken {
+		return nil, errBrokenSeed("projection seed", opts.SeedProj)
+	}
+	return &matrix{d: opts.Dim, rng: rng}, nil
+}
+
+// row returns the row of block id b (≥ 1), generating the rows up to it
+// first.
+func (m *matrix) row(b int32) []float64 {
+	d := m.d
+	for int64(len(m.table)) < int64(b)*int64(d) {
+		for c := 0; c < d; c++ {
+			m.table = append(m.table, float64(m.rng.float())*2.0-1.0)
+		}
+	}
+	return m.table[int(b-1)*d : int(b)*d]
+}
+
+// project normalises and projects v (checked: ids ≥ 1, counts finite and
+// ≥ 0, a positive finite sum) into row, which must be zero, and returns
+// v's sum.
+func (m *matrix) project(row []float64, v bbv.Vector) float64 {
+	sum := v.Sum()
+	for j, b := range v.Blocks {
+		val := v.Counts[j] / sum
+		pr := m.row(b)
+		for c := range row {
+			// The conversion forbids fusing into an FMA, which
+			// SimPoint (x86-64 SSE2) does not do.
+			row[c] += float64(val * pr[c])
+		}
+	}
+	return sum
+}
+
+// projector normalises and projects intervals one at a time, so that
+// only the projected rows (d values each) and sums are kept, not the
+// vectors.
+type projector struct {
+	d int
+	m *matrix
 	// The projected rows, rowsPerChunk to a chunk, so that growing them
 	// never copies them; dataset joins them once.
 	chunks [][]float64
@@ -216,56 +261,35 @@ const rowsPerChunk = 1 << 14
 
 // newProjector returns a projector for opts (opts.Dim ≥ 1).
 func newProjector(opts *Options) (*projector, error) {
-	rng := newRan2(opts.SeedProj)
-	if rng.broken {
-		return nil, errBrokenSeed("projection seed", opts.SeedProj)
+	m, err := newMatrix(opts)
+	if err != nil {
+		return nil, err
 	}
-	return &projector{d: opts.Dim, rng: rng}, nil
+	return &projector{d: opts.Dim, m: m}, nil
 }
 
-// matrixRow returns the projection matrix row of block id b (≥ 1),
-// generating the rows up to it first.
-func (p *projector) matrixRow(b int32) []float64 {
-	d := p.d
-	for int64(len(p.table)) < int64(b)*int64(d) {
-		for c := 0; c < d; c++ {
-			p.table = append(p.table, float64(p.rng.float())*2.0-1.0)
-		}
-	}
-	return p.table[int(b-1)*d : int(b)*d]
-}
-
-// add normalises and projects v, the next interval (checked: ids ≥ 1,
-// counts finite and ≥ 0, a positive finite sum), and keeps its row and
-// its sum. v is not retained.
-func (p *projector) add(v bbv.Vector) {
+// next returns the zeroed row of the next interval.
+func (p *projector) next() []float64 {
 	if p.n%rowsPerChunk == 0 {
 		p.chunks = append(p.chunks, make([]float64, rowsPerChunk*p.d))
 	}
 	j := p.n % rowsPerChunk
-	row := p.chunks[len(p.chunks)-1][j*p.d : (j+1)*p.d]
-	sum := v.Sum()
-	for j, b := range v.Blocks {
+	return p.chunks[len(p.chunks)-1][j*p.d : (j+1)*p.d]
+}
+
+// add normalises and projects v, the next interval (checked as for
+// matrix.project), and keeps its row and its sum. v is not retained.
+func (p *projector) add(v bbv.Vector) {
+	for _, b := range v.Blocks {
 		p.inDim = max(p.inDim, b)
-		val := v.Counts[j] / sum
-		pr := p.matrixRow(b)
-		for c := range row {
-			// The conversion forbids fusing into an FMA, which
-			// SimPoint (x86-64 SSE2) does not do.
-			row[c] += float64(val * pr[c])
-		}
 	}
-	p.sums = append(p.sums, sum)
+	p.sums = append(p.sums, p.m.project(p.next(), v))
 	p.n++
 }
 
 // addRow appends a row projected elsewhere with the same options.
 func (p *projector) addRow(row []float64, sum float64) {
-	if p.n%rowsPerChunk == 0 {
-		p.chunks = append(p.chunks, make([]float64, rowsPerChunk*p.d))
-	}
-	j := p.n % rowsPerChunk
-	copy(p.chunks[len(p.chunks)-1][j*p.d:(j+1)*p.d], row)
+	copy(p.next(), row)
 	p.sums = append(p.sums, sum)
 	p.n++
 }
@@ -276,16 +300,23 @@ func (p *projector) row(i int) []float64 {
 	return p.chunks[i/rowsPerChunk][j*p.d : (j+1)*p.d]
 }
 
+// copyRows copies the rows into x (at least n·d values) and releases
+// them, chunk by chunk.
+func (p *projector) copyRows(x []float64) {
+	for c, chunk := range p.chunks {
+		copy(x[c*rowsPerChunk*p.d:], chunk[:min(len(chunk), (p.n-c*rowsPerChunk)*p.d)])
+		p.chunks[c] = nil
+	}
+	p.chunks = nil
+}
+
 // dataset returns the rows added as a dataset with its weights; the
 // projector must not be used afterwards.
 func (p *projector) dataset(variableLength bool) *dataset {
 	ds := &dataset{n: p.n, d: p.d, inDim: p.inDim, project: true, sums: p.sums, w: make([]float64, p.n),
 		x: make([]float64, p.n*p.d)}
-	for c, chunk := range p.chunks {
-		copy(ds.x[c*rowsPerChunk*p.d:], chunk)
-		p.chunks[c] = nil
-	}
-	p.chunks, p.sums, p.table = nil, nil, nil
+	p.copyRows(ds.x)
+	p.sums = nil
 	setWeights(ds, variableLength)
 	return ds
 }
