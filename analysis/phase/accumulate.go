@@ -33,8 +33,9 @@ type stream struct {
 	// interval first and, when cur > first, tail interval cur.
 	first, cur int32
 	head, tail bbv.Vector
-	// mid holds intervals first+1 … cur−1 projected, vecs the same
-	// intervals with NoProject.
+	// mid holds intervals first+1 … cur−1 projected, after a row for
+	// interval first that run fills; vecs the same intervals with
+	// NoProject.
 	mid   *projector
 	vecs  []bbv.Vector
 	inDim int32
@@ -58,7 +59,9 @@ func (a *Accumulator) recordError(k streamKey, seq int32, format string, args ..
 func (a *Accumulator) newStream(k streamKey, seq int32) *stream {
 	s := &stream{key: k, first: seq, cur: seq}
 	if a.m != nil {
+		// Row 0 is the first interval's, projected by run.
 		s.mid = &projector{d: a.opts.Dim, m: a.m}
+		s.mid.addRow(nil, 0)
 	}
 	return s
 }
@@ -204,7 +207,7 @@ func (a *Accumulator) merge(s2 *stream) error {
 		s.bad, s.badSeq = s2.bad, s2.badSeq
 	}
 	if s.mid != nil {
-		for i := 0; i < s2.mid.n; i++ {
+		for i := 1; i < s2.mid.n; i++ { // row 0 is s2's first interval's
 			s.mid.addRow(s2.mid.row(i), s2.mid.sums[i])
 		}
 	} else {
@@ -248,19 +251,12 @@ func (a *Accumulator) run(ctx context.Context, s *stream, name string) (*Result,
 		_, err := newMatrix(&a.opts)
 		return nil, err
 	}
-	n := 1 + s.mid.n
+	s.mid.sums[0] = a.m.project(s.mid.row(0), s.head)
 	if s.cur > s.first {
-		n++
+		s.mid.add(s.tail)
 	}
-	d := a.opts.Dim
-	ds := &dataset{n: n, d: d, inDim: s.inDim, project: true, x: make([]float64, n*d), sums: make([]float64, n), w: make([]float64, n)}
-	ds.sums[0] = a.m.project(ds.row(0), s.head)
-	copy(ds.sums[1:], s.mid.sums)
-	s.mid.copyRows(ds.x[d:])
-	if s.cur > s.first {
-		ds.sums[n-1] = a.m.project(ds.row(n-1), s.tail)
-	}
+	ds := s.mid.dataset(a.opts.VariableLength)
+	ds.inDim = s.inDim
 	s.mid, s.head, s.tail = nil, bbv.Vector{}, bbv.Vector{}
-	setWeights(ds, a.opts.VariableLength)
 	return cluster(ctx, ds, a.opts)
 }

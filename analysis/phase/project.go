@@ -12,8 +12,14 @@ import (
 // dataset is the matrix k-means works on: n rows of d columns, row-major,
 // with one weight per row.
 type dataset struct {
-	n, d    int
-	x       []float64 // n*d
+	n, d int
+	// x holds the rows, n*d values, when they were built at once (nil
+	// when they were projected as the input was read).
+	x []float64
+	// chunks holds the rows, rowsPerChunk to a chunk (the last may be
+	// partly used): views of x, or the chunks a projector filled, which
+	// are never copied into one array.
+	chunks  [][]float64
 	w       []float64 // n
 	sums    []float64 // each interval's total count
 	inDim   int32     // dimension of the input (largest block id)
@@ -23,7 +29,19 @@ type dataset struct {
 	spreadValue float64
 }
 
-func (ds *dataset) row(i int) []float64 { return ds.x[i*ds.d : (i+1)*ds.d] }
+func (ds *dataset) row(i int) []float64 {
+	j := (i & (rowsPerChunk - 1)) * ds.d
+	return ds.chunks[i>>rowsShift][j : j+ds.d]
+}
+
+// setRows makes x (n*d values) the rows of ds.
+func (ds *dataset) setRows(x []float64) {
+	ds.x = x
+	ds.chunks = ds.chunks[:0]
+	for lo := 0; lo < len(x); lo += rowsPerChunk * ds.d {
+		ds.chunks = append(ds.chunks, x[lo:min(len(x), lo+rowsPerChunk*ds.d)])
+	}
+}
 
 // spread returns the weighted mean squared distance of the rows to their
 // weighted mean (the distortion of one cluster, per unit of weight),
@@ -155,20 +173,22 @@ func load(ctx context.Context, f *bbv.File, opts *Options) (*dataset, error) {
 	if opts.Dim == NoProject {
 		return loadDense(f, opts)
 	}
-	p, err := newProjector(opts)
+	m, err := newMatrix(opts)
 	if err != nil {
 		return nil, err
 	}
+	n := len(f.Vectors)
+	ds := &dataset{n: n, d: opts.Dim, inDim: f.Dim, project: true, sums: make([]float64, n), w: make([]float64, n)}
+	ds.setRows(make([]float64, n*ds.d))
 	for i, v := range f.Vectors {
 		if i%256 == 255 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		p.add(v)
+		ds.sums[i] = m.project(ds.row(i), v)
 	}
-	ds := p.dataset(opts.VariableLength)
-	ds.inDim = f.Dim
+	setWeights(ds, opts.VariableLength)
 	return ds, nil
 }
 
@@ -183,7 +203,7 @@ func loadDense(f *bbv.File, opts *Options) (*dataset, error) {
 	if int64(n)*int64(ds.d) > maxDenseElements {
 		return nil, fmt.Errorf("phase: %d intervals × %d blocks is too large to cluster without projection; use a projection", n, f.Dim)
 	}
-	ds.x = make([]float64, n*ds.d)
+	ds.setRows(make([]float64, n*ds.d))
 	for i, v := range f.Vectors {
 		row := ds.row(i)
 		for j, b := range v.Blocks {
@@ -256,8 +276,12 @@ type projector struct {
 	inDim  int32
 }
 
-// rowsPerChunk is the number of projected rows of one chunk.
-const rowsPerChunk = 1 << 14
+// rowsPerChunk is the number of rows of one chunk of a dataset or a
+// projector, 1<<rowsShift.
+const (
+	rowsShift    = 14
+	rowsPerChunk = 1 << rowsShift
+)
 
 // newProjector returns a projector for opts (opts.Dim ≥ 1).
 func newProjector(opts *Options) (*projector, error) {
@@ -300,23 +324,11 @@ func (p *projector) row(i int) []float64 {
 	return p.chunks[i/rowsPerChunk][j*p.d : (j+1)*p.d]
 }
 
-// copyRows copies the rows into x (at least n·d values) and releases
-// them, chunk by chunk.
-func (p *projector) copyRows(x []float64) {
-	for c, chunk := range p.chunks {
-		copy(x[c*rowsPerChunk*p.d:], chunk[:min(len(chunk), (p.n-c*rowsPerChunk)*p.d)])
-		p.chunks[c] = nil
-	}
-	p.chunks = nil
-}
-
-// dataset returns the rows added as a dataset with its weights; the
-// projector must not be used afterwards.
+// dataset returns the rows added as a dataset with its weights, without
+// copying them; the projector must not be used afterwards.
 func (p *projector) dataset(variableLength bool) *dataset {
-	ds := &dataset{n: p.n, d: p.d, inDim: p.inDim, project: true, sums: p.sums, w: make([]float64, p.n),
-		x: make([]float64, p.n*p.d)}
-	p.copyRows(ds.x)
-	p.sums = nil
+	ds := &dataset{n: p.n, d: p.d, inDim: p.inDim, project: true, chunks: p.chunks, sums: p.sums, w: make([]float64, p.n)}
+	p.chunks, p.sums = nil, nil
 	setWeights(ds, variableLength)
 	return ds
 }

@@ -180,10 +180,34 @@ func (e *engine) evaluate(ctx context.Context, ks []int) error {
 		evs[i] = ev
 	}
 	slices.SortStableFunc(tasks, func(a, b task) int { return ks[b.ev] - ks[a.ev] })
+	// As trials end, each evaluation's scan of pickBest advances over the
+	// prefix of its trials that have ended and drops the k-means state
+	// of those that cannot be the best: only the best may be refined, and
+	// the states (3 values per interval) of all the trials of several k
+	// would otherwise be held at once.
+	var mu sync.Mutex
+	scanned := make([]int, len(evs)) // trials of each evaluation scanned
 	err := e.parallel(len(tasks), func(i int) (err error) {
 		ev, t := evs[tasks[i].ev], tasks[i].t
-		ev.trials[t], err = e.trial(ctx, ev.k, ev.seeds[t])
-		return err
+		cl, err := e.trial(ctx, ev.k, ev.seeds[t])
+		mu.Lock()
+		defer mu.Unlock()
+		ev.trials[t] = cl
+		if err != nil {
+			return err
+		}
+		next := &scanned[tasks[i].ev]
+		for *next < len(ev.trials) && ev.trials[*next] != nil {
+			if *next > 0 {
+				if ev.trials[*next].bic > ev.trials[ev.best].bic {
+					ev.trials[ev.best].state, ev.best = nil, *next
+				} else {
+					ev.trials[*next].state = nil
+				}
+			}
+			*next++
+		}
+		return nil
 	})
 	if err != nil {
 		return err
