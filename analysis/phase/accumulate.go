@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/parscope/parscope/format/bbv"
 	"github.com/parscope/parscope/trace"
@@ -160,10 +161,9 @@ func (a *Accumulator) check(s *stream, seq int32, v bbv.Vector) error {
 		}
 		a.seen[b] = a.stamp
 	}
-	if s.bad == nil || seq < s.badSeq {
-		if err := checkVector(a.streamName(s.key), int(seq), 0, v, bbv.DefaultMaxDim); err != nil {
-			s.bad, s.badSeq = err, seq
-		}
+	// Ids and counts were checked as they came; only the sum can fail.
+	if sum := v.Sum(); (!(sum > 0) || math.IsInf(sum, 0)) && (s.bad == nil || seq < s.badSeq) {
+		s.bad, s.badSeq = checkVector(a.streamName(s.key), int(seq), 0, v, bbv.DefaultMaxDim), seq
 	}
 	return nil
 }

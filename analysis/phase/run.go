@@ -218,12 +218,13 @@ func (e *engine) evaluate(ctx context.Context, ks []int) error {
 	if e.opts.Mode == Default {
 		err := e.parallel(len(evs), func(i int) error {
 			ev := evs[i]
-			for t, cl := range ev.trials {
-				if t != ev.best {
-					cl.state = nil // only the best may be refined
-				}
-			}
 			ev.guarded, _ = guardedScore(e.ds, ev.trials[ev.best], e.opts.MinPhaseSize)
+			// Only the best of the chosen k is refined, and k is chosen
+			// when the search ends: refineChosen runs that trial again
+			// rather than every k's best state being held until then.
+			for _, cl := range ev.trials {
+				cl.state = nil
+			}
 			return nil
 		})
 		if err != nil {
@@ -299,6 +300,15 @@ func (e *engine) trial(ctx context.Context, k int, seed int64) (*clustering, err
 func (e *engine) refineChosen(ctx context.Context) error {
 	ev := e.runs[e.chosen()]
 	cl := ev.trials[ev.best]
+	if e.opts.Mode == Default && cl.converged && cl.state == nil {
+		// The k-means state evaluate dropped: the run depends only on
+		// its arguments, so running it again gives that state.
+		again, err := modernKMeans(ctx, e.ds, ev.k, ev.seeds[ev.best], e.opts.Iters, e.opts.Tolerance)
+		if err != nil {
+			return err
+		}
+		cl.state = again.state
+	}
 	if cl.state != nil {
 		r, err := refine(ctx, cl)
 		if err != nil {
