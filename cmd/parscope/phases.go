@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,10 @@ a colour strip along the execution, and the phase weights as bars.`,
 	root.AddCommand(cmd)
 }
 
+// phasesGCPercent is the GC percentage of the phases command, unless the
+// environment sets GOGC.
+const phasesGCPercent = 25
+
 // isBBVFile reports whether phases reads the file at path as a .bb file
 // itself: unless the import flags f or import's detection name another
 // format, in which case the file is a trace to import.
@@ -97,6 +102,14 @@ func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
 	opts, err := fl.params.Options()
 	if err != nil {
 		return usagef("%v", err)
+	}
+	if os.Getenv("GOGC") == "" {
+		// The projected rows and the k-means states are pointer-free
+		// arrays, cheap to collect, and the clustering allocates a few
+		// per trial: with the default GOGC=100 the heap grows to twice
+		// what is live. 25 keeps the peak near the live data for no
+		// measurable time (docs/performance.md, phases memory).
+		defer debug.SetGCPercent(debug.SetGCPercent(phasesGCPercent))
 	}
 	if fl.plotPath != "" {
 		if ext := strings.ToLower(filepath.Ext(fl.plotPath)); ext != ".png" && ext != ".svg" {
