@@ -138,7 +138,7 @@ type Accumulator struct {
 	m       *matrix        // nil with NoProject
 	streams map[streamKey]*stream
 	last    *stream  // the stream of the previous record
-	seen    []uint32 // duplicate detection, see stream.complete
+	seen    []uint32 // duplicate detection, see Accumulator.check
 	stamp   uint32
 }
 
