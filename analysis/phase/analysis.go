@@ -1,14 +1,13 @@
 package phase
 
 import (
-	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
 	eng "github.com/parscope/parscope/engine"
-	"github.com/parscope/parscope/format/bbv"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -129,12 +128,18 @@ func init() {
 }
 
 // Accumulator gathers a trace's basic block vectors and clusters each
-// process's stream when the pass ends.
+// process's stream when the pass ends. It keeps, per stream, the
+// projected rows of the intervals (Options.Dim values each; see
+// accumulate.go), not the records.
 type Accumulator struct {
-	name  string
-	opts  Options
-	procs map[int32]bool // nil: every process
-	recs  []trace.Record
+	name    string
+	opts    Options
+	procs   map[int32]bool // nil: every process
+	m       *matrix        // nil with NoProject
+	streams map[streamKey]*stream
+	last    *stream  // the stream of the previous record
+	seen    []uint32 // duplicate detection, see Accumulator.check
+	stamp   uint32
 }
 
 // New returns the accumulator of the phases analysis of t with the
@@ -144,7 +149,11 @@ func New(t *eng.Trace, p *Params) (*Accumulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Accumulator{name: t.Name, opts: o}
+	a := &Accumulator{name: t.Name, opts: o, streams: map[streamKey]*stream{}}
+	if o.Dim != NoProject {
+		// A broken seed is reported by Result, after the input's errors.
+		a.m, _ = newMatrix(&o)
+	}
 	if len(p.Procs) > 0 {
 		a.procs = map[int32]bool{}
 		for _, id := range p.Procs {
@@ -154,47 +163,58 @@ func New(t *eng.Trace, p *Params) (*Accumulator, error) {
 	return a, nil
 }
 
-// Add keeps the BBV records of the selected processes.
+// Add adds the BBV records of the selected processes to their streams.
 func (a *Accumulator) Add(batch []trace.Record) error {
-	for _, r := range batch {
+	for i := range batch {
+		r := &batch[i]
 		if r.Kind == trace.KindBBV && (a.procs == nil || a.procs[r.Proc]) {
-			a.recs = append(a.recs, r)
+			if err := a.add(r); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// Merge adds the records of other, the accumulator of later records.
+// Merge adds the streams of other, the accumulator of later records.
 func (a *Accumulator) Merge(other eng.Accumulator) error {
 	o, ok := other.(*Accumulator)
 	if !ok {
 		return fmt.Errorf("phases: merging a %T", other)
 	}
-	a.recs = append(a.recs, o.recs...)
+	for _, k := range slices.SortedFunc(maps.Keys(o.streams), streamKey.compare) {
+		if err := a.merge(o.streams[k]); err != nil {
+			return err
+		}
+	}
+	o.streams = nil
 	return nil
 }
 
 // Result clusters each stream and returns a *Phases.
 func (a *Accumulator) Result() (any, error) {
-	slices.SortStableFunc(a.recs, func(x, y trace.Record) int {
-		return cmp.Or(cmp.Compare(x.Run, y.Run), cmp.Compare(x.Proc, y.Proc), cmp.Compare(x.Seq, y.Seq))
-	})
-	ctx := context.Background()
-	streams, err := bbv.FromRecords(ctx, a.name, trace.NewSliceReader(a.recs), 0)
-	if err != nil {
-		return nil, err
-	}
-	a.recs = nil
-	if len(streams) == 0 {
+	if len(a.streams) == 0 {
 		return nil, fmt.Errorf("no basic block vectors of the processes selected")
 	}
-	out := &Phases{Streams: make([]StreamPhases, 0, len(streams))}
-	for _, s := range streams {
-		res, err := Run(ctx, s.File, a.opts)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.File.Name, err)
+	keys := slices.SortedFunc(maps.Keys(a.streams), streamKey.compare)
+	// The records' errors first, for every stream, as bbv.FromRecords
+	// gave them before any clustering.
+	for _, k := range keys {
+		if err := a.end(a.streams[k]); err != nil {
+			return nil, err
 		}
-		out.Streams = append(out.Streams, StreamPhases{Name: s.File.Name, Run: s.Run, Proc: s.Proc, Result: res})
+	}
+	ctx := context.Background()
+	out := &Phases{Streams: make([]StreamPhases, 0, len(keys))}
+	for _, k := range keys {
+		s := a.streams[k]
+		name := a.streamName(k)
+		res, err := a.run(ctx, s, name)
+		delete(a.streams, k)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out.Streams = append(out.Streams, StreamPhases{Name: name, Run: k.run, Proc: k.proc, Result: res})
 	}
 	return out, nil
 }

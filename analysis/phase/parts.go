@@ -69,6 +69,7 @@ func RunParts(ctx context.Context, parts []*Part, opts Options) (*Result, error)
 	if wantDim := int(ds.inDim); !ds.project && ds.d != wantDim {
 		return nil, fmt.Errorf("phase: unprojected parts of %d columns for dimension %d", ds.d, ds.inDim)
 	}
+	ds.setRows(ds.x)
 	ds.w = make([]float64, ds.n)
 	setWeights(ds, opts.VariableLength)
 	return cluster(ctx, ds, opts)

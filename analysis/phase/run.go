@@ -180,10 +180,34 @@ func (e *engine) evaluate(ctx context.Context, ks []int) error {
 		evs[i] = ev
 	}
 	slices.SortStableFunc(tasks, func(a, b task) int { return ks[b.ev] - ks[a.ev] })
+	// As trials end, each evaluation's scan of pickBest advances over the
+	// prefix of its trials that have ended and drops the k-means state
+	// of those that cannot be the best: only the best may be refined, and
+	// the states (3 values per interval) of all the trials of several k
+	// would otherwise be held at once.
+	var mu sync.Mutex
+	scanned := make([]int, len(evs)) // trials of each evaluation scanned
 	err := e.parallel(len(tasks), func(i int) (err error) {
 		ev, t := evs[tasks[i].ev], tasks[i].t
-		ev.trials[t], err = e.trial(ctx, ev.k, ev.seeds[t])
-		return err
+		cl, err := e.trial(ctx, ev.k, ev.seeds[t])
+		mu.Lock()
+		defer mu.Unlock()
+		ev.trials[t] = cl
+		if err != nil {
+			return err
+		}
+		next := &scanned[tasks[i].ev]
+		for *next < len(ev.trials) && ev.trials[*next] != nil {
+			if *next > 0 {
+				if ev.trials[*next].bic > ev.trials[ev.best].bic {
+					ev.trials[ev.best].state, ev.best = nil, *next
+				} else {
+					ev.trials[*next].state = nil
+				}
+			}
+			*next++
+		}
+		return nil
 	})
 	if err != nil {
 		return err
@@ -194,12 +218,13 @@ func (e *engine) evaluate(ctx context.Context, ks []int) error {
 	if e.opts.Mode == Default {
 		err := e.parallel(len(evs), func(i int) error {
 			ev := evs[i]
-			for t, cl := range ev.trials {
-				if t != ev.best {
-					cl.state = nil // only the best may be refined
-				}
-			}
 			ev.guarded, _ = guardedScore(e.ds, ev.trials[ev.best], e.opts.MinPhaseSize)
+			// Only the best of the chosen k is refined, and k is chosen
+			// when the search ends: refineChosen runs that trial again
+			// rather than every k's best state being held until then.
+			for _, cl := range ev.trials {
+				cl.state = nil
+			}
 			return nil
 		})
 		if err != nil {
@@ -275,6 +300,15 @@ func (e *engine) trial(ctx context.Context, k int, seed int64) (*clustering, err
 func (e *engine) refineChosen(ctx context.Context) error {
 	ev := e.runs[e.chosen()]
 	cl := ev.trials[ev.best]
+	if e.opts.Mode == Default && cl.converged && cl.state == nil {
+		// The k-means state evaluate dropped: the run depends only on
+		// its arguments, so running it again gives that state.
+		again, err := modernKMeans(ctx, e.ds, ev.k, ev.seeds[ev.best], e.opts.Iters, e.opts.Tolerance)
+		if err != nil {
+			return err
+		}
+		cl.state = again.state
+	}
 	if cl.state != nil {
 		r, err := refine(ctx, cl)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,10 @@ a colour strip along the execution, and the phase weights as bars.`,
 	root.AddCommand(cmd)
 }
 
+// phasesGCPercent is the GC percentage of the phases command, unless the
+// environment sets GOGC.
+const phasesGCPercent = 25
+
 // isBBVFile reports whether phases reads the file at path as a .bb file
 // itself: unless the import flags f or import's detection name another
 // format, in which case the file is a trace to import.
@@ -98,6 +103,14 @@ func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	if os.Getenv("GOGC") == "" {
+		// The projected rows and the k-means states are pointer-free
+		// arrays, cheap to collect, and the clustering allocates a few
+		// per trial: with the default GOGC=100 the heap grows to twice
+		// what is live. 25 keeps the peak near the live data for no
+		// measurable time (docs/performance.md, phases memory).
+		defer debug.SetGCPercent(debug.SetGCPercent(phasesGCPercent))
+	}
 	if fl.plotPath != "" {
 		if ext := strings.ToLower(filepath.Ext(fl.plotPath)); ext != ".png" && ext != ".svg" {
 			return usagef("phases: --plot %s: the file name must end in .png or .svg", fl.plotPath)
@@ -116,16 +129,13 @@ func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
 		if fl.runs != "" || len(fl.params.Procs) > 0 {
 			return usagef("phases: --runs and --procs apply to a .pst or another trace, not to a .bb file")
 		}
-		f, err := bbv.ReadFile(input, bbv.ParseOptions{SimPointQuirks: fl.params.Compat})
-		if err != nil {
-			return err
-		}
-		res, err := phase.Run(cmd.Context(), f, opts)
+		// Projected as read: the vectors are never all in memory.
+		res, err := phase.RunFile(cmd.Context(), input, bbv.ParseOptions{SimPointQuirks: fl.params.Compat}, opts)
 		if err != nil {
 			return err
 		}
 		env = &engine.Envelope{SchemaVersion: engine.SchemaVersion, Analysis: phase.Name, Trace: filepath.Base(input), Options: fl.params,
-			Result: &phase.Phases{Streams: []phase.StreamPhases{{Name: f.Name, Result: res}}}}
+			Result: &phase.Phases{Streams: []phase.StreamPhases{{Name: input, Result: res}}}}
 	} else {
 		var s *openedTrace
 		env, s, err = runOne(cmd, input, phase.Name, fl.params, fl.runs)

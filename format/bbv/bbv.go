@@ -146,6 +146,44 @@ func Parse(name string, r io.Reader, opts ParseOptions) (*File, error) {
 	return f, nil
 }
 
+// ScanFile is Scan on the basic block vector file at path, plain or
+// gzipped.
+func ScanFile(path string, opts ParseOptions, fn func(v Vector, line int) error) (int32, error) {
+	f, err := regular.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("bbv: %w", err)
+	}
+	defer f.Close()
+	return Scan(path, f, opts, fn)
+}
+
+// Scan reads a basic block vector file from r as Parse does, but instead
+// of keeping the vectors it calls fn with each interval's vector and the
+// line of its T line, in file order, and returns the largest block id
+// seen (File.Dim). v is valid only during the call: its slices are reused
+// for later intervals. Scan stops at the first error of the input or of
+// fn, and returns it. Reading a file this way takes memory independent of
+// its length.
+func Scan(name string, r io.Reader, opts ParseOptions, fn func(v Vector, line int) error) (int32, error) {
+	p, err := newParser(name, r, opts)
+	if err != nil {
+		return 0, err
+	}
+	p.reuse = true
+	for {
+		v, line, err := p.next()
+		if errors.Is(err, io.EOF) {
+			return p.dim, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if err := fn(v, line); err != nil {
+			return 0, err
+		}
+	}
+}
+
 // tailReader remembers the last byte that went through it, so that the
 // parser can tell whether the input ended with a newline.
 type tailReader struct {
@@ -186,6 +224,13 @@ type parser struct {
 	// it was not on an unterminated final line.
 	pending     *Vector
 	pendingLine int
+
+	// reuse: vector copies the pairs into spare[turn] (alternating, since
+	// one vector may be pending while the one before it is in use)
+	// instead of new slices.
+	reuse bool
+	spare [2]Vector
+	turn  int
 }
 
 // denseSeenLimit bounds the duplicate-detection table; larger ids use a map.
@@ -291,6 +336,13 @@ func (p *parser) tooLong(n int) error {
 
 // vector copies the scratch pairs into a new Vector of exact size.
 func (p *parser) vector() Vector {
+	if p.reuse {
+		p.turn ^= 1
+		v := &p.spare[p.turn]
+		v.Blocks = append(v.Blocks[:0], p.blocks...)
+		v.Counts = append(v.Counts[:0], p.counts...)
+		return *v
+	}
 	v := Vector{Blocks: make([]int32, len(p.blocks)), Counts: make([]float64, len(p.counts))}
 	copy(v.Blocks, p.blocks)
 	copy(v.Counts, p.counts)

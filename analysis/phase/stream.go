@@ -1,0 +1,82 @@
+package phase
+
+import (
+	"context"
+
+	"github.com/parscope/parscope/format/bbv"
+)
+
+// RunFile finds the phases of the basic block vector file at path, read
+// with the parser options popts: the result, and the errors, are those of
+// Run on the File bbv.ReadFile returns. With a projection, each interval
+// is normalised and projected as it is read, so the memory taken is that
+// of the projected rows (opts.Dim values per interval) rather than of the
+// vectors; with NoProject the vectors are kept, as Run needs them.
+func RunFile(ctx context.Context, path string, popts bbv.ParseOptions, opts Options) (*Result, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	if opts.Dim == NoProject {
+		f, err := bbv.ReadFile(path, popts)
+		if err != nil {
+			return nil, err
+		}
+		return Run(ctx, f, opts)
+	}
+	p, err := newProjector(&opts)
+	if err != nil {
+		// Run reports the input's errors before the seed's.
+		if _, rerr := scanChecked(ctx, path, popts, nil); rerr != nil {
+			return nil, rerr
+		}
+		return nil, err
+	}
+	if _, err := scanChecked(ctx, path, popts, p); err != nil {
+		return nil, err
+	}
+	ds := p.dataset(opts.VariableLength)
+	return cluster(ctx, ds, opts)
+}
+
+// scanChecked reads the file at path, checks each interval as load does
+// and hands it to p (when not nil). Its error is the one Run on the parsed
+// file would give: the parser's first, then the first interval's that
+// does not check, then having no intervals.
+func scanChecked(ctx context.Context, path string, popts bbv.ParseOptions, p *projector) (int, error) {
+	n := 0
+	var bad error
+	maxDim := popts.MaxDim
+	if maxDim <= 0 {
+		maxDim = bbv.DefaultMaxDim
+	}
+	_, err := bbv.ScanFile(path, popts, func(v bbv.Vector, line int) error {
+		if n%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		n++
+		if bad != nil {
+			return nil // read on: a later parse error comes first
+		}
+		// The parser keeps ids within 1..maxDim, so the largest id, not
+		// yet known, cannot be exceeded.
+		if err := checkVector(path, n-1, line, v, maxDim); err != nil {
+			bad = err
+			return nil
+		}
+		if p != nil {
+			p.add(v)
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return n, err
+	case bad != nil:
+		return n, bad
+	case n == 0:
+		return 0, checkFile(nil)
+	}
+	return n, nil
+}
