@@ -119,6 +119,7 @@ func TestServeSelectionStates(t *testing.T) {
 		t.Errorf("states=mpi: the envelope says states_from %q", env.StatesFrom)
 	}
 	res, body = get(t, s, "/api/traces/1/states")
+	wantStatus(t, "default states", res, body, http.StatusOK, "application/json")
 	decode(t, body, &env)
 	if env.StatesFrom == "mpi" || env.StatesFrom == "" {
 		t.Errorf("default: states_from %q, want the source auto picks (not mpi)", env.StatesFrom)
