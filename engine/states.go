@@ -112,6 +112,15 @@ type Spanner interface {
 	ProcSpans() []store.ProcSpan
 }
 
+// Part is implemented by a source that reads part of a trace (one
+// process's records, for a shard of a distributed pipeline). States are
+// derived for the part from its own records, with the dictionary of the
+// whole trace, so that every part numbers them alike.
+type Part interface {
+	// Whole returns the source of the whole trace.
+	Whole() Source
+}
+
 // WithStates returns src with its state records derived as from says, and
 // the source that was picked. For StatesRecorded (and StatesAuto on a
 // trace with state records) it returns src itself; for StatesRegions and
@@ -152,7 +161,11 @@ func WithStates(src Source, from StatesFrom) (Source, StatesFrom, error) {
 	var used map[int32]bool
 	if from == StatesRegions {
 		var err error
-		if used, err = enteredRegions(src); err != nil {
+		whole := src
+		if p, ok := src.(Part); ok {
+			whole = p.Whole()
+		}
+		if used, err = enteredRegions(whole); err != nil {
 			return nil, "", fmt.Errorf("%s: %w", t.Name, err)
 		}
 	}
@@ -179,6 +192,37 @@ func enteredRegions(src Source) (map[int32]bool, error) {
 			return nil, err
 		}
 	}
+}
+
+// Check reports whether Run would accept req on the trace t, from its
+// header and figures alone (no record is read): the analysis is known, its
+// options are of its type, it applies — with states counted as present
+// when they would be derived from the trace's regions (WithStates) — and
+// its accumulator accepts the options. A launcher checks a request this
+// way before it starts workers.
+func Check(t *Trace, req Request) error {
+	a, ok := Lookup(req.Analysis)
+	if ok && !a.Recorded {
+		opts := a.Options()
+		if req.Options != nil && fmt.Sprintf("%T", req.Options) == fmt.Sprintf("%T", opts) {
+			opts = req.Options
+		}
+		if from := ResolveStates(t, req.States); slices.Contains(a.Kinds(opts), trace.KindState) &&
+			(from == StatesRegions || from == StatesMPI) && t.Count(trace.KindEnter) > 0 {
+			stats := *t.Stats
+			stats.Records = maps.Clone(stats.Records)
+			stats.Records[trace.KindState.String()] += stats.Records[trace.KindEnter.String()]
+			t = &Trace{Name: t.Name, Header: t.Header, Stats: &stats}
+		}
+	}
+	a, opts, err := resolve(t, req)
+	if err != nil {
+		return err
+	}
+	if _, err := a.New(t, opts); err != nil {
+		return analysisError(t.Name, a.Name, err)
+	}
+	return nil
 }
 
 // scanSpans reads every timed record of src for the spans of its

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -285,5 +286,60 @@ func TestRecordedBesideDerived(t *testing.T) {
 	n := derived.Result.(*countResult).Records["state"]
 	if n == 0 || n == want["state"] || n > want["enter"]+want["exit"]+2*8 {
 		t.Errorf("%d derived states (recorded %d, %d region records)", n, want["state"], want["enter"]+want["exit"])
+	}
+}
+
+func TestCheck(t *testing.T) {
+	s := regionStore(t)
+	tr := engine.TraceOf(s)
+	states := &countOptions{Scale: 1, Kinds: []string{"state"}}
+	if err := engine.Check(tr, engine.Request{Analysis: "test-count", Options: states}); err != nil {
+		t.Errorf("states derived from the regions: %v", err)
+	}
+	var miss *engine.MissingError
+	if err := engine.Check(tr, engine.Request{Analysis: "test-count", Options: states, States: engine.StatesRecorded}); !errors.As(err, &miss) {
+		t.Errorf("recorded states of a trace of regions: %v, want a MissingError", err)
+	}
+	if err := engine.Check(tr, engine.Request{Analysis: "no-such"}); err == nil || !strings.Contains(err.Error(), `unknown analysis "no-such"`) {
+		t.Errorf("unknown analysis: %v", err)
+	}
+}
+
+// part is one process of a store, as a distributed pipeline's shard
+// reads it.
+type part struct {
+	*store.Store
+	proc int32
+}
+
+func (p part) Records(o store.ReadOptions) trace.Reader {
+	o.Procs = []int32{p.proc}
+	return p.Store.Records(o)
+}
+func (p part) ProcSpans() []store.ProcSpan {
+	var out []store.ProcSpan
+	for _, sp := range p.Store.ProcSpans() {
+		if sp.Proc == p.proc {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+func (p part) Whole() engine.Source { return p.Store }
+
+// A part's states are those of its process in the whole trace, numbered
+// by the whole trace's dictionary.
+func TestStatesOfAPart(t *testing.T) {
+	s := regionStore(t)
+	d, _, err := engine.WithStates(part{s, 1}, engine.StatesRegions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(d.Manifest().Header.States); n != 5 {
+		t.Errorf("the part's dictionary has %d states, want the whole trace's 5", n)
+	}
+	got := describe(t, d, []trace.Kind{trace.KindState})
+	if want := "5/1 state main\n15/1 state MPI_Send\n35/1 state ended (absent)"; got != want {
+		t.Errorf("states of process 1:\n%s\nwant\n%s", got, want)
 	}
 }

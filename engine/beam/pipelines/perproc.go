@@ -85,6 +85,21 @@ func (p processSource) Records(o store.ReadOptions) trace.Reader {
 	return p.Store.Records(o)
 }
 
+// ProcSpans implements engine.Spanner: the span of the one process.
+func (p processSource) ProcSpans() []store.ProcSpan {
+	var out []store.ProcSpan
+	for _, sp := range p.Store.ProcSpans() {
+		if sp.Run == p.run && sp.Proc == p.proc {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// Whole implements engine.Part: states derived for the process are
+// numbered by the dictionary of the whole trace.
+func (p processSource) Whole() engine.Source { return p.Store }
+
 // BBV implements engine.Source.
 func (p processSource) BBV(o store.ReadOptions) trace.Reader {
 	o.Runs, o.Procs = []int32{p.run}, []int32{p.proc}

@@ -187,13 +187,6 @@ func checkEngine(cfg Config, m *store.Manifest) error {
 	if !ok {
 		return nil
 	}
-	a, _ := engine.Lookup(name)
 	t := &engine.Trace{Name: filepath.Base(cfg.Input), Header: &m.Header, Stats: &m.Stats}
-	if err := a.AppliesWith(t, opts); err != nil {
-		return err
-	}
-	if _, err := a.New(t, opts); err != nil {
-		return fmt.Errorf("%s: %s: %w", t.Name, name, err)
-	}
-	return nil
+	return engine.Check(t, engine.Request{Analysis: name, Options: opts})
 }
