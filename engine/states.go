@@ -278,7 +278,9 @@ type derivedSource struct {
 }
 
 // dict builds the derived states' dictionary, of the regions used (with
-// StatesRegions), and the manifest that carries it.
+// StatesRegions), and the manifest that carries it. A derived state has
+// its name and no description: the state analyses show a state's
+// description in place of its name when it has one.
 func (d *derivedSource) dict(h *trace.Header, used map[int32]bool) {
 	var states []trace.StateDef
 	add := func(s trace.StateDef) int32 {
@@ -288,7 +290,7 @@ func (d *derivedSource) dict(h *trace.Header, used map[int32]bool) {
 	}
 	switch d.from {
 	case StatesRegions:
-		d.outside = add(trace.StateDef{Name: OutsideRegions, Description: "no region is open on the process"})
+		d.outside = add(trace.StateDef{Name: OutsideRegions})
 		d.stateOf = make(map[int32]int32, len(used))
 		unknown := len(used)
 		for _, r := range h.Regions {
@@ -303,15 +305,15 @@ func (d *derivedSource) dict(h *trace.Header, used map[int32]bool) {
 			if name == "" {
 				name = fmt.Sprintf("region %d", r.ID)
 			}
-			d.stateOf[r.ID] = add(trace.StateDef{Name: name, Description: r.Kind.String() + " region", File: r.File, Line: r.Line})
+			d.stateOf[r.ID] = add(trace.StateDef{Name: name, File: r.File, Line: r.Line})
 		}
 		d.unknown = -1
 		if unknown > 0 {
-			d.unknown = add(trace.StateDef{Name: UnknownRegion, Description: "a region the trace's dictionary does not name"})
+			d.unknown = add(trace.StateDef{Name: UnknownRegion})
 		}
 	case StatesMPI:
-		d.outside = add(trace.StateDef{Name: Computation, Description: "no MPI call is open on the process"})
-		d.inMPI = add(trace.StateDef{Name: MPICall, Description: "an MPI call is open on the process"})
+		d.outside = add(trace.StateDef{Name: Computation})
+		d.inMPI = add(trace.StateDef{Name: MPICall})
 		d.mpi = map[int32]bool{}
 		for i := range h.Regions {
 			if h.Regions[i].IsMPI() {
@@ -319,7 +321,7 @@ func (d *derivedSource) dict(h *trace.Header, used map[int32]bool) {
 			}
 		}
 	}
-	d.ended = add(trace.StateDef{Name: Ended, Description: "after the process's last record", Absent: true})
+	d.ended = add(trace.StateDef{Name: Ended, Absent: true})
 
 	m := *d.src.Manifest()
 	m.Header.States = states

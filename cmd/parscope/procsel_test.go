@@ -123,3 +123,28 @@ func TestStatesFromFlag(t *testing.T) {
 		t.Errorf("compare --states-from mpi of the ring compares no occupancy of computation: %.400s", out)
 	}
 }
+
+// TestDerivedBlockNames: the states derived from the ping-pong's regions
+// are named by their regions in the states result (the legend of the
+// report's state chart), not by a generic description.
+func TestDerivedBlockNames(t *testing.T) {
+	var env struct {
+		StatesFrom string `json:"states_from"`
+		Result     struct {
+			BlockNames map[string]string `json:"block_names"`
+		} `json:"result"`
+	}
+	out := mustRun(t, "states", "--json", realTrace(t, "otf2/ping-pong-otf2"))
+	if err := json.Unmarshal([]byte(out), &env); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"0": "outside any region", "1": "int main(int, char**)", "5": "MPI_Init", "7": "MPI_Send", "8": "ended"}
+	for id, name := range want {
+		if env.Result.BlockNames[id] != name {
+			t.Errorf("block %s is named %q, want %q (all: %v)", id, env.Result.BlockNames[id], name, env.Result.BlockNames)
+		}
+	}
+	if env.StatesFrom != "regions" {
+		t.Errorf("states from %q", env.StatesFrom)
+	}
+}
