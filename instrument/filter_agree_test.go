@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/occupancy"
@@ -25,7 +24,8 @@ var agreeStates = []trace.StateDef{{ID: 0, Name: "compute"}, {ID: 1, Name: "send
 
 // twin drives two processes of one recorder with the same calls, one right
 // after the other: process p records unfiltered, process p+procs through
-// the filter (halfFilter), so both copies share one clock and time base.
+// the filter (halfFilter). Both record on the simulated clock, so the two
+// copies carry the same times whatever the scheduler does between them.
 type twin struct{ full, filt *instrument.Process }
 
 func (w twin) block(id int32) {
@@ -33,12 +33,25 @@ func (w twin) block(id int32) {
 	w.filt.Block(id)
 }
 
-// spin works for about d without sleeping, so that the recorded state
-// times are the program's, not the scheduler's.
-func spin(d time.Duration) {
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-	}
+// work models ns of computation on both copies.
+func (w twin) work(ns int64) {
+	w.full.Work(ns)
+	w.filt.Work(ns)
+}
+
+// stamps are the two copies' send times of one message.
+type stamps struct{ full, filt int64 }
+
+// send records a message to stage dst on both copies (procs apart) and
+// returns their send times.
+func (w twin) send(dst, procs int) stamps {
+	return stamps{w.full.SendStamped(dst, 8, 0), w.filt.SendStamped(dst+procs, 8, 0)}
+}
+
+// recv records the message from stage src sent at s on both copies.
+func (w twin) recv(src, procs int, s stamps) {
+	w.full.RecvStamped(src, 8, 0, s.full)
+	w.filt.RecvStamped(src+procs, 8, 0, s.filt)
 }
 
 // halfFilter filters processes procs.. with the entropy filter and keeps
@@ -71,11 +84,13 @@ func (s shifted) Keep(proc int, k trace.Kind, id int32, t int64) bool {
 
 // agreeWorkload runs procs pipeline stages for iters iterations, each on
 // processes p and p+procs of rec; stage p computes (p+1)·blocks blocks of
-// work per iteration, so the stages are unbalanced and wait on each other.
+// 20 µs of modelled work per iteration, so the stages are unbalanced and
+// wait on each other. Each stage receives from the one before it only, so
+// the simulated times are the same on every run.
 func agreeWorkload(rec *instrument.Recorder, procs, iters, blocks int) {
-	ch := make([]chan int, procs+1)
+	ch := make([]chan stamps, procs+1)
 	for i := range ch {
-		ch[i] = make(chan int, 1)
+		ch[i] = make(chan stamps, 1)
 	}
 	var wg sync.WaitGroup
 	for p := range procs {
@@ -86,18 +101,22 @@ func agreeWorkload(rec *instrument.Recorder, procs, iters, blocks int) {
 			for it := range iters {
 				if p > 0 {
 					w.block(2)
-					<-ch[p]
+					w.recv(p-1, procs, <-ch[p])
 				}
 				for range (p + 1) * blocks {
 					w.block(0)
-					spin(20 * time.Microsecond)
+					w.work(20_000)
 				}
 				if it%5 == 4 {
 					w.block(3)
-					spin(100 * time.Microsecond)
+					w.work(100_000)
 				}
 				w.block(1)
-				ch[p+1] <- it
+				var s stamps
+				if p+1 < procs {
+					s = w.send(p+1, procs)
+				}
+				ch[p+1] <- s
 			}
 			w.full.Done()
 			w.filt.Done()
@@ -117,10 +136,10 @@ func agreeWorkload(rec *instrument.Recorder, procs, iters, blocks int) {
 // state analyses on both traces. The filter drops most state records (the
 // repeats of "compute"), never a change of state, and basic block vectors
 // count every block; so the occupancy table, the parallel states, their
-// entropy and the phases' input must agree up to the nanoseconds that
-// separate the two recorders' clock readings: within 0.25 percentage
-// points of each share, and the same sequence of parallel states.
-// docs/performance.md states this tolerance and the differences measured.
+// time-weighted entropy and the phases' input must agree. The workload
+// records on the simulated clock (instrument.SimClock), so both copies
+// carry the same times and the analyses agree exactly, on any machine
+// under any load. docs/performance.md states this.
 func TestFilteredAnalysesAgree(t *testing.T) {
 	const procs, iters, blocks = 4, 40, 25
 	dir := t.TempDir()
@@ -131,7 +150,8 @@ func TestFilteredAnalysesAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	both := filepath.Join(dir, "both.pst")
-	rec, err := instrument.Start(instrument.Options{Path: both, States: agreeStates, BBVInterval: 500, Filter: halfFilter{procs, f}})
+	sim := instrument.DefaultSimClock()
+	rec, err := instrument.Start(instrument.Options{Path: both, States: agreeStates, BBVInterval: 500, Filter: halfFilter{procs, f}, SimClock: &sim})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +184,7 @@ func TestFilteredAnalysesAgree(t *testing.T) {
 
 	ra, rb := runAgree(t, a, false), runAgree(t, b, false)
 
-	// Occupancy: the same macrostates, each within 0.25 points of the run.
+	// Occupancy: the same macrostates, each with the same share of the run.
 	oa, ob := ra.Get(occupancy.Name).Result.(*occupancy.Report), rb.Get(occupancy.Name).Result.(*occupancy.Report)
 	sa, sb := occShares(oa), occShares(ob)
 	if len(sa) == 0 {
@@ -180,8 +200,8 @@ func TestFilteredAnalysesAgree(t *testing.T) {
 		}
 	}
 	t.Logf("occupancy: %d macrostates, largest difference of a share %.4f points", len(sa), 100*worst)
-	if worst > 0.0025 {
-		t.Errorf("occupancy shares differ by up to %.3f points (tolerance 0.25)\n unfiltered %v\n   filtered %v", 100*worst, sa, sb)
+	if worst > 1e-12 {
+		t.Errorf("occupancy shares differ by up to %.3g points\n unfiltered %v\n   filtered %v", 100*worst, sa, sb)
 	}
 
 	// Parallel states: the same distinct classes. The filtered trace has
@@ -193,7 +213,7 @@ func TestFilteredAnalysesAgree(t *testing.T) {
 		t.Errorf("distinct classes differ: unfiltered %v, filtered %v", ca, cb)
 	}
 
-	// Entropy weighted by time: within 0.01 bits. Weighted by state (the
+	// Entropy weighted by time: the same. Weighted by state (the
 	// default) it is not comparable: the filter removed most of the
 	// repeated states; the test logs the difference.
 	ta, tb := runAgree(t, a, true), runAgree(t, b, true)
@@ -207,8 +227,8 @@ func TestFilteredAnalysesAgree(t *testing.T) {
 	}
 	ua, ub := entropyOf(t, ra), entropyOf(t, rb)
 	t.Logf("entropy weighted by time: largest difference %.5f bits (%v and %v); by state: %v and %v", worst, ea, eb, ua, ub)
-	if worst > 0.01 {
-		t.Errorf("time-weighted entropy differs by up to %.4f bits (tolerance 0.01)", worst)
+	if worst > 1e-9 {
+		t.Errorf("time-weighted entropy differs by up to %.3g bits", worst)
 	}
 }
 
