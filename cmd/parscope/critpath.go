@@ -15,7 +15,7 @@ func init() {
 	params := critpath.DefaultParams()
 	cmd := &cobra.Command{
 		Use:   "critpath TRACE",
-		Short: "critical path: the chain of computation and messages that determines a run's end, by region and process",
+		Short: "Critical path: the chain of computation and messages that determines a run's end, by region and process",
 		Long: `critpath finds, per run, the critical path: the chain of computation and
 messages that determines when the run ends (docs/critical-path.md has the
 definition with a timeline). It walks back from the process that ends
