@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
 	"github.com/parscope/parscope/trace"
 )
 
@@ -491,5 +494,53 @@ func TestSparseProcessIDs(t *testing.T) {
 	err = w.Add(trace.State(0, trace.MaxProcs, 0, 1))
 	if err == nil || !strings.Contains(err.Error(), "process ids must be below 16777216") {
 		t.Fatalf("adding process %d: err = %v, want the limit named", trace.MaxProcs, err)
+	}
+}
+
+// TestIndexCompressed checks that index.parquet is zstd-compressed like the
+// tables: with a row per (table, row group, process) it was a tenth of a
+// store of a thousand processes when written uncompressed.
+func TestIndexCompressed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "many.pst")
+	const procs = 1024
+	var recs []trace.Record
+	for k := range int64(64) {
+		for p := range int32(procs) {
+			recs = append(recs, trace.State(0, p, 10*k+int64(p%7), int32(k%5)))
+		}
+	}
+	writeStore(t, path, Options{}, trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: procs}}}, recs)
+	f, err := os.Open(filepath.Join(path, indexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pf.NumRows() < procs {
+		t.Fatalf("index has %d rows, want one per process at least (%d)", pf.NumRows(), procs)
+	}
+	for _, rg := range pf.Metadata().RowGroups {
+		for _, c := range rg.Columns {
+			if c.MetaData.Codec != format.Zstd {
+				t.Errorf("index column %v: codec %v, want ZSTD", c.MetaData.PathInSchema, c.MetaData.Codec)
+			}
+		}
+	}
+	// The index still reads back: every process's rows are found.
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := trace.ReadAll(s.Records(ReadOptions{Procs: []int32{procs - 1}}))
+	if err != nil || len(got) != 64 {
+		t.Fatalf("process %d: %d records, %v; want 64", procs-1, len(got), err)
 	}
 }
