@@ -28,6 +28,7 @@ package waitstate
 
 import (
 	"cmp"
+	"container/heap"
 	"fmt"
 	"slices"
 	"strings"
@@ -317,16 +318,23 @@ type call struct {
 	region, caller int32
 	label          string
 	done           bool
-	// waited is the longest wait charged so far; charged marks the
-	// patterns that charged it.
-	waited  int64
-	charged [numPatterns]bool
+	// longest is the longest wait of each pattern raised so far, share
+	// what each pattern is charged of the call (see charge).
+	longest [numPatterns]int64
+	share   [numPatterns]int64
 	// ls is the Late Sender time charged to the call, wo the part of it
 	// charged as wrong order, woCharged the sub-patterns charged.
 	ls, wo    int64
 	woCharged [numSubPatterns]bool
 	// shifted marks a call whose times the clock correction moved.
 	shifted bool
+	// unsettled counts the receives the call completes whose message was
+	// not measured yet; entries and left count those measured, as entries
+	// of the wrong order search, and those not replayed yet; longestEntry
+	// is the entry of its longest Late Sender wait (the first in replay
+	// order among equals), valid when entries > 0.
+	unsettled, entries, left int
+	longestEntry             recvEntry
 }
 
 func (c *call) dur() int64 { return max(c.exit-c.enter, 0) }
@@ -357,6 +365,9 @@ type side struct {
 	seq   int64
 	fin   int64
 	finOK bool
+	// open is the side's index in its process's heap of receives not yet
+	// measured (openRecvs), -1 when not in it.
+	open int
 }
 
 // recvEntry is a receive, as the wrong order search replays them on the
@@ -408,9 +419,13 @@ type procState struct {
 	mpiNS   int64
 	waits   [numPatterns]Amount
 	sub     [numSubPatterns]Amount
-	// recvs are the process's matched receives, for the wrong order
-	// search at the end of the run.
-	recvs []recvEntry
+	// recvs are the process's measured receives not yet replayed by the
+	// wrong order search, a heap in replay order; open are its receives
+	// not yet measured (a heap by completion time); buf is the search's
+	// buffer of the latest Late Sender waits (see wrongOrder).
+	recvs entryHeap
+	open  sideHeap
+	buf   []recvEntry
 }
 
 type siteKey struct {
@@ -442,6 +457,9 @@ type runState struct {
 	clock      ClockCheck
 	clockPairs map[[2]int32]*ClockPair
 	corrected  bool
+	// now is the time of the latest record: every later record of the
+	// run is at now or after.
+	now int64
 }
 
 // Accumulator is the analysis' engine.Accumulator.
@@ -546,6 +564,7 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 	for i := range batch {
 		rec := &batch[i]
 		r := a.runOf(rec.Run)
+		r.now = max(r.now, rec.T)
 		ps := r.proc(rec.Proc)
 		switch rec.Kind {
 		case trace.KindEnter:
@@ -568,7 +587,15 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 	}
 	if !a.p.ClockCorrection {
 		// The correction needs every message before it measures one.
-		a.runs.Each(func(r *runState) { r.settle(false) })
+		a.runs.Each(func(r *runState) {
+			if replayEarly {
+				r.staleWaits()
+			}
+			r.settle(false)
+			if replayEarly {
+				r.release()
+			}
+		})
 	}
 	return nil
 }
@@ -597,7 +624,7 @@ func (r *runState) pop(ps *procState, t int64) {
 		keep := ps.pending[:0]
 		for _, s := range ps.pending {
 			if s.end >= f.enter && s.end <= t {
-				s.wait = frameCall(ps, &f, n)
+				s.setWait(frameCall(ps, &f, n))
 			} else {
 				keep = append(keep, s)
 			}
@@ -659,7 +686,7 @@ func spanCall(ps *procState, rec *trace.Record, label string) *call {
 
 // message feeds a send or receive record.
 func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
-	s := &side{recv: rec.Kind == trace.KindRecv, blocking: rec.Seq == trace.NoRequest, proc: rec.Proc, t: rec.T, seq: r.nextID}
+	s := &side{recv: rec.Kind == trace.KindRecv, blocking: rec.Seq == trace.NoRequest, proc: rec.Proc, t: rec.T, seq: r.nextID, open: -1}
 	label := "(send)"
 	if s.recv {
 		label = "(receive)"
@@ -688,9 +715,9 @@ func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
 	s.post = c
 	switch {
 	case s.recv && s.blocking:
-		s.wait = c
+		s.setWait(c)
 	case s.recv && rec.End == rec.T && c != nil:
-		s.wait = c // completed in the call that posted it
+		s.setWait(c) // completed in the call that posted it
 	case s.recv:
 		if rec.End < rec.T || (rec.End == 0 && rec.T != 0) {
 			s.noWait = true
@@ -707,6 +734,9 @@ func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
 		s.fin, s.finOK = rec.EndTime(), true
 	case !s.noWait:
 		s.fin, s.finOK = rec.End, true
+	}
+	if s.recv && s.finOK && !a.p.ClockCorrection {
+		heap.Push(&ps.open, s)
 	}
 	id := r.nextID
 	r.nextID++
@@ -801,36 +831,54 @@ func (s *side) ready() bool {
 
 // charge charges a wait of w ns of pattern p to the call c: a call is
 // charged its longest wait once (a Waitall for several late senders, a
-// Sendrecv both late sender and late receiver), the increment going to
-// the pattern that raised it, and never more than its duration.
+// Sendrecv both late sender and late receiver), never more than its
+// duration. The patterns share it in their order (Late Sender first):
+// each is charged what its longest wait adds to those of the patterns
+// before it. So the shares depend only on each pattern's longest wait,
+// never on the order in which the messages of the call were measured
+// (which follows how the trace was read).
 func (r *runState) charge(c *call, p Pattern, w int64) {
 	if c == nil || !c.done {
 		return
 	}
 	w = min(w, c.dur())
-	if w <= c.waited {
+	if w <= c.longest[p] {
 		return
 	}
-	inc := w - c.waited
-	c.waited = w
-	if p == LateSender {
-		c.ls += inc
-	}
+	c.longest[p] = w
 	ps := r.proc(c.proc)
-	am := &ps.waits[p]
-	am.WaitNS += inc
-	k := siteKey{p: p, region: c.region, caller: c.caller, label: c.label}
-	st := r.sites[k]
-	if st == nil {
-		st = &Amount{}
-		r.sites[k] = st
+	waited := int64(0)
+	for q := range numPatterns {
+		share := max(c.longest[q]-waited, 0)
+		waited = max(waited, c.longest[q])
+		old := c.share[q]
+		if share == old {
+			continue
+		}
+		c.share[q] = share
+		calls := int64(0)
+		switch {
+		case old == 0:
+			calls = 1
+		case share == 0:
+			calls = -1
+		}
+		am := &ps.waits[q]
+		am.WaitNS += share - old
+		am.Calls += calls
+		k := siteKey{p: q, region: c.region, caller: c.caller, label: c.label}
+		st := r.sites[k]
+		if st == nil {
+			st = &Amount{}
+			r.sites[k] = st
+		}
+		st.WaitNS += share - old
+		st.Calls += calls
+		if st.Calls == 0 && st.WaitNS == 0 {
+			delete(r.sites, k)
+		}
 	}
-	st.WaitNS += inc
-	if !c.charged[p] {
-		c.charged[p] = true
-		am.Calls++
-		st.Calls++
-	}
+	c.ls = c.share[LateSender]
 }
 
 // message computes the Late Sender and Late Receiver waits of a pair.
@@ -848,9 +896,23 @@ func (r *runState) message(p pair) {
 		idle = max(min(s.enter-w.enter, w.dur()), 0)
 		r.charge(w, LateSender, s.enter-w.enter)
 	}
+	if rcv.wait != nil {
+		rcv.wait.unsettled--
+	}
 	if rcv.finOK {
 		rp := r.proc(rcv.proc)
-		rp.recvs = append(rp.recvs, recvEntry{fin: rcv.fin, seq: rcv.seq, sendT: snd.t, src: snd.proc, idle: idle, c: rcv.wait})
+		if rcv.open >= 0 {
+			heap.Remove(&rp.open, rcv.open)
+		}
+		e := recvEntry{fin: rcv.fin, seq: rcv.seq, sendT: snd.t, src: snd.proc, idle: idle, c: rcv.wait}
+		if c := e.c; c != nil {
+			c.entries++
+			c.left++
+			if c.entries == 1 || e.idle > c.longestEntry.idle || (e.idle == c.longestEntry.idle && e.before(c.longestEntry)) {
+				c.longestEntry = e
+			}
+		}
+		heap.Push(&rp.recvs, e)
 		if !r.corrected {
 			r.checkClock(snd, rcv)
 		}
@@ -963,70 +1025,187 @@ func (r *runState) correctClocks(minLat int64) *ClockCorrection {
 	return cc
 }
 
-// wrongOrder finds the Late Sender waits of the process that are in wrong
-// order, as Scalasca's MPI Late Sender, wrong order pattern does: the
-// process's receives are replayed in the order they completed; each Late
-// Sender wait joins a buffer of the latest WrongOrderWindow; each receive
-// takes out of the buffer every wait whose message was sent later than
-// its own: that wait was for a message sent after one the process could
-// have received instead. A call completing one receive has its wait join
-// before its receive is compared (it cannot match itself); a call
-// completing several (an MPI_Waitall) has one Late Sender wait, that of
-// its latest sender, which joins after the last of its receives was
-// compared, as SCOUT notifies it when the call is left. A wait's time is
-// charged as wrong order to the call that waited (at most the Late Sender
-// time charged to that call, once per call, the way charge does), same
-// source when both messages came from the same sender.
-func (r *runState) wrongOrder(ps *procState) {
-	slices.SortFunc(ps.recvs, func(x, y recvEntry) int { return cmp.Or(cmp.Compare(x.fin, y.fin), cmp.Compare(x.seq, y.seq)) })
-	// total counts the receives each call completes, left those still to
-	// replay; longest is the entry of its longest wait.
-	total, left := map[*call]int{}, map[*call]int{}
-	longest := map[*call]recvEntry{}
-	for _, e := range ps.recvs {
-		if e.c != nil {
-			total[e.c]++
-			left[e.c]++
-			if l, ok := longest[e.c]; !ok || e.idle > l.idle {
-				longest[e.c] = e
+// The wrong order search finds the Late Sender waits of a process that
+// are in wrong order, as Scalasca's MPI Late Sender, wrong order pattern
+// does: the process's receives are replayed in the order they completed;
+// each Late Sender wait joins a buffer of the latest WrongOrderWindow;
+// each receive takes out of the buffer every wait whose message was sent
+// later than its own: that wait was for a message sent after one the
+// process could have received instead. A call completing one receive has
+// its wait join before its receive is compared (it cannot match itself);
+// a call completing several (an MPI_Waitall) has one Late Sender wait,
+// that of its latest sender, which joins after the last of its receives
+// was compared, as SCOUT notifies it when the call is left. A wait's time
+// is charged as wrong order to the call that waited (at most the Late
+// Sender time charged to that call, once per call, the way charge does),
+// same source when both messages came from the same sender.
+//
+// The replay runs while the trace is read (release), so that its memory
+// is the receives whose place in the order is not known yet, not every
+// receive of the run: a measured receive is replayed once no receive of
+// its process can still complete before it (every receive not measured
+// yet completes later, and so does every receive of a later record), and
+// once its call's receives are all measured and the call has ended. A
+// receive that is never matched holds back the ones after it until the
+// run ends. With the clock correction every receive is measured at the
+// end, and replayed then.
+
+// replayEarly makes the wrong order search replay receives while the trace
+// is read; the tests turn it off to compare with replaying them all at the
+// end, as the search is defined.
+var replayEarly = true
+
+// before reports whether e comes before o in the replay order.
+func (e recvEntry) before(o recvEntry) bool {
+	return cmp.Or(cmp.Compare(e.fin, o.fin), cmp.Compare(e.seq, o.seq)) < 0
+}
+
+// entryHeap is a min-heap of receives in replay order.
+type entryHeap []recvEntry
+
+func (h entryHeap) Len() int           { return len(h) }
+func (h entryHeap) Less(i, j int) bool { return h[i].before(h[j]) }
+func (h entryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *entryHeap) Push(x any)        { *h = append(*h, x.(recvEntry)) }
+func (h *entryHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = recvEntry{}
+	*h = old[:len(old)-1]
+	return e
+}
+
+// sideHeap is a min-heap of receive sides by completion time, each
+// knowing its index (side.open).
+type sideHeap []*side
+
+func (h sideHeap) Len() int { return len(h) }
+func (h sideHeap) Less(i, j int) bool {
+	return cmp.Or(cmp.Compare(h[i].fin, h[j].fin), cmp.Compare(h[i].seq, h[j].seq)) < 0
+}
+func (h sideHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].open, h[j].open = i, j
+}
+func (h *sideHeap) Push(x any) {
+	s := x.(*side)
+	s.open = len(*h)
+	*h = append(*h, s)
+}
+func (h *sideHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	s.open = -1
+	return s
+}
+
+// setWait makes c the call that completes the receive s.
+func (s *side) setWait(c *call) {
+	s.wait = c
+	if c != nil {
+		c.unsettled++
+	}
+}
+
+// staleWaits gives up looking for the completing call of the pending
+// non-blocking receives that no call can complete any more: completed
+// before now, outside every MPI region open on their process (a region
+// entered later begins at now or after). finish does the same with those
+// left at the end; doing it now lets them be measured.
+func (r *runState) staleWaits() {
+	for _, ps := range r.procs {
+		if len(ps.pending) == 0 {
+			continue
+		}
+		first := r.now
+		for _, f := range ps.stack {
+			if f.mpi {
+				first = min(first, f.enter)
 			}
 		}
-	}
-	var buf []recvEntry
-	join := func(e recvEntry) {
-		if e.idle > 0 {
-			if len(buf) == WrongOrderWindow {
-				buf = buf[1:]
-			}
-			buf = append(buf, e)
-		}
-	}
-	for _, e := range ps.recvs {
-		multi := e.c != nil && total[e.c] > 1
-		if e.c != nil && !multi {
-			join(e)
-		}
-		keep := buf[:0]
-		for _, b := range buf {
-			if b.sendT > e.sendT {
-				sub := WrongOrderDifferentSource
-				if b.src == e.src {
-					sub = WrongOrderSameSource
-				}
-				r.chargeWO(b.c, sub, b.idle)
+		keep := ps.pending[:0]
+		for _, s := range ps.pending {
+			if s.end < first {
+				s.noWait = true
 			} else {
-				keep = append(keep, b)
+				keep = append(keep, s)
 			}
 		}
-		clear(buf[len(keep):])
-		buf = keep
-		if multi {
-			if left[e.c]--; left[e.c] == 0 {
-				join(longest[e.c])
+		clear(ps.pending[len(keep):])
+		ps.pending = keep
+	}
+}
+
+// release replays the receives of each process whose place in the replay
+// order is known.
+func (r *runState) release() {
+	for _, ps := range r.procs {
+		bound := r.now
+		if len(ps.open) > 0 {
+			bound = min(bound, ps.open[0].fin)
+		}
+		for len(ps.recvs) > 0 {
+			e := ps.recvs[0]
+			if e.fin >= bound {
+				break
 			}
+			if c := e.c; c != nil && !(c.done && c.unsettled == 0 && c.exit < r.now) {
+				break
+			}
+			heap.Pop(&ps.recvs)
+			r.replay(ps, e)
 		}
 	}
-	ps.recvs = nil
+}
+
+// replayAll replays every receive left, at the end of the run.
+func (r *runState) replayAll(ps *procState) {
+	for len(ps.recvs) > 0 {
+		r.replay(ps, heap.Pop(&ps.recvs).(recvEntry))
+	}
+	ps.buf = nil
+}
+
+// replay is one step of the wrong order search: the receive e, next in
+// replay order on the process ps.
+func (r *runState) replay(ps *procState, e recvEntry) {
+	multi := e.c != nil && e.c.entries > 1
+	if e.c != nil && !multi {
+		ps.join(e)
+	}
+	keep := ps.buf[:0]
+	for _, b := range ps.buf {
+		if b.sendT > e.sendT {
+			sub := WrongOrderDifferentSource
+			if b.src == e.src {
+				sub = WrongOrderSameSource
+			}
+			r.chargeWO(b.c, sub, b.idle)
+		} else {
+			keep = append(keep, b)
+		}
+	}
+	clear(ps.buf[len(keep):])
+	ps.buf = keep
+	if multi {
+		if e.c.left--; e.c.left == 0 {
+			ps.join(e.c.longestEntry)
+		}
+	}
+}
+
+// join adds a Late Sender wait to the buffer of the latest
+// WrongOrderWindow.
+func (ps *procState) join(e recvEntry) {
+	if e.idle > 0 {
+		if len(ps.buf) == WrongOrderWindow {
+			copy(ps.buf, ps.buf[1:])
+			ps.buf = ps.buf[:len(ps.buf)-1]
+		}
+		ps.buf = append(ps.buf, e)
+	}
 }
 
 // chargeWO charges a wrong order wait of w ns to the call c, in the
@@ -1152,7 +1331,7 @@ func (a *Accumulator) finish(r *runState) RunWaits {
 	}
 	r.settle(true)
 	for _, ps := range r.procs {
-		r.wrongOrder(ps)
+		r.replayAll(ps)
 	}
 	sends, recvs := r.match.Unmatched()
 	r.unc.UnmatchedSends, r.unc.UnmatchedRecvs = int64(len(sends)), int64(len(recvs))
