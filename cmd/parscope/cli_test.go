@@ -16,7 +16,7 @@ import (
 
 	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/instrument"
-	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -316,24 +316,12 @@ func TestImportOTF2Directory(t *testing.T) {
 // TestInfoDroppedByFilter: info sums the recorder's dropped-count events.
 func TestInfoDroppedByFilter(t *testing.T) {
 	pst := filepath.Join(t.TempDir(), "f.pst")
-	w, err := store.Create(pst, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.Meta.ClockResolution = 1
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}}
 	h.Events = []trace.EventDef{{ID: 0, Name: "task"}, {ID: 1, Name: instrument.DroppedEvent}}
-	for _, r := range []trace.Record{
+	storetest.Create(t, pst, h, []trace.Record{
 		trace.State(0, 0, 1, 2), trace.Event(0, 0, 5, 1, 40), trace.Event(0, 0, 6, 0, 7),
 		trace.Event(0, 1, 9, 1, 2), trace.State(0, 1, 10, 3),
-	} {
-		if err := w.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	var info infoReport
 	if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", pst)), &info); err != nil {
 		t.Fatal(err)

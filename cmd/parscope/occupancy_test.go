@@ -15,7 +15,7 @@ import (
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/internal/needtool"
-	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -33,37 +33,28 @@ func writeLyonStore(t *testing.T) string {
 		{[3]string{"cd", "ab", ""}, 5}, {[3]string{"ac", "bd", ""}, 5}, {[3]string{"", "abcd", ""}, 1},
 		{[3]string{"abcd", "", ""}, 2}, {[3]string{"a", "bcd", ""}, 2}, {[3]string{"", "abc", "d"}, 1},
 	}
-	path := filepath.Join(t.TempDir(), "lyon.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
+	h := &trace.Header{}
 	h.Meta.ClockResolution = 1
 	h.States = []trace.StateDef{{ID: 1, Name: "A1"}, {ID: 2, Name: "A2"}, {ID: 3, Name: "A3"}}
 	h.Events = []trace.EventDef{{ID: 0, Name: "end"}}
 	h.Runs = []trace.RunInfo{{ID: 0, Procs: 4}}
 	cur := make([]int32, 4)
 	var tm int64
+	var recs []trace.Record
 	for _, r := range rows {
 		for k, set := range r.sets {
 			for _, c := range set {
 				if p := int32(c - 'a'); cur[p] != int32(k+1) {
 					cur[p] = int32(k + 1)
-					if err := w.Add(trace.State(0, p, tm, int32(k+1))); err != nil {
-						t.Fatal(err)
-					}
+					recs = append(recs, trace.State(0, p, tm, int32(k+1)))
 				}
 			}
 		}
 		tm += r.dur
 	}
-	if err := w.Add(trace.Event(0, 0, tm, 0, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	recs = append(recs, trace.Event(0, 0, tm, 0, 0))
+	path := filepath.Join(t.TempDir(), "lyon.pst")
+	storetest.Create(t, path, h, recs)
 	return path
 }
 
