@@ -47,6 +47,25 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// golden compares got, the output of what (say "info output"), with the
+// golden file testdata/name; with -update it first writes got there. A
+// missing golden file stops the test; a difference fails it and shows got.
+func golden(t *testing.T, name, what, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s (run with -update to accept):\n%s", what, path, got)
+	}
+}
+
 // run runs parscope and returns stdout, stderr and the exit code.
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
@@ -185,18 +204,7 @@ func TestInfoGolden(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(examples, "ring", "ring.*.trace"))
 	mustRun(t, append([]string{"import", "-o", pst}, files...)...)
 	got := strings.ReplaceAll(mustRun(t, "info", pst), dir, "DIR")
-	golden := filepath.Join("testdata", "info_ring.golden")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(golden, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("info output differs from %s (run with -update to accept):\n%s", golden, got)
-	}
+	golden(t, "info_ring.golden", "info output", got)
 }
 
 // TestChromeExport checks that the ring example exports to trace-event
