@@ -384,21 +384,8 @@ func TestMergeRuns(t *testing.T) {
 		trace.State(1, 0, 0, 1), trace.State(1, 0, 7, 0), trace.Event(1, 0, 9, 0, 0)}
 	s := write(t, nil, states, nil, 2, recs)
 	tr := engine.TraceOf(s)
-	acc := func(run int32) *pop.Accumulator {
-		a, err := pop.New(tr, pop.DefaultParams())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var batch []trace.Record
-		for _, r := range recs {
-			if r.Run == run {
-				batch = append(batch, r)
-			}
-		}
-		if err := a.Add(batch); err != nil {
-			t.Fatal(err)
-		}
-		return a
+	acc := func(run int32) engine.Accumulator {
+		return enginetest.RunAccumulator(t, pop.Name, tr, pop.DefaultParams(), recs, run)
 	}
 	a := acc(0)
 	if err := a.Merge(acc(1)); err != nil {

@@ -209,21 +209,8 @@ func TestMergeRuns(t *testing.T) {
 	recs := []trace.Record{trace.State(0, 0, 0, 0), trace.State(0, 0, 10, 1), trace.State(1, 0, 0, 1), trace.State(1, 0, 7, 0)}
 	s := write(t, nil, []trace.StateDef{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}, 2, recs)
 	tr := engine.TraceOf(s)
-	acc := func(run int32) *profile.Accumulator {
-		a, err := profile.New(tr, profile.DefaultParams())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var batch []trace.Record
-		for _, r := range recs {
-			if r.Run == run {
-				batch = append(batch, r)
-			}
-		}
-		if err := a.Add(batch); err != nil {
-			t.Fatal(err)
-		}
-		return a
+	acc := func(run int32) engine.Accumulator {
+		return enginetest.RunAccumulator(t, profile.Name, tr, profile.DefaultParams(), recs, run)
 	}
 	a := acc(0)
 	if err := a.Merge(acc(1)); err != nil {

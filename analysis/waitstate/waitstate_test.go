@@ -503,22 +503,8 @@ func TestMergeRuns(t *testing.T) {
 	slices.SortStableFunc(recs, trace.Compare)
 	s := write(t, 2, nil, nil, recs)
 	tr := engine.TraceOf(s)
-	acc := func(run int32) *waitstate.Accumulator {
-		a, err := waitstate.New(tr, waitstate.DefaultParams())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var batch []trace.Record
-		for _, r := range recs {
-			if r.Run == run {
-				batch = append(batch, r)
-			}
-		}
-		slices.SortStableFunc(batch, trace.Compare)
-		if err := a.Add(batch); err != nil {
-			t.Fatal(err)
-		}
-		return a
+	acc := func(run int32) engine.Accumulator {
+		return enginetest.RunAccumulator(t, waitstate.Name, tr, waitstate.DefaultParams(), recs, run)
 	}
 	a := acc(0)
 	if err := a.Merge(acc(1)); err != nil {

@@ -40,6 +40,35 @@ func Result[T any](tb testing.TB, src engine.Source, req engine.Request) T {
 	return r
 }
 
+// RunAccumulator returns a new accumulator of the analysis name, with
+// options opts (nil: the defaults), for t, fed the records of run among
+// recs in one batch in their order, for the tests of an accumulator's
+// Merge: accumulators of different runs merge into what one pass gives.
+func RunAccumulator(tb testing.TB, name string, t *engine.Trace, opts any, recs []trace.Record, run int32) engine.Accumulator {
+	tb.Helper()
+	a, ok := engine.Lookup(name)
+	if !ok {
+		tb.Fatalf("no analysis %q", name)
+	}
+	if opts == nil {
+		opts = a.Options()
+	}
+	acc, err := a.New(t, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var batch []trace.Record
+	for _, r := range recs {
+		if r.Run == run {
+			batch = append(batch, r)
+		}
+	}
+	if err := acc.Add(batch); err != nil {
+		tb.Fatal(err)
+	}
+	return acc
+}
+
 // Records returns the first n records of a tracetest.Stream of procs
 // processes and the Trace an accumulator is made for: its header (from
 // tracetest.Header, with relabel applied to it when not nil) and the
