@@ -514,11 +514,7 @@ func TestMergeRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := engine.Run(context.Background(), s, []engine.Request{{Analysis: waitstate.Name}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole := res.Get(waitstate.Name).Result.(*waitstate.Result)
+	whole := enginetest.Result[*waitstate.Result](t, s, engine.Request{Analysis: waitstate.Name})
 	if fmt.Sprint(merged) != fmt.Sprint(whole) || whole.Runs[0].WaitNS != 60 || whole.Runs[1].WaitNS != 40 {
 		t.Errorf("merged\n%+v\nwhole\n%+v", merged, whole)
 	}
