@@ -92,11 +92,7 @@ func TestWaitStatesPingPong(t *testing.T) {
 	// so no call is charged twice).
 	pst := filepath.Join(t.TempDir(), "pp.pst")
 	mustRun(t, "import", "-o", pst, dir)
-	st, err := store.Open(pst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t, pst)
 	recs, err := trace.ReadAll(st.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindSend, trace.KindRecv}}))
 	if err != nil {
 		t.Fatal(err)
@@ -154,11 +150,7 @@ func TestWaitStatesDUMPI(t *testing.T) {
 		t.Errorf("MPI %d (profile %d), messages %d, collectives %d, uncomputed %+v", rw.MPINS, mpi, rw.Messages, rw.Collectives, rw.Uncomputed)
 	}
 
-	s, err := store.Open(pst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storetest.Open(t, pst)
 	recs, err := trace.ReadAll(s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindSend, trace.KindRecv, trace.KindCollective}}))
 	if err != nil {
 		t.Fatal(err)
