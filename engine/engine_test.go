@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 	"github.com/parscope/parscope/trace/tracetest"
 )
@@ -151,17 +151,12 @@ func (c *countingSource) Records(o store.ReadOptions) trace.Reader {
 // messages, events and counters) to a store.
 func writeStore(t *testing.T) (*store.Store, map[string]int64) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "gen.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
+	h := &trace.Header{}
 	for id := range int32(5) {
 		h.States = append(h.States, trace.StateDef{ID: id, Name: "s" + string(rune('a'+id))})
 	}
 	want := map[string]int64{}
+	var all []trace.Record
 	for run := range int32(2) {
 		recs, err := trace.ReadAll(&tracetest.Stream{Procs: 4, Limit: 30_000})
 		if err != nil {
@@ -169,21 +164,11 @@ func writeStore(t *testing.T) (*store.Store, map[string]int64) {
 		}
 		for _, r := range recs {
 			r.Run = run
-			if err := w.Add(r); err != nil {
-				t.Fatal(err)
-			}
+			all = append(all, r)
 			want[r.Kind.String()]++
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, want
+	return storetest.New(t, "gen.pst", h, all), want
 }
 
 func TestRunReadsOnce(t *testing.T) {
@@ -373,31 +358,14 @@ func TestBindFlags(t *testing.T) {
 // analyses fed BBV records only, whole when they take every run and
 // filtered by run otherwise, in the same pass as the timed records.
 func TestRunBBVBatches(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "bbv.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	w.Header().States = append(w.Header().States, trace.StateDef{ID: 0, Name: "a"})
+	var recs []trace.Record
 	for run := range int32(2) {
 		for seq := range int32(5000) {
-			for _, r := range []trace.Record{{Kind: trace.KindState, Run: run, T: int64(seq)},
-				{Kind: trace.KindBBV, Run: run, Seq: seq, ID: 1, Value: 2}} {
-				if err := w.Add(r); err != nil {
-					t.Fatal(err)
-				}
-			}
+			recs = append(recs, trace.Record{Kind: trace.KindState, Run: run, T: int64(seq)},
+				trace.Record{Kind: trace.KindBBV, Run: run, Seq: seq, ID: 1, Value: 2})
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storetest.New(t, "bbv.pst", &trace.Header{States: []trace.StateDef{{ID: 0, Name: "a"}}}, recs)
 	res, err := engine.Run(context.Background(), s, []engine.Request{
 		{Analysis: "test-count", Options: &countOptions{Scale: 1, Kinds: []string{"state"}}},
 		{Analysis: "test-bbv"},

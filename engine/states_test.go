@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -19,13 +19,7 @@ import (
 // process 1 closes "main" before the MPI_Send opened inside it.
 func regionStore(t *testing.T) *store.Store {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "regions.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
+	h := &trace.Header{}
 	h.Regions = []trace.RegionDef{
 		{ID: 1, Kind: trace.RegionFunction, Label: "main", Parent: -1},
 		{ID: 2, Kind: trace.RegionCall, Label: "MPI_Send", Parent: -1},
@@ -47,20 +41,7 @@ func regionStore(t *testing.T) *store.Store {
 		trace.Exit(0, 0, 60, 1),
 		trace.Event(0, 0, 70, 0, 1),
 	}
-	for _, r := range recs {
-		if err := w.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return storetest.New(t, "regions.pst", h, recs)
 }
 
 // plain hides the store's ProcSpans, as a source that cannot give them.
@@ -233,25 +214,8 @@ func TestStatesRecordedStay(t *testing.T) {
 // regionStoreless writes a trace of state records only.
 func regionStoreless(t *testing.T) *store.Store {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "states.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	w.Header().States = []trace.StateDef{{ID: 0, Name: "a"}}
-	if err := w.Add(trace.State(0, 0, 0, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	h := &trace.Header{States: []trace.StateDef{{ID: 0, Name: "a"}}}
+	return storetest.New(t, "states.pst", h, []trace.Record{trace.State(0, 0, 0, 0)})
 }
 
 func init() {

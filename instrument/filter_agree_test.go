@@ -14,6 +14,7 @@ import (
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -162,7 +163,7 @@ func TestFilteredAnalysesAgree(t *testing.T) {
 	splitProcs(t, both, fullPath, 0, procs)
 	splitProcs(t, both, filtPath, procs, procs)
 
-	a, b := openAgree(t, fullPath), openAgree(t, filtPath)
+	a, b := storetest.Open(t, fullPath), storetest.Open(t, filtPath)
 	// The filter did drop most state records.
 	na, nb := a.Manifest().Stats.Records["state"], b.Manifest().Stats.Records["state"]
 	if nb*3 > na {
@@ -236,16 +237,11 @@ func TestFilteredAnalysesAgree(t *testing.T) {
 // from 0, as the trace dst, with src's header and time base.
 func splitProcs(t *testing.T, src, dst string, first, n int32) {
 	t.Helper()
-	in := openAgree(t, src)
-	w, err := store.Create(dst, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
+	in := storetest.Open(t, src)
 	h := *in.Header()
 	h.Runs = []trace.RunInfo{{ID: 0, Procs: n}}
 	h.Procs = nil
-	*w.Header() = h
+	var kept []trace.Record
 	for _, rd := range []trace.Reader{in.Records(store.ReadOptions{}), in.BBV(store.ReadOptions{})} {
 		recs, err := trace.ReadAll(rd)
 		if err != nil {
@@ -259,24 +255,10 @@ func splitProcs(t *testing.T, src, dst string, first, n int32) {
 			if r.Peer >= 0 {
 				r.Peer -= first
 			}
-			if err := w.Add(r); err != nil {
-				t.Fatal(err)
-			}
+			kept = append(kept, r)
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func openAgree(t *testing.T, path string) *store.Store {
-	t.Helper()
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	storetest.Create(t, dst, &h, kept)
 }
 
 func bbvOf(t *testing.T, s *store.Store) []trace.Record {

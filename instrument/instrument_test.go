@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -410,13 +411,7 @@ func TestDisabled(t *testing.T) {
 func TestStartErrors(t *testing.T) {
 	dir := t.TempDir()
 	existing := filepath.Join(dir, "old.pst")
-	w, err := store.Create(existing, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Create(t, existing, nil, nil)
 	notATrace := filepath.Join(dir, "notes")
 	os.Mkdir(notATrace, 0o755)
 	leftover := filepath.Join(dir, "crashed.pst")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 )
 
 // TestConcurrentDoneWithOccupancy finishes many processes at once with
@@ -34,11 +35,7 @@ func TestConcurrentDoneWithOccupancy(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storetest.Open(t, path)
 	if got := s.Manifest().Stats.Records["state"]; got != procs*200 {
 		t.Fatalf("%d state records, want %d", got, procs*200)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/internal/realdata"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -66,11 +67,7 @@ func TestGoTraceAbsent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storetest.Open(t, path)
 	h := s.Header()
 	recs, err := trace.ReadAll(s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindState}}))
 	if err != nil {

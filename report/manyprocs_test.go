@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/analysis/pca"
-	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -19,25 +19,14 @@ import (
 func TestManyProcesses(t *testing.T) {
 	const p = pca.ExactMaxProcs + 4
 	path := filepath.Join(t.TempDir(), "many.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	w.Header().Meta.ClockResolution = 1
-	w.Header().EnsureRun(0, p)
-	w.Header().States = []trace.StateDef{{ID: 0}, {ID: 1}, {ID: 2}, {ID: 50}}
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}}
+	h.EnsureRun(0, p)
+	h.States = []trace.StateDef{{ID: 0}, {ID: 1}, {ID: 2}, {ID: 50}}
+	var recs []trace.Record
 	for i := int64(1); i <= 40; i++ {
-		if err := w.Add(trace.State(0, 7, 10*i, int32(50*(i%2)))); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Add(trace.State(0, int32(100+i), 10*i+5, int32(1+i%2))); err != nil {
-			t.Fatal(err)
-		}
+		recs = append(recs, trace.State(0, 7, 10*i, int32(50*(i%2))), trace.State(0, int32(100+i), 10*i+5, int32(1+i%2)))
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Create(t, path, h, recs)
 	b, err := Build(context.Background(), path, Options{})
 	if err != nil {
 		t.Fatal(err)

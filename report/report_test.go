@@ -25,6 +25,7 @@ import (
 	"github.com/parscope/parscope/format"
 	_ "github.com/parscope/parscope/format/all"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -435,12 +436,7 @@ func windowsFromTrace(t *testing.T, path string) map[int32][][]float64 {
 // state).
 func TestOccupancyWindowsUnchanged(t *testing.T) {
 	late := filepath.Join(t.TempDir(), "late.pst")
-	w, err := store.Create(late, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.Meta.ClockResolution = 1
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}}
 	h.States = []trace.StateDef{{ID: 1, Name: "init"}, {ID: 2, Name: "work"}, {ID: 3, Name: "wait"}}
 	h.Runs = []trace.RunInfo{{ID: 0, Procs: 3}, {ID: 1, Procs: 3}}
 	recs := []trace.Record{
@@ -448,14 +444,7 @@ func TestOccupancyWindowsUnchanged(t *testing.T) {
 		trace.State(0, 2, 50, 2), trace.State(0, 1, 51, 2), trace.State(0, 1, 300, 3), trace.State(0, 0, 1001, 3),
 		trace.State(1, 1, 0, 3), trace.State(1, 1, 5, 2), trace.State(1, 0, 9, 2), trace.State(1, 2, 777, 3), trace.State(1, 0, 778, 3),
 	}
-	for i := range recs {
-		if err := w.Add(recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Create(t, late, h, recs)
 	for _, path := range []string{amoeba(t), late} {
 		want := windowsFromTrace(t, path)
 		b, err := Build(context.Background(), path, Options{MaxPoints: 100})
@@ -515,20 +504,8 @@ func occRuns(t *testing.T, b *Bundle) []occupancy.RunReport {
 // the analysis once each.
 func TestErrorNamesOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wide.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	for _, r := range []trace.Record{trace.Send(0, 1024, 10, 20, 0, 8, 0, 0), trace.Recv(0, 0, 15, 30, 1024, 8, 0, 0)} {
-		if err := w.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	_, err = Build(context.Background(), path, Options{})
+	storetest.Create(t, path, nil, []trace.Record{trace.Send(0, 1024, 10, 20, 0, 8, 0, 0), trace.Recv(0, 0, 15, 30, 1024, 8, 0, 0)})
+	_, err := Build(context.Background(), path, Options{})
 	if err == nil || err.Error() != "wide.pst: comm: run 0 has 1025 processes (want 1..1024)" {
 		t.Errorf("error %v", err)
 	}
@@ -540,28 +517,15 @@ func TestErrorNamesOnce(t *testing.T) {
 // failed on null ("Cannot read properties of null (reading 'slice')").
 func TestNoNullLists(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "flat.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
-	h.Meta.ClockResolution = 1
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}}
 	h.States = []trace.StateDef{{ID: 1, Name: "work"}, {ID: 2, Name: "wait"}}
 	h.Events = []trace.EventDef{{ID: 1, Name: mentropy.DroppedEvent}}
 	h.Runs = []trace.RunInfo{{ID: 0, Procs: 2}}
-	for _, r := range []trace.Record{
+	storetest.Create(t, path, h, []trace.Record{
 		trace.State(0, 0, 0, 1), trace.State(0, 1, 0, 1), trace.Event(0, 0, 5, 1, 3),
 		trace.Send(0, 0, 10, 20, 1, 8, 0, 0), trace.State(0, 1, 12, 2), trace.Recv(0, 1, 15, 30, 0, 8, 0, 0),
 		trace.State(0, 1, 30, 1), trace.State(0, 0, 40, 2), trace.State(0, 0, 50, 1), trace.State(0, 1, 60, 2),
-	} {
-		if err := w.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	b, err := Build(context.Background(), path, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -11,47 +11,16 @@ import (
 	"github.com/parscope/parscope/analysis/pop"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/report"
-	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
+	"github.com/parscope/parscope/trace/tracetest"
 )
-
-// writeTrace writes a trace of two processes under main: each computes in
-// "compute" (process 0 for c ns, process 1 for c/2), then process 0 sends
-// 100 bytes to process 1 in MPI_Send and process 1 receives them in
-// MPI_Recv; every process leaves main at c+20. One run per value of cs.
-func writeTrace(t *testing.T, path string, cs ...int64) {
-	t.Helper()
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
-	h.Meta.ClockResolution = 1
-	h.Regions = []trace.RegionDef{{ID: 1, Label: "main", Parent: -1}, {ID: 2, Label: "compute", Parent: -1}, {ID: 3, Label: "MPI_Send", Parent: -1}, {ID: 4, Label: "MPI_Recv", Parent: -1}}
-	for run, c := range cs {
-		r := int32(run)
-		h.Runs = append(h.Runs, trace.RunInfo{ID: r, Procs: 2})
-		for _, rec := range []trace.Record{
-			trace.Enter(r, 0, 0, 1), trace.Enter(r, 1, 0, 1), trace.Enter(r, 0, 0, 2), trace.Enter(r, 1, 0, 2),
-			trace.Exit(r, 1, c/2, 2), trace.Enter(r, 1, c/2, 4), trace.Recv(r, 1, c/2, c+10, 0, 100, 0, 0),
-			trace.Exit(r, 0, c, 2), trace.Enter(r, 0, c, 3), trace.Send(r, 0, c, c+10, 1, 100, 0, 0),
-			trace.Exit(r, 0, c+10, 3), trace.Exit(r, 1, c+10, 4), trace.Exit(r, 0, c+20, 1), trace.Exit(r, 1, c+20, 1),
-		} {
-			if err := w.Add(rec); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func build(t *testing.T, name string, cs ...int64) *report.Bundle {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
-	writeTrace(t, path, cs...)
+	h, recs := tracetest.ComputeThenSend(cs...)
+	storetest.Create(t, path, h, recs)
 	b, err := report.Build(context.Background(), path, report.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -198,23 +167,13 @@ func TestOnlyOneSide(t *testing.T) {
 func counterBundle(t *testing.T, name string, vs ...float64) *report.Bundle {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
-	h.Meta.ClockResolution = 1
-	h.Runs = []trace.RunInfo{{ID: 0, Procs: 1}}
-	h.Counters = []trace.CounterDef{{ID: 0, Name: "cycles"}}
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}, Runs: []trace.RunInfo{{ID: 0, Procs: 1}},
+		Counters: []trace.CounterDef{{ID: 0, Name: "cycles"}}}
+	var recs []trace.Record
 	for i, v := range vs {
-		if err := w.Add(trace.Counter(0, 0, int64(100*i), 0, v)); err != nil {
-			t.Fatal(err)
-		}
+		recs = append(recs, trace.Counter(0, 0, int64(100*i), 0, v))
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Create(t, path, h, recs)
 	b, err := report.Build(context.Background(), path, report.Options{})
 	if err != nil {
 		t.Fatal(err)

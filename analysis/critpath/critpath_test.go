@@ -1,16 +1,16 @@
 package critpath_test
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/analysis/critpath"
 	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/engine/enginetest"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -18,40 +18,15 @@ import (
 // communicators given) and opens it.
 func write(t *testing.T, procs int32, regions []trace.RegionDef, comms []trace.CommDef, recs []trace.Record) *store.Store {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "c.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
-	h.Regions, h.Comms = regions, comms
-	h.Runs = []trace.RunInfo{{ID: 0, Procs: procs}}
-	for _, r := range recs {
-		if err := w.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	h := &trace.Header{Regions: regions, Comms: comms, Runs: []trace.RunInfo{{ID: 0, Procs: procs}}}
+	return storetest.New(t, "c.pst", h, recs)
 }
 
 // path runs the analysis with every segment and region kept and returns
 // run 0's path, checked against the invariants.
 func path(t *testing.T, s *store.Store) critpath.RunPath {
 	t.Helper()
-	res, err := engine.Run(context.Background(), s, []engine.Request{{Analysis: critpath.Name, Options: &critpath.Params{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := res.Get(critpath.Name).Result.(*critpath.Result)
+	r := enginetest.Result[*critpath.Result](t, s, engine.Request{Analysis: critpath.Name, Options: &critpath.Params{}})
 	if len(r.Runs) != 1 {
 		t.Fatalf("%d runs", len(r.Runs))
 	}

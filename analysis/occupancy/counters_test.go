@@ -11,6 +11,7 @@ import (
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -58,11 +59,7 @@ func TestCountersMatchGlobal(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storetest.Open(t, path)
 	h := s.Header()
 	modes := occupancy.StateModes(h)
 	counters, err := occupancy.ReadCounters(context.Background(), h, s.Records(store.ReadOptions{}), modes)

@@ -1,15 +1,15 @@
 package overview_test
 
 import (
-	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/analysis/overview"
 	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/engine/enginetest"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 	"github.com/parscope/parscope/trace/tracetest"
 )
@@ -18,18 +18,13 @@ import (
 // and basic block vectors, run 2 with a name and named processes.
 func writeStore(t *testing.T) *store.Store {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "mix.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
+	h := &trace.Header{}
 	for id := range int32(5) {
 		h.States = append(h.States, trace.StateDef{ID: id, Name: "s"})
 	}
 	h.Runs = append(h.Runs, trace.RunInfo{ID: 0}, trace.RunInfo{ID: 1}, trace.RunInfo{ID: 2, Name: "large"})
 	h.Procs = append(h.Procs, trace.ProcInfo{Run: 2, Proc: 1, Name: "pid 4242"}, trace.ProcInfo{Run: 2, Proc: 0, Name: "rank 0"})
+	var all []trace.Record
 	for run := range int32(3) {
 		recs, err := trace.ReadAll(&tracetest.Stream{Procs: 3 + run, Limit: 5_000 * int(run+1)})
 		if err != nil {
@@ -37,34 +32,13 @@ func writeStore(t *testing.T) *store.Store {
 		}
 		for _, r := range recs {
 			r.Run = run
-			if err := w.Add(r); err != nil {
-				t.Fatal(err)
-			}
+			all = append(all, r)
 		}
 		for seq := range int32(3) {
-			if err := w.Add(trace.Record{Kind: trace.KindBBV, Run: run, Proc: 0, Seq: seq, ID: 7, Value: 10}); err != nil {
-				t.Fatal(err)
-			}
+			all = append(all, trace.Record{Kind: trace.KindBBV, Run: run, Proc: 0, Seq: seq, ID: 7, Value: 10})
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-func run(t *testing.T, s *store.Store, reqs ...engine.Request) *engine.Results {
-	t.Helper()
-	res, err := engine.Run(context.Background(), s, reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return storetest.New(t, "mix.pst", h, all)
 }
 
 // TestOverviewMatchesManifest checks the overview computed in one pass
@@ -73,7 +47,7 @@ func run(t *testing.T, s *store.Store, reqs ...engine.Request) *engine.Results {
 // each timed record once.
 func TestOverviewMatchesManifest(t *testing.T) {
 	s := writeStore(t)
-	res := run(t, s, engine.Request{Analysis: overview.Name}).Envelopes[0].Result.(*overview.Result)
+	res := enginetest.Run(t, s, engine.Request{Analysis: overview.Name}).Envelopes[0].Result.(*overview.Result)
 	st := s.Manifest().Stats
 	if len(res.Records) != len(st.Records) {
 		t.Errorf("records %v, manifest %v", res.Records, st.Records)
@@ -129,14 +103,14 @@ func TestOverviewMatchesManifest(t *testing.T) {
 // that merging the accumulators of two run selections gives the whole.
 func TestOverviewRunsAndMerge(t *testing.T) {
 	s := writeStore(t)
-	alone := run(t, s, engine.Request{Analysis: overview.Name})
-	both := run(t, s, engine.Request{Analysis: overview.Name}, engine.Request{Analysis: occupancy.Name, Options: &occupancy.Params{Start: "s"}})
+	alone := enginetest.Run(t, s, engine.Request{Analysis: overview.Name})
+	both := enginetest.Run(t, s, engine.Request{Analysis: overview.Name}, engine.Request{Analysis: occupancy.Name, Options: &occupancy.Params{Start: "s"}})
 	a, _ := json.Marshal(alone.Envelopes[0])
 	b, _ := json.Marshal(both.Envelopes[0])
 	if string(a) != string(b) {
 		t.Errorf("beside occupancy the overview differs:\n%.300s\n%.300s", b, a)
 	}
-	one := run(t, s, engine.Request{Analysis: overview.Name, Runs: []int32{1}}).Envelopes[0].Result.(*overview.Result)
+	one := enginetest.Run(t, s, engine.Request{Analysis: overview.Name, Runs: []int32{1}}).Envelopes[0].Result.(*overview.Result)
 	if len(one.Runs) != 1 || one.Runs[0].Run != 1 || one.Records["bbv"] != 3 || one.Runs[0].Records != s.Manifest().Stats.Runs[1].Records {
 		t.Errorf("runs 1: %+v, records %v", one.Runs, one.Records)
 	}

@@ -31,21 +31,7 @@ func BenchmarkAccumulator(b *testing.B) {
 			runtime.GC()
 			var before runtime.MemStats
 			runtime.ReadMemStats(&before)
-			stop := make(chan uint64)
-			go func() {
-				peak := uint64(0)
-				var m runtime.MemStats
-				for {
-					select {
-					case <-stop:
-						stop <- peak
-						return
-					case <-time.After(10 * time.Millisecond):
-						runtime.ReadMemStats(&m)
-						peak = max(peak, m.HeapInuse)
-					}
-				}
-			}()
+			stop := samplePeak(10*time.Millisecond, func(m *runtime.MemStats) uint64 { return m.HeapInuse })
 			a, err := New(&eng.Trace{Name: "synthetic"}, p)
 			if err != nil {
 				b.Fatal(err)
@@ -57,8 +43,7 @@ func BenchmarkAccumulator(b *testing.B) {
 			var held runtime.MemStats
 			runtime.ReadMemStats(&held)
 			res, err := a.Result()
-			stop <- 0
-			peak := <-stop
+			peak := stop()
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -75,24 +75,9 @@ func BenchmarkScale(b *testing.B) {
 				runtime.GC()
 				var before runtime.MemStats
 				runtime.ReadMemStats(&before)
-				stop := make(chan uint64)
-				go func() { // sample the heap while Run works
-					peak := uint64(0)
-					var m runtime.MemStats
-					for {
-						select {
-						case <-stop:
-							stop <- peak
-							return
-						case <-time.After(20 * time.Millisecond):
-							runtime.ReadMemStats(&m)
-							peak = max(peak, m.HeapAlloc)
-						}
-					}
-				}()
+				stop := samplePeak(20*time.Millisecond, func(m *runtime.MemStats) uint64 { return m.HeapAlloc }) // while Run works
 				res, err := Run(context.Background(), f, opts)
-				stop <- 0
-				peak := <-stop
+				peak := stop()
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -100,6 +85,32 @@ func BenchmarkScale(b *testing.B) {
 				b.ReportMetric(float64(res.K), "k")
 			}
 		})
+	}
+}
+
+// samplePeak reads the memory statistics every period, in a goroutine of
+// its own, and keeps the largest value of of them until the function it
+// returns is called; that function stops the sampling and returns the
+// peak.
+func samplePeak(period time.Duration, of func(*runtime.MemStats) uint64) func() uint64 {
+	stop := make(chan uint64)
+	go func() {
+		peak := uint64(0)
+		var m runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				stop <- peak
+				return
+			case <-time.After(period):
+				runtime.ReadMemStats(&m)
+				peak = max(peak, of(&m))
+			}
+		}
+	}()
+	return func() uint64 {
+		stop <- 0
+		return <-stop
 	}
 }
 

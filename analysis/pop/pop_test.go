@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/analysis/pop"
 	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/engine/enginetest"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -18,40 +19,16 @@ import (
 // and opens it.
 func write(t *testing.T, regions []trace.RegionDef, states []trace.StateDef, comms []trace.CommDef, runs int, recs []trace.Record) *store.Store {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "p.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
-	h.Regions, h.States, h.Comms = regions, states, comms
+	h := &trace.Header{Regions: regions, States: states, Comms: comms}
 	for r := range runs {
 		h.Runs = append(h.Runs, trace.RunInfo{ID: int32(r)})
 	}
-	for _, r := range recs {
-		if err := w.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return storetest.New(t, "p.pst", h, recs)
 }
 
 func popOf(t *testing.T, s *store.Store, p *pop.Params) *pop.Result {
 	t.Helper()
-	res, err := engine.Run(context.Background(), s, []engine.Request{{Analysis: pop.Name, Options: p}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Get(pop.Name).Result.(*pop.Result)
+	return enginetest.Result[*pop.Result](t, s, engine.Request{Analysis: pop.Name, Options: p})
 }
 
 const (
@@ -407,21 +384,8 @@ func TestMergeRuns(t *testing.T) {
 		trace.State(1, 0, 0, 1), trace.State(1, 0, 7, 0), trace.Event(1, 0, 9, 0, 0)}
 	s := write(t, nil, states, nil, 2, recs)
 	tr := engine.TraceOf(s)
-	acc := func(run int32) *pop.Accumulator {
-		a, err := pop.New(tr, pop.DefaultParams())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var batch []trace.Record
-		for _, r := range recs {
-			if r.Run == run {
-				batch = append(batch, r)
-			}
-		}
-		if err := a.Add(batch); err != nil {
-			t.Fatal(err)
-		}
-		return a
+	acc := func(run int32) engine.Accumulator {
+		return enginetest.RunAccumulator(t, pop.Name, tr, pop.DefaultParams(), recs, run)
 	}
 	a := acc(0)
 	if err := a.Merge(acc(1)); err != nil {

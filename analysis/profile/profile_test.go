@@ -3,52 +3,29 @@ package profile_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/parscope/parscope/analysis/profile"
 	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/engine/enginetest"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
 // write stores recs (with the header's regions and states) and opens it.
 func write(t *testing.T, regions []trace.RegionDef, states []trace.StateDef, runs int, recs []trace.Record) *store.Store {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "p.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
-	h.Regions, h.States = regions, states
+	h := &trace.Header{Regions: regions, States: states}
 	for r := range runs {
 		h.Runs = append(h.Runs, trace.RunInfo{ID: int32(r)})
 	}
-	for _, r := range recs {
-		if err := w.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return storetest.New(t, "p.pst", h, recs)
 }
 
 func profileOf(t *testing.T, s *store.Store, p *profile.Params) *profile.Result {
 	t.Helper()
-	res, err := engine.Run(context.Background(), s, []engine.Request{{Analysis: profile.Name, Options: p}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Get(profile.Name).Result.(*profile.Result)
+	return enginetest.Result[*profile.Result](t, s, engine.Request{Analysis: profile.Name, Options: p})
 }
 
 var regions = []trace.RegionDef{{ID: 1, Label: "main", Parent: -1}, {ID: 2, Label: "solve", Parent: -1}, {ID: 3, Label: "MPI_Send", Parent: -1}, {ID: 4, Label: "fib", Parent: -1}}
@@ -232,21 +209,8 @@ func TestMergeRuns(t *testing.T) {
 	recs := []trace.Record{trace.State(0, 0, 0, 0), trace.State(0, 0, 10, 1), trace.State(1, 0, 0, 1), trace.State(1, 0, 7, 0)}
 	s := write(t, nil, []trace.StateDef{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}, 2, recs)
 	tr := engine.TraceOf(s)
-	acc := func(run int32) *profile.Accumulator {
-		a, err := profile.New(tr, profile.DefaultParams())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var batch []trace.Record
-		for _, r := range recs {
-			if r.Run == run {
-				batch = append(batch, r)
-			}
-		}
-		if err := a.Add(batch); err != nil {
-			t.Fatal(err)
-		}
-		return a
+	acc := func(run int32) engine.Accumulator {
+		return enginetest.RunAccumulator(t, profile.Name, tr, profile.DefaultParams(), recs, run)
 	}
 	a := acc(0)
 	if err := a.Merge(acc(1)); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/parscope/parscope/analysis/waitstate"
 	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/engine/enginetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -44,11 +45,7 @@ func clockTrace(shift int64) []trace.Record {
 func clockWaits(t *testing.T, recs []trace.Record, p *waitstate.Params) waitstate.RunWaits {
 	t.Helper()
 	comms := []trace.CommDef{{ID: 0, Members: []int32{0, 1, 2}}}
-	res, err := engine.Run(context.Background(), write(t, 3, nil, comms, recs), []engine.Request{{Analysis: waitstate.Name, Options: p}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := res.Get(waitstate.Name).Result.(*waitstate.Result).Runs[0]
+	r := enginetest.Result[*waitstate.Result](t, write(t, 3, nil, comms, recs), engine.Request{Analysis: waitstate.Name, Options: p}).Runs[0]
 	checkBounds(t, r)
 	checkSubBounds(t, r)
 	return r

@@ -3,14 +3,15 @@ package waitstate_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/analysis/waitstate"
 	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/engine/enginetest"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -19,14 +20,7 @@ import (
 // changed by edit) and opens it.
 func write(t *testing.T, procs int32, regions []trace.RegionDef, comms []trace.CommDef, recs []trace.Record, edit ...func(*trace.Header)) *store.Store {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "w.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
-	h.Regions, h.Comms = regions, comms
+	h := &trace.Header{Regions: regions, Comms: comms}
 	for _, e := range edit {
 		e(h)
 	}
@@ -36,30 +30,13 @@ func write(t *testing.T, procs int32, regions []trace.RegionDef, comms []trace.C
 			h.Runs = append(h.Runs, trace.RunInfo{ID: r.Run, Procs: procs})
 		}
 	}
-	for _, r := range recs {
-		if err := w.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return storetest.New(t, "w.pst", h, recs)
 }
 
 // waits runs the analysis and returns run 0's result.
 func waits(t *testing.T, s *store.Store) waitstate.RunWaits {
 	t.Helper()
-	res, err := engine.Run(context.Background(), s, []engine.Request{{Analysis: waitstate.Name}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := res.Get(waitstate.Name).Result.(*waitstate.Result)
+	r := enginetest.Result[*waitstate.Result](t, s, engine.Request{Analysis: waitstate.Name})
 	if len(r.Runs) != 1 {
 		t.Fatalf("%d runs", len(r.Runs))
 	}
@@ -526,22 +503,8 @@ func TestMergeRuns(t *testing.T) {
 	slices.SortStableFunc(recs, trace.Compare)
 	s := write(t, 2, nil, nil, recs)
 	tr := engine.TraceOf(s)
-	acc := func(run int32) *waitstate.Accumulator {
-		a, err := waitstate.New(tr, waitstate.DefaultParams())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var batch []trace.Record
-		for _, r := range recs {
-			if r.Run == run {
-				batch = append(batch, r)
-			}
-		}
-		slices.SortStableFunc(batch, trace.Compare)
-		if err := a.Add(batch); err != nil {
-			t.Fatal(err)
-		}
-		return a
+	acc := func(run int32) engine.Accumulator {
+		return enginetest.RunAccumulator(t, waitstate.Name, tr, waitstate.DefaultParams(), recs, run)
 	}
 	a := acc(0)
 	if err := a.Merge(acc(1)); err != nil {
@@ -551,11 +514,7 @@ func TestMergeRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := engine.Run(context.Background(), s, []engine.Request{{Analysis: waitstate.Name}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole := res.Get(waitstate.Name).Result.(*waitstate.Result)
+	whole := enginetest.Result[*waitstate.Result](t, s, engine.Request{Analysis: waitstate.Name})
 	if fmt.Sprint(merged) != fmt.Sprint(whole) || whole.Runs[0].WaitNS != 60 || whole.Runs[1].WaitNS != 40 {
 		t.Errorf("merged\n%+v\nwhole\n%+v", merged, whole)
 	}

@@ -1,7 +1,6 @@
 package waitstate_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/parscope/parscope/analysis/waitstate"
 	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/engine/enginetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -18,11 +18,7 @@ func waitsWith(t *testing.T, recs []trace.Record, procs int32, p *waitstate.Para
 	t.Helper()
 	slices.SortStableFunc(recs, trace.Compare)
 	s := write(t, procs, nil, nil, recs)
-	res, err := engine.Run(context.Background(), s, []engine.Request{{Analysis: waitstate.Name, Options: p}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := res.Get(waitstate.Name).Result.(*waitstate.Result)
+	r := enginetest.Result[*waitstate.Result](t, s, engine.Request{Analysis: waitstate.Name, Options: p})
 	if len(r.Runs) != 1 {
 		t.Fatalf("%d runs", len(r.Runs))
 	}
@@ -172,11 +168,7 @@ func TestWrongOrderAtWaitall(t *testing.T) {
 		trace.Enter(0, 1, 210, rRecv), trace.Recv(0, 1, 219, 0, 3, 8, 0, 0), trace.Exit(0, 1, 220, rRecv),
 	}
 	slices.SortStableFunc(recs, trace.Compare)
-	res, err := engine.Run(context.Background(), write(t, 4, regions, nil, recs), []engine.Request{{Analysis: waitstate.Name}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := res.Get(waitstate.Name).Result.(*waitstate.Result).Runs[0]
+	r := enginetest.Result[*waitstate.Result](t, write(t, 4, regions, nil, recs), engine.Request{Analysis: waitstate.Name}).Runs[0]
 	checkBounds(t, r)
 	checkSubBounds(t, r)
 	if pattern(r, waitstate.LateSender) != "70/1" || subs(r) != "70/1 0/0 70/1" {
@@ -200,11 +192,7 @@ func TestWrongOrderInsideWaitall(t *testing.T) {
 		trace.Exit(0, 1, 200, rWaitall),
 	}
 	slices.SortStableFunc(recs, trace.Compare)
-	res, err := engine.Run(context.Background(), write(t, 3, regions, nil, recs), []engine.Request{{Analysis: waitstate.Name}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := res.Get(waitstate.Name).Result.(*waitstate.Result).Runs[0]
+	r := enginetest.Result[*waitstate.Result](t, write(t, 3, regions, nil, recs), engine.Request{Analysis: waitstate.Name}).Runs[0]
 	checkBounds(t, r)
 	checkSubBounds(t, r)
 	if pattern(r, waitstate.LateSender) != "70/1" || subs(r) != "0/0 0/0 0/0" {

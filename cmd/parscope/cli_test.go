@@ -16,7 +16,7 @@ import (
 
 	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/instrument"
-	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -45,6 +45,25 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// golden compares got, the output of what (say "info output"), with the
+// golden file testdata/name; with -update it first writes got there. A
+// missing golden file stops the test; a difference fails it and shows got.
+func golden(t *testing.T, name, what, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s (run with -update to accept):\n%s", what, path, got)
+	}
 }
 
 // run runs parscope and returns stdout, stderr and the exit code.
@@ -185,18 +204,7 @@ func TestInfoGolden(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(examples, "ring", "ring.*.trace"))
 	mustRun(t, append([]string{"import", "-o", pst}, files...)...)
 	got := strings.ReplaceAll(mustRun(t, "info", pst), dir, "DIR")
-	golden := filepath.Join("testdata", "info_ring.golden")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(golden, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("info output differs from %s (run with -update to accept):\n%s", golden, got)
-	}
+	golden(t, "info_ring.golden", "info output", got)
 }
 
 // TestChromeExport checks that the ring example exports to trace-event
@@ -316,24 +324,12 @@ func TestImportOTF2Directory(t *testing.T) {
 // TestInfoDroppedByFilter: info sums the recorder's dropped-count events.
 func TestInfoDroppedByFilter(t *testing.T) {
 	pst := filepath.Join(t.TempDir(), "f.pst")
-	w, err := store.Create(pst, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.Meta.ClockResolution = 1
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}}
 	h.Events = []trace.EventDef{{ID: 0, Name: "task"}, {ID: 1, Name: instrument.DroppedEvent}}
-	for _, r := range []trace.Record{
+	storetest.Create(t, pst, h, []trace.Record{
 		trace.State(0, 0, 1, 2), trace.Event(0, 0, 5, 1, 40), trace.Event(0, 0, 6, 0, 7),
 		trace.Event(0, 1, 9, 1, 2), trace.State(0, 1, 10, 3),
-	} {
-		if err := w.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	var info infoReport
 	if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", pst)), &info); err != nil {
 		t.Fatal(err)

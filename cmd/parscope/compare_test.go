@@ -7,41 +7,17 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/analysis/compare"
-	"github.com/parscope/parscope/store"
-	"github.com/parscope/parscope/trace"
+	"github.com/parscope/parscope/store/storetest"
+	"github.com/parscope/parscope/trace/tracetest"
 )
 
-// writeCompareTrace writes a trace of two processes under main: each
-// computes in "compute" (process 0 for c ns, process 1 for c/2), then
-// process 0 sends 100 bytes to process 1; one run per value of cs.
+// writeCompareTrace writes tracetest.ComputeThenSend(cs...) to a store at
+// path: two processes under main, process 0 computing c ns and process 1
+// c/2, then process 0 sending 100 bytes to process 1; one run per c.
 func writeCompareTrace(t *testing.T, path string, cs ...int64) {
 	t.Helper()
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
-	h.Meta.ClockResolution = 1
-	h.Regions = []trace.RegionDef{{ID: 1, Label: "main", Parent: -1}, {ID: 2, Label: "compute", Parent: -1},
-		{ID: 3, Label: "MPI_Send", Parent: -1}, {ID: 4, Label: "MPI_Recv", Parent: -1}}
-	for run, c := range cs {
-		r := int32(run)
-		h.Runs = append(h.Runs, trace.RunInfo{ID: r, Procs: 2})
-		for _, rec := range []trace.Record{
-			trace.Enter(r, 0, 0, 1), trace.Enter(r, 1, 0, 1), trace.Enter(r, 0, 0, 2), trace.Enter(r, 1, 0, 2),
-			trace.Exit(r, 1, c/2, 2), trace.Enter(r, 1, c/2, 4), trace.Recv(r, 1, c/2, c+10, 0, 100, 0, 0),
-			trace.Exit(r, 0, c, 2), trace.Enter(r, 0, c, 3), trace.Send(r, 0, c, c+10, 1, 100, 0, 0),
-			trace.Exit(r, 0, c+10, 3), trace.Exit(r, 1, c+10, 4), trace.Exit(r, 0, c+20, 1), trace.Exit(r, 1, c+20, 1),
-		} {
-			if err := w.Add(rec); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	h, recs := tracetest.ComputeThenSend(cs...)
+	storetest.Create(t, path, h, recs)
 }
 
 // compareJSON runs parscope compare --json and returns its envelope.

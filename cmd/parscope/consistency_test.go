@@ -26,6 +26,7 @@ import (
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/report"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 	"github.com/parscope/parscope/trace/tracetest"
 )
@@ -35,16 +36,11 @@ import (
 // enter their first state late, after other records.
 func writeMixedStore(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "mixed.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
+	h := &trace.Header{}
 	for id := range int32(5) {
 		h.States = append(h.States, trace.StateDef{ID: id, Name: "s" + strconv.Itoa(int(id))})
 	}
+	var all []trace.Record
 	for run := range int32(2) {
 		recs, err := trace.ReadAll(&tracetest.Stream{Procs: 6, Limit: 20_000})
 		if err != nil {
@@ -56,14 +52,11 @@ func writeMixedStore(t *testing.T) string {
 			if run == 1 && r.Kind == trace.KindState && r.Proc == 5 && r.T < 5000 {
 				continue
 			}
-			if err := w.Add(r); err != nil {
-				t.Fatal(err)
-			}
+			all = append(all, r)
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := filepath.Join(t.TempDir(), "mixed.pst")
+	storetest.Create(t, path, h, all)
 	return path
 }
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/internal/needtool"
-	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -24,12 +24,7 @@ const envDuckDBNode = "PARSCOPE_DUCKDB_NODE"
 // table), at microsecond resolution, and returns the messages it sent.
 func writeEveryKind(t *testing.T, path string) map[[2]int32]int64 {
 	t.Helper()
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
+	h := &trace.Header{}
 	h.Meta.ClockResolution = 1000
 	h.Meta.Source = "test"
 	h.Runs = []trace.RunInfo{{ID: 0, Procs: 3}}
@@ -56,14 +51,7 @@ func writeEveryKind(t *testing.T, path string) map[[2]int32]int64 {
 	}
 	// Each process's records in time order, as a recorder writes them.
 	slices.SortStableFunc(recs, func(a, b trace.Record) int { return cmp.Or(cmp.Compare(a.Proc, b.Proc), cmp.Compare(a.T, b.T)) })
-	for _, r := range recs {
-		if err := w.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Create(t, path, h, recs)
 	return sent
 }
 

@@ -34,17 +34,7 @@ type entropyEnvelope struct {
 func TestEntropyCommand(t *testing.T) {
 	pst := importAmoeba(t)
 	out := mustRun(t, "entropy", "--json", pst)
-	golden := filepath.Join("testdata", "results", "entropy.golden.json")
-	if *update {
-		os.WriteFile(golden, []byte(out), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != string(want) {
-		t.Errorf("entropy --json differs from %s (run with -update to accept)", golden)
-	}
+	golden(t, filepath.Join("results", "entropy.golden.json"), "entropy --json", out)
 	var env entropyEnvelope
 	if err := json.Unmarshal([]byte(out), &env); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/engine"
-	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -171,15 +171,7 @@ func mentropyOf(t *testing.T, out string) *mentropy.Result {
 // of the entropy filter's dropped counts that is not part of the stream.
 func writeMasterSlaveStore(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "masterslave.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
-	h.Meta.ClockResolution = 1
-	h.Runs = []trace.RunInfo{{ID: 0, Procs: 2}}
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}, Runs: []trace.RunInfo{{ID: 0, Procs: 2}}}
 	names := map[string]int32{}
 	for _, stream := range []string{"prog_st send1 send2 recv_res recv_res recv_res recv_res prog_sp", "prog_st recv1 do_calc do_calc do_calc do_calc do_calc do_calc send_res prog_sp"} {
 		for _, n := range strings.Fields(stream) {
@@ -190,21 +182,17 @@ func writeMasterSlaveStore(t *testing.T) string {
 		}
 	}
 	h.Events = append(h.Events, trace.EventDef{ID: 99, Name: mentropy.DroppedEvent})
+	var recs []trace.Record
 	for p, stream := range []string{"prog_st send1 send2 recv_res recv_res recv_res recv_res prog_sp", "prog_st recv1 do_calc do_calc do_calc do_calc do_calc do_calc send_res prog_sp"} {
 		for i, n := range strings.Fields(stream) {
-			if err := w.Add(trace.Event(0, int32(p), int64(10*i), names[n], 0)); err != nil {
-				t.Fatal(err)
-			}
+			recs = append(recs, trace.Event(0, int32(p), int64(10*i), names[n], 0))
 			if p == 1 && i == 5 {
-				if err := w.Add(trace.Event(0, 1, 55, 99, 3)); err != nil {
-					t.Fatal(err)
-				}
+				recs = append(recs, trace.Event(0, 1, 55, 99, 3))
 			}
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	path := filepath.Join(t.TempDir(), "masterslave.pst")
+	storetest.Create(t, path, h, recs)
 	return path
 }
 

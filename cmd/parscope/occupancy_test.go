@@ -15,7 +15,7 @@ import (
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/internal/needtool"
-	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -33,37 +33,28 @@ func writeLyonStore(t *testing.T) string {
 		{[3]string{"cd", "ab", ""}, 5}, {[3]string{"ac", "bd", ""}, 5}, {[3]string{"", "abcd", ""}, 1},
 		{[3]string{"abcd", "", ""}, 2}, {[3]string{"a", "bcd", ""}, 2}, {[3]string{"", "abc", "d"}, 1},
 	}
-	path := filepath.Join(t.TempDir(), "lyon.pst")
-	w, err := store.Create(path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
+	h := &trace.Header{}
 	h.Meta.ClockResolution = 1
 	h.States = []trace.StateDef{{ID: 1, Name: "A1"}, {ID: 2, Name: "A2"}, {ID: 3, Name: "A3"}}
 	h.Events = []trace.EventDef{{ID: 0, Name: "end"}}
 	h.Runs = []trace.RunInfo{{ID: 0, Procs: 4}}
 	cur := make([]int32, 4)
 	var tm int64
+	var recs []trace.Record
 	for _, r := range rows {
 		for k, set := range r.sets {
 			for _, c := range set {
 				if p := int32(c - 'a'); cur[p] != int32(k+1) {
 					cur[p] = int32(k + 1)
-					if err := w.Add(trace.State(0, p, tm, int32(k+1))); err != nil {
-						t.Fatal(err)
-					}
+					recs = append(recs, trace.State(0, p, tm, int32(k+1)))
 				}
 			}
 		}
 		tm += r.dur
 	}
-	if err := w.Add(trace.Event(0, 0, tm, 0, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	recs = append(recs, trace.Event(0, 0, tm, 0, 0))
+	path := filepath.Join(t.TempDir(), "lyon.pst")
+	storetest.Create(t, path, h, recs)
 	return path
 }
 
@@ -123,17 +114,7 @@ func checkConsistent(t *testing.T, r occupancy.RunReport) {
 func TestOccupancyLyon(t *testing.T) {
 	pst := writeLyonStore(t)
 	out := mustRun(t, "occupancy", "--mean", "--project", "A1", pst)
-	golden := filepath.Join("testdata", "occupancy_lyon.golden.txt")
-	if *update {
-		os.WriteFile(golden, []byte(out), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != string(want) {
-		t.Errorf("occupancy output differs from %s (run with -update to accept):\n%s", golden, out)
-	}
+	golden(t, "occupancy_lyon.golden.txt", "occupancy output", out)
 	// The JSON result is pinned too (docs/results.md shows it).
 	js := mustRun(t, "occupancy", "--project", "A1", "--windows", "4", "--json", pst)
 	goldenJSON := filepath.Join("testdata", "results", "occupancy.golden.json")
@@ -431,21 +412,6 @@ func fakeWorkload(t *testing.T) string {
 	return script
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (run with -update to accept):\n%s", path, got)
-	}
-}
-
 func TestSweepFitPredict(t *testing.T) {
 	needtool.Path(t, "gawk", "awk")
 	script := fakeWorkload(t)
@@ -454,12 +420,12 @@ func TestSweepFitPredict(t *testing.T) {
 	csv := filepath.Join(dir, "fake.csv")
 	out := mustRun(t, "sweep", "--quiet", "--global", "--modes", modes, "--param", "n=1,2,4,5", "--param", "g=10:30:10", "-o", csv,
 		"--", script, "{n}", "{g}", "{out}")
-	golden(t, "occupancy_sweep.golden.txt", out)
+	golden(t, "occupancy_sweep.golden.txt", "output", out)
 	sw, err := os.ReadFile(csv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "occupancy_sweep.golden.csv", string(sw))
+	golden(t, "occupancy_sweep.golden.csv", "output", string(sw))
 	// Replicates of a deterministic workload: the same table.
 	again := mustRun(t, "sweep", "--quiet", "--global", "--repeat", "2", "--modes", modes, "--param", "n=1,2,4,5", "--param", "g=10:30:10",
 		"--", script, "{n}", "{g}", "{out}")
@@ -468,7 +434,7 @@ func TestSweepFitPredict(t *testing.T) {
 	}
 	// The means are exact: A = 1e-4 g/n + 2e-5 s, B = 3e-6 n g + 7e-6 s.
 	out = mustRun(t, "fit", "-o", filepath.Join(dir, "fake.json"), csv)
-	golden(t, "occupancy_fit.golden.txt", out)
+	golden(t, "occupancy_fit.golden.txt", "output", out)
 	var fits []struct {
 		Equations []struct {
 			Terms []struct {
@@ -497,7 +463,7 @@ func TestSweepFitPredict(t *testing.T) {
 	}
 	// What if g doubles, at n = 8 (outside the sweep)?
 	out = mustRun(t, "predict", filepath.Join(dir, "fake.json"), "--at", "n=8,g=20", "--at", "g=40,n=8")
-	golden(t, "occupancy_predict.golden.txt", out)
+	golden(t, "occupancy_predict.golden.txt", "output", out)
 	var pred struct {
 		Predictions []struct {
 			Means []float64 `json:"means_s"`
@@ -604,14 +570,14 @@ func TestFitLyonTableau(t *testing.T) {
 	data := "../../analysis/occupancy/testdata/lyon"
 	fit := filepath.Join(t.TempDir(), "lyon.json")
 	out := mustRun(t, "fit", "--max-order", "3", "-o", fit, filepath.Join(data, "random.csv"), filepath.Join(data, "mesh.csv"), filepath.Join(data, "ring.csv"))
-	golden(t, "occupancy_fit_lyon.golden.txt", out)
+	golden(t, "occupancy_fit_lyon.golden.txt", "output", out)
 	for _, want := range []string{"±32.8% of measured elapsed time", "±37.3% of measured elapsed time", "±21.1% of measured elapsed time", "all: 840 measurements : 12 equations = 70:1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("tableau without %q", want)
 		}
 	}
 	out = mustRun(t, "predict", fit, "--fit", "ring", "--at", "n=16,p=16,g=100", "--at", "n=16,p=16,g=50", "--at", "n=16,p=16,g=25")
-	golden(t, "occupancy_predict_lyon.golden.txt", out)
+	golden(t, "occupancy_predict_lyon.golden.txt", "output", out)
 	out = mustRun(t, "predict", fit, "--fit", "ring", "--check", filepath.Join(data, "ring_new.csv"))
 	if !strings.Contains(out, "48 trials: T within ±33.6% of the measured elapsed time at 95% (largest error ±41.8%)") {
 		t.Errorf("predict --check ring_new.csv:\n%s", out)

@@ -205,17 +205,7 @@ func TestOCSErrors(t *testing.T) {
 func TestOCSGolden(t *testing.T) {
 	pst := importRing(t)
 	got := strings.ReplaceAll(mustRun(t, "ocs", "--unknown-comm-as-world", "--planes", "1-3", pst), filepath.Dir(pst), "DIR")
-	golden := filepath.Join("testdata", "ocs_ring.golden")
-	if *update {
-		os.WriteFile(golden, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("ocs output differs from %s (run with -update to accept):\n%s", golden, got)
-	}
+	golden(t, "ocs_ring.golden", "ocs output", got)
 }
 
 // TestOCSJSONGolden pins the JSON result of the ring example

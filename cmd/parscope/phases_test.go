@@ -121,17 +121,7 @@ func TestPhasesOwnFiles(t *testing.T) {
 	}
 	// The envelope of one process's phases, pinned (docs/results.md).
 	out := mustRun(t, "phases", "--simpoint-compat", "--maxk", "4", "--procs", "1", "--json", pst)
-	golden := filepath.Join("testdata", "results", "phases.golden.json")
-	if *update {
-		os.WriteFile(golden, []byte(out), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != string(want) {
-		t.Errorf("phases --json differs from %s (run with -update to accept)", golden)
-	}
+	golden(t, filepath.Join("results", "phases.golden.json"), "phases --json", out)
 	var one phasesReport
 	if err := json.Unmarshal([]byte(out), &one); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,17 +77,7 @@ func TestProfileGolden(t *testing.T) {
 	pst := importRing(t)
 	got := mustRun(t, "profile", "--tree", "5", pst)
 	got = strings.ReplaceAll(got, filepath.Base(pst), "ring.pst")
-	golden := filepath.Join("testdata", "profile_ring.golden")
-	if *update {
-		os.WriteFile(golden, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("profile output differs from %s (run with -update to accept):\n%s", golden, got)
-	}
+	golden(t, "profile_ring.golden", "profile output", got)
 	// CSV: a header and the two regions.
 	csv := mustRun(t, "profile", "--csv", pst)
 	if lines := strings.Split(strings.TrimSpace(csv), "\n"); len(lines) != 3 || !strings.HasPrefix(lines[0], "run,region,name,visits") ||

@@ -19,31 +19,41 @@ import (
 	"github.com/parscope/parscope/show/web"
 )
 
+// startServe starts cmd, a parscope serve of n traces, and returns the
+// address it serves at (from the first line it prints) and what it writes
+// to its standard error; the server is killed when the test ends, if it
+// has not stopped by then.
+func startServe(t *testing.T, cmd *exec.Cmd, n int) (string, *strings.Builder) {
+	t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve printed nothing: %v (%s)", err, stderr.String())
+	}
+	m := regexp.MustCompile(fmt.Sprintf(`serving %d trace\(s\) at (http://127\.0\.0\.1:\d+/) `, n)).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("serve printed %q", line)
+	}
+	return m[1], stderr
+}
+
 // TestServe starts parscope serve on two traces, asks the API for them
 // and stops it with an interrupt.
 func TestServe(t *testing.T) {
 	amoeba, ring := importAmoeba(t), importRing(t)
 	cmd := exec.Command(bin, "serve", amoeba, ring)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("serve printed nothing: %v (%s)", err, stderr.String())
-	}
-	m := regexp.MustCompile(`serving 2 trace\(s\) at (http://127\.0\.0\.1:\d+/) `).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("serve printed %q", line)
-	}
+	url, stderr := startServe(t, cmd, 2)
 	client := &http.Client{Timeout: 30 * time.Second}
-	res, err := client.Get(m[1] + "api/traces")
+	res, err := client.Get(url + "api/traces")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +66,7 @@ func TestServe(t *testing.T) {
 	if err := json.Unmarshal(body, &list); err != nil || len(list) != 2 || list[0].Trace != "amoeba.pst" || list[1].Trace != "ring.pst" {
 		t.Errorf("api/traces: %v %s", err, body)
 	}
-	res, err = client.Get(m[1])
+	res, err = client.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +79,7 @@ func TestServe(t *testing.T) {
 	}
 	// A page of another site whose name resolves to this machine (DNS
 	// rebinding) gets nothing.
-	req, err := http.NewRequest(http.MethodGet, m[1]+"api/traces", nil)
+	req, err := http.NewRequest(http.MethodGet, url+"api/traces", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,24 +140,7 @@ func TestServeSelection(t *testing.T) {
 	tmp := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--procs", "0-3", "--dict", filepath.Join(examples, "amoeba_blocks.txt"), filepath.Join(examples, "amoeba.srt"))
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("serve printed nothing: %v (%s)", err, stderr.String())
-	}
-	m := regexp.MustCompile(`serving 1 trace\(s\) at (http://127\.0\.0\.1:\d+/) `).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("serve printed %q", line)
-	}
+	url, stderr := startServe(t, cmd, 1)
 	pst, _ := filepath.Glob(filepath.Join(tmp, "*", "amoeba.srt"))
 	if len(pst) != 1 {
 		t.Errorf("while serving, the temporary .pst: %q, want one", pst)
@@ -155,7 +148,7 @@ func TestServeSelection(t *testing.T) {
 	client := &http.Client{Timeout: 60 * time.Second}
 	get := func(target string) (int, map[string]any) {
 		t.Helper()
-		res, err := client.Get(m[1] + target)
+		res, err := client.Get(url + target)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/parscope/parscope/analysis/waitstate"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -91,11 +92,7 @@ func TestWaitStatesPingPong(t *testing.T) {
 	// so no call is charged twice).
 	pst := filepath.Join(t.TempDir(), "pp.pst")
 	mustRun(t, "import", "-o", pst, dir)
-	st, err := store.Open(pst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t, pst)
 	recs, err := trace.ReadAll(st.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindSend, trace.KindRecv}}))
 	if err != nil {
 		t.Fatal(err)
@@ -153,11 +150,7 @@ func TestWaitStatesDUMPI(t *testing.T) {
 		t.Errorf("MPI %d (profile %d), messages %d, collectives %d, uncomputed %+v", rw.MPINS, mpi, rw.Messages, rw.Collectives, rw.Uncomputed)
 	}
 
-	s, err := store.Open(pst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storetest.Open(t, pst)
 	recs, err := trace.ReadAll(s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindSend, trace.KindRecv, trace.KindCollective}}))
 	if err != nil {
 		t.Fatal(err)
@@ -276,25 +269,11 @@ func TestWaitStatesParaver(t *testing.T) {
 // true ones: late senders of 60 (p1) and 50 (p0).
 func TestWaitStatesClock(t *testing.T) {
 	pst := filepath.Join(t.TempDir(), "skew.pst")
-	w, err := store.Create(pst, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	h := w.Header()
-	h.Meta.ClockResolution = 1
-	h.Runs = []trace.RunInfo{{ID: 0, Procs: 2}}
-	for _, rec := range []trace.Record{
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}, Runs: []trace.RunInfo{{ID: 0, Procs: 2}}}
+	storetest.Create(t, pst, h, []trace.Record{
 		trace.Recv(0, 1, 9040, 9105, 0, 8, 0, 0), trace.Send(0, 1, 9200, 9210, 0, 8, 0, 0),
 		trace.Send(0, 0, 10100, 10110, 1, 8, 0, 0), trace.Recv(0, 0, 10150, 10230, 1, 8, 0, 0),
-	} {
-		if err := w.Add(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	})
 
 	out := mustRun(t, "waitstates", pst)
 	for _, want := range []string{

@@ -1,9 +1,11 @@
-// Package enginetest runs an analysis of the engine's registry over a
-// synthetic trace, for the benchmarks of the analysis packages, as
-// net/http/httptest serves handlers for their tests.
+// Package enginetest runs analyses of the engine's registry for the tests
+// of the analysis packages (Run, Result) and over a synthetic trace for
+// their benchmarks (Records, Bench), as net/http/httptest serves handlers
+// for their tests.
 package enginetest
 
 import (
+	"context"
 	"testing"
 
 	"github.com/parscope/parscope/engine"
@@ -11,6 +13,61 @@ import (
 	"github.com/parscope/parscope/trace"
 	"github.com/parscope/parscope/trace/tracetest"
 )
+
+// Run runs reqs on src in one pass (engine.Run) and fails the test when
+// the run fails.
+func Run(tb testing.TB, src engine.Source, reqs ...engine.Request) *engine.Results {
+	tb.Helper()
+	res, err := engine.Run(context.Background(), src, reqs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res
+}
+
+// Result runs req alone on src (Run) and returns its result, failing the
+// test when the run fails or the result is not a T.
+func Result[T any](tb testing.TB, src engine.Source, req engine.Request) T {
+	tb.Helper()
+	e := Run(tb, src, req).Get(req.Analysis)
+	if e == nil {
+		tb.Fatalf("no result of %s", req.Analysis)
+	}
+	r, ok := e.Result.(T)
+	if !ok {
+		tb.Fatalf("%s returned a %T, want a %T", req.Analysis, e.Result, r)
+	}
+	return r
+}
+
+// RunAccumulator returns a new accumulator of the analysis name, with
+// options opts (nil: the defaults), for t, fed the records of run among
+// recs in one batch in their order, for the tests of an accumulator's
+// Merge: accumulators of different runs merge into what one pass gives.
+func RunAccumulator(tb testing.TB, name string, t *engine.Trace, opts any, recs []trace.Record, run int32) engine.Accumulator {
+	tb.Helper()
+	a, ok := engine.Lookup(name)
+	if !ok {
+		tb.Fatalf("no analysis %q", name)
+	}
+	if opts == nil {
+		opts = a.Options()
+	}
+	acc, err := a.New(t, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var batch []trace.Record
+	for _, r := range recs {
+		if r.Run == run {
+			batch = append(batch, r)
+		}
+	}
+	if err := acc.Add(batch); err != nil {
+		tb.Fatal(err)
+	}
+	return acc
+}
 
 // Records returns the first n records of a tracetest.Stream of procs
 // processes and the Trace an accumulator is made for: its header (from

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/format/formattest"
 	"github.com/parscope/parscope/trace"
 	"github.com/parscope/parscope/trace/tracetest"
@@ -724,16 +723,3 @@ func BenchmarkExport(b *testing.B) {
 type countWriter struct{ n int64 }
 
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
-
-func TestAppendInt(t *testing.T) {
-	vals := []int64{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 12345, 1793078235, -1, -9, -10, -100, -12345,
-		math.MaxInt64, math.MinInt64, math.MaxInt32, math.MinInt32}
-	for v := int64(-1000); v <= 1000; v++ {
-		vals = append(vals, v)
-	}
-	for _, v := range vals {
-		if got, want := string(format.AppendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
-			t.Errorf("format.AppendInt(%d) = %s, want %s", v, got, want)
-		}
-	}
-}

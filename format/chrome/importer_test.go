@@ -104,7 +104,7 @@ func TestImportValues(t *testing.T) {
 		RepairNegativeDuration: 1, // the kernel
 		RepairUnpairedFlow:     1, // id 10's lone "f"
 	}
-	if !maps(h.Repairs, want) {
+	if !equalMaps(h.Repairs, want) {
 		t.Errorf("repairs = %v, want %v", h.Repairs, want)
 	}
 	// Processes: pid 7's own lane (the counter), its worker (sort index
@@ -146,7 +146,9 @@ func TestImportValues(t *testing.T) {
 	}
 }
 
-func maps(a, b map[string]int64) bool {
+// equalMaps reports whether a and b hold as many keys and b holds each
+// value of a under its key (a key b lacks reads as the zero value).
+func equalMaps[K, V comparable](a, b map[K]V) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -190,13 +192,13 @@ func TestImportReal(t *testing.T) {
 			if len(h.Runs) != 1 || h.Runs[0].Procs != tc.procs {
 				t.Errorf("runs = %+v, want 1 of %d processes", h.Runs, tc.procs)
 			}
-			if got := formattest.CountKinds(m.Records); !equalKinds(got, tc.kinds) {
+			if got := formattest.CountKinds(m.Records); !equalMaps(got, tc.kinds) {
 				t.Errorf("kinds = %v, want %v", got, tc.kinds)
 			}
 			if len(h.Regions) != tc.regions || len(h.Events) != tc.events {
 				t.Errorf("%d regions, %d events; want %d, %d", len(h.Regions), len(h.Events), tc.regions, tc.events)
 			}
-			if !maps(h.Repairs, tc.repairs) && !(len(h.Repairs) == 0 && len(tc.repairs) == 0) {
+			if !equalMaps(h.Repairs, tc.repairs) && !(len(h.Repairs) == 0 && len(tc.repairs) == 0) {
 				t.Errorf("repairs = %v, want %v", h.Repairs, tc.repairs)
 			}
 			var span int64
@@ -234,18 +236,6 @@ func TestImportReal(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalKinds(a, b map[trace.Kind]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // sorted returns the canonical records in (run, proc, T, kind, ID) order:

@@ -86,3 +86,25 @@ func (g *Stream) fill() {
 		}
 	}
 }
+
+// ComputeThenSend returns a trace of two processes under "main", one run
+// per value c of cs, on a 1 ns clock: in "compute", process 0 works for c
+// ns and process 1 for c/2; then process 0 sends 100 bytes to process 1
+// in "MPI_Send", which process 1 receives in "MPI_Recv" from c/2 to c+10;
+// both leave main at c+20.
+func ComputeThenSend(cs ...int64) (*trace.Header, []trace.Record) {
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}}
+	h.Regions = []trace.RegionDef{{ID: 1, Label: "main", Parent: -1}, {ID: 2, Label: "compute", Parent: -1},
+		{ID: 3, Label: "MPI_Send", Parent: -1}, {ID: 4, Label: "MPI_Recv", Parent: -1}}
+	var recs []trace.Record
+	for run, c := range cs {
+		r := int32(run)
+		h.Runs = append(h.Runs, trace.RunInfo{ID: r, Procs: 2})
+		recs = append(recs,
+			trace.Enter(r, 0, 0, 1), trace.Enter(r, 1, 0, 1), trace.Enter(r, 0, 0, 2), trace.Enter(r, 1, 0, 2),
+			trace.Exit(r, 1, c/2, 2), trace.Enter(r, 1, c/2, 4), trace.Recv(r, 1, c/2, c+10, 0, 100, 0, 0),
+			trace.Exit(r, 0, c, 2), trace.Enter(r, 0, c, 3), trace.Send(r, 0, c, c+10, 1, 100, 0, 0),
+			trace.Exit(r, 0, c+10, 3), trace.Exit(r, 1, c+10, 4), trace.Exit(r, 0, c+20, 1), trace.Exit(r, 1, c+20, 1))
+	}
+	return h, recs
+}

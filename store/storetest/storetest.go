@@ -1,0 +1,57 @@
+// Package storetest writes small .pst stores from records for the tests
+// of the packages that read them (the engine, the analyses, the commands),
+// as format/formattest does for the importers. It is meant for tests only.
+package storetest
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+// Create writes a store at path holding recs, added in order, under the
+// header h (an empty one when nil), and fails the test when the store
+// refuses the header or a record.
+func Create(tb testing.TB, path string, h *trace.Header, recs []trace.Record) {
+	tb.Helper()
+	w, err := store.Create(path, store.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer w.Abort()
+	if h != nil {
+		*w.Header() = *h
+	}
+	for _, r := range recs {
+		if err := w.Add(r); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Open opens the store at path for reading; it is closed when the test
+// ends.
+func Open(tb testing.TB, path string) *store.Store {
+	tb.Helper()
+	s, err := store.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// New writes recs under the header h (Create) to the store name (say
+// "p.pst", the trace's name in the engine's messages) in a temporary
+// folder and opens it (Open).
+func New(tb testing.TB, name string, h *trace.Header, recs []trace.Record) *store.Store {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), name)
+	Create(tb, path, h, recs)
+	return Open(tb, path)
+}

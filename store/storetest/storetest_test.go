@@ -1,0 +1,46 @@
+package storetest
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/trace"
+)
+
+// TestNew: the store holds the header and the records given, under the
+// name given.
+func TestNew(t *testing.T) {
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}, Runs: []trace.RunInfo{{ID: 0, Procs: 2}},
+		States: []trace.StateDef{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}}
+	recs := []trace.Record{trace.State(0, 0, 0, 0), trace.State(0, 1, 5, 1), trace.State(0, 0, 10, 1)}
+	s := New(t, "two.pst", h, recs)
+	if got := filepath.Base(s.Dir()); got != "two.pst" {
+		t.Errorf("store %s, want two.pst", got)
+	}
+	if got := s.Header(); len(got.States) != 2 || got.States[1].Name != "b" || len(got.Runs) != 1 || got.Runs[0].Procs != 2 {
+		t.Errorf("header %+v", got)
+	}
+	back, err := trace.ReadAll(s.Records(store.ReadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(recs) {
+		t.Fatalf("%d records read back, want %d", len(back), len(recs))
+	}
+	for i := range recs {
+		if back[i].T != recs[i].T || back[i].Proc != recs[i].Proc || back[i].ID != recs[i].ID {
+			t.Errorf("record %d: %v, want %v", i, back[i], recs[i])
+		}
+	}
+}
+
+// TestCreateEmpty: with no header and no records, Create still writes a
+// store that opens.
+func TestCreateEmpty(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.pst")
+	Create(t, path, nil, nil)
+	if n := Open(t, path).Manifest().Stats.Records["state"]; n != 0 {
+		t.Errorf("%d state records", n)
+	}
+}
