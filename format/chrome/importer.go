@@ -422,18 +422,13 @@ func (im *importer) top() error {
 		}
 	case ok && c == '{':
 		found := false
-		if c, _ := s.skipSpace(); c == '}' {
-			s.pos++
-		} else {
+		if !s.closes('}') {
 			for {
-				key, err := s.readString()
+				key, err := s.memberKey()
 				if err != nil {
 					return err
 				}
 				k := string(key)
-				if err := s.expect(':', "':' after an object key"); err != nil {
-					return err
-				}
 				switch k {
 				case "traceEvents":
 					if err := s.expect('[', `an array as "traceEvents"`); err != nil {
@@ -493,19 +488,15 @@ func (im *importer) metadata() error {
 		return s.skipValue(0)
 	}
 	s.pos++
-	if c, _ := s.skipSpace(); c == '}' {
-		s.pos++
+	if s.closes('}') {
 		return nil
 	}
 	for {
-		key, err := s.readString()
+		key, err := s.memberKey()
 		if err != nil {
 			return err
 		}
 		isExp := string(key) == "exporter"
-		if err := s.expect(':', "':' after an object key"); err != nil {
-			return err
-		}
 		if c, _ := s.skipSpace(); isExp && c == '"' {
 			v, err := s.readString()
 			if err != nil {
@@ -582,19 +573,15 @@ func (im *importer) readEvent() error {
 		return s.unexpected("an event object '{'")
 	}
 	s.pos++
-	if c, _ := s.skipSpace(); c == '}' {
-		s.pos++
+	if s.closes('}') {
 		return nil
 	}
 	for {
-		key, err := s.readString()
+		key, err := s.memberKey()
 		if err != nil {
 			return err
 		}
 		k := keyOf(key)
-		if err := s.expect(':', "':' after an object key"); err != nil {
-			return err
-		}
 		switch k {
 		case kPh:
 			v, err := s.readString()
@@ -708,20 +695,11 @@ func (im *importer) setTime(e *rawEvent, k int, v []byte, off int64) error {
 // into dst.
 func (im *importer) scalar(dst *[]byte) error {
 	s := im.sc
-	c, ok := s.skipSpace()
-	switch {
-	case ok && c == '"':
-		v, err := s.readString()
-		if err != nil {
-			return err
-		}
-		*dst = append((*dst)[:0], v...)
-		return nil
-	case ok && (c == '-' || '0' <= c && c <= '9'):
-		v, err := s.readNumber()
-		if err != nil {
-			return err
-		}
+	v, _, found, err := s.stringOrNumber()
+	if err != nil {
+		return err
+	}
+	if found {
 		*dst = append((*dst)[:0], v...)
 		return nil
 	}
@@ -733,23 +711,19 @@ func (im *importer) scalar(dst *[]byte) error {
 // "s"+string so that 1 and "1" stay apart as viewers keep them.
 func (im *importer) ident(dst *[]byte, what string) error {
 	s := im.sc
-	c, ok := s.skipSpace()
-	switch {
-	case ok && c == '"':
-		v, err := s.readString()
-		if err != nil {
-			return err
+	v, num, found, err := s.stringOrNumber()
+	if err != nil {
+		return err
+	}
+	if found {
+		tag := byte('s')
+		if num {
+			tag = 'n'
 		}
-		*dst = append(append((*dst)[:0], 's'), v...)
+		*dst = append(append((*dst)[:0], tag), v...)
 		return nil
-	case ok && (c == '-' || '0' <= c && c <= '9'):
-		v, err := s.readNumber()
-		if err != nil {
-			return err
-		}
-		*dst = append(append((*dst)[:0], 'n'), v...)
-		return nil
-	case ok && c == 'n':
+	}
+	if c, ok := s.skipSpace(); ok && c == 'n' {
 		*dst = (*dst)[:0]
 		return s.literal("null")
 	}
@@ -766,12 +740,11 @@ func (im *importer) readArgs() error {
 		return s.skipValue(0)
 	}
 	s.pos++
-	if c, _ := s.skipSpace(); c == '}' {
-		s.pos++
+	if s.closes('}') {
 		return nil
 	}
 	for {
-		key, err := s.readString()
+		key, err := s.memberKey()
 		if err != nil {
 			return err
 		}
@@ -779,27 +752,17 @@ func (im *importer) readArgs() error {
 		a.k0 = len(e.arena)
 		e.arena = append(e.arena, key...)
 		a.k1 = len(e.arena)
-		if err := s.expect(':', "':' after an object key"); err != nil {
+		v, num, found, err := s.stringOrNumber()
+		if err != nil {
 			return err
 		}
 		c, _ := s.skipSpace()
 		keep := true
 		switch {
-		case c == '"':
-			v, err := s.readString()
-			if err != nil {
-				return err
-			}
+		case found:
 			a.v0 = len(e.arena)
 			e.arena = append(e.arena, v...)
-		case c == '-' || '0' <= c && c <= '9':
-			v, err := s.readNumber()
-			if err != nil {
-				return err
-			}
-			a.v0 = len(e.arena)
-			e.arena = append(e.arena, v...)
-			a.num = true
+			a.num = num
 		case c == 't' || c == 'f':
 			word := "true"
 			if c == 'f' {
