@@ -552,23 +552,15 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if !ok {
 		return fmt.Errorf("pop: merging a %T", o)
 	}
-	if a.res != nil || b.res != nil {
-		return fmt.Errorf("pop: Merge after Result")
-	}
 	return a.runs.MergeWhole(&b.runs, "pop")
 }
 
 // Result implements engine.Accumulator.
 func (a *Accumulator) Result() (any, error) {
-	if a.res != nil {
-		return a.res, nil
+	if a.res == nil {
+		a.res = &Result{Of: a.of, Runs: engine.FinishRuns(&a.runs, a.finish)}
 	}
-	res := &Result{Of: a.of, Runs: []Run{}}
-	for _, r := range a.runs.Values() {
-		res.Runs = append(res.Runs, a.finish(r))
-	}
-	a.res = res
-	return res, nil
+	return a.res, nil
 }
 
 // ratio is x/y, or 0 when y is 0.

@@ -1104,23 +1104,15 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if !ok {
 		return fmt.Errorf("waitstates: merging a %T", o)
 	}
-	if a.res != nil || b.res != nil {
-		return fmt.Errorf("waitstates: Merge after Result")
-	}
 	return a.runs.MergeWhole(&b.runs, "waitstates")
 }
 
 // Result implements engine.Accumulator.
 func (a *Accumulator) Result() (any, error) {
-	if a.res != nil {
-		return a.res, nil
+	if a.res == nil {
+		a.res = &Result{Runs: engine.FinishRuns(&a.runs, a.finish)}
 	}
-	res := &Result{Runs: []RunWaits{}}
-	for _, r := range a.runs.Values() {
-		res.Runs = append(res.Runs, a.finish(r))
-	}
-	a.res = res
-	return res, nil
+	return a.res, nil
 }
 
 // name returns the name of region id.
