@@ -203,10 +203,7 @@ func enteredRegions(src Source) (map[int32]bool, error) {
 func Check(t *Trace, req Request) error {
 	a, ok := Lookup(req.Analysis)
 	if ok && !a.Recorded {
-		opts := a.Options()
-		if req.Options != nil && fmt.Sprintf("%T", req.Options) == fmt.Sprintf("%T", opts) {
-			opts = req.Options
-		}
+		opts, _ := a.optionsOf(req.Options) // of another type: the defaults, as resolve refuses it
 		if from := ResolveStates(t, req.States); slices.Contains(a.Kinds(opts), trace.KindState) &&
 			(from == StatesRegions || from == StatesMPI) && t.Count(trace.KindEnter) > 0 {
 			stats := *t.Stats
