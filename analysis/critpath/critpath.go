@@ -227,18 +227,11 @@ type side struct {
 	t, end int64
 }
 
-// collKey identifies a collective operation: the seq-th on comm.
-type collKey struct {
-	comm int32
-	seq  int64
-}
-
 // instance is a collective operation being collected.
 type instance struct {
-	op      trace.CollectiveOp
-	root    int32
-	members int
-	sides   []side
+	op    trace.CollectiveOp
+	root  int32
+	sides []side
 }
 
 // runState is the running state of one run.
@@ -250,8 +243,7 @@ type runState struct {
 	sides   map[int64]side
 	nextID  int64
 	pairs   [][2]side
-	seq     map[[2]int32]int64
-	colls   map[collKey]*instance
+	colls   trace.Gathering[instance]
 	done    []*instance
 	unc     Uncomputed
 	scratch trace.Record
@@ -288,7 +280,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 // newRun makes the state of a run on its first record.
 func (a *Accumulator) newRun(run int32) (*runState, error) {
 	r := &runState{run: run, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)),
-		sides: map[int64]side{}, seq: map[[2]int32]int64{}, colls: map[collKey]*instance{}}
+		sides: map[int64]side{}}
 	r.match.OnMatch = func(s, rv *trace.Record) {
 		r.pairs = append(r.pairs, [2]side{r.sides[s.Value], r.sides[rv.Value]})
 		delete(r.sides, s.Value)
@@ -372,29 +364,20 @@ func (ps *procState) closeTo(j int, t int64) {
 
 // collective groups a collective record with the other members'.
 func (r *runState) collective(rec *trace.Record) {
-	if !r.comms.Known(rec.Comm) {
+	members, m := r.comms.Membership(rec.Comm, rec.Proc)
+	switch m {
+	case trace.UnknownMembers, trace.NoMembers, trace.NotMember:
 		r.unc.UnknownComm++
 		return
-	}
-	members := r.comms.MembersOf(rec.Comm, rec.Proc)
-	if len(members) == 0 || !slices.Contains(members, rec.Proc) {
-		r.unc.UnknownComm++
+	case trace.Alone:
 		return
 	}
-	if len(members) == 1 {
-		return
-	}
-	sk := [2]int32{rec.Comm, rec.Proc}
-	k := collKey{rec.Comm, r.seq[sk]}
-	r.seq[sk]++
-	in := r.colls[k]
-	if in == nil {
-		in = &instance{op: trace.CollectiveOp(rec.ID), root: rec.Peer, members: len(members)}
-		r.colls[k] = in
+	in, first, complete := r.colls.Join(rec.Comm, rec.Proc, len(members))
+	if first {
+		*in = instance{op: trace.CollectiveOp(rec.ID), root: rec.Peer}
 	}
 	in.sides = append(in.sides, side{proc: rec.Proc, t: rec.T, end: rec.EndTime()})
-	if len(in.sides) == in.members {
-		delete(r.colls, k)
+	if complete {
 		r.done = append(r.done, in)
 	}
 }
@@ -497,7 +480,7 @@ func (a *Accumulator) finish(r *runState) RunPath {
 	}
 	sends, recvs := r.match.Unmatched()
 	r.unc.UnmatchedSends, r.unc.UnmatchedRecvs = int64(len(sends)), int64(len(recvs))
-	r.unc.Incomplete = int64(len(r.colls))
+	r.unc.Incomplete = int64(r.colls.Open())
 
 	deps := map[int32][]dep{}
 	for _, pr := range r.pairs {

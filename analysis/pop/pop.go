@@ -521,16 +521,15 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 // collective adds a process's part in a collective: its arrival at the
 // record's time and its departure at the record's end.
 func (r *runAcc) collective(pa *procAcc, rec *trace.Record) {
-	if !r.comms.Known(rec.Comm) {
+	mem, m := r.comms.Membership(rec.Comm, rec.Proc)
+	switch m {
+	case trace.UnknownMembers:
 		r.problems.UnknownComm++
 		return
-	}
-	mem := r.comms.MembersOf(rec.Comm, rec.Proc)
-	if !slices.Contains(mem, rec.Proc) {
+	case trace.NoMembers, trace.NotMember:
 		r.problems.OutsideComm++
 		return
-	}
-	if len(mem) < 2 {
+	case trace.Alone:
 		return // nothing to wait for
 	}
 	k := pa.collK[rec.Comm]
