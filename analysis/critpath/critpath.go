@@ -186,14 +186,9 @@ func init() {
 		Recorded: true,
 		Doc:      "critical path: the chain of computation and messages that determines a run's end; each region's and process's share",
 		Needs:    []trace.Kind{trace.KindEnter, trace.KindSend, trace.KindRecv, trace.KindCollective},
-		Feeds: func(any) []trace.Kind {
-			// Every timed kind, as pop's: a process ends with its last
-			// record, whatever its kind.
-			return []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindState, trace.KindSend, trace.KindRecv,
-				trace.KindCollective, trace.KindEvent, trace.KindCounter}
-		},
-		Options: func() any { return DefaultParams() },
-		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return New(t, o.(*Params)) },
+		Feeds:    func(any) []trace.Kind { return trace.TimedKinds() },
+		Options:  func() any { return DefaultParams() },
+		New:      func(t *engine.Trace, o any) (engine.Accumulator, error) { return New(t, o.(*Params)) },
 	})
 }
 

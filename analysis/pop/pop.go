@@ -160,12 +160,9 @@ func init() {
 		Recorded: true,
 		Doc:      "POP efficiencies: load balance, communication, serialisation and transfer efficiency, parallel efficiency, useful time per process",
 		Needs:    []trace.Kind{trace.KindEnter, trace.KindState},
-		Feeds: func(o any) []trace.Kind {
-			return []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindState, trace.KindSend, trace.KindRecv,
-				trace.KindCollective, trace.KindEvent, trace.KindCounter}
-		},
-		Options: func() any { return DefaultParams() },
-		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return New(t, o.(*Params)) },
+		Feeds:    func(any) []trace.Kind { return trace.TimedKinds() },
+		Options:  func() any { return DefaultParams() },
+		New:      func(t *engine.Trace, o any) (engine.Accumulator, error) { return New(t, o.(*Params)) },
 	})
 }
 

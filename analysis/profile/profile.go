@@ -220,12 +220,9 @@ func init() {
 		Recorded: true,
 		Doc:      "flat and call-tree profiles of regions (or states): inclusive and exclusive time, visits, spread over processes; message statistics",
 		Needs:    []trace.Kind{trace.KindEnter, trace.KindState},
-		Feeds: func(o any) []trace.Kind {
-			return []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindState, trace.KindSend, trace.KindRecv,
-				trace.KindCollective, trace.KindEvent, trace.KindCounter}
-		},
-		Options: func() any { return DefaultParams() },
-		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return New(t, o.(*Params)) },
+		Feeds:    func(any) []trace.Kind { return trace.TimedKinds() },
+		Options:  func() any { return DefaultParams() },
+		New:      func(t *engine.Trace, o any) (engine.Accumulator, error) { return New(t, o.(*Params)) },
 	})
 }
 
