@@ -295,14 +295,7 @@ func (d *derivedSource) dict(h *trace.Header, used map[int32]bool) {
 				continue
 			}
 			unknown--
-			name := r.Label
-			if name == "" {
-				name = r.Function
-			}
-			if name == "" {
-				name = fmt.Sprintf("region %d", r.ID)
-			}
-			d.stateOf[r.ID] = add(trace.StateDef{Name: name, File: r.File, Line: r.Line})
+			d.stateOf[r.ID] = add(trace.StateDef{Name: r.Name(), File: r.File, Line: r.Line})
 		}
 		d.unknown = -1
 		if unknown > 0 {

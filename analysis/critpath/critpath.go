@@ -262,11 +262,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	a := &Accumulator{t: t, p: p, names: map[int32]string{}, mpi: map[int32]bool{}}
 	a.runs.New = a.newRun
 	for _, r := range t.Header.Regions {
-		n := r.Label
-		if n == "" {
-			n = r.Function
-		}
-		a.names[r.ID] = n
+		a.names[r.ID] = r.Name()
 		a.mpi[r.ID] = r.IsMPI()
 	}
 	return a, nil

@@ -219,10 +219,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	if of == "regions" {
 		noColl := t.Count(trace.KindCollective) == 0
 		for _, r := range t.Header.Regions {
-			name := r.Label
-			if name == "" {
-				name = r.Function
-			}
+			name := r.Name()
 			a.names[r.ID] = name
 			mark(r.ID, r.Label, r.Function)
 			if re.MatchString(r.Label) || (r.Function != "" && re.MatchString(r.Function)) {

@@ -301,7 +301,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	a.runs.New = newRun
 	if of == "regions" {
 		for _, r := range t.Header.Regions {
-			a.names[r.ID] = regionName(r)
+			a.names[r.ID] = r.Name()
 		}
 	} else {
 		for _, s := range t.Header.States {
@@ -313,17 +313,6 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 		}
 	}
 	return a, nil
-}
-
-// regionName is a region's label, or its function, or its kind and line.
-func regionName(r trace.RegionDef) string {
-	switch {
-	case r.Label != "":
-		return r.Label
-	case r.Function != "":
-		return r.Function
-	}
-	return fmt.Sprintf("region %d", r.ID)
 }
 
 // name returns the label of region (or state) id.

@@ -464,11 +464,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	a.runs.New = a.newRun
 	anyMPI := false
 	for _, r := range t.Header.Regions {
-		n := r.Label
-		if n == "" {
-			n = r.Function
-		}
-		a.names[r.ID] = n
+		a.names[r.ID] = r.Name()
 		a.mpi[r.ID] = r.IsMPI()
 		a.nonBlocking[r.ID] = isNonBlocking(r.Label) || isNonBlocking(r.Function)
 		anyMPI = anyMPI || a.mpi[r.ID]
