@@ -317,49 +317,36 @@ func (im *importer) initDicts() {
 
 // flushDicts adds the dictionary entries made by the import to the header.
 func (im *importer) flushDicts() {
-	have := func(ids []int32, id int32) bool { return slices.Contains(ids, id) }
-	var ids []int32
-	for _, d := range im.h.Regions {
-		ids = append(ids, d.ID)
-	}
-	for name, id := range im.regions {
-		if have(ids, id) {
-			continue
-		}
-		d, ok := im.regDefs[id]
-		if !ok {
-			d = trace.RegionDef{ID: id, Kind: trace.RegionUser, Label: name, Parent: -1}
-		}
-		im.h.Regions = append(im.h.Regions, d)
-	}
-	ids = ids[:0]
-	for _, d := range im.h.Events {
-		ids = append(ids, d.ID)
-	}
-	for name, id := range im.events {
-		if !have(ids, id) {
-			im.h.Events = append(im.h.Events, trace.EventDef{ID: id, Name: name})
-		}
-	}
-	ids = ids[:0]
-	for _, d := range im.h.Counters {
-		ids = append(ids, d.ID)
-	}
-	for name, id := range im.counters {
-		if !have(ids, id) {
-			im.h.Counters = append(im.h.Counters, trace.CounterDef{ID: id, Name: name})
-		}
-	}
-	ids = ids[:0]
-	for _, d := range im.h.States {
-		ids = append(ids, d.ID)
-	}
-	for id, d := range im.stDefs {
-		if !have(ids, id) {
-			im.h.States = append(im.h.States, d)
-		}
-	}
+	im.h.Regions = appendMissing(im.h.Regions, func(d trace.RegionDef) int32 { return d.ID }, im.regions,
+		func(name string, id int32) (int32, trace.RegionDef) {
+			if d, ok := im.regDefs[id]; ok {
+				return id, d
+			}
+			return id, trace.RegionDef{ID: id, Kind: trace.RegionUser, Label: name, Parent: -1}
+		})
+	im.h.Events = appendMissing(im.h.Events, func(d trace.EventDef) int32 { return d.ID }, im.events,
+		func(name string, id int32) (int32, trace.EventDef) { return id, trace.EventDef{ID: id, Name: name} })
+	im.h.Counters = appendMissing(im.h.Counters, func(d trace.CounterDef) int32 { return d.ID }, im.counters,
+		func(name string, id int32) (int32, trace.CounterDef) { return id, trace.CounterDef{ID: id, Name: name} })
+	im.h.States = appendMissing(im.h.States, func(d trace.StateDef) int32 { return d.ID }, im.stDefs,
+		func(id int32, d trace.StateDef) (int32, trace.StateDef) { return id, d })
 	im.h.SortDicts()
+}
+
+// appendMissing appends to defs, a dictionary of the header, the entries
+// the import made (made, each the id and entry def gives) whose id no entry
+// of defs has (idOf gives an entry's id).
+func appendMissing[D any, K comparable, V any](defs []D, idOf func(D) int32, made map[K]V, def func(K, V) (int32, D)) []D {
+	ids := make([]int32, 0, len(defs))
+	for _, d := range defs {
+		ids = append(ids, idOf(d))
+	}
+	for k, v := range made {
+		if id, d := def(k, v); !slices.Contains(ids, id) {
+			defs = append(defs, d)
+		}
+	}
+	return defs
 }
 
 func (im *importer) file(path string) error {
