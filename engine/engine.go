@@ -337,6 +337,20 @@ func (r *Results) Get(name string) *Envelope {
 	return nil
 }
 
+// optionsOf returns the options a request giving given runs a with: given
+// when it is of the type a.Options makes, the defaults when it is nil. Of
+// another type, it returns the defaults and an error naming both types.
+func (a *Analysis) optionsOf(given any) (any, error) {
+	def := a.Options()
+	if given == nil {
+		return def, nil
+	}
+	if want, got := fmt.Sprintf("%T", def), fmt.Sprintf("%T", given); want != got {
+		return def, fmt.Errorf("%s: options of type %s, want %s", a.Name, got, want)
+	}
+	return given, nil
+}
+
 // resolve checks a request and fills in its defaults.
 func resolve(t *Trace, req Request) (*Analysis, any, error) {
 	a, ok := Lookup(req.Analysis)
@@ -347,11 +361,9 @@ func resolve(t *Trace, req Request) (*Analysis, any, error) {
 		}
 		return nil, nil, fmt.Errorf("unknown analysis %q (known: %s)", req.Analysis, strings.Join(names, ", "))
 	}
-	opts := req.Options
-	if opts == nil {
-		opts = a.Options()
-	} else if want, got := fmt.Sprintf("%T", a.Options()), fmt.Sprintf("%T", opts); want != got {
-		return nil, nil, fmt.Errorf("%s: options of type %s, want %s", a.Name, got, want)
+	opts, err := a.optionsOf(req.Options)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := a.AppliesWith(t, opts); err != nil {
 		return nil, nil, err

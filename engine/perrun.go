@@ -16,6 +16,9 @@ type PerRun[T any] struct {
 	last int32
 	cur  T
 	has  bool
+	// finished: FinishRuns made a result of the values, which merge no
+	// more.
+	finished bool
 }
 
 // Of returns the value of run, made by New the first time.
@@ -66,8 +69,11 @@ func (p *PerRun[T]) Each(fn func(T)) {
 
 // MergeWhole moves the values of other into p when no run is in both: the
 // merge of an analysis that computes each run in one accumulator (its
-// name starts the error).
+// name starts the error). Once FinishRuns has finished either, it refuses.
 func (p *PerRun[T]) MergeWhole(other *PerRun[T], analysis string) error {
+	if p.finished || other.finished {
+		return fmt.Errorf("%s: Merge after Result", analysis)
+	}
 	return p.Merge(other, func(run int32, _, _ T) error {
 		return fmt.Errorf("%s: run %d is in both accumulators merged: a run must be computed in one (shard by run)", analysis, run)
 	})
@@ -92,4 +98,16 @@ func (p *PerRun[T]) Merge(other *PerRun[T], merge func(run int32, into, from T) 
 	}
 	other.runs, other.has, p.has = nil, false, false
 	return nil
+}
+
+// FinishRuns returns finish of every value of p, in run order, never nil
+// (an empty result is an empty list): the runs of the result of an
+// analysis that computes each run on its own. p merges no more after.
+func FinishRuns[T, R any](p *PerRun[T], finish func(T) R) []R {
+	out := make([]R, 0, len(p.runs))
+	for _, v := range p.Values() {
+		out = append(out, finish(v))
+	}
+	p.finished = true
+	return out
 }

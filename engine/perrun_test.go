@@ -78,3 +78,31 @@ func TestPerRunValuesAndWhole(t *testing.T) {
 		t.Errorf("MergeWhole of a run both hold: %v", err)
 	}
 }
+
+// TestFinishRuns checks that FinishRuns finishes every run in order, makes
+// an empty list of no runs, and that MergeWhole refuses either side after.
+func TestFinishRuns(t *testing.T) {
+	mk := func(runs ...int32) *PerRun[int32] {
+		p := &PerRun[int32]{New: func(run int32) (int32, error) { return 10 * run, nil }}
+		for _, r := range runs {
+			p.Of(r)
+		}
+		return p
+	}
+	if out := FinishRuns(mk(), func(v int32) int32 { return v }); out == nil || len(out) != 0 {
+		t.Errorf("no runs: %#v, want an empty list", out)
+	}
+	a := mk(2, 0, 1)
+	if out := FinishRuns(a, func(v int32) int32 { return v + 1 }); !slices.Equal(out, []int32{1, 11, 21}) {
+		t.Errorf("FinishRuns = %v, want [1 11 21]", out)
+	}
+	const after = "x: Merge after Result"
+	if err := a.MergeWhole(mk(5), "x"); err == nil || err.Error() != after {
+		t.Errorf("MergeWhole into a finished PerRun: %v, want %q", err, after)
+	}
+	b := mk(7)
+	FinishRuns(b, func(v int32) int32 { return v })
+	if err := mk(6).MergeWhole(b, "x"); err == nil || err.Error() != after {
+		t.Errorf("MergeWhole of a finished PerRun: %v, want %q", err, after)
+	}
+}

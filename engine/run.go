@@ -210,10 +210,7 @@ func statesSource(src Source, reqs []Request) (Source, StatesFrom, error) {
 			from = req.States
 		}
 		if a, ok := Lookup(req.Analysis); ok {
-			opts := a.Options()
-			if req.Options != nil && fmt.Sprintf("%T", req.Options) == fmt.Sprintf("%T", opts) {
-				opts = req.Options
-			}
+			opts, _ := a.optionsOf(req.Options) // of another type: the defaults, as resolve refuses it
 			reads = reads || (!a.Recorded && slices.Contains(a.Kinds(opts), trace.KindState))
 		}
 	}

@@ -203,10 +203,7 @@ func enteredRegions(src Source) (map[int32]bool, error) {
 func Check(t *Trace, req Request) error {
 	a, ok := Lookup(req.Analysis)
 	if ok && !a.Recorded {
-		opts := a.Options()
-		if req.Options != nil && fmt.Sprintf("%T", req.Options) == fmt.Sprintf("%T", opts) {
-			opts = req.Options
-		}
+		opts, _ := a.optionsOf(req.Options) // of another type: the defaults, as resolve refuses it
 		if from := ResolveStates(t, req.States); slices.Contains(a.Kinds(opts), trace.KindState) &&
 			(from == StatesRegions || from == StatesMPI) && t.Count(trace.KindEnter) > 0 {
 			stats := *t.Stats
@@ -298,14 +295,7 @@ func (d *derivedSource) dict(h *trace.Header, used map[int32]bool) {
 				continue
 			}
 			unknown--
-			name := r.Label
-			if name == "" {
-				name = r.Function
-			}
-			if name == "" {
-				name = fmt.Sprintf("region %d", r.ID)
-			}
-			d.stateOf[r.ID] = add(trace.StateDef{Name: name, File: r.File, Line: r.Line})
+			d.stateOf[r.ID] = add(trace.StateDef{Name: r.Name(), File: r.File, Line: r.Line})
 		}
 		d.unknown = -1
 		if unknown > 0 {

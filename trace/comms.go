@@ -13,6 +13,7 @@ type Communicators struct {
 	declared map[int32]bool
 	self     map[int32]bool
 	unknown  map[int32]bool
+	world    []int32
 }
 
 // NewCommunicators returns the communicators of h for a run of n processes.
@@ -58,4 +59,30 @@ func (c *Communicators) Members(comm int32) []int32 {
 		c.members[comm] = m
 	}
 	return m
+}
+
+// World returns every process of the run, 0..n−1, made once and shared:
+// the members of a communicator of unknown members for an analysis told
+// to take it for the world.
+func (c *Communicators) World() []int32 {
+	if len(c.world) != c.n {
+		c.world = make([]int32, c.n)
+		for i := range c.world {
+			c.world[i] = int32(i)
+		}
+	}
+	return c.world
+}
+
+// MembersOrWorld returns MembersOf(comm, proc) for a communicator whose
+// members are Known; for one whose members are not, World when asWorld,
+// else ok false.
+func (c *Communicators) MembersOrWorld(comm, proc int32, asWorld bool) (members []int32, ok bool) {
+	switch {
+	case c.Known(comm):
+		return c.MembersOf(comm, proc), true
+	case asWorld:
+		return c.World(), true
+	}
+	return nil, false
 }

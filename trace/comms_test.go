@@ -48,3 +48,19 @@ func TestEmptyAndUnknownCommunicators(t *testing.T) {
 		t.Errorf("undeclared communicator: %v, want every process", m)
 	}
 }
+
+// TestMembersOrWorld checks that a communicator of unknown members is the
+// world only when asked, and that a known one keeps its members.
+func TestMembersOrWorld(t *testing.T) {
+	h := &Header{Comms: []CommDef{{ID: 5, Unknown: true}, {ID: 6, Members: []int32{1}}}}
+	c := NewCommunicators(h, 3)
+	if m, ok := c.MembersOrWorld(5, 2, false); ok || m != nil {
+		t.Errorf("unknown communicator, not as world: %v %v, want none", m, ok)
+	}
+	if m, ok := c.MembersOrWorld(5, 2, true); !ok || !slices.Equal(m, []int32{0, 1, 2}) {
+		t.Errorf("unknown communicator as world: %v %v, want every process", m, ok)
+	}
+	if m, ok := c.MembersOrWorld(6, 1, true); !ok || !slices.Equal(m, []int32{1}) {
+		t.Errorf("communicator 6: %v %v, want [1]", m, ok)
+	}
+}

@@ -134,6 +134,18 @@ func IsMPICall(name string) bool {
 	return hasPrefixFold(name, "MPI_") || hasPrefixFold(name, "PMPI_")
 }
 
+// Name is what r is called: its label, or its function when it has no
+// label, or "region ID" when it has neither.
+func (r *RegionDef) Name() string {
+	switch {
+	case r.Label != "":
+		return r.Label
+	case r.Function != "":
+		return r.Function
+	}
+	return fmt.Sprintf("region %d", r.ID)
+}
+
 // IsMPI reports whether r is an MPI call: its label or its function is
 // the name of one (IsMPICall).
 func (r *RegionDef) IsMPI() bool { return IsMPICall(r.Label) || IsMPICall(r.Function) }

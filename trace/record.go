@@ -64,6 +64,13 @@ func (k Kind) Valid() bool { return k >= KindState && k <= KindBBV }
 // Kinds lists every record kind in numeric order.
 var Kinds = []Kind{KindState, KindEnter, KindExit, KindSend, KindRecv, KindCollective, KindEvent, KindCounter, KindBBV}
 
+// TimedKinds returns every kind of record but KindBBV (whose records are
+// ordered by interval, not time), in a new slice: what an analysis reads
+// when a process ends with its last record, whatever its kind.
+func TimedKinds() []Kind {
+	return []Kind{KindEnter, KindExit, KindState, KindSend, KindRecv, KindCollective, KindEvent, KindCounter}
+}
+
 // Record flags.
 const (
 	// FlagDynamic marks a message whose peer the compiler could not determine

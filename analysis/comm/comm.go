@@ -176,7 +176,6 @@ type Accumulator struct {
 	idx      *trace.Index
 	opts     Options
 	n        int
-	all      []int32 // 0..n-1, for Options.UnknownCommAsWorld
 	nodes    []*node
 	children map[childKey]int
 	stacks   [][]frame // per process; [0] is the root frame
@@ -373,28 +372,12 @@ func (a *Accumulator) pop(p int32) {
 	a.top[p] = a.nodes[st[len(st)-2].node]
 }
 
-// world returns every process of the run, for UnknownCommAsWorld.
-func (a *Accumulator) world() []int32 {
-	if len(a.all) != a.n {
-		a.all = make([]int32, a.n)
-		for i := range a.all {
-			a.all[i] = int32(i)
-		}
-	}
-	return a.all
-}
-
 func (a *Accumulator) collective(r *trace.Record) {
 	op := trace.CollectiveOp(r.ID)
-	var mem []int32
-	if !a.comms.Known(r.Comm) {
-		if !a.opts.UnknownCommAsWorld {
-			a.problems.UnknownComm++
-			return
-		}
-		mem = a.world()
-	} else {
-		mem = a.comms.MembersOf(r.Comm, r.Proc)
+	mem, ok := a.comms.MembersOrWorld(r.Comm, r.Proc, a.opts.UnknownCommAsWorld)
+	if !ok {
+		a.problems.UnknownComm++
+		return
 	}
 	root := 0
 	if r.Peer >= 0 {

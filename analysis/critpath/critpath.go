@@ -186,14 +186,9 @@ func init() {
 		Recorded: true,
 		Doc:      "critical path: the chain of computation and messages that determines a run's end; each region's and process's share",
 		Needs:    []trace.Kind{trace.KindEnter, trace.KindSend, trace.KindRecv, trace.KindCollective},
-		Feeds: func(any) []trace.Kind {
-			// Every timed kind, as pop's: a process ends with its last
-			// record, whatever its kind.
-			return []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindState, trace.KindSend, trace.KindRecv,
-				trace.KindCollective, trace.KindEvent, trace.KindCounter}
-		},
-		Options: func() any { return DefaultParams() },
-		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return New(t, o.(*Params)) },
+		Feeds:    func(any) []trace.Kind { return trace.TimedKinds() },
+		Options:  func() any { return DefaultParams() },
+		New:      func(t *engine.Trace, o any) (engine.Accumulator, error) { return New(t, o.(*Params)) },
 	})
 }
 
@@ -227,18 +222,11 @@ type side struct {
 	t, end int64
 }
 
-// collKey identifies a collective operation: the seq-th on comm.
-type collKey struct {
-	comm int32
-	seq  int64
-}
-
 // instance is a collective operation being collected.
 type instance struct {
-	op      trace.CollectiveOp
-	root    int32
-	members int
-	sides   []side
+	op    trace.CollectiveOp
+	root  int32
+	sides []side
 }
 
 // runState is the running state of one run.
@@ -250,8 +238,7 @@ type runState struct {
 	sides   map[int64]side
 	nextID  int64
 	pairs   [][2]side
-	seq     map[[2]int32]int64
-	colls   map[collKey]*instance
+	colls   trace.Gathering[instance]
 	done    []*instance
 	unc     Uncomputed
 	scratch trace.Record
@@ -275,11 +262,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	a := &Accumulator{t: t, p: p, names: map[int32]string{}, mpi: map[int32]bool{}}
 	a.runs.New = a.newRun
 	for _, r := range t.Header.Regions {
-		n := r.Label
-		if n == "" {
-			n = r.Function
-		}
-		a.names[r.ID] = n
+		a.names[r.ID] = r.Name()
 		a.mpi[r.ID] = r.IsMPI()
 	}
 	return a, nil
@@ -288,7 +271,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 // newRun makes the state of a run on its first record.
 func (a *Accumulator) newRun(run int32) (*runState, error) {
 	r := &runState{run: run, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)),
-		sides: map[int64]side{}, seq: map[[2]int32]int64{}, colls: map[collKey]*instance{}}
+		sides: map[int64]side{}}
 	r.match.OnMatch = func(s, rv *trace.Record) {
 		r.pairs = append(r.pairs, [2]side{r.sides[s.Value], r.sides[rv.Value]})
 		delete(r.sides, s.Value)
@@ -372,29 +355,20 @@ func (ps *procState) closeTo(j int, t int64) {
 
 // collective groups a collective record with the other members'.
 func (r *runState) collective(rec *trace.Record) {
-	if !r.comms.Known(rec.Comm) {
+	members, m := r.comms.Membership(rec.Comm, rec.Proc)
+	switch m {
+	case trace.UnknownMembers, trace.NoMembers, trace.NotMember:
 		r.unc.UnknownComm++
 		return
-	}
-	members := r.comms.MembersOf(rec.Comm, rec.Proc)
-	if len(members) == 0 || !slices.Contains(members, rec.Proc) {
-		r.unc.UnknownComm++
+	case trace.Alone:
 		return
 	}
-	if len(members) == 1 {
-		return
-	}
-	sk := [2]int32{rec.Comm, rec.Proc}
-	k := collKey{rec.Comm, r.seq[sk]}
-	r.seq[sk]++
-	in := r.colls[k]
-	if in == nil {
-		in = &instance{op: trace.CollectiveOp(rec.ID), root: rec.Peer, members: len(members)}
-		r.colls[k] = in
+	in, first, complete := r.colls.Join(rec.Comm, rec.Proc, len(members))
+	if first {
+		*in = instance{op: trace.CollectiveOp(rec.ID), root: rec.Peer}
 	}
 	in.sides = append(in.sides, side{proc: rec.Proc, t: rec.T, end: rec.EndTime()})
-	if len(in.sides) == in.members {
-		delete(r.colls, k)
+	if complete {
 		r.done = append(r.done, in)
 	}
 }
@@ -405,23 +379,15 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if !ok {
 		return fmt.Errorf("critpath: merging a %T", o)
 	}
-	if a.res != nil || b.res != nil {
-		return fmt.Errorf("critpath: Merge after Result")
-	}
 	return a.runs.MergeWhole(&b.runs, "critpath")
 }
 
 // Result implements engine.Accumulator.
 func (a *Accumulator) Result() (any, error) {
-	if a.res != nil {
-		return a.res, nil
+	if a.res == nil {
+		a.res = &Result{Runs: engine.FinishRuns(&a.runs, a.finish)}
 	}
-	res := &Result{Runs: []RunPath{}}
-	for _, r := range a.runs.Values() {
-		res.Runs = append(res.Runs, a.finish(r))
-	}
-	a.res = res
-	return res, nil
+	return a.res, nil
 }
 
 // name returns the name of region id.
@@ -505,7 +471,7 @@ func (a *Accumulator) finish(r *runState) RunPath {
 	}
 	sends, recvs := r.match.Unmatched()
 	r.unc.UnmatchedSends, r.unc.UnmatchedRecvs = int64(len(sends)), int64(len(recvs))
-	r.unc.Incomplete = int64(len(r.colls))
+	r.unc.Incomplete = int64(r.colls.Open())
 
 	deps := map[int32][]dep{}
 	for _, pr := range r.pairs {

@@ -128,7 +128,6 @@ type Builder struct {
 	colls   map[[2]int32]*collInst // (comm, k)
 	collK   map[[2]int32]int32     // (proc, comm) → collectives so far
 	lists   []int32
-	all     []int32 // 0..n-1, for Options.UnknownCommAsWorld
 	prob    Problems
 	tmp     trace.Record // the copy of a send or receive given to the matcher, End = its message or slot
 }
@@ -220,13 +219,8 @@ func (b *Builder) Add(r *trace.Record) error {
 
 func (b *Builder) collective(r *trace.Record) {
 	op := trace.CollectiveOp(r.ID)
-	var mem []int32
-	switch {
-	case b.comms.Known(r.Comm):
-		mem = b.comms.MembersOf(r.Comm, r.Proc)
-	case b.opts.UnknownCommAsWorld:
-		mem = b.world()
-	default:
+	mem, ok := b.comms.MembersOrWorld(r.Comm, r.Proc, b.opts.UnknownCommAsWorld)
+	if !ok {
 		b.prob.UnknownComm++
 		return
 	}
@@ -303,17 +297,6 @@ func (b *Builder) collective(r *trace.Record) {
 	if inst.arrived == len(mem) {
 		delete(b.colls, ik)
 	}
-}
-
-// world returns every process of the run, for Options.UnknownCommAsWorld.
-func (b *Builder) world() []int32 {
-	if len(b.all) != b.n {
-		b.all = make([]int32, b.n)
-		for i := range b.all {
-			b.all[i] = int32(i)
-		}
-	}
-	return b.all
 }
 
 // Workload is a trace reduced to what the network simulation replays: the

@@ -160,12 +160,9 @@ func init() {
 		Recorded: true,
 		Doc:      "POP efficiencies: load balance, communication, serialisation and transfer efficiency, parallel efficiency, useful time per process",
 		Needs:    []trace.Kind{trace.KindEnter, trace.KindState},
-		Feeds: func(o any) []trace.Kind {
-			return []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindState, trace.KindSend, trace.KindRecv,
-				trace.KindCollective, trace.KindEvent, trace.KindCounter}
-		},
-		Options: func() any { return DefaultParams() },
-		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return New(t, o.(*Params)) },
+		Feeds:    func(any) []trace.Kind { return trace.TimedKinds() },
+		Options:  func() any { return DefaultParams() },
+		New:      func(t *engine.Trace, o any) (engine.Accumulator, error) { return New(t, o.(*Params)) },
 	})
 }
 
@@ -222,10 +219,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	if of == "regions" {
 		noColl := t.Count(trace.KindCollective) == 0
 		for _, r := range t.Header.Regions {
-			name := r.Label
-			if name == "" {
-				name = r.Function
-			}
+			name := r.Name()
 			a.names[r.ID] = name
 			mark(r.ID, r.Label, r.Function)
 			if re.MatchString(r.Label) || (r.Function != "" && re.MatchString(r.Function)) {
@@ -521,16 +515,15 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 // collective adds a process's part in a collective: its arrival at the
 // record's time and its departure at the record's end.
 func (r *runAcc) collective(pa *procAcc, rec *trace.Record) {
-	if !r.comms.Known(rec.Comm) {
+	mem, m := r.comms.Membership(rec.Comm, rec.Proc)
+	switch m {
+	case trace.UnknownMembers:
 		r.problems.UnknownComm++
 		return
-	}
-	mem := r.comms.MembersOf(rec.Comm, rec.Proc)
-	if !slices.Contains(mem, rec.Proc) {
+	case trace.NoMembers, trace.NotMember:
 		r.problems.OutsideComm++
 		return
-	}
-	if len(mem) < 2 {
+	case trace.Alone:
 		return // nothing to wait for
 	}
 	k := pa.collK[rec.Comm]
@@ -552,23 +545,15 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if !ok {
 		return fmt.Errorf("pop: merging a %T", o)
 	}
-	if a.res != nil || b.res != nil {
-		return fmt.Errorf("pop: Merge after Result")
-	}
 	return a.runs.MergeWhole(&b.runs, "pop")
 }
 
 // Result implements engine.Accumulator.
 func (a *Accumulator) Result() (any, error) {
-	if a.res != nil {
-		return a.res, nil
+	if a.res == nil {
+		a.res = &Result{Of: a.of, Runs: engine.FinishRuns(&a.runs, a.finish)}
 	}
-	res := &Result{Of: a.of, Runs: []Run{}}
-	for _, r := range a.runs.Values() {
-		res.Runs = append(res.Runs, a.finish(r))
-	}
-	a.res = res
-	return res, nil
+	return a.res, nil
 }
 
 // ratio is x/y, or 0 when y is 0.

@@ -220,12 +220,9 @@ func init() {
 		Recorded: true,
 		Doc:      "flat and call-tree profiles of regions (or states): inclusive and exclusive time, visits, spread over processes; message statistics",
 		Needs:    []trace.Kind{trace.KindEnter, trace.KindState},
-		Feeds: func(o any) []trace.Kind {
-			return []trace.Kind{trace.KindEnter, trace.KindExit, trace.KindState, trace.KindSend, trace.KindRecv,
-				trace.KindCollective, trace.KindEvent, trace.KindCounter}
-		},
-		Options: func() any { return DefaultParams() },
-		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return New(t, o.(*Params)) },
+		Feeds:    func(any) []trace.Kind { return trace.TimedKinds() },
+		Options:  func() any { return DefaultParams() },
+		New:      func(t *engine.Trace, o any) (engine.Accumulator, error) { return New(t, o.(*Params)) },
 	})
 }
 
@@ -304,7 +301,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	a.runs.New = newRun
 	if of == "regions" {
 		for _, r := range t.Header.Regions {
-			a.names[r.ID] = regionName(r)
+			a.names[r.ID] = r.Name()
 		}
 	} else {
 		for _, s := range t.Header.States {
@@ -316,17 +313,6 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 		}
 	}
 	return a, nil
-}
-
-// regionName is a region's label, or its function, or its kind and line.
-func regionName(r trace.RegionDef) string {
-	switch {
-	case r.Label != "":
-		return r.Label
-	case r.Function != "":
-		return r.Function
-	}
-	return fmt.Sprintf("region %d", r.ID)
 }
 
 // name returns the label of region (or state) id.
@@ -515,23 +501,15 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if !ok {
 		return fmt.Errorf("profile: merging a %T", o)
 	}
-	if a.res != nil || b.res != nil {
-		return fmt.Errorf("profile: Merge after Result")
-	}
 	return a.runs.MergeWhole(&b.runs, "profile")
 }
 
 // Result implements engine.Accumulator.
 func (a *Accumulator) Result() (any, error) {
-	if a.res != nil {
-		return a.res, nil
+	if a.res == nil {
+		a.res = &Result{Of: a.of, Runs: engine.FinishRuns(&a.runs, a.finish)}
 	}
-	res := &Result{Of: a.of, Runs: []RunProfile{}}
-	for _, r := range a.runs.Values() {
-		res.Runs = append(res.Runs, a.finish(r))
-	}
-	a.res = res
-	return res, nil
+	return a.res, nil
 }
 
 // finish closes every process's open regions and builds the run's profile.

@@ -385,19 +385,12 @@ type recvEntry struct {
 // pair is a matched message.
 type pair struct{ send, recv *side }
 
-// collKey identifies a collective operation: the seq-th on comm.
-type collKey struct {
-	comm int32
-	seq  int64
-}
-
 // instance is a collective operation being collected.
 type instance struct {
-	op      trace.CollectiveOp
-	root    int32
-	members int
-	procs   []int32
-	calls   []*call
+	op    trace.CollectiveOp
+	root  int32
+	procs []int32
+	calls []*call
 }
 
 // procState is the running state of one process.
@@ -443,8 +436,7 @@ type runState struct {
 	sides   map[int64]*side
 	nextID  int64
 	pairs   []pair
-	seq     map[[2]int32]int64 // (comm, proc) → collectives so far
-	colls   map[collKey]*instance
+	colls   trace.Gathering[instance]
 	ready   []*instance
 	sites   map[siteKey]*Amount
 	msgs    int64
@@ -490,11 +482,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	a.runs.New = a.newRun
 	anyMPI := false
 	for _, r := range t.Header.Regions {
-		n := r.Label
-		if n == "" {
-			n = r.Function
-		}
-		a.names[r.ID] = n
+		a.names[r.ID] = r.Name()
 		a.mpi[r.ID] = r.IsMPI()
 		a.nonBlocking[r.ID] = isNonBlocking(r.Label) || isNonBlocking(r.Function)
 		anyMPI = anyMPI || a.mpi[r.ID]
@@ -531,7 +519,7 @@ func isNonBlocking(name string) bool {
 // newRun makes the state of a run on its first record.
 func (a *Accumulator) newRun(run int32) (*runState, error) {
 	r := &runState{run: run, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)),
-		sides: map[int64]*side{}, seq: map[[2]int32]int64{}, colls: map[collKey]*instance{}, sites: map[siteKey]*Amount{},
+		sides: map[int64]*side{}, sites: map[siteKey]*Amount{},
 		clockPairs: map[[2]int32]*ClockPair{}}
 	r.match.OnMatch = func(s, rv *trace.Record) {
 		ss, rs := r.sides[s.Value], r.sides[rv.Value]
@@ -753,37 +741,27 @@ func (a *Accumulator) collective(r *runState, ps *procState, rec *trace.Record) 
 	if c == nil && a.spans {
 		c = spanCall(ps, rec, op.String()) // in the MPI time in any case
 	}
-	if !r.comms.Known(rec.Comm) {
+	members, m := r.comms.Membership(rec.Comm, rec.Proc)
+	switch m {
+	case trace.UnknownMembers, trace.NoMembers:
 		r.unc.UnknownComm++
 		return
-	}
-	members := r.comms.MembersOf(rec.Comm, rec.Proc)
-	if len(members) == 0 {
-		r.unc.UnknownComm++
-		return
-	}
-	if !slices.Contains(members, rec.Proc) {
+	case trace.NotMember:
 		r.unc.OutsideComm++
 		return
-	}
-	if len(members) == 1 {
+	case trace.Alone:
 		return // a process alone waits for no one
 	}
-	sk := [2]int32{rec.Comm, rec.Proc}
-	k := collKey{rec.Comm, r.seq[sk]}
-	r.seq[sk]++
-	in := r.colls[k]
-	if in == nil {
-		in = &instance{op: op, root: rec.Peer, members: len(members)}
-		r.colls[k] = in
+	in, first, complete := r.colls.Join(rec.Comm, rec.Proc, len(members))
+	if first {
+		*in = instance{op: op, root: rec.Peer}
 	}
 	in.procs = append(in.procs, rec.Proc)
 	in.calls = append(in.calls, c) // nil: span unknown
 	if c == nil {
 		r.unc.UnknownSpan++
 	}
-	if len(in.calls) == in.members {
-		delete(r.colls, k)
+	if complete {
 		r.ready = append(r.ready, in)
 	}
 }
@@ -1283,23 +1261,15 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if !ok {
 		return fmt.Errorf("waitstates: merging a %T", o)
 	}
-	if a.res != nil || b.res != nil {
-		return fmt.Errorf("waitstates: Merge after Result")
-	}
 	return a.runs.MergeWhole(&b.runs, "waitstates")
 }
 
 // Result implements engine.Accumulator.
 func (a *Accumulator) Result() (any, error) {
-	if a.res != nil {
-		return a.res, nil
+	if a.res == nil {
+		a.res = &Result{Runs: engine.FinishRuns(&a.runs, a.finish)}
 	}
-	res := &Result{Runs: []RunWaits{}}
-	for _, r := range a.runs.Values() {
-		res.Runs = append(res.Runs, a.finish(r))
-	}
-	a.res = res
-	return res, nil
+	return a.res, nil
 }
 
 // name returns the name of region id.
@@ -1335,7 +1305,7 @@ func (a *Accumulator) finish(r *runState) RunWaits {
 	}
 	sends, recvs := r.match.Unmatched()
 	r.unc.UnmatchedSends, r.unc.UnmatchedRecvs = int64(len(sends)), int64(len(recvs))
-	r.unc.Incomplete = int64(len(r.colls))
+	r.unc.Incomplete = int64(r.colls.Open())
 
 	rw := RunWaits{Run: r.run, Patterns: amounts(nil), ByProcess: []ProcWaits{}, Sites: []Site{},
 		Messages: r.msgs, Collectives: r.ncolls, Uncomputed: r.unc, SubPatterns: subAmounts(nil), Clock: r.clock}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -181,10 +180,8 @@ trace is untrusted input); without it no source file is read.`,
 				return err
 			}
 			defer s.Close()
-			for _, r := range env.Runs {
-				if !slices.ContainsFunc(s.Header().Runs, func(ri trace.RunInfo) bool { return ri.ID == r }) {
-					return fmt.Errorf("%s: the trace has no run %d", args[0], r)
-				}
+			if err := runsInHeader(args[0], s.Header(), env.Runs); err != nil {
+				return err
 			}
 			rep := env.Result.(*comm.Report)
 			if len(rep.Runs) == 0 && !asJSON {

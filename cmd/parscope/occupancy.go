@@ -83,23 +83,11 @@ first run analysed.`,
 			if plotPath != "" && params.Windows == 0 {
 				return usagef("--plot draws the processes-per-mode series: give --windows > 0")
 			}
-			s, err := openTrace(cmd, args[0])
+			env, s, err := runSelected(cmd, args[0], occupancy.Name, params, sel)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := checkRuns(s, sel); err != nil {
-				return err
-			}
-			req := engine.Request{Analysis: occupancy.Name, Options: params, Runs: sel}
-			if err := selectProcs(cmd, &req); err != nil {
-				return err
-			}
-			res, err := engine.Run(cmd.Context(), s, []engine.Request{req})
-			if err != nil {
-				return err
-			}
-			env := res.Envelopes[0]
 			rep := env.Result.(*occupancy.Report)
 			if plotPath != "" {
 				if err := plotMountains(plotPath, &rep.Runs[0]); err != nil {

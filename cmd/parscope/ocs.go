@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/show/plot"
-	"github.com/parscope/parscope/trace"
 )
 
 func init() {
@@ -79,10 +77,8 @@ one line per strategy (.svg works too); with several runs, one pair per run
 				return err
 			}
 			defer s.Close()
-			for _, r := range env.Runs {
-				if !slices.ContainsFunc(s.Header().Runs, func(ri trace.RunInfo) bool { return ri.ID == r }) {
-					return fmt.Errorf("%s: the trace has no run %d", args[0], r)
-				}
+			if err := runsInHeader(args[0], s.Header(), env.Runs); err != nil {
+				return err
 			}
 			rep := env.Result.(*ocs.Report)
 			var plots []string

@@ -230,6 +230,17 @@ func needRecords(t *openedTrace, analysis string, kinds ...trace.Kind) error {
 	return &engine.MissingError{Trace: filepath.Base(t.Dir()), Analysis: analysis, Needs: kinds}
 }
 
+// runsInHeader returns an error naming the first of runs that the header h
+// of the trace at path does not list.
+func runsInHeader(path string, h *trace.Header, runs []int32) error {
+	for _, r := range runs {
+		if !slices.ContainsFunc(h.Runs, func(ri trace.RunInfo) bool { return ri.ID == r }) {
+			return fmt.Errorf("%s: the trace has no run %d", path, r)
+		}
+	}
+	return nil
+}
+
 // checkRuns returns a usage error naming the runs of sel (a --runs list)
 // that the trace t does not have, so that a selection of nothing is not
 // taken for an empty result.

@@ -46,23 +46,11 @@ and parscope serve's overview queries show.`,
 			if params.Windows < 1 {
 				return usagef("--windows %d: want 1 or more", params.Windows)
 			}
-			s, err := openTrace(cmd, args[0])
+			env, s, err := runSelected(cmd, args[0], overview.Name, params, sel)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := checkRuns(s, sel); err != nil {
-				return err
-			}
-			req := engine.Request{Analysis: overview.Name, Options: params, Runs: sel}
-			if err := selectProcs(cmd, &req); err != nil {
-				return err
-			}
-			res, err := engine.Run(cmd.Context(), s, []engine.Request{req})
-			if err != nil {
-				return err
-			}
-			env := res.Envelopes[0]
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), env)
 			}

@@ -14,7 +14,6 @@ import (
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/show/plot"
-	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -140,27 +139,7 @@ func plotPhaseSpace(rep *phasespace.Report, path string, azimuth float64) error 
 // exportPhaseSpaceCSV writes the point of every state of the runs
 // selected: an export of the projection, not an analysis.
 func exportPhaseSpaceCSV(cmd *cobra.Command, path string, p *state.Params, el phasespace.Elevation, runs, out string) error {
-	sel, err := parseIDList(runs)
-	if err != nil {
-		return usagef("--runs: %v", err)
-	}
-	s, err := openTrace(cmd, path)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	if err := needRecords(s, phasespace.Name, trace.KindState); err != nil {
-		return err
-	}
-	if err := checkRuns(s, sel); err != nil {
-		return err
-	}
-	opts, err := p.Options(s.Header())
-	if err != nil {
-		return usagef("--start: %v", err)
-	}
-	rd := s.Records(store.ReadOptions{Runs: sel, Kinds: []trace.Kind{trace.KindState}, Procs: p.Procs})
-	return createOutput(out, func(w io.Writer) error {
+	return exportStates(cmd, path, p, phasespace.Name, runs, out, func(w io.Writer, h *trace.Header, rd trace.Reader, opts state.Options) error {
 		bw := bufio.NewWriter(w)
 		fmt.Fprintln(bw, "run,state,t,x,y,z")
 		var (
@@ -168,7 +147,7 @@ func exportPhaseSpaceCSV(cmd *cobra.Command, path string, p *state.Params, el ph
 			proj *phasespace.Projector
 			run  int32 = -1
 		)
-		err := state.Reconstruct(cmd.Context(), s.Header(), rd, opts, func(r *state.Row) error {
+		err := state.Reconstruct(cmd.Context(), h, rd, opts, func(r *state.Row) error {
 			if proj == nil || r.Run != run {
 				proj, run = phasespace.NewProjector(r.P(), el), r.Run
 			}

@@ -24,6 +24,12 @@ func runOne(cmd *cobra.Command, path, name string, params any, runs string) (*en
 	if err != nil {
 		return nil, nil, usagef("--runs: %v", err)
 	}
+	return runSelected(cmd, path, name, params, sel)
+}
+
+// runSelected is runOne over the runs sel, a --runs list already parsed:
+// for commands that check their other flags in between.
+func runSelected(cmd *cobra.Command, path, name string, params any, sel []int32) (*engine.Envelope, *openedTrace, error) {
 	s, err := openTrace(cmd, path)
 	if err != nil {
 		return nil, nil, err
@@ -109,6 +115,17 @@ of each process.`,
 // exportStatesCSV writes every state of the runs selected: an export of
 // the reconstruction, not an analysis.
 func exportStatesCSV(cmd *cobra.Command, path string, p *state.Params, runs, out string) error {
+	return exportStates(cmd, path, p, state.Name, runs, out, func(w io.Writer, h *trace.Header, r trace.Reader, opts state.Options) error {
+		return writeStatesCSV(cmd, h, r, opts, w)
+	})
+}
+
+// exportStates opens the trace at path for an export of the states of the
+// runs selected (--runs) with the state parameters p, and has write write
+// the output out from the trace's state records; analysis names the
+// command in the error of a trace without states.
+func exportStates(cmd *cobra.Command, path string, p *state.Params, analysis, runs, out string,
+	write func(w io.Writer, h *trace.Header, r trace.Reader, opts state.Options) error) error {
 	sel, err := parseIDList(runs)
 	if err != nil {
 		return usagef("--runs: %v", err)
@@ -118,7 +135,7 @@ func exportStatesCSV(cmd *cobra.Command, path string, p *state.Params, runs, out
 		return err
 	}
 	defer s.Close()
-	if err := needRecords(s, state.Name, trace.KindState); err != nil {
+	if err := needRecords(s, analysis, trace.KindState); err != nil {
 		return err
 	}
 	if err := checkRuns(s, sel); err != nil {
@@ -129,7 +146,7 @@ func exportStatesCSV(cmd *cobra.Command, path string, p *state.Params, runs, out
 		return usagef("--start: %v", err)
 	}
 	r := s.Records(store.ReadOptions{Runs: sel, Kinds: []trace.Kind{trace.KindState}, Procs: p.Procs})
-	return createOutput(out, func(w io.Writer) error { return writeStatesCSV(cmd, s.Header(), r, opts, w) })
+	return createOutput(out, func(w io.Writer) error { return write(w, s.Header(), r, opts) })
 }
 
 // writeStatesCSV writes run,t,x0..x(P-1) rows.

@@ -36,7 +36,6 @@ package main
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -408,17 +407,16 @@ func readGuide(path string, dim int) ([][]float64, error) {
 }
 
 func main() {
-	var c workload.Common
-	fs := flag.NewFlagSet("amoeba", flag.ExitOnError)
-	mode := fs.String("mode", "mpi", "mpi, sos, none or guided")
-	dim := fs.Int("dim", 16, "dimension N of the problem (N+1 processes)")
-	iters := fs.Int("iterations", 20, "iterations")
-	load := fs.Int("load", 1000, "load factor: each FUN call costs load*dim*9 flops")
-	guide := fs.String("guide", "", "mpi: write each iteration's winning simplex here; guided: read them from here")
-	gflops := fs.Float64("gflops", 1, "simulated clock: modelled speed of a process in Gflop/s (a FUN call takes load*dim*9 flops)")
-	c.RegisterClock(fs)
+	c := workload.NewProgram("amoeba")
+	mode := c.Flags.String("mode", "mpi", "mpi, sos, none or guided")
+	dim := c.Flags.Int("dim", 16, "dimension N of the problem (N+1 processes)")
+	iters := c.Flags.Int("iterations", 20, "iterations")
+	load := c.Flags.Int("load", 1000, "load factor: each FUN call costs load*dim*9 flops")
+	guide := c.Flags.String("guide", "", "mpi: write each iteration's winning simplex here; guided: read them from here")
+	gflops := c.Flags.Float64("gflops", 1, "simulated clock: modelled speed of a process in Gflop/s (a FUN call takes load*dim*9 flops)")
+	c.RegisterClock(c.Flags)
 	var cfg Config
-	workload.Main("amoeba", &c, fs, func() (instrument.Options, error) {
+	c.Main(func() (instrument.Options, error) {
 		switch *mode {
 		case "mpi", "sos", "none", "guided":
 		default:

@@ -20,7 +20,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"sync"
@@ -168,13 +167,12 @@ func Run(rec *instrument.Recorder, cfg Config) (float64, error) {
 }
 
 func main() {
-	var c workload.Common
-	fs := flag.NewFlagSet("cg", flag.ExitOnError)
-	procs := fs.Int("procs", 16, "ranks (goroutines)")
-	n := fs.Int("n", 64, "vector segment per rank")
-	iter := fs.Int("iter", 10, "iterations")
+	c := workload.NewProgram("cg")
+	procs := c.Flags.Int("procs", 16, "ranks (goroutines)")
+	n := c.Flags.Int("n", 64, "vector segment per rank")
+	iter := c.Flags.Int("iter", 10, "iterations")
 	var cfg Config
-	workload.Main("cg", &c, fs, func() (instrument.Options, error) {
+	c.Main(func() (instrument.Options, error) {
 		cfg = Config{Procs: *procs, Seg: *n, Iter: *iter}
 		return instrument.Options{Program: "cg", Regions: Regions,
 			Extra: map[string]string{"procs": strconv.Itoa(*procs), "n": strconv.Itoa(*n)}}, nil

@@ -369,24 +369,23 @@ func random(nodes []*node) func(*node) int {
 }
 
 func main() {
-	var c workload.Common
-	fs := flag.NewFlagSet("lyon", flag.ExitOnError)
+	c := workload.NewProgram("lyon")
 	d := DefaultConfig()
-	bench := fs.String("bench", d.Bench, "the benchmark: random, mesh or ring")
-	n := fs.Int("n", d.N, "nodes")
-	p := fs.Int("p", d.P, "packets per message (Random: 1 unless given)")
-	g := fs.Int("g", d.G, "grain: work units per packet (Random: per task, on average)")
-	e := fs.Float64("e", d.E, "exit rate (Random): migrations per 100,000 work units")
-	steps := fs.Int("steps", d.Steps, "steps (Mesh, Ring)")
-	tasks := fs.Int("tasks", d.Tasks, "tasks (Random)")
-	chunk := fs.Int("chunk", d.Chunk, "work units between exit decisions (Random)")
-	unit := fs.Duration("unit", d.Unit, "cost of a work unit")
-	send := fs.Duration("send", d.Send, "cost of sending a packet")
-	service := fs.Duration("service", d.Service, "cost of servicing an arrived packet")
-	overhead := fs.Duration("overhead", d.Overhead, "cost of a message, on either side")
-	costs := fs.String("cost", "sleep", "how costs are spent: sleep (a processor per node) or spin (burn the CPU)")
+	bench := c.Flags.String("bench", d.Bench, "the benchmark: random, mesh or ring")
+	n := c.Flags.Int("n", d.N, "nodes")
+	p := c.Flags.Int("p", d.P, "packets per message (Random: 1 unless given)")
+	g := c.Flags.Int("g", d.G, "grain: work units per packet (Random: per task, on average)")
+	e := c.Flags.Float64("e", d.E, "exit rate (Random): migrations per 100,000 work units")
+	steps := c.Flags.Int("steps", d.Steps, "steps (Mesh, Ring)")
+	tasks := c.Flags.Int("tasks", d.Tasks, "tasks (Random)")
+	chunk := c.Flags.Int("chunk", d.Chunk, "work units between exit decisions (Random)")
+	unit := c.Flags.Duration("unit", d.Unit, "cost of a work unit")
+	send := c.Flags.Duration("send", d.Send, "cost of sending a packet")
+	service := c.Flags.Duration("service", d.Service, "cost of servicing an arrived packet")
+	overhead := c.Flags.Duration("overhead", d.Overhead, "cost of a message, on either side")
+	costs := c.Flags.String("cost", "sleep", "how costs are spent: sleep (a processor per node) or spin (burn the CPU)")
 	var cfg Config
-	workload.Main("lyon", &c, fs, func() (instrument.Options, error) {
+	c.Main(func() (instrument.Options, error) {
 		cfg = Config{Bench: *bench, N: *n, P: *p, G: *g, E: *e, Steps: *steps, Tasks: *tasks, Chunk: *chunk,
 			Unit: *unit, Send: *send, Service: *service, Overhead: *overhead, Spin: *costs == "spin", Seed: c.Seed}
 		if *costs != "sleep" && *costs != "spin" {
@@ -394,7 +393,7 @@ func main() {
 		}
 		if cfg.Bench == "random" {
 			cfg.P = 1 // one-packet messages, as the paper's Random
-			fs.Visit(func(f *flag.Flag) {
+			c.Flags.Visit(func(f *flag.Flag) {
 				if f.Name == "p" {
 					cfg.P = *p
 				}

@@ -16,7 +16,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -146,14 +145,13 @@ func Run(rec *instrument.Recorder, cfg Config) ([]float64, error) {
 }
 
 func main() {
-	var c workload.Common
-	fs := flag.NewFlagSet("masterworker", flag.ExitOnError)
-	workers := fs.Int("workers", 8, "number of workers (processes 1..W; the master is 0)")
-	tasks := fs.Int("tasks", 64, "number of tasks")
-	calcSteps := fs.Int("calc", 100, "maximum do_calc steps per task")
-	work := fs.Int("work", 2000, "compute per do_calc (rounds of 9 flops)")
+	c := workload.NewProgram("masterworker")
+	workers := c.Flags.Int("workers", 8, "number of workers (processes 1..W; the master is 0)")
+	tasks := c.Flags.Int("tasks", 64, "number of tasks")
+	calcSteps := c.Flags.Int("calc", 100, "maximum do_calc steps per task")
+	work := c.Flags.Int("work", 2000, "compute per do_calc (rounds of 9 flops)")
 	var cfg Config
-	workload.Main("masterworker", &c, fs, func() (instrument.Options, error) {
+	c.Main(func() (instrument.Options, error) {
 		cfg = Config{Workers: *workers, Tasks: *tasks, Calc: *calcSteps, Work: *work, Seed: c.Seed}
 		return instrument.Options{Program: "masterworker", States: blocks,
 			Extra: map[string]string{"workers": strconv.Itoa(*workers), "tasks": strconv.Itoa(*tasks)}}, nil

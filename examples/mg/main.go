@@ -22,7 +22,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"strconv"
@@ -372,14 +371,13 @@ func Run(rec *instrument.Recorder, cfg Config) (float64, error) {
 }
 
 func main() {
-	var c workload.Common
-	fs := flag.NewFlagSet("mg", flag.ExitOnError)
-	procs := fs.Int("procs", 16, "ranks (goroutines)")
-	n := fs.Int("n", 16, "points per axis of a rank's finest block")
-	levels := fs.Int("levels", 4, "grid levels")
-	iter := fs.Int("iter", 4, "V-cycle iterations")
+	c := workload.NewProgram("mg")
+	procs := c.Flags.Int("procs", 16, "ranks (goroutines)")
+	n := c.Flags.Int("n", 16, "points per axis of a rank's finest block")
+	levels := c.Flags.Int("levels", 4, "grid levels")
+	iter := c.Flags.Int("iter", 4, "V-cycle iterations")
 	var cfg Config
-	workload.Main("mg", &c, fs, func() (instrument.Options, error) {
+	c.Main(func() (instrument.Options, error) {
 		cfg = Config{Procs: *procs, N: *n, Levels: *levels, Iter: *iter}
 		return instrument.Options{Program: "mg", Regions: Regions,
 			Extra: map[string]string{"procs": strconv.Itoa(*procs), "n": strconv.Itoa(*n)}}, nil

@@ -24,7 +24,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -184,14 +183,13 @@ func transfer(a, b view, aMayTake bool) (aHolds, bHolds bool) {
 }
 
 func main() {
-	var c workload.Common
-	fs := flag.NewFlagSet("philosophers", flag.ExitOnError)
-	variant := fs.String("variant", "symmetric", "symmetric, or livelock (philosopher 5 never holds two forks)")
-	iters := fs.Int("iterations", 1000, "iterations per philosopher")
-	n := fs.Int("n", 9, "number of philosophers")
-	work := fs.Int("work", 200, "compute per iteration (rounds of 9 flops)")
+	c := workload.NewProgram("philosophers")
+	variant := c.Flags.String("variant", "symmetric", "symmetric, or livelock (philosopher 5 never holds two forks)")
+	iters := c.Flags.Int("iterations", 1000, "iterations per philosopher")
+	n := c.Flags.Int("n", 9, "number of philosophers")
+	work := c.Flags.Int("work", 200, "compute per iteration (rounds of 9 flops)")
 	var cfg Config
-	workload.Main("philosophers", &c, fs, func() (instrument.Options, error) {
+	c.Main(func() (instrument.Options, error) {
 		if *variant != "symmetric" && *variant != "livelock" {
 			return instrument.Options{}, fmt.Errorf("-variant %q: want symmetric or livelock", *variant)
 		}

@@ -14,7 +14,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -143,13 +142,12 @@ func (pr *prefixer) pref(y float64, set []int, depth int) float64 {
 }
 
 func main() {
-	var c workload.Common
-	fs := flag.NewFlagSet("prefix", flag.ExitOnError)
-	procs := fs.Int("procs", 16, "number of processes")
-	runs := fs.Int("runs", 5, "prefix computations in sequence")
-	delay := fs.Int("delay", 20000, "base-case delay (rounds of 9 flops)")
+	c := workload.NewProgram("prefix")
+	procs := c.Flags.Int("procs", 16, "number of processes")
+	runs := c.Flags.Int("runs", 5, "prefix computations in sequence")
+	delay := c.Flags.Int("delay", 20000, "base-case delay (rounds of 9 flops)")
 	var cfg Config
-	workload.Main("prefix", &c, fs, func() (instrument.Options, error) {
+	c.Main(func() (instrument.Options, error) {
 		cfg = Config{Procs: *procs, Runs: *runs, Delay: *delay, Seed: c.Seed}
 		return instrument.Options{Program: "prefix", States: blocks,
 			Extra: map[string]string{"procs": strconv.Itoa(*procs), "runs": strconv.Itoa(*runs)}}, nil

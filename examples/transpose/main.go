@@ -22,7 +22,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -262,12 +261,11 @@ func Run(rec *instrument.Recorder, cfg Config) ([][]float64, error) {
 }
 
 func main() {
-	var c workload.Common
-	fs := flag.NewFlagSet("transpose", flag.ExitOnError)
-	n := fs.Int("n", 240, "matrix size (n×n, at least 15)")
-	work := fs.Int("work", 200, "compute per matrix element of a row_calc or col_calc (rounds of 9 flops)")
+	c := workload.NewProgram("transpose")
+	n := c.Flags.Int("n", 240, "matrix size (n×n, at least 15)")
+	work := c.Flags.Int("work", 200, "compute per matrix element of a row_calc or col_calc (rounds of 9 flops)")
 	var cfg Config
-	workload.Main("transpose", &c, fs, func() (instrument.Options, error) {
+	c.Main(func() (instrument.Options, error) {
 		cfg = Config{N: *n, Work: *work, Seed: c.Seed}
 		c.Procs = Procs
 		if cfg.N < Procs-1 {

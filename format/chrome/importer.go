@@ -317,49 +317,36 @@ func (im *importer) initDicts() {
 
 // flushDicts adds the dictionary entries made by the import to the header.
 func (im *importer) flushDicts() {
-	have := func(ids []int32, id int32) bool { return slices.Contains(ids, id) }
-	var ids []int32
-	for _, d := range im.h.Regions {
-		ids = append(ids, d.ID)
-	}
-	for name, id := range im.regions {
-		if have(ids, id) {
-			continue
-		}
-		d, ok := im.regDefs[id]
-		if !ok {
-			d = trace.RegionDef{ID: id, Kind: trace.RegionUser, Label: name, Parent: -1}
-		}
-		im.h.Regions = append(im.h.Regions, d)
-	}
-	ids = ids[:0]
-	for _, d := range im.h.Events {
-		ids = append(ids, d.ID)
-	}
-	for name, id := range im.events {
-		if !have(ids, id) {
-			im.h.Events = append(im.h.Events, trace.EventDef{ID: id, Name: name})
-		}
-	}
-	ids = ids[:0]
-	for _, d := range im.h.Counters {
-		ids = append(ids, d.ID)
-	}
-	for name, id := range im.counters {
-		if !have(ids, id) {
-			im.h.Counters = append(im.h.Counters, trace.CounterDef{ID: id, Name: name})
-		}
-	}
-	ids = ids[:0]
-	for _, d := range im.h.States {
-		ids = append(ids, d.ID)
-	}
-	for id, d := range im.stDefs {
-		if !have(ids, id) {
-			im.h.States = append(im.h.States, d)
-		}
-	}
+	im.h.Regions = appendMissing(im.h.Regions, func(d trace.RegionDef) int32 { return d.ID }, im.regions,
+		func(name string, id int32) (int32, trace.RegionDef) {
+			if d, ok := im.regDefs[id]; ok {
+				return id, d
+			}
+			return id, trace.RegionDef{ID: id, Kind: trace.RegionUser, Label: name, Parent: -1}
+		})
+	im.h.Events = appendMissing(im.h.Events, func(d trace.EventDef) int32 { return d.ID }, im.events,
+		func(name string, id int32) (int32, trace.EventDef) { return id, trace.EventDef{ID: id, Name: name} })
+	im.h.Counters = appendMissing(im.h.Counters, func(d trace.CounterDef) int32 { return d.ID }, im.counters,
+		func(name string, id int32) (int32, trace.CounterDef) { return id, trace.CounterDef{ID: id, Name: name} })
+	im.h.States = appendMissing(im.h.States, func(d trace.StateDef) int32 { return d.ID }, im.stDefs,
+		func(id int32, d trace.StateDef) (int32, trace.StateDef) { return id, d })
 	im.h.SortDicts()
+}
+
+// appendMissing appends to defs, a dictionary of the header, the entries
+// the import made (made, each the id and entry def gives) whose id no entry
+// of defs has (idOf gives an entry's id).
+func appendMissing[D any, K comparable, V any](defs []D, idOf func(D) int32, made map[K]V, def func(K, V) (int32, D)) []D {
+	ids := make([]int32, 0, len(defs))
+	for _, d := range defs {
+		ids = append(ids, idOf(d))
+	}
+	for k, v := range made {
+		if id, d := def(k, v); !slices.Contains(ids, id) {
+			defs = append(defs, d)
+		}
+	}
+	return defs
 }
 
 func (im *importer) file(path string) error {
@@ -422,18 +409,13 @@ func (im *importer) top() error {
 		}
 	case ok && c == '{':
 		found := false
-		if c, _ := s.skipSpace(); c == '}' {
-			s.pos++
-		} else {
+		if !s.closes('}') {
 			for {
-				key, err := s.readString()
+				key, err := s.memberKey()
 				if err != nil {
 					return err
 				}
 				k := string(key)
-				if err := s.expect(':', "':' after an object key"); err != nil {
-					return err
-				}
 				switch k {
 				case "traceEvents":
 					if err := s.expect('[', `an array as "traceEvents"`); err != nil {
@@ -493,19 +475,15 @@ func (im *importer) metadata() error {
 		return s.skipValue(0)
 	}
 	s.pos++
-	if c, _ := s.skipSpace(); c == '}' {
-		s.pos++
+	if s.closes('}') {
 		return nil
 	}
 	for {
-		key, err := s.readString()
+		key, err := s.memberKey()
 		if err != nil {
 			return err
 		}
 		isExp := string(key) == "exporter"
-		if err := s.expect(':', "':' after an object key"); err != nil {
-			return err
-		}
 		if c, _ := s.skipSpace(); isExp && c == '"' {
 			v, err := s.readString()
 			if err != nil {
@@ -582,19 +560,15 @@ func (im *importer) readEvent() error {
 		return s.unexpected("an event object '{'")
 	}
 	s.pos++
-	if c, _ := s.skipSpace(); c == '}' {
-		s.pos++
+	if s.closes('}') {
 		return nil
 	}
 	for {
-		key, err := s.readString()
+		key, err := s.memberKey()
 		if err != nil {
 			return err
 		}
 		k := keyOf(key)
-		if err := s.expect(':', "':' after an object key"); err != nil {
-			return err
-		}
 		switch k {
 		case kPh:
 			v, err := s.readString()
@@ -708,20 +682,11 @@ func (im *importer) setTime(e *rawEvent, k int, v []byte, off int64) error {
 // into dst.
 func (im *importer) scalar(dst *[]byte) error {
 	s := im.sc
-	c, ok := s.skipSpace()
-	switch {
-	case ok && c == '"':
-		v, err := s.readString()
-		if err != nil {
-			return err
-		}
-		*dst = append((*dst)[:0], v...)
-		return nil
-	case ok && (c == '-' || '0' <= c && c <= '9'):
-		v, err := s.readNumber()
-		if err != nil {
-			return err
-		}
+	v, _, found, err := s.stringOrNumber()
+	if err != nil {
+		return err
+	}
+	if found {
 		*dst = append((*dst)[:0], v...)
 		return nil
 	}
@@ -733,23 +698,19 @@ func (im *importer) scalar(dst *[]byte) error {
 // "s"+string so that 1 and "1" stay apart as viewers keep them.
 func (im *importer) ident(dst *[]byte, what string) error {
 	s := im.sc
-	c, ok := s.skipSpace()
-	switch {
-	case ok && c == '"':
-		v, err := s.readString()
-		if err != nil {
-			return err
+	v, num, found, err := s.stringOrNumber()
+	if err != nil {
+		return err
+	}
+	if found {
+		tag := byte('s')
+		if num {
+			tag = 'n'
 		}
-		*dst = append(append((*dst)[:0], 's'), v...)
+		*dst = append(append((*dst)[:0], tag), v...)
 		return nil
-	case ok && (c == '-' || '0' <= c && c <= '9'):
-		v, err := s.readNumber()
-		if err != nil {
-			return err
-		}
-		*dst = append(append((*dst)[:0], 'n'), v...)
-		return nil
-	case ok && c == 'n':
+	}
+	if c, ok := s.skipSpace(); ok && c == 'n' {
 		*dst = (*dst)[:0]
 		return s.literal("null")
 	}
@@ -766,12 +727,11 @@ func (im *importer) readArgs() error {
 		return s.skipValue(0)
 	}
 	s.pos++
-	if c, _ := s.skipSpace(); c == '}' {
-		s.pos++
+	if s.closes('}') {
 		return nil
 	}
 	for {
-		key, err := s.readString()
+		key, err := s.memberKey()
 		if err != nil {
 			return err
 		}
@@ -779,27 +739,17 @@ func (im *importer) readArgs() error {
 		a.k0 = len(e.arena)
 		e.arena = append(e.arena, key...)
 		a.k1 = len(e.arena)
-		if err := s.expect(':', "':' after an object key"); err != nil {
+		v, num, found, err := s.stringOrNumber()
+		if err != nil {
 			return err
 		}
 		c, _ := s.skipSpace()
 		keep := true
 		switch {
-		case c == '"':
-			v, err := s.readString()
-			if err != nil {
-				return err
-			}
+		case found:
 			a.v0 = len(e.arena)
 			e.arena = append(e.arena, v...)
-		case c == '-' || '0' <= c && c <= '9':
-			v, err := s.readNumber()
-			if err != nil {
-				return err
-			}
-			a.v0 = len(e.arena)
-			e.arena = append(e.arena, v...)
-			a.num = true
+			a.num = num
 		case c == 't' || c == 'f':
 			word := "true"
 			if c == 'f' {

@@ -132,6 +132,46 @@ func (s *scanner) moreIn(close byte, what string) (bool, error) {
 	return false, s.unexpected(fmt.Sprintf("',' or '%c' in %s", close, what))
 }
 
+// closes consumes the closing byte of an array or an object whose opening
+// byte is consumed, when it follows at once: it reports whether the array
+// or object is empty.
+func (s *scanner) closes(close byte) bool {
+	if c, _ := s.skipSpace(); c == close {
+		s.pos++
+		return true
+	}
+	return false
+}
+
+// memberKey reads the key of an object member and the ':' after it; the
+// key is valid until the next string is read.
+func (s *scanner) memberKey() ([]byte, error) {
+	key, err := s.readString()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.expect(':', "':' after an object key"); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+// stringOrNumber reads a string or a number as its text, valid until the
+// next string or number is read; num reports a number. found is false, and nothing is
+// consumed, when the next value is neither.
+func (s *scanner) stringOrNumber() (v []byte, num, found bool, err error) {
+	c, ok := s.skipSpace()
+	switch {
+	case ok && c == '"':
+		v, err = s.readString()
+		return v, false, true, err
+	case ok && (c == '-' || '0' <= c && c <= '9'):
+		v, err = s.readNumber()
+		return v, true, true, err
+	}
+	return nil, false, false, nil
+}
+
 // readString reads a JSON string (the opening quote not yet consumed) and
 // returns its decoded bytes, valid until the next call.
 func (s *scanner) readString() ([]byte, error) {
@@ -353,38 +393,25 @@ func (s *scanner) skipValue(depth int) error {
 		s.pos++
 		_, err := s.stringBody()
 		return err
-	case c == '{':
+	case c == '{' || c == '[':
+		close, what := byte('}'), "an object"
+		if c == '[' {
+			close, what = ']', "an array"
+		}
 		s.pos++
-		if c, _ := s.skipSpace(); c == '}' {
-			s.pos++
+		if s.closes(close) {
 			return nil
 		}
 		for {
-			if _, err := s.readString(); err != nil {
-				return err
-			}
-			if err := s.expect(':', "':' after an object key"); err != nil {
-				return err
+			if c == '{' {
+				if _, err := s.memberKey(); err != nil {
+					return err
+				}
 			}
 			if err := s.skipValue(depth + 1); err != nil {
 				return err
 			}
-			more, err := s.moreIn('}', "an object")
-			if err != nil || !more {
-				return err
-			}
-		}
-	case c == '[':
-		s.pos++
-		if c, _ := s.skipSpace(); c == ']' {
-			s.pos++
-			return nil
-		}
-		for {
-			if err := s.skipValue(depth + 1); err != nil {
-				return err
-			}
-			more, err := s.moreIn(']', "an array")
+			more, err := s.moreIn(close, what)
 			if err != nil || !more {
 				return err
 			}

@@ -36,11 +36,7 @@ type mentropyFn struct {
 }
 
 func (f *mentropyFn) ProcessElement(ctx context.Context, key string, emit func(string, []byte)) error {
-	run, proc, err := parseKey(key)
-	if err != nil {
-		return err
-	}
-	s, err := openStore(ctx, f.Cfg.Input)
+	run, proc, s, err := openShard(ctx, key, f.Cfg.Input)
 	if err != nil {
 		return err
 	}
@@ -122,11 +118,7 @@ type bbvChunksFn struct {
 }
 
 func (f *bbvChunksFn) ProcessElement(ctx context.Context, key string, emit func(string, []byte)) error {
-	run, proc, err := parseKey(key)
-	if err != nil {
-		return err
-	}
-	s, err := openStore(ctx, f.Cfg.Input)
+	run, proc, s, err := openShard(ctx, key, f.Cfg.Input)
 	if err != nil {
 		return err
 	}

@@ -153,6 +153,16 @@ func (p *plan) run(id int32) (*runPlan, error) {
 	return nil, fmt.Errorf("the plan has no run %d", id)
 }
 
+// shard parses a shard's key (a run, then a process or a window) and
+// returns the run's plan.
+func (p *plan) shard(key string) (run, b int32, rp *runPlan, err error) {
+	if run, b, err = parseKey(key); err != nil {
+		return 0, 0, nil, err
+	}
+	rp, err = p.run(run)
+	return run, b, rp, err
+}
+
 // procKey and windowKey are the shuffle keys: they sort in (run, process)
 // and (run, window) order as strings.
 func procKey(run, proc int32) string    { return fmt.Sprintf("%010d/%010d", run, proc) }

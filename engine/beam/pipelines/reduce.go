@@ -50,15 +50,7 @@ type occShardFn struct {
 }
 
 func (f *occShardFn) ProcessElement(ctx context.Context, key string, emit func(string, []byte)) error {
-	run, k, err := parseKey(key)
-	if err != nil {
-		return err
-	}
-	rp, err := f.Plan.run(run)
-	if err != nil {
-		return err
-	}
-	s, err := openStore(ctx, f.Cfg.Input)
+	run, k, rp, s, err := openPlanned(ctx, key, f.Cfg.Input, f.Plan)
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,26 @@ var stores = struct {
 	m map[string]*store.Store
 }{m: map[string]*store.Store{}}
 
+// openShard parses a shard's key (a run, then a process or a window) and
+// opens the store at input: how a step that reads one shard begins.
+func openShard(ctx context.Context, key, input string) (run, b int32, s *store.Store, err error) {
+	if run, b, err = parseKey(key); err != nil {
+		return 0, 0, nil, err
+	}
+	s, err = openStore(ctx, input)
+	return run, b, s, err
+}
+
+// openPlanned is openShard for a step with a plan: it looks the shard's
+// run up in p before it opens the store.
+func openPlanned(ctx context.Context, key, input string, p *plan) (run, b int32, rp *runPlan, s *store.Store, err error) {
+	if run, b, rp, err = p.shard(key); err != nil {
+		return 0, 0, nil, nil, err
+	}
+	s, err = openStore(ctx, input)
+	return run, b, rp, s, err
+}
+
 // openStore opens the .pst at input for a worker, copying it from a remote
 // filesystem to a local temporary directory first. The store stays open
 // (and cached) for the worker's lifetime.

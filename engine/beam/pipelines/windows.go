@@ -49,15 +49,7 @@ type seedsFn struct {
 }
 
 func (f *seedsFn) ProcessElement(ctx context.Context, key string, seeds, firsts func(string, int64)) error {
-	run, proc, err := parseKey(key)
-	if err != nil {
-		return err
-	}
-	rp, err := f.Plan.run(run)
-	if err != nil {
-		return err
-	}
-	s, err := openStore(ctx, f.Cfg.Input)
+	run, proc, rp, s, err := openPlanned(ctx, key, f.Cfg.Input, f.Plan)
 	if err != nil {
 		return err
 	}
@@ -142,15 +134,11 @@ type windowFn struct {
 }
 
 func (f *windowFn) ProcessElement(ctx context.Context, key string, _, seeds func(*int64) bool, firsts func(*string, *int64) bool, emit func(string, []byte)) error {
-	run, k32, err := parseKey(key)
+	run, k32, rp, err := f.Plan.shard(key)
 	if err != nil {
 		return err
 	}
 	k := int(k32)
-	rp, err := f.Plan.run(run)
-	if err != nil {
-		return err
-	}
 	// The first state record of this window and of the next non-empty one.
 	first, next := int64(-1), int64(-1)
 	var fk string

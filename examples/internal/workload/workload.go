@@ -1,6 +1,7 @@
 // Package workload holds what the example workloads share: their common
-// flags (-o, -seed, -force), the main of a recorded workload (Main) and of
-// a probe worker (ProbeMain), and a compute loop that stands for work.
+// flags (-o, -seed, -force), the main of a recorded workload (Program.Main)
+// and of a probe worker (ProbeMain), and a compute loop that stands for
+// work.
 package workload
 
 import (
@@ -96,9 +97,26 @@ func (c *Common) Start(opts instrument.Options) (*instrument.Recorder, error) {
 	return instrument.Start(opts)
 }
 
+// Program is the command line of an example workload: the common flags
+// and the example's own, which it defines on Flags before it calls Main.
+type Program struct {
+	Common
+	// Name names the program in its messages and its flag set.
+	Name string
+	// Flags is the example's flag set: Main adds the common flags to it
+	// and parses the command line with it, exiting on a bad flag.
+	Flags *flag.FlagSet
+}
+
+// NewProgram returns the command line of the example name.
+func NewProgram(name string) *Program {
+	return &Program{Name: name, Flags: flag.NewFlagSet(name, flag.ExitOnError)}
+}
+
 // Main runs an example's main: parse flags, start the recorder, run, close,
 // and report errors on stderr with exit status 1 (2 for bad usage).
-func Main(name string, c *Common, fs *flag.FlagSet, opts func() (instrument.Options, error), run func(*instrument.Recorder) error) {
+func (p *Program) Main(opts func() (instrument.Options, error), run func(*instrument.Recorder) error) {
+	name, c, fs := p.Name, &p.Common, p.Flags
 	c.Register(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
