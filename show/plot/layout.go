@@ -17,14 +17,21 @@ import (
 // separators (50,000,000) and as many decimals as the step needs. gonum's
 // default ticks may step by other values (100, 500, 900 for a step of
 // 400) and print large numbers in full without separators.
-type NiceTicks struct{}
+type NiceTicks struct {
+	// Whole keeps the step at 1 or more, for an axis of whole numbers
+	// (message counts, bytes): 0, 1, 2, 3 rather than 0, 0.5, ..., 3.
+	Whole bool
+}
 
 // Ticks implements gplot.Ticker.
-func (NiceTicks) Ticks(min, max float64) []gplot.Tick {
+func (n NiceTicks) Ticks(min, max float64) []gplot.Tick {
 	if !(max > min) || math.IsInf(max-min, 0) {
 		return []gplot.Tick{{Value: min, Label: TickLabel(min, 1)}}
 	}
 	step := NiceStep(max-min, 6)
+	if n.Whole {
+		step = math.Max(step, 1)
+	}
 	var ts []gplot.Tick
 	for k := math.Ceil(min/step - 1e-9); k*step <= max+step*1e-9; k++ {
 		v := k * step
@@ -97,13 +104,17 @@ func Layout(dc draw.Canvas, p *gplot.Plot) (plotArea, legendArea draw.Canvas) {
 }
 
 // Draw draws p on dc with its legend in a column at the right of the plot
-// (see Layout) and NiceTicks on the axes whose ticker is gonum's default.
+// (see Layout), NiceTicks on the axes whose ticker is gonum's default, and
+// TitleGap between the title and the data when p sets no padding.
 func Draw(dc draw.Canvas, p *gplot.Plot) {
 	if _, ok := p.X.Tick.Marker.(gplot.DefaultTicks); ok {
 		p.X.Tick.Marker = NiceTicks{}
 	}
 	if _, ok := p.Y.Tick.Marker.(gplot.DefaultTicks); ok {
 		p.Y.Tick.Marker = NiceTicks{}
+	}
+	if p.Title.Padding == 0 {
+		p.Title.Padding = TitleGap
 	}
 	plotArea, legendArea := Layout(dc, p)
 	p.Legend.Top, p.Legend.Left = true, true

@@ -6,10 +6,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 )
@@ -175,5 +177,44 @@ func TestHeatMaxNotWhite(t *testing.T) {
 	}
 	if c0, c1 := HeatColor(0.99), HeatColor(1); c0 == c1 {
 		t.Errorf("HeatColor(0.99) = HeatColor(1) = %v", c1)
+	}
+}
+
+// TestHeatBarWholeTicks checks the colour bar of a heat map of message
+// counts from 0 to 3: its ticks are the whole numbers 0 to 3, not 0, 0.5,
+// ..., 3 (no half message); a bar of fractions keeps its finer ticks.
+func TestHeatBarWholeTicks(t *testing.T) {
+	labels := func(whole bool) []string {
+		bar := heatBar(&heatColors{max: 3}, HeatOptions{Unit: "messages"}, whole)
+		var out []string
+		for _, tk := range bar.Y.Tick.Marker.Ticks(0, 3) {
+			out = append(out, tk.Label)
+		}
+		return out
+	}
+	if got, want := labels(true), []string{"0", "1", "2", "3"}; !slices.Equal(got, want) {
+		t.Errorf("whole counts: ticks %q, want %q", got, want)
+	}
+	if got := labels(false); len(got) <= 4 {
+		t.Errorf("fractions: ticks %q, want a step below 1", got)
+	}
+	if got := (NiceTicks{Whole: true}).Ticks(0, 1_000_000); got[1].Label != "200,000" {
+		t.Errorf("whole ticks of [0, 1,000,000]: %v", got)
+	}
+}
+
+// TestTitleGap checks that a plot's title keeps a gap above the data area,
+// which gonum leaves at 0: the largest markers of a scatter at the top of
+// the data touched the title's letters.
+func TestTitleGap(t *testing.T) {
+	if p := newPlot("PC1 against PC2", "PC1", "PC2"); p.Title.Padding < vg.Points(4) {
+		t.Errorf("title padding %v, want at least 4 pt", p.Title.Padding)
+	}
+	// A plot made with gonum's New and drawn by Draw gets the gap too.
+	p := gplot.New()
+	p.Title.Text = "processes per mode over time"
+	Draw(draw.New(vgimg.New(Width, Height)), p)
+	if p.Title.Padding < vg.Points(4) {
+		t.Errorf("Draw: title padding %v, want at least 4 pt", p.Title.Padding)
 	}
 }
