@@ -218,3 +218,51 @@ func TestTitleGap(t *testing.T) {
 		t.Errorf("Draw: title padding %v, want at least 4 pt", p.Title.Padding)
 	}
 }
+
+// TestTitleOnCanvas checks where a title goes: centred over the plot area
+// when it fits, moved inward when centring it there would cross the
+// canvas's edge (a long title over a plot narrowed by its legend column
+// started left of the canvas) to 3 points inside it, centred on the canvas
+// when wider than that.
+func TestTitleOnCanvas(t *testing.T) {
+	for _, c := range []struct{ min, max, centre, w, want vg.Length }{
+		{0, 100, 40, 20, 40},
+		{0, 100, 40, 80, 43},
+		{0, 100, 95, 20, 87},
+		{0, 100, 40, 120, 50},
+	} {
+		if got := TitleX(c.min, c.max, c.centre, c.w); got != c.want {
+			t.Errorf("TitleX(%v, %v, %v, %v) = %v, want %v", c.min, c.max, c.centre, c.w, got, c.want)
+		}
+	}
+	// Drawn: a title wider than the plot area leaves the canvas's first
+	// column white.
+	p := newPlot("mg27.pst run 0: average message delay", "planes", "delay")
+	l, err := plotter.NewLine(plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Add(l)
+	p.Legend.Add("electronic only", l)
+	img := vgimg.New(Width, Height)
+	dc := draw.New(img)
+	plotArea, _ := Layout(dc, p)
+	for p.Title.TextStyle.Width(p.Title.Text) < plotArea.Max.X-plotArea.Min.X+Width/20 {
+		p.Title.Text += " and more"
+	}
+	if p.Title.TextStyle.Width(p.Title.Text) >= Width {
+		t.Fatalf("title %q wider than the canvas", p.Title.Text)
+	}
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	Draw(dc, p)
+	if p.Title.Text == "" {
+		t.Error("Draw cleared the title")
+	}
+	im := img.Image()
+	for y := range 30 {
+		if r, g, b, _ := im.At(0, y).RGBA(); r < 0xc000 || g < 0xc000 || b < 0xc000 {
+			t.Fatalf("pixel (0, %d) is dark: the title runs off the canvas", y)
+		}
+	}
+}
