@@ -197,7 +197,20 @@ func TestProfileGPUKernels(t *testing.T) {
 		t.Log("otf2-print not installed: kernel times from the constants only")
 	}
 
+	// The command, and the profile part of analyze's report.
 	r := profileRun(t, "--top", "0", dir)
+	report := t.TempDir()
+	mustRun(t, "analyze", "-o", report, dir)
+	raw, err := os.ReadFile(filepath.Join(report, "profile.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env struct {
+		Result profile.Result `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		t.Fatal(err)
+	}
 	out := mustRun(t, "info", "--json", dir)
 	var info struct {
 		Procs []struct {
@@ -212,8 +225,26 @@ func TestProfileGPUKernels(t *testing.T) {
 	for _, p := range info.Procs {
 		procName[p.Proc] = p.Name
 	}
+	for face, r := range map[string]*profile.Result{"profile": r, "analyze": &env.Result} {
+		checkKernels(t, face, r, want, wantStream, procName, res)
+	}
+
+	// The text names the kernels with their times.
+	text := mustRun(t, "profile", dir)
+	for _, s := range []string{"heavy_kernel(float*, float const*)                 1       1      4.735s", "light_kernel(float*, float const*)                 1       1      1.628s"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("profile text lacks %q:\n%s", s, text)
+		}
+	}
+}
+
+// checkKernels checks the kernels' rows of the flat profile r (from face):
+// one visit each on its stream, and the time of its ticks at res ticks
+// per second.
+func checkKernels(t *testing.T, face string, r *profile.Result, want map[string]int64, wantStream map[string]string, procName map[int32]string, res int64) {
+	t.Helper()
 	if r.Of != "regions" || len(r.Runs) != 1 {
-		t.Fatalf("%+v", r)
+		t.Fatalf("%s: %+v", face, r)
 	}
 	run := r.Runs[0]
 	found := 0
@@ -227,23 +258,15 @@ func TestProfileGPUKernels(t *testing.T) {
 		// and the difference may round 1 ns the other way.
 		ns := int64(math.Round(float64(ticks) * 1e9 / float64(res)))
 		if d := e.InclusiveNS - ns; d < -1 || d > 1 || e.ExclusiveNS != e.InclusiveNS {
-			t.Errorf("%s: inclusive %d ns, exclusive %d; the raw trace gives %d ticks = %d ns", e.Name, e.InclusiveNS, e.ExclusiveNS, ticks, ns)
+			t.Errorf("%s: %s: inclusive %d ns, exclusive %d; the raw trace gives %d ticks = %d ns", face, e.Name, e.InclusiveNS, e.ExclusiveNS, ticks, ns)
 		}
 		if e.Visits != 1 || e.Procs != 1 || procName[e.Inclusive.MaxProc] != wantStream[e.Name] ||
 			e.Inclusive.MaxNS != e.InclusiveNS || e.Inclusive.MinNS != 0 {
-			t.Errorf("%s: %d visits on %d processes, most on %d (%s), spread %+v; want 1 visit on %s",
-				e.Name, e.Visits, e.Procs, e.Inclusive.MaxProc, procName[e.Inclusive.MaxProc], e.Inclusive, wantStream[e.Name])
+			t.Errorf("%s: %s: %d visits on %d processes, most on %d (%s), spread %+v; want 1 visit on %s",
+				face, e.Name, e.Visits, e.Procs, e.Inclusive.MaxProc, procName[e.Inclusive.MaxProc], e.Inclusive, wantStream[e.Name])
 		}
 	}
 	if found != len(want) {
-		t.Errorf("%d of the %d kernels in the flat profile", found, len(want))
-	}
-
-	// The text names the kernels with their times.
-	text := mustRun(t, "profile", dir)
-	for _, s := range []string{"heavy_kernel(float*, float const*)                 1       1      4.735s", "light_kernel(float*, float const*)                 1       1      1.628s"} {
-		if !strings.Contains(text, s) {
-			t.Errorf("profile text lacks %q:\n%s", s, text)
-		}
+		t.Errorf("%s: %d of the %d kernels in the flat profile", face, found, len(want))
 	}
 }
