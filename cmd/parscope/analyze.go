@@ -348,7 +348,7 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			s.Y = append(s.Y, pt.Entropy)
 		}
 		ps = append(ps, reportPlot{"entropy", "histogram entropy over time", func(path string) error {
-			return plot.Lines(path, fmt.Sprintf("histogram entropy per window of %s", fmtNS(e.WindowNS)), "time (ms)", "bits", series)
+			return plot.Lines(path, fmt.Sprintf("histogram entropy per window of %s", human.Nanos(float64(e.WindowNS))), "time (ms)", "bits", series)
 		}})
 	}
 	if occ, ok := occupancyOf(b); ok && len(occ.Runs) > 0 {

@@ -236,7 +236,8 @@ func plotMountains(path string, r *occupancy.RunReport) error {
 	p.Title.Text = fmt.Sprintf("processes per mode over time, run %d", r.Run)
 	p.X.Label.Text = "time (s)"
 	p.Y.Label.Text = "processes"
-	p.Y.Min, p.Y.Max = 0, float64(r.Procs)
+	p.Y.Min, p.Y.Max = 0, mountainsTop(r)
+	p.Y.Tick.Marker = plot.NiceTicks{Whole: true} // processes: 0, 1, 2, not 0.5
 	p.Legend.Top = true
 	// Draw the cumulative counts from the top mode down, each filled to the
 	// axis, so the lower modes cover the upper ones.
@@ -264,6 +265,24 @@ func plotMountains(path string, r *occupancy.RunReport) error {
 		p.Legend.Add(r.Modes[j], l)
 	}
 	return plot.Save(path, plot.Width, plot.Height, func(dc draw.Canvas) error { plot.Draw(dc, p); return nil })
+}
+
+// mountainsTop is the top of the processes axis of plotMountains: the
+// most processes that exist at once in a window (at least 1), not the
+// run's process count, which includes the processes left out (--procs,
+// --exclude-procs) and those not yet created or ended, so that the axis
+// does not run far above the data (8 ranks of 20 processes drawn against
+// an axis up to 20).
+func mountainsTop(r *occupancy.RunReport) float64 {
+	top := 1.0
+	for _, counts := range r.ProcessesPerWindow {
+		var n float64
+		for _, c := range counts {
+			n += c
+		}
+		top = math.Max(top, n)
+	}
+	return math.Ceil(top - 1e-9)
 }
 
 // plotOccupancyBars draws, for each mode, the fraction of the run's time

@@ -630,3 +630,16 @@ func TestOccupancyRunBeginsAtFirstRecord(t *testing.T) {
 		t.Errorf("with --start the run begins at %d ns, want 0", start[0].BeginNS)
 	}
 }
+
+// TestMountainsTop: the processes axis of the stacked plot ends at the
+// most processes that exist at once, 8 ranks of a 20-process trace with
+// --procs 0-7, not at the run's 20 processes.
+func TestMountainsTop(t *testing.T) {
+	r := &occupancy.RunReport{Procs: 20, ProcessesPerWindow: [][]float64{{3, 5}, {7.5, 0.5}, {2.5, 0}}}
+	if got := mountainsTop(r); got != 8 {
+		t.Errorf("top %v, want 8", got)
+	}
+	if got := mountainsTop(&occupancy.RunReport{Procs: 4}); got != 1 {
+		t.Errorf("no windows: top %v, want 1", got)
+	}
+}

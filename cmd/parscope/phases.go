@@ -300,20 +300,29 @@ func (s labelStrip) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return 0, float64(s.runs[len(s.runs)-1].End), 0, 1
 }
 
+// phasesTitle is the title of the phase plot: the input's name, the
+// phases and intervals (with thousands separators), and the hints.
+func phasesTitle(name string, res *phase.Result) string {
+	h := res.Hints
+	title := fmt.Sprintf("%s: %d phases over %s intervals", name, len(res.Phases), human.Count(int64(res.Intervals)))
+	if h.Period > 0 && h.Period < res.Intervals {
+		init := "no initialisation told apart"
+		if h.InitEnd > 0 {
+			init = fmt.Sprintf("initialisation 0-%s", human.Count(int64(h.InitEnd-1)))
+		}
+		title += fmt.Sprintf(" (%s, period %s)", init, human.Count(int64(h.Period)))
+	}
+	return title
+}
+
 // plotPhases writes the phase plot of res to path (PNG or SVG by
 // extension), atomically.
 func plotPhases(path, name string, res *phase.Result) error {
 	h := res.Hints
 	strip := plot.New()
-	strip.Title.Text = fmt.Sprintf("%s: %d phases over %d intervals", name, len(res.Phases), res.Intervals)
-	if h.Period > 0 && h.Period < res.Intervals {
-		init := "no initialisation told apart"
-		if h.InitEnd > 0 {
-			init = fmt.Sprintf("initialisation 0-%d", h.InitEnd-1)
-		}
-		strip.Title.Text += fmt.Sprintf(" (%s, period %d)", init, h.Period)
-	}
+	strip.Title.Text = phasesTitle(name, res)
 	strip.X.Label.Text = "interval"
+	strip.X.Tick.Marker = figure.NiceTicks{Whole: true}
 	strip.HideY()
 	strip.Add(labelStrip{runs: h.Runs})
 	if h.InitEnd > 0 {
@@ -332,6 +341,7 @@ func plotPhases(path, name string, res *phase.Result) error {
 	bars.Y.Label.Text = "weight"
 	bars.X.Label.Text = "phase"
 	bars.Y.Min = 0
+	bars.Y.Tick.Marker = figure.NiceTicks{}
 	var names []string
 	for i, p := range res.Phases {
 		b, err := plotter.NewBarChart(plotter.Values{p.Weight}, vg.Points(max(4, 300/float64(len(res.Phases)+1))))
@@ -349,8 +359,8 @@ func plotPhases(path, name string, res *phase.Result) error {
 	const width, height = 8 * vg.Inch, 4.5 * vg.Inch
 	// The strip on the top 58%, the bars below.
 	return figure.Save(path, width, height, func(dc draw.Canvas) error {
-		strip.Draw(draw.Crop(dc, 0, 0, height*0.58, 0))
-		bars.Draw(draw.Crop(dc, 0, 0, 0, -height*0.44))
+		figure.Draw(draw.Crop(dc, 0, 0, height*0.58, 0), strip)
+		figure.Draw(draw.Crop(dc, 0, 0, 0, -height*0.44), bars)
 		return nil
 	})
 }

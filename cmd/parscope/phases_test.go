@@ -295,3 +295,17 @@ type phasesReport struct {
 	Analysis string       `json:"analysis"`
 	Result   phase.Phases `json:"result"`
 }
+
+// TestPhasesTitle: the phase plot's title writes the counts with
+// thousands separators (1,315 intervals, not 1315).
+func TestPhasesTitle(t *testing.T) {
+	res := &phase.Result{Intervals: 1315, Phases: make([]phase.Phase, 10)}
+	res.Hints.Period = 3
+	if got, want := phasesTitle("phases.bb.gz", res), "phases.bb.gz: 10 phases over 1,315 intervals (no initialisation told apart, period 3)"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	res.Hints.InitEnd = 1200
+	if got, want := phasesTitle("x", res), "x: 10 phases over 1,315 intervals (initialisation 0-1,199, period 3)"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+}

@@ -42,6 +42,7 @@ type procEntry struct {
 	name    string       // function name, "" until known
 	creator string       // function that created the goroutine, if seen
 	regions []openRegion // open user regions, innermost last
+	written bool         // a record of this process has been written
 }
 
 // openRegion is a user region that has begun and not ended.
@@ -341,7 +342,7 @@ func (c *converter) transition(ev *xtrace.Event, t int64) error {
 					return err
 				}
 			}
-			if err := c.add(trace.State(c.run, p, t, goState(to))); err != nil {
+			if err := c.add(trace.State(c.run, p, c.statusTime(p, from, t), goState(to))); err != nil {
 				return err
 			}
 			if st.Reason == "" {
@@ -363,11 +364,34 @@ func (c *converter) transition(ev *xtrace.Event, t int64) error {
 			c.skip("skipped.proc-transition")
 			return nil
 		}
-		_, to := st.Proc()
-		return c.add(trace.State(c.run, c.proc(int64(st.Resource.Proc())), t, procState(to)))
+		from, to := st.Proc()
+		p := c.proc(int64(st.Resource.Proc()))
+		t0 := t
+		if from == xtrace.ProcUndetermined {
+			t0 = c.statusTime(p, xtrace.GoUndetermined, t)
+		}
+		return c.add(trace.State(c.run, p, t0, procState(to)))
 	}
 	c.skip("skipped.other")
 	return nil
+}
+
+// statusTime returns the time of the state record of a goroutine's
+// transition from state from at time t. A transition from Undetermined is
+// the reader's rendering of a status event of the trace's first generation:
+// the goroutine (or P) existed before the trace began, and was in that
+// state since. Its first record is then put at the run's start, 0, so that
+// the goroutine is shown from the trace's start rather than absent until
+// the reader reaches its status (which can be late in the first
+// generation). A goroutine created in the trace has no such transition and
+// starts at its creation. When the process already has a record (an event
+// attributed to it before its status), t is kept, so that its records stay
+// in time order.
+func (c *converter) statusTime(p int32, from xtrace.GoState, t int64) int64 {
+	if from == xtrace.GoUndetermined && !c.procs[p].written {
+		return 0
+	}
+	return t
 }
 
 // region converts a user region's begin or end.
@@ -442,5 +466,6 @@ func topFunc(s xtrace.Stack) string {
 // add writes one record.
 func (c *converter) add(r trace.Record) error {
 	c.written++
+	c.procs[r.Proc].written = true
 	return c.w.Add(r)
 }

@@ -45,17 +45,23 @@
 //	6   idle          -                                 ProcIdle
 //
 // Every state transition of the process's resource becomes a state record
-// at the transition time, entering the transition's "to" state. (The "from"
-// state of a goroutine's first transition is Undetermined when the
-// goroutine existed before the trace started and NotExist when it is
-// created in the trace; neither is written, since the process enters its
-// first state at its first record.) The header lists only the states of
-// the chosen mode.
+// at the transition time, entering the transition's "to" state. The
+// "from" state of a goroutine's first transition is Undetermined when the
+// goroutine existed before the trace started (the reader's rendering of a
+// status event of the first generation) and NotExist when it is created in
+// the trace; neither is written. A goroutine that existed before the trace
+// is shown from the trace's start: the state record of its first
+// transition is at time 0, in the state its status gives, however late the
+// reader reaches that status in the first generation (unless an event was
+// already put on it, whose time is then kept so that its records stay in
+// order). A goroutine created in the trace has no record before its
+// creation. A P's first status is placed the same way. The header lists
+// only the states of the chosen mode.
 //
 // not-exist is marked Absent in the dictionary (trace.StateDef.Absent): a
-// goroutine exists from its first record (its creation, for one created in
-// the trace) until it enters not-exist (it ended), and a P until GOMAXPROCS
-// removes it. Before and after, the analyses count it in no state, so that
+// goroutine exists from its first record (the trace's start, for one that
+// existed before it; its creation, for one created in the trace) until it
+// enters not-exist (it ended), and a P until GOMAXPROCS removes it. Before and after, the analyses count it in no state, so that
 // at no time do more goroutines run than there are Ps.
 //
 // # Events

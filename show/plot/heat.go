@@ -70,7 +70,7 @@ func HeatMaps(path string, maps []Heat, opts HeatOptions) error {
 		}
 		return v
 	}
-	vmax := 0.0
+	vmax, whole := 0.0, true
 	for _, h := range maps {
 		for i, row := range h.Values {
 			if len(row) != len(h.Values) {
@@ -81,6 +81,7 @@ func HeatMaps(path string, maps []Heat, opts HeatOptions) error {
 					return fmt.Errorf("plot %s: matrix %q holds %v", path, h.Title, v)
 				}
 				vmax = math.Max(vmax, scale(v))
+				whole = whole && v == math.Trunc(v)
 			}
 		}
 	}
@@ -106,30 +107,7 @@ func HeatMaps(path string, maps []Heat, opts HeatOptions) error {
 		p.Y.Min, p.Y.Max = -0.5, float64(n)-0.5
 		panels = append(panels, p)
 	}
-	bar := gplot.New()
-	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true, Colors: 256})
-	bar.HideX()
-	bar.Y.Label.Text = opts.Unit
-	bar.Y.Tick.Marker = NiceTicks{}
-	if opts.Log {
-		bar.Y.Label.Text += " (log scale)"
-		bar.Y.Tick.Marker = gplot.TickerFunc(func(min, max float64) []gplot.Tick {
-			var ts []gplot.Tick
-			for e := 0.0; e <= max+1e-9; e++ {
-				ts = append(ts, gplot.Tick{Value: math.Log10(1 + math.Pow(10, e)), Label: humanValue(math.Pow(10, e))})
-			}
-			if len(ts) > 8 { // keep every other decade
-				var kept []gplot.Tick
-				for i, t := range ts {
-					if i%2 == 0 {
-						kept = append(kept, t)
-					}
-				}
-				ts = kept
-			}
-			return ts
-		})
-	}
+	bar := heatBar(cm, opts, whole)
 	side := 4 * vg.Inch
 	barW := 1.3 * vg.Inch
 	titleH := vg.Length(0)
@@ -156,6 +134,38 @@ func HeatMaps(path string, maps []Heat, opts HeatOptions) error {
 		bar.Draw(draw.Crop(c, 0.2*vg.Inch, -0.3*vg.Inch, 0.45*vg.Inch, -0.3*vg.Inch))
 		return nil
 	})
+}
+
+// heatBar is the colour bar of heat maps on the scale cm, labelled with
+// opts.Unit: decades on a log scale; on a linear one round ticks, whole
+// numbers only when every value drawn is whole (whole), so that a bar of
+// message counts reads 0, 1, 2, 3 and not 0, 0.5, ..., 3.
+func heatBar(cm *heatColors, opts HeatOptions, whole bool) *gplot.Plot {
+	bar := gplot.New()
+	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true, Colors: 256})
+	bar.HideX()
+	bar.Y.Label.Text = opts.Unit
+	bar.Y.Tick.Marker = NiceTicks{Whole: whole}
+	if opts.Log {
+		bar.Y.Label.Text += " (log scale)"
+		bar.Y.Tick.Marker = gplot.TickerFunc(func(min, max float64) []gplot.Tick {
+			var ts []gplot.Tick
+			for e := 0.0; e <= max+1e-9; e++ {
+				ts = append(ts, gplot.Tick{Value: math.Log10(1 + math.Pow(10, e)), Label: humanValue(math.Pow(10, e))})
+			}
+			if len(ts) > 8 { // keep every other decade
+				var kept []gplot.Tick
+				for i, t := range ts {
+					if i%2 == 0 {
+						kept = append(kept, t)
+					}
+				}
+				ts = kept
+			}
+			return ts
+		})
+	}
+	return bar
 }
 
 // intTicks labels whole numbers only, about ten of them.

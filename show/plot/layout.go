@@ -17,14 +17,21 @@ import (
 // separators (50,000,000) and as many decimals as the step needs. gonum's
 // default ticks may step by other values (100, 500, 900 for a step of
 // 400) and print large numbers in full without separators.
-type NiceTicks struct{}
+type NiceTicks struct {
+	// Whole keeps the step at 1 or more, for an axis of whole numbers
+	// (message counts, bytes): 0, 1, 2, 3 rather than 0, 0.5, ..., 3.
+	Whole bool
+}
 
 // Ticks implements gplot.Ticker.
-func (NiceTicks) Ticks(min, max float64) []gplot.Tick {
+func (n NiceTicks) Ticks(min, max float64) []gplot.Tick {
 	if !(max > min) || math.IsInf(max-min, 0) {
 		return []gplot.Tick{{Value: min, Label: TickLabel(min, 1)}}
 	}
 	step := NiceStep(max-min, 6)
+	if n.Whole {
+		step = math.Max(step, 1)
+	}
 	var ts []gplot.Tick
 	for k := math.Ceil(min/step - 1e-9); k*step <= max+step*1e-9; k++ {
 		v := k * step
@@ -97,13 +104,17 @@ func Layout(dc draw.Canvas, p *gplot.Plot) (plotArea, legendArea draw.Canvas) {
 }
 
 // Draw draws p on dc with its legend in a column at the right of the plot
-// (see Layout) and NiceTicks on the axes whose ticker is gonum's default.
+// (see Layout), NiceTicks on the axes whose ticker is gonum's default, and
+// TitleGap between the title and the data when p sets no padding.
 func Draw(dc draw.Canvas, p *gplot.Plot) {
 	if _, ok := p.X.Tick.Marker.(gplot.DefaultTicks); ok {
 		p.X.Tick.Marker = NiceTicks{}
 	}
 	if _, ok := p.Y.Tick.Marker.(gplot.DefaultTicks); ok {
 		p.Y.Tick.Marker = NiceTicks{}
+	}
+	if p.Title.Padding == 0 {
+		p.Title.Padding = TitleGap
 	}
 	plotArea, legendArea := Layout(dc, p)
 	p.Legend.Top, p.Legend.Left = true, true
@@ -113,6 +124,18 @@ func Draw(dc draw.Canvas, p *gplot.Plot) {
 	if p.Title.Text != "" {
 		title = p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
 	}
+	// The title is centred over the plot, moved left or right as needed
+	// to stay on the canvas: a title wider than the plot area (the legend
+	// takes the right of the canvas) ran off the canvas's left edge.
+	if text := p.Title.Text; text != "" {
+		sty := p.Title.TextStyle
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		x := TitleX(dc.Min.X, dc.Max.X, (plotArea.Min.X+plotArea.Max.X)/2, sty.Width(text))
+		dc.FillText(sty, vg.Point{X: x, Y: dc.Max.Y + sty.FontExtents().Descent}, text)
+		plotArea = draw.Crop(plotArea, 0, 0, 0, -(sty.Rectangle(text).Size().Y + p.Title.Padding))
+		p.Title.Text = ""
+		defer func() { p.Title.Text = text }()
+	}
 	entries := p.Legend
 	p.Legend = gplot.NewLegend()
 	p.Draw(plotArea)
@@ -120,6 +143,22 @@ func Draw(dc draw.Canvas, p *gplot.Plot) {
 	if legendArea.Max.X > legendArea.Min.X {
 		p.Legend.Draw(draw.Crop(legendArea, 0, 0, 0, -title))
 	}
+}
+
+// titleInset is the least space between a title and the canvas's edge.
+const titleInset = 3 // points
+
+// TitleX returns the x of the centre of a title w wide on a canvas from
+// min to max: centre, the middle of the plot area, unless the title would
+// then come nearer than titleInset points to an edge of the canvas, in
+// which case it is moved inward (and centred on the canvas when it is
+// too wide for that).
+func TitleX(min, max, centre, w vg.Length) vg.Length {
+	in := vg.Points(titleInset)
+	if w >= max-min-2*in {
+		return (min + max) / 2
+	}
+	return vg.Length(math.Min(math.Max(float64(centre), float64(min+in+w/2)), float64(max-in-w/2)))
 }
 
 // Marker returns the glyph of series i of a scatter plot: a filled circle,

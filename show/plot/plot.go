@@ -28,6 +28,9 @@ const (
 	Height = 5 * vg.Inch
 )
 
+// TitleGap is the space between a plot's title and its data area.
+const TitleGap = 6 * vg.Millimeter / 2
+
 // Save draws a figure of the given size with fn and writes it to path as
 // SVG (.svg) or PNG (anything else), atomically (see package atomicfile):
 // a failure or a crash leaves no partial file, and only a regular file is
@@ -152,6 +155,9 @@ func Scatter(path, title, xlabel, ylabel string, series []Series) error {
 func newPlot(title, xlabel, ylabel string) *gplot.Plot {
 	p := gplot.New()
 	p.Title.Text = title
+	// gonum puts the title right on the data area: a marker at the top of
+	// the data touches its letters.
+	p.Title.Padding = TitleGap
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
 	p.Add(plotter.NewGrid())

@@ -6,10 +6,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 )
@@ -175,5 +177,92 @@ func TestHeatMaxNotWhite(t *testing.T) {
 	}
 	if c0, c1 := HeatColor(0.99), HeatColor(1); c0 == c1 {
 		t.Errorf("HeatColor(0.99) = HeatColor(1) = %v", c1)
+	}
+}
+
+// TestHeatBarWholeTicks checks the colour bar of a heat map of message
+// counts from 0 to 3: its ticks are the whole numbers 0 to 3, not 0, 0.5,
+// ..., 3 (no half message); a bar of fractions keeps its finer ticks.
+func TestHeatBarWholeTicks(t *testing.T) {
+	labels := func(whole bool) []string {
+		bar := heatBar(&heatColors{max: 3}, HeatOptions{Unit: "messages"}, whole)
+		var out []string
+		for _, tk := range bar.Y.Tick.Marker.Ticks(0, 3) {
+			out = append(out, tk.Label)
+		}
+		return out
+	}
+	if got, want := labels(true), []string{"0", "1", "2", "3"}; !slices.Equal(got, want) {
+		t.Errorf("whole counts: ticks %q, want %q", got, want)
+	}
+	if got := labels(false); len(got) <= 4 {
+		t.Errorf("fractions: ticks %q, want a step below 1", got)
+	}
+	if got := (NiceTicks{Whole: true}).Ticks(0, 1_000_000); got[1].Label != "200,000" {
+		t.Errorf("whole ticks of [0, 1,000,000]: %v", got)
+	}
+}
+
+// TestTitleGap checks that a plot's title keeps a gap above the data area,
+// which gonum leaves at 0: the largest markers of a scatter at the top of
+// the data touched the title's letters.
+func TestTitleGap(t *testing.T) {
+	if p := newPlot("PC1 against PC2", "PC1", "PC2"); p.Title.Padding < vg.Points(4) {
+		t.Errorf("title padding %v, want at least 4 pt", p.Title.Padding)
+	}
+	// A plot made with gonum's New and drawn by Draw gets the gap too.
+	p := gplot.New()
+	p.Title.Text = "processes per mode over time"
+	Draw(draw.New(vgimg.New(Width, Height)), p)
+	if p.Title.Padding < vg.Points(4) {
+		t.Errorf("Draw: title padding %v, want at least 4 pt", p.Title.Padding)
+	}
+}
+
+// TestTitleOnCanvas checks where a title goes: centred over the plot area
+// when it fits, moved inward when centring it there would cross the
+// canvas's edge (a long title over a plot narrowed by its legend column
+// started left of the canvas) to 3 points inside it, centred on the canvas
+// when wider than that.
+func TestTitleOnCanvas(t *testing.T) {
+	for _, c := range []struct{ min, max, centre, w, want vg.Length }{
+		{0, 100, 40, 20, 40},
+		{0, 100, 40, 80, 43},
+		{0, 100, 95, 20, 87},
+		{0, 100, 40, 120, 50},
+	} {
+		if got := TitleX(c.min, c.max, c.centre, c.w); got != c.want {
+			t.Errorf("TitleX(%v, %v, %v, %v) = %v, want %v", c.min, c.max, c.centre, c.w, got, c.want)
+		}
+	}
+	// Drawn: a title wider than the plot area leaves the canvas's first
+	// column white.
+	p := newPlot("mg27.pst run 0: average message delay", "planes", "delay")
+	l, err := plotter.NewLine(plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Add(l)
+	p.Legend.Add("electronic only", l)
+	img := vgimg.New(Width, Height)
+	dc := draw.New(img)
+	plotArea, _ := Layout(dc, p)
+	for p.Title.TextStyle.Width(p.Title.Text) < plotArea.Max.X-plotArea.Min.X+Width/20 {
+		p.Title.Text += " and more"
+	}
+	if p.Title.TextStyle.Width(p.Title.Text) >= Width {
+		t.Fatalf("title %q wider than the canvas", p.Title.Text)
+	}
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	Draw(dc, p)
+	if p.Title.Text == "" {
+		t.Error("Draw cleared the title")
+	}
+	im := img.Image()
+	for y := range 30 {
+		if r, g, b, _ := im.At(0, y).RGBA(); r < 0xc000 || g < 0xc000 || b < 0xc000 {
+			t.Fatalf("pixel (0, %d) is dark: the title runs off the canvas", y)
+		}
 	}
 }
