@@ -135,24 +135,37 @@ type row struct {
 func main() {
 	outJSON := flag.String("out", "", "write the rows as JSON here")
 	plots := flag.String("plots", "", "write the phasesize curves (PNG) into this directory")
+	curvesJSON := flag.String("curves", "", "write the phasesize curves' points as JSON here (what -replot reads)")
+	replot := flag.String("replot", "", "draw the curves of this JSON (written by -curves) into the -plots directory, without running anything")
 	only := flag.String("only", "", "comma-separated workloads to run (default all)")
 	repeat := flag.Int("repeat", 0, "measurements per phase on the targets (0: as many as the probe's 1% budget allows)")
 	refRuns := flag.Int("ref-runs", 3, "uninstrumented reference runs when building probes (the mean is kept)")
 	actualRuns := flag.Int("actual-runs", 3, "full runs on each target (median): the actual time")
 	clock := flag.String("clock", "wall", "what the times measure: wall or cpu")
 	flag.Parse()
+	if *replot != "" {
+		if *plots == "" {
+			fmt.Fprintln(os.Stderr, "probe-validate: -replot needs -plots DIR")
+			os.Exit(2)
+		}
+		if err := replotCurves(*replot, *plots); err != nil {
+			fmt.Fprintln(os.Stderr, "probe-validate:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	c, err := probe.ParseClock(*clock)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "probe-validate:", err)
 		os.Exit(2)
 	}
-	if err := run(*outJSON, *plots, *only, *repeat, *refRuns, *actualRuns, c); err != nil {
+	if err := run(*outJSON, *plots, *curvesJSON, *only, *repeat, *refRuns, *actualRuns, c); err != nil {
 		fmt.Fprintln(os.Stderr, "probe-validate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(outJSON, plots, only string, repeat, refRuns, actualRuns int, clock probe.Clock) error {
+func run(outJSON, plots, curvesJSON, only string, repeat, refRuns, actualRuns int, clock probe.Clock) error {
 	ctx := context.Background()
 	root, err := moduleRoot()
 	if err != nil {
@@ -186,7 +199,8 @@ func run(outJSON, plots, only string, repeat, refRuns, actualRuns int, clock pro
 		return err
 	}
 	be := probe.Local{Clock: clock}
-	fmt.Fprintf(os.Stderr, "started %s on %s, GOMAXPROCS %d, %s clock\n", time.Now().Format(time.RFC3339), host(), runtime.GOMAXPROCS(0), clock)
+	started := fmt.Sprintf("started %s on %s, GOMAXPROCS %d, %s clock", time.Now().Format(time.RFC3339), host(), runtime.GOMAXPROCS(0), clock)
+	fmt.Fprintln(os.Stderr, started)
 	var rows []row
 	curves := map[string][]probe.CurvePoint{}
 	for _, w := range workloads {
@@ -258,6 +272,12 @@ func run(outJSON, plots, only string, repeat, refRuns, actualRuns int, clock pro
 		printPhases(w.Name, p)
 	}
 	printTable(rows)
+	if curvesJSON != "" {
+		b, _ := json.MarshalIndent(curveFile{Source: "scripts/probe-validate, run " + started, Curves: curves}, "", "  ")
+		if err := os.WriteFile(curvesJSON, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
 	for name, c := range curves {
 		printCurve(name, c)
 		if plots != "" {
@@ -458,6 +478,38 @@ func printCurve(name string, c []probe.CurvePoint) {
 	for _, pt := range c {
 		fmt.Printf("| %d | %.3f | %s | %.3f s | %.2f%% |\n", pt.K, pt.Weight, kb(pt.Bytes), pt.Predicted, 100*pt.Error)
 	}
+}
+
+// curveFile holds the quality-against-size curves of a run, by workload,
+// with where they come from.
+type curveFile struct {
+	Source string                        `json:"source"`
+	Curves map[string][]probe.CurvePoint `json:"curves"`
+}
+
+// replotCurves draws the curves of the JSON file path (a curveFile) into
+// the directory dir, as a run with -plots does.
+func replotCurves(path, dir string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var f curveFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(f.Curves) == 0 {
+		return fmt.Errorf("%s: no curves", path)
+	}
+	for name, c := range f.Curves {
+		if len(c) == 0 {
+			return fmt.Errorf("%s: curve %s has no points", path, name)
+		}
+		if err := plotCurve(filepath.Join(dir, "probes-curve-"+name+".png"), name, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func plotCurve(path, name string, pts []probe.CurvePoint) error {
