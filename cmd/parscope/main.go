@@ -32,9 +32,10 @@ program phases and performance probes.
 
 Traces are stored as .pst directories (Parquet tables plus a JSON manifest)
 that DuckDB, pandas or Spark open directly. Every command that reads a
-TRACE also takes a trace import reads (OTF2, Paraver, DUMPI, ...): it
-imports it on the fly into a temporary .pst, removed afterwards, and names
-results after the trace.
+TRACE also takes a trace import reads (OTF2, Paraver, DUMPI, ...), or a
+folder of trace files of one format (one per rank or run): it imports it
+on the fly into a temporary .pst, removed afterwards, and names results
+after the trace.
 
 Exit status: 0 success, 1 failure, 2 wrong usage (unknown command or flag,
 bad flag value, missing or extra argument).`,

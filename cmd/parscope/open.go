@@ -151,12 +151,14 @@ func openTrace(cmd *cobra.Command, path string) (*openedTrace, error) {
 		}
 		return &openedTrace{Store: s}, nil
 	}
+	inputs := []string{path}
 	imp, err := f.importer(path)
+	if err != nil && fi.IsDir() && f.formatName == "" {
+		// Not a .pst nor an archive: the trace files of one format that
+		// make one trace (one per rank, as the annotated format's).
+		imp, inputs, err = dirInputs(path)
+	}
 	if err != nil {
-		if fi.IsDir() && f.formatName == "" {
-			return nil, fmt.Errorf("%s is a directory but not a parscope trace (no .pst manifest in it) nor a trace archive import reads (known formats: %s)",
-				path, strings.Join(format.Names(), ", "))
-		}
 		return nil, err
 	}
 	opts, err := f.options()
@@ -171,7 +173,7 @@ func openTrace(cmd *cobra.Command, path string) (*openedTrace, error) {
 		return nil, fmt.Errorf("importing %s: %w", path, atomicfile.Cause(err))
 	}
 	pst := filepath.Join(tmp.Path(), traceName(path, fi, imp))
-	if err := importInto(cmd.Context(), imp, []string{path}, opts, pst, store.Options{}); err != nil {
+	if err := importInto(cmd.Context(), imp, inputs, opts, pst, store.Options{}); err != nil {
 		tmp.Abort()
 		return nil, hideTemporary(err, tmp.Path(), path)
 	}
@@ -184,6 +186,41 @@ func openTrace(cmd *cobra.Command, path string) (*openedTrace, error) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", path, warn) // as import: the trace differs from its input
 	}
 	return &openedTrace{Store: s, tmp: tmp}, nil
+}
+
+// dirInputs returns the importer and the files of dir, a directory that
+// is neither a .pst nor a trace archive, when they are trace files of one
+// format, which import together as one trace (the files of each rank, or
+// of each run): every regular file of dir whose name does not begin with
+// a dot, in name order. A file of no known format, or of another format
+// than the others, is an error that names it.
+func dirInputs(dir string) (format.Importer, []string, error) {
+	const rule = "a folder given as TRACE holds the trace files of one format (the annotated format's file per rank, Go or Chrome traces of several runs); for a trace made of files of several kinds give its main file: an OTF2 traces.otf2, a DUMPI .meta, a Paraver .prv"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var imp format.Importer
+	var inputs []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		fimp, err := format.Detect(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %s is of no format parscope reads (known: %s); %s", dir, e.Name(), strings.Join(format.Names(), ", "), rule)
+		}
+		if imp != nil && fimp.Name() != imp.Name() {
+			return nil, nil, fmt.Errorf("%s: %s is %s, but %s is %s; %s", dir, e.Name(), fimp.Name(), filepath.Base(inputs[0]), imp.Name(), rule)
+		}
+		imp = fimp
+		inputs = append(inputs, p)
+	}
+	if imp == nil {
+		return nil, nil, fmt.Errorf("%s is a directory but not a parscope trace (no .pst manifest in it), a trace archive, nor a folder of trace files: it holds no file", dir)
+	}
+	return imp, inputs, nil
 }
 
 // hideTemporary returns err, an error of importing the trace at path into

@@ -389,3 +389,49 @@ func TestOutputModes(t *testing.T) {
 		t.Errorf("checked %d files, want at least 20", n)
 	}
 }
+
+// TestTraceFolder: a folder of trace files of one format is one trace,
+// imported on the fly from every file in it, as import would import them
+// together: the ring's four per-rank files are one 4-process run with
+// every rank's messages, in every command that reads a trace. A folder of
+// mixed formats or of nothing is an error naming what is wrong.
+func TestTraceFolder(t *testing.T) {
+	tmp := t.TempDir()
+	ring := filepath.Join(examples, "ring")
+	var info infoReport
+	if err := json.Unmarshal([]byte(mustRunTmp(t, tmp, "info", "--json", ring)), &info); err != nil {
+		t.Fatal(err)
+	}
+	// Each rank sends 64 messages (testdata/examples/README.md).
+	if info.Trace != ring || len(info.Runs) != 1 || info.Runs[0].Procs != 4 || info.Sends != 256 || info.Recvs != 256 || len(info.Inputs) != 4 {
+		t.Errorf("info of the ring folder: trace %q, %d runs, %+v, %d sends, %d receives, %d inputs",
+			info.Trace, len(info.Runs), info.Runs, info.Sends, info.Recvs, len(info.Inputs))
+	}
+	// The same trace as importing the four files.
+	pst := filepath.Join(t.TempDir(), "ring.pst")
+	files, _ := filepath.Glob(filepath.Join(ring, "ring.*.trace"))
+	mustRun(t, append([]string{"import", "-o", pst}, files...)...)
+	if a, b := mustRunTmp(t, tmp, "comm", "--json", ring), mustRun(t, "comm", "--json", pst); a != strings.ReplaceAll(b, `"ring.pst"`, `"ring"`) {
+		t.Errorf("comm of the folder differs from comm of its import:\n%s\n%s", a, b)
+	}
+
+	dir := t.TempDir()
+	mixed := filepath.Join(dir, "mixed")
+	os.Mkdir(mixed, 0o755)
+	copyFile(t, files[0], filepath.Join(mixed, "ring.0.trace"))
+	copyFile(t, filepath.Join(examples, "amoeba.srt"), filepath.Join(mixed, "amoeba.srt"))
+	if _, errOut, code := runTmp(t, tmp, "profile", mixed); code != 1 || !strings.Contains(errOut, "ring.0.trace is annotated, but amoeba.srt is gomez") {
+		t.Errorf("profile of a mixed folder: exit %d, %q", code, errOut)
+	}
+	os.WriteFile(filepath.Join(mixed, "notes.txt"), []byte("hello\n"), 0o644)
+	if _, errOut, code := runTmp(t, tmp, "profile", mixed); code != 1 || !strings.Contains(errOut, "notes.txt is of no format parscope reads") {
+		t.Errorf("profile of a folder with a note: exit %d, %q", code, errOut)
+	}
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	if _, errOut, code := runTmp(t, tmp, "info", empty); code != 1 || !strings.Contains(errOut, "it holds no file") {
+		t.Errorf("info of an empty folder: exit %d, %q", code, errOut)
+	}
+	checkNoTemporaries(t, tmp)
+}
+
