@@ -434,4 +434,3 @@ func TestTraceFolder(t *testing.T) {
 	}
 	checkNoTemporaries(t, tmp)
 }
-
