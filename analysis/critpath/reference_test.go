@@ -25,7 +25,7 @@ type refFrame struct {
 
 // refChange says that from t on the innermost open refFrame is refFrame (-1: none).
 type refChange struct {
-	t     int64
+	t        int64
 	refFrame int32
 }
 
