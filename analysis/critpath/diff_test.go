@@ -73,6 +73,9 @@ func genTrace(seed uint64) (*engine.Trace, []trace.Record) {
 		}
 	}
 	steps := 10 + rng.IntN(60)
+	if seed%8 == 7 {
+		steps = 100 + rng.IntN(300) // long enough for the summaries to fold
+	}
 	maxStep := int64(1 + rng.IntN(4))
 	var recs []trace.Record
 	for p := range procs {
@@ -297,6 +300,24 @@ func diffRun(tb testing.TB, g, w RunPath) {
 	tb.Helper()
 	gv, wv := reflect.ValueOf(g), reflect.ValueOf(w)
 	for i := range gv.NumField() {
+		if gv.Type().Field(i).Name == "Segments" {
+			gs, ws := g.Segments, w.Segments
+			for j := range max(len(gs), len(ws)) {
+				if j >= len(gs) || j >= len(ws) || gs[j] != ws[j] {
+					tb.Errorf("Segments differ from %d of %d (want %d)", j, len(gs), len(ws))
+					for k := max(j-2, 0); k < min(j+3, max(len(gs), len(ws))); k++ {
+						if k < len(gs) {
+							tb.Errorf(" got  %d %+v", k, gs[k])
+						}
+						if k < len(ws) {
+							tb.Errorf(" want %d %+v", k, ws[k])
+						}
+					}
+					break
+				}
+			}
+			continue
+		}
 		if !reflect.DeepEqual(gv.Field(i).Interface(), wv.Field(i).Interface()) {
 			tb.Errorf("%s:\n got  %+v\n want %+v", gv.Type().Field(i).Name, gv.Field(i).Interface(), wv.Field(i).Interface())
 		}
@@ -320,6 +341,61 @@ func TestAgainstReference(t *testing.T) {
 		compare(t, seed, Params{Top: 2, Segments: 3})
 		if t.Failed() {
 			t.Fatalf("stopped at seed %d", seed)
+		}
+	}
+}
+
+// TestAgainstReferenceFolding compares them with the chains of path
+// summaries folded at every step, and at every other.
+func TestAgainstReferenceFolding(t *testing.T) {
+	defer func(d int32) { foldDepth = d }(foldDepth)
+	for _, d := range []int32{1, 2} {
+		foldDepth = d
+		for seed := range uint64(seeds / 4) {
+			compare(t, seed, Params{})
+			compare(t, seed, Params{Top: 2, Segments: 3})
+			if t.Failed() {
+				t.Fatalf("fold depth %d: stopped at seed %d", d, seed)
+			}
+		}
+	}
+}
+
+// TestAgainstReferenceRuns compares them on two random traces given as
+// two runs, their records interleaved, and as two accumulators merged.
+func TestAgainstReferenceRuns(t *testing.T) {
+	for seed := range uint64(50) {
+		tr, recs0 := genTrace(2 * seed)
+		_, recs1 := genTrace(2*seed + 1)
+		tr.Header.Runs = append(tr.Header.Runs, trace.RunInfo{ID: 1, Procs: 6})
+		for i := range recs1 {
+			recs1[i].Run = 1
+		}
+		var both []trace.Record
+		for i := 0; i < max(len(recs0), len(recs1)); i += 7 {
+			both = append(both, recs0[min(i, len(recs0)):min(i+7, len(recs0))]...)
+			both = append(both, recs1[min(i, len(recs1)):min(i+7, len(recs1))]...)
+		}
+		p := Params{}
+		ref, _ := newRef(tr, &p)
+		feed(t, ref, both, seed)
+		want, _ := ref.Result()
+		a, _ := New(tr, &p)
+		feed(t, a, both, seed)
+		got, _ := a.Result()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("seed %d, two runs interleaved: the result differs", seed)
+		}
+		a0, _ := New(tr, &p)
+		a1, _ := New(tr, &p)
+		feed(t, a0, recs0, seed)
+		feed(t, a1, recs1, seed)
+		if err := a0.Merge(a1); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = a0.Result()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("seed %d, two runs merged: the result differs", seed)
 		}
 	}
 }
