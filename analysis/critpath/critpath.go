@@ -226,7 +226,7 @@ type Uncomputed struct {
 // record) held back while an unresolved message or collective could still
 // change the path before them; past it the analysis stops waiting for the
 // oldest one and counts it in Uncomputed.TooLate if it turns out to matter.
-// At 32 bytes each, the changes held back take at most 64 MiB.
+// At 32 bytes each, the changes held back take about 64 MiB at most.
 const MaxPending = 1 << 21
 
 // maxPending is MaxPending, lowered by the tests.
