@@ -381,9 +381,10 @@ type side struct {
 	// probed: f, the MPI call of the record, is known (nil: none).
 	probed bool
 	// done: resolved; blocking: in runState.blocking, holding the
-	// commit frontier.
-	done, blocking bool
-	f              *frame
+	// commit frontier; ready: a collective side's call is known and has
+	// ended.
+	done, blocking, ready bool
+	f                     *frame
 	// strictF and nsF are the calls open just before and at the probe's
 	// time, until the side is settled.
 	strictF, nsF *frame
@@ -454,6 +455,8 @@ type instance struct {
 	sides    []*side
 	complete bool
 	resolved bool
+	// unready counts the sides whose call is not known or has not ended.
+	unready int
 }
 
 // dep is an incoming dependency of process q: at arrival it was released
@@ -751,6 +754,7 @@ func (r *runState) collective(rec *trace.Record, ps *procState) {
 	r.probeAt(s)
 	r.blocking.push(s)
 	in.sides = append(in.sides, s)
+	in.unready++
 	if len(in.sides) == in.members {
 		delete(r.colls, k)
 		in.complete = true
@@ -876,6 +880,10 @@ func (r *runState) retry(s *side) {
 			r.tryPair(s.peer)
 		}
 	case collSide:
+		if !s.ready && s.probed && (s.f == nil || s.f.exit >= 0) {
+			s.ready = true
+			s.in.unready--
+		}
 		if s.in.complete {
 			r.tryColl(s.in)
 		}
@@ -911,13 +919,8 @@ func (r *runState) tryPair(v *side) {
 // tryColl adds the dependencies of a complete collective operation once
 // its members' calls are known and have ended.
 func (r *runState) tryColl(in *instance) {
-	if in.resolved {
+	if in.resolved || in.unready > 0 {
 		return
-	}
-	for _, s := range in.sides {
-		if !s.probed || (s.f != nil && s.f.exit < 0) {
-			return
-		}
 	}
 	in.resolved = true
 	n := len(in.sides)
