@@ -232,6 +232,10 @@ const MaxPending = 1 << 21
 // maxPending is MaxPending, lowered by the tests.
 var maxPending = MaxPending
 
+// regIndexAt is the number of regions of a piece past which they are
+// indexed by a map. (A variable for the tests.)
+var regIndexAt = 16
+
 // foldDepth bounds the chains of path summaries: a longer chain is folded
 // into one node holding its totals. (A variable for the tests.)
 var foldDepth int32 = 32
@@ -421,6 +425,7 @@ type procState struct {
 	// region, and the open segment.
 	parent      *node
 	regs        []regNS
+	regIdx      map[int32]int // regs' index, when they are many
 	comp, comm  int64
 	msgJ, collJ int64
 	dirty       bool
@@ -1093,8 +1098,7 @@ func commSeg(p int32, d *dep, t int64) Segment {
 // by the communication from it.
 func (r *runState) jump(ps *procState, d *dep, t int64) {
 	ps.parent = d.ref.snap
-	clear(ps.regs)
-	ps.regs = ps.regs[:0]
+	ps.regs, ps.regIdx = ps.regs[:0], nil
 	ps.comp, ps.comm, ps.msgJ, ps.collJ = 0, 0, 0, 0
 	ps.segs, ps.replaceLast, ps.open, ps.openInNode, ps.extended = nil, false, false, false, false
 	ps.nseg = ps.parent.nseg
@@ -1126,6 +1130,15 @@ func (ps *procState) change(t int64, region int32, limit int) {
 
 // addReg adds ns of region to the open piece.
 func (ps *procState) addReg(region int32, ns int64) {
+	if ps.regIdx != nil {
+		if i, ok := ps.regIdx[region]; ok {
+			ps.regs[i].ns += ns
+			return
+		}
+		ps.regIdx[region] = len(ps.regs)
+		ps.regs = append(ps.regs, regNS{region, ns})
+		return
+	}
 	for i := len(ps.regs) - 1; i >= 0; i-- {
 		if ps.regs[i].region == region {
 			ps.regs[i].ns += ns
@@ -1133,6 +1146,13 @@ func (ps *procState) addReg(region int32, ns int64) {
 		}
 	}
 	ps.regs = append(ps.regs, regNS{region, ns})
+	if len(ps.regs) > regIndexAt {
+		// Many regions between two saved points: index them.
+		ps.regIdx = make(map[int32]int, 2*len(ps.regs))
+		for i, g := range ps.regs {
+			ps.regIdx[g.region] = i
+		}
+	}
 }
 
 // piece adds the computation in region over [from, to) to the path.
@@ -1192,7 +1212,7 @@ func (ps *procState) freeze(t int64, limit int) *node {
 	n := link(&node{parent: p, regions: slices.Clone(ps.regs), proc: ps.id, comp: ps.comp, comm: ps.comm,
 		msgJ: ps.msgJ, collJ: ps.collJ, nseg: ps.nseg, chunk: ch})
 	ps.parent = n
-	ps.regs = ps.regs[:0]
+	ps.regs, ps.regIdx = ps.regs[:0], nil
 	ps.comp, ps.comm, ps.msgJ, ps.collJ = 0, 0, 0, 0
 	ps.segs, ps.replaceLast, ps.dirty = nil, false, false
 	ps.openInNode, ps.extended = ps.open, false

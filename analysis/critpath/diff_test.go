@@ -346,11 +346,12 @@ func TestAgainstReference(t *testing.T) {
 }
 
 // TestAgainstReferenceFolding compares them with the chains of path
-// summaries folded at every step, and at every other.
+// summaries folded at every step, and at every other, and the regions of
+// a piece indexed from the second on.
 func TestAgainstReferenceFolding(t *testing.T) {
-	defer func(d int32) { foldDepth = d }(foldDepth)
+	defer func(d int32, n int) { foldDepth, regIndexAt = d, n }(foldDepth, regIndexAt)
 	for _, d := range []int32{1, 2} {
-		foldDepth = d
+		foldDepth, regIndexAt = d, int(d)
 		for seed := range uint64(seeds / 4) {
 			compare(t, seed, Params{})
 			compare(t, seed, Params{Top: 2, Segments: 3})
