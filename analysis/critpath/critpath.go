@@ -1037,7 +1037,13 @@ func (r *runState) commit(f int64) {
 			end++
 		}
 		for _, q := range r.touched {
-			r.jump(q, &q.after, t)
+			if q.after.ref.snap == nil {
+				// Its source's point was passed unsaved, which only
+				// records out of time order can cause.
+				r.unc.TooLate++
+			} else {
+				r.jump(q, &q.after, t)
+			}
 			q.at, q.after, q.hasAt, q.hasAfter, q.atNode = dep{}, dep{}, false, false, nil
 		}
 		clear(r.touched)
@@ -1064,7 +1070,7 @@ func stored(i, limit int) bool { return limit == 0 || i < limit }
 
 // snapshot returns the summary of the path reaching ps at t.
 func (r *runState) snapshot(ps *procState, t int64) *node {
-	if !ps.hasAt {
+	if !ps.hasAt || ps.at.ref.snap == nil {
 		return ps.freeze(t, r.limit)
 	}
 	if ps.atNode == nil {

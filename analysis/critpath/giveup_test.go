@@ -1,6 +1,7 @@
 package critpath
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -109,5 +110,23 @@ func TestGiveUpRandom(t *testing.T) {
 	t.Logf("%d of 300 traces with dependencies too late", late)
 	if late == 0 {
 		t.Errorf("no trace has a dependency too late")
+	}
+}
+
+// TestUnordered: records out of time order (which the engine never
+// feeds) give some path, not a panic.
+func TestUnordered(t *testing.T) {
+	for seed := range uint64(200) {
+		tr, recs := genTrace(seed)
+		rng := rand.New(rand.NewPCG(seed, 2))
+		for range len(recs) / 4 {
+			i, j := rng.IntN(len(recs)), rng.IntN(len(recs))
+			recs[i], recs[j] = recs[j], recs[i]
+		}
+		a, _ := New(tr, &Params{})
+		feed(t, a, recs, seed)
+		if _, err := a.Result(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
