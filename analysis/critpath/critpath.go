@@ -35,6 +35,40 @@
 // of order are closed as the profile and the wait states close them (the
 // regions above the one closed are closed with it).
 //
+// # How it is computed, and the memory it needs
+//
+// The path is defined by that backward walk, but it is computed forwards,
+// as the records go by, so that the analysis keeps no record. The walk
+// from a process at a time only changes course at the process's incoming
+// dependencies: with none before, it is the process's computation from the
+// run's beginning; else it is the walk from the latest dependency's
+// source, at the time it released it, then the communication, then the
+// process's computation since. So each process keeps a summary of the path
+// reaching it (its time per region and per process, its communication,
+// its jumps, its number of segments and the first Params.Segments of
+// them) and adds its computation to it as time goes; at a dependency it
+// takes the summary its source had at the release, which it saved at that
+// point (an MPI call's entry, or a send or collective record outside MPI
+// calls). Summaries are immutable nodes sharing their beginnings, folded
+// into totals when a chain gets deeper than 32; a saved one lives as long
+// as the call, message or collective that may still need it.
+//
+// A dependency is only known once its message is matched, its waiting call
+// has ended and its collective is complete. The summaries are therefore
+// computed behind a frontier, the earliest time at which an unresolved
+// receive or collective record could still add one (its record's end); the
+// region changes and saving points after it wait in a queue. In a
+// well-formed trace the wait is short. MaxPending bounds the queue: past
+// it, the analysis stops waiting for the oldest unresolved record, and a
+// dependency that then turns up too late is counted in
+// Uncomputed.TooLate instead of being followed.
+//
+// The memory is thus bounded by the regions and processes (the summaries'
+// totals, the open regions), what is in flight (unmatched messages, open
+// calls, incomplete collectives, the queue), and, with Params.Segments 0,
+// the segments listed; not by the records. Up to MaxPending, the result
+// is the backward walk's over the whole trace.
+//
 // The analysis is registered with package engine as "critpath";
 // `parscope critpath` formats its Result. docs/critical-path.md has the
 // definition and a timeline.
@@ -43,8 +77,9 @@ package critpath
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
-	"sort"
 
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/trace"
@@ -178,7 +213,32 @@ type Uncomputed struct {
 	// not defined here (scan, exscan, unknown operations, rooted ones
 	// whose root is not a member).
 	OtherCollectives int64 `json:"other_collectives"`
+	// TooLate counts dependencies found only after the path had been
+	// computed past their arrival: the analysis stops waiting for an
+	// unresolved receive or collective (one whose other side or last
+	// member comes very much later, or whose waiting call stays open)
+	// when more than MaxPending region changes are held back behind it,
+	// so that its memory stays bounded. The path ignores them.
+	TooLate int64 `json:"too_late"`
 }
+
+// MaxPending bounds the region changes and snapshot points (about one per
+// record) held back while an unresolved message or collective could still
+// change the path before them; past it the analysis stops waiting for the
+// oldest one and counts it in Uncomputed.TooLate if it turns out to matter.
+// At 32 bytes each, the changes held back take about 64 MiB at most.
+const MaxPending = 1 << 21
+
+// maxPending is MaxPending, lowered by the tests.
+var maxPending = MaxPending
+
+// regIndexAt is the number of regions of a piece past which they are
+// indexed by a map. (A variable for the tests.)
+var regIndexAt = 16
+
+// foldDepth bounds the chains of path summaries: a longer chain is folded
+// into one node holding its totals. (A variable for the tests.)
+var foldDepth int32 = 32
 
 func init() {
 	engine.Register(&engine.Analysis{
@@ -192,56 +252,310 @@ func init() {
 	})
 }
 
-// frame is one region instance of a process.
+// regNS is a region's time in a path summary.
+type regNS struct {
+	region int32
+	ns     int64
+}
+
+// chunk is a piece of a path's stored segments, after those of prev.
+type chunk struct {
+	prev *chunk
+	segs []Segment
+}
+
+// dropLast returns the chunks of c without their last segment.
+func dropLast(c *chunk) *chunk {
+	if len(c.segs) == 1 {
+		return c.prev
+	}
+	n := len(c.segs) - 1
+	return &chunk{prev: c.prev, segs: c.segs[:n:n]}
+}
+
+// node is an immutable summary of a path from the run's beginning: its
+// parent's path followed by this node's piece. A root (folded) node holds
+// totals instead.
+type node struct {
+	parent *node
+	depth  int32
+	root   bool
+	// The piece's time per region (a root's: regionsMap), the computation
+	// of proc in it (a root's: procsMap), its communication and jumps.
+	regions    []regNS
+	proc       int32
+	comp, comm int64
+	msgJ       int64
+	collJ      int64
+	regionsMap map[int32]int64
+	procsMap   map[int32]int64
+	// nseg counts the path's segments; chunk holds the first of them
+	// (Params.Segments).
+	nseg  int
+	chunk *chunk
+}
+
+// link sets n's depth under its parent, folding the chain into a root
+// when it is deeper than foldDepth.
+func link(n *node) *node {
+	n.depth = n.parent.depth + 1
+	if n.depth <= foldDepth {
+		return n
+	}
+	var chain []*node
+	m := n
+	for !m.root {
+		chain = append(chain, m)
+		m = m.parent
+	}
+	f := &node{root: true, regionsMap: make(map[int32]int64, len(m.regionsMap)+4), procsMap: make(map[int32]int64, len(m.procsMap)+2),
+		comp: m.comp, comm: m.comm, msgJ: m.msgJ, collJ: m.collJ, nseg: n.nseg, chunk: n.chunk}
+	maps.Copy(f.regionsMap, m.regionsMap)
+	maps.Copy(f.procsMap, m.procsMap)
+	for _, c := range chain {
+		f.add(c)
+	}
+	return f
+}
+
+// add adds the piece of the non-root node c to the root f's totals.
+func (f *node) add(c *node) {
+	for _, g := range c.regions {
+		f.regionsMap[g.region] += g.ns
+	}
+	if c.comp > 0 {
+		f.procsMap[c.proc] += c.comp
+	}
+	f.comp += c.comp
+	f.comm += c.comm
+	f.msgJ += c.msgJ
+	f.collJ += c.collJ
+}
+
+// snapRef holds the summary of the path reaching a process at a point a
+// dependency may leave it from: the entry of an MPI call, or a send or
+// collective record outside MPI calls (want says it is one).
+type snapRef struct {
+	snap *node
+	want bool
+}
+
+// frame is an MPI call of a process (an instance of an MPI region).
 type frame struct {
-	region      int32
-	parent      int32 // index of the enclosing frame, -1: none
-	enter, exit int64
-	mpi         bool
+	snapRef
+	enter, exit int64 // exit: -1 while open
+	// waiters are the sides waiting for the call's exit to be resolved.
+	waiters []*side
 }
 
-// change says that from t on the innermost open frame is frame (-1: none).
-type change struct {
-	t     int64
-	frame int32
+// level is one open region of a process.
+type level struct {
+	region int32
+	enter  int64
+	// mpi is the innermost MPI call open at this level (nil: none); own
+	// says it is this level's.
+	mpi *frame
+	own bool
 }
 
-// procState is what is kept of one process.
-type procState struct {
-	frames  []frame
-	stack   []int32
-	changes []change
-	first   int64
-	last    int64
-	seen    bool
-}
+// none is the level of a process outside every region.
+var none = level{region: NoRegion}
 
-// side is one side of a message, or one member's collective record.
+// sideKind says what a side is.
+type sideKind uint8
+
+const (
+	sendSide sideKind = iota
+	recvSide
+	collSide
+)
+
+// side is one side of a message, or one member's collective record,
+// until its dependency is resolved.
 type side struct {
-	proc   int32
-	t, end int64
+	snapRef // a send's or collective's own point, outside MPI calls
+	ps      *procState
+	t, end  int64
+	kind    sideKind
+	// probed: f, the MPI call of the record, is known (nil: none).
+	probed bool
+	// done: resolved; blocking: in runState.blocking, holding the
+	// commit frontier; ready: a collective side's call is known and has
+	// ended.
+	done, blocking, ready bool
+	f                     *frame
+	// strictF and nsF are the calls open just before and at the probe's
+	// time, until the side is settled.
+	strictF, nsF *frame
+	peer         *side     // the other side of a matched message
+	in           *instance // a collective's operation
+}
+
+// probeX returns the time at which the side's call is looked up.
+func (s *side) probeX() int64 {
+	if s.kind == recvSide {
+		return s.end
+	}
+	return s.t
+}
+
+// procState is what is kept of one process: its open regions, and the
+// summary of the path reaching it at the commit frontier.
+type procState struct {
+	id    int32
+	stack []level
+	// cur is the innermost level; before is what it was before the
+	// changes at lastT, the time of the last change.
+	cur, before level
+	lastT       int64
+	changed     bool
+	first, last int64
+	seen        bool
+	closeAt     int64
+	// prov are sides waiting for the process's next record to settle.
+	prov []*side
+
+	// The path reaching the process (behind the commit frontier): parent
+	// and the pieces since, the current link's computation from t0 on in
+	// region, and the open segment.
+	parent      *node
+	regs        []regNS
+	regIdx      map[int32]int // regs' index, when they are many
+	comp, comm  int64
+	msgJ, collJ int64
+	dirty       bool
+	nseg        int
+	segs        []Segment
+	replaceLast bool
+	open        bool
+	openInNode  bool
+	extended    bool
+	openSeg     Segment
+	openIdx     int
+	region      int32
+	t0          int64
+	// at and after are the best dependencies arriving at the time
+	// committed (at: those counting at that very time).
+	at, after       dep
+	hasAt, hasAfter bool
+	atNode          *node
 }
 
 // instance is a collective operation being collected.
 type instance struct {
-	op    trace.CollectiveOp
-	root  int32
-	sides []side
+	op       trace.CollectiveOp
+	root     int32
+	sides    []*side
+	complete bool
+	resolved bool
+	// unready counts the sides whose call is not known or has not ended.
+	unready int
+}
+
+// dep is an incoming dependency of process q: at arrival it was released
+// by src at srcT, whose path is ref's.
+type dep struct {
+	arrival, srcT int64
+	q             *procState
+	src           int32
+	coll          bool
+	ref           *snapRef
+}
+
+// better says whether d is chosen over e, of the same arrival, as the
+// backward walk chooses: the later in (srcT, src) order, a collective
+// over a message, the later found.
+func (d *dep) better(e *dep) bool {
+	return cmp.Or(cmp.Compare(d.srcT, e.srcT), cmp.Compare(d.src, e.src), cmp.Compare(b2i(d.coll), b2i(e.coll))) >= 0
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// event is a region change (ref nil) or a snapshot point of a process,
+// held until the commit frontier passes its time.
+type event struct {
+	t      int64
+	ps     *procState
+	ref    *snapRef
+	region int32
+}
+
+// minHeap is a binary heap ordered by less.
+type minHeap[T any] struct {
+	a    []T
+	less func(x, y *T) bool
+}
+
+func (h *minHeap[T]) push(x T) {
+	h.a = append(h.a, x)
+	i := len(h.a) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(&h.a[i], &h.a[p]) {
+			break
+		}
+		h.a[i], h.a[p] = h.a[p], h.a[i]
+		i = p
+	}
+}
+
+func (h *minHeap[T]) pop() T {
+	x := h.a[0]
+	n := len(h.a) - 1
+	h.a[0] = h.a[n]
+	var zero T
+	h.a[n] = zero
+	h.a = h.a[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		if r := l + 1; r < n && h.less(&h.a[r], &h.a[l]) {
+			l = r
+		}
+		if !h.less(&h.a[l], &h.a[i]) {
+			break
+		}
+		h.a[i], h.a[l] = h.a[l], h.a[i]
+		i = l
+	}
+	return x
 }
 
 // runState is the running state of one run.
 type runState struct {
 	run     int32
+	limit   int
 	procs   map[int32]*procState
+	last    *procState
 	comms   *trace.Communicators
 	match   trace.Matcher
-	sides   map[int64]side
+	sides   map[int64]*side
 	nextID  int64
-	pairs   [][2]side
 	colls   trace.Gathering[instance]
-	done    []*instance
 	unc     Uncomputed
 	scratch trace.Record
+
+	started bool
+	begin   int64
+	now     int64 // the latest record's time
+	// committed: the path summaries are computed for every time before it.
+	committed int64
+	empty     *node
+	probes    minHeap[*side]
+	probeNow  []*side // the sides to look up at the stream's next time
+	blocking  minHeap[*side]
+	deps      minHeap[dep]
+	events    []event
+	head      int
+	touched   []*procState
 }
 
 // Accumulator is the analysis' engine.Accumulator.
@@ -270,12 +584,18 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 
 // newRun makes the state of a run on its first record.
 func (a *Accumulator) newRun(run int32) (*runState, error) {
-	r := &runState{run: run, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)),
-		sides: map[int64]side{}}
+	r := &runState{run: run, limit: a.p.Segments, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)),
+		sides: map[int64]*side{},
+		empty: &node{root: true}}
+	r.probes.less = func(x, y **side) bool { return (*x).probeX() < (*y).probeX() }
+	r.blocking.less = func(x, y **side) bool { return (*x).end < (*y).end }
+	r.deps.less = func(x, y *dep) bool { return x.arrival < y.arrival }
 	r.match.OnMatch = func(s, rv *trace.Record) {
-		r.pairs = append(r.pairs, [2]side{r.sides[s.Value], r.sides[rv.Value]})
+		ss, vs := r.sides[s.Value], r.sides[rv.Value]
 		delete(r.sides, s.Value)
 		delete(r.sides, rv.Value)
+		ss.peer, vs.peer = vs, ss
+		r.tryPair(vs)
 	}
 	return r, nil
 }
@@ -286,11 +606,15 @@ func (a *Accumulator) runOf(run int32) *runState {
 }
 
 func (r *runState) proc(p int32) *procState {
+	if r.last != nil && r.last.id == p {
+		return r.last
+	}
 	ps := r.procs[p]
 	if ps == nil {
-		ps = &procState{}
+		ps = &procState{id: p, cur: none, parent: r.empty, region: NoRegion, t0: r.begin}
 		r.procs[p] = ps
 	}
+	r.last = ps
 	return ps
 }
 
@@ -302,59 +626,97 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 	for i := range batch {
 		rec := &batch[i]
 		r := a.runOf(rec.Run)
+		if !r.started {
+			r.started, r.begin, r.now, r.committed = true, rec.T, rec.T, rec.T
+		} else if rec.T > r.now {
+			r.advance(rec.T)
+		}
 		ps := r.proc(rec.Proc)
+		if len(ps.prov) > 0 {
+			r.settleProv(ps, false)
+		}
 		if !ps.seen {
 			ps.first, ps.seen = rec.T, true
 		}
 		ps.first = min(ps.first, rec.T)
 		switch rec.Kind {
 		case trace.KindEnter:
-			parent := int32(-1)
-			if n := len(ps.stack); n > 0 {
-				parent = ps.stack[n-1]
+			lv := level{region: rec.ID, enter: rec.T, mpi: ps.cur.mpi}
+			if a.mpi[rec.ID] {
+				f := &frame{enter: rec.T, exit: -1}
+				f.want = true
+				lv.mpi, lv.own = f, true
+				r.events = append(r.events, event{t: rec.T, ps: ps, ref: &f.snapRef})
 			}
-			ps.frames = append(ps.frames, frame{region: rec.ID, parent: parent, enter: rec.T, exit: -1, mpi: a.mpi[rec.ID]})
-			idx := int32(len(ps.frames) - 1)
-			ps.stack = append(ps.stack, idx)
-			ps.changes = append(ps.changes, change{rec.T, idx})
+			ps.stack = append(ps.stack, lv)
+			r.change(ps, rec.T, lv, true)
 		case trace.KindExit:
 			j := len(ps.stack) - 1
-			for j >= 0 && ps.frames[ps.stack[j]].region != rec.ID {
+			for j >= 0 && ps.stack[j].region != rec.ID {
 				j--
 			}
 			if j >= 0 {
-				ps.closeTo(j, rec.T)
+				r.closeTo(ps, j, rec.T, true)
 			}
 		case trace.KindSend, trace.KindRecv:
+			s := &side{ps: ps, t: rec.T, end: rec.EndTime(), kind: sendSide}
+			if rec.Kind == trace.KindRecv {
+				s.kind = recvSide
+				s.blocking = true
+				r.blocking.push(s)
+			} else {
+				r.events = append(r.events, event{t: rec.T, ps: ps, ref: &s.snapRef})
+			}
+			r.probeAt(s)
 			id := r.nextID
 			r.nextID++
-			r.sides[id] = side{proc: rec.Proc, t: rec.T, end: rec.EndTime()}
+			r.sides[id] = s
 			r.scratch = *rec
 			r.scratch.Value = id
 			r.match.Add(&r.scratch)
 		case trace.KindCollective:
-			r.collective(rec)
+			r.collective(rec, ps)
 		}
 		ps.last = max(ps.last, rec.EndTime())
 	}
 	return nil
 }
 
-// closeTo closes the frames of the stack from depth j up at t.
-func (ps *procState) closeTo(j int, t int64) {
-	for k := len(ps.stack) - 1; k >= j; k-- {
-		ps.frames[ps.stack[k]].exit = t
+// change makes lv the innermost level of ps from t on.
+func (r *runState) change(ps *procState, t int64, lv level, record bool) {
+	if !ps.changed || ps.lastT != t {
+		ps.before, ps.lastT, ps.changed = ps.cur, t, true
 	}
+	ps.cur = lv
+	if record {
+		r.events = append(r.events, event{t: t, ps: ps, region: lv.region})
+	}
+}
+
+// closeTo closes the levels of ps's stack from depth j up at t.
+func (r *runState) closeTo(ps *procState, j int, t int64, record bool) {
+	for k := len(ps.stack) - 1; k >= j; k-- {
+		if lv := ps.stack[k]; lv.own {
+			f := lv.mpi
+			f.exit = t
+			ws := f.waiters
+			f.waiters = nil
+			for _, s := range ws {
+				r.retry(s)
+			}
+		}
+	}
+	clear(ps.stack[j:])
 	ps.stack = ps.stack[:j]
-	top := int32(-1)
+	top := none
 	if j > 0 {
 		top = ps.stack[j-1]
 	}
-	ps.changes = append(ps.changes, change{t, top})
+	r.change(ps, t, top, record)
 }
 
 // collective groups a collective record with the other members'.
-func (r *runState) collective(rec *trace.Record) {
+func (r *runState) collective(rec *trace.Record, ps *procState) {
 	members, m := r.comms.Membership(rec.Comm, rec.Proc)
 	switch m {
 	case trace.UnknownMembers, trace.NoMembers, trace.NotMember:
@@ -367,10 +729,474 @@ func (r *runState) collective(rec *trace.Record) {
 	if first {
 		*in = instance{op: trace.CollectiveOp(rec.ID), root: rec.Peer}
 	}
-	in.sides = append(in.sides, side{proc: rec.Proc, t: rec.T, end: rec.EndTime()})
+	s := &side{ps: ps, t: rec.T, end: rec.EndTime(), kind: collSide, in: in, blocking: true}
+	r.events = append(r.events, event{t: rec.T, ps: ps, ref: &s.snapRef})
+	r.probeAt(s)
+	r.blocking.push(s)
+	in.sides = append(in.sides, s)
+	in.unready++
 	if complete {
-		r.done = append(r.done, in)
+		in.complete = true
+		r.tryColl(in)
 	}
+}
+
+// probeAt queues the side for its call to be looked up once the stream
+// has passed its time.
+func (r *runState) probeAt(s *side) {
+	if s.probeX() <= r.now {
+		r.probeNow = append(r.probeNow, s)
+	} else {
+		r.probes.push(s)
+	}
+}
+
+// advance moves the stream's time to t: the calls of the records before
+// it are looked up, and the path computed as far as nothing unresolved
+// can change it.
+func (r *runState) advance(t int64) {
+	now := r.probeNow
+	r.probeNow = nil
+	for _, s := range now {
+		r.probe(s, false)
+	}
+	clear(now)
+	if r.probeNow == nil {
+		r.probeNow = now[:0]
+	}
+	for len(r.probes.a) > 0 && r.probes.a[0].probeX() < t {
+		r.probe(r.probes.pop(), false)
+	}
+	r.now = t
+	r.commit(r.frontier())
+	for len(r.events)-r.head > maxPending && len(r.blocking.a) > 0 {
+		// Stop waiting for the oldest unresolved side.
+		r.blocking.pop().blocking = false
+		r.commit(r.frontier())
+	}
+}
+
+// frontier returns the time before which nothing unresolved can add a
+// dependency: a receive or a collective side can only arrive at or after
+// its record's end.
+func (r *runState) frontier() int64 {
+	f := r.now
+	for len(r.blocking.a) > 0 {
+		s := r.blocking.a[0]
+		if !s.blocking {
+			r.blocking.pop()
+			continue
+		}
+		f = min(f, s.end)
+		break
+	}
+	return f
+}
+
+// probe finds the MPI call of the side's record: the call open at its
+// time (a receive: just before its end, else at its end). final: at the
+// end of the trace, the levels still open to be closed at closeAt.
+//
+// When the process's last record ends at that time with levels open,
+// they may be closed there at the end of the trace, and the call open at
+// that time is then none: the side waits for the process's next record,
+// or the end of the trace, to settle.
+func (r *runState) probe(s *side, final bool) {
+	ps := s.ps
+	x := s.probeX()
+	strict := ps.cur
+	if ps.changed && ps.lastT == x {
+		strict = ps.before
+	}
+	s.strictF, s.nsF = strict.mpi, ps.cur.mpi
+	if !final && ps.last == x && len(ps.stack) > 0 && s.nsF != nil && (s.kind != recvSide || s.strictF == nil) {
+		if s.kind != recvSide {
+			s.want = true
+		}
+		ps.prov = append(ps.prov, s)
+		return
+	}
+	r.settle(s, final && len(ps.stack) > 0 && x >= ps.closeAt)
+}
+
+// settle sets the side's call; closed: the levels open at its time are
+// closed there.
+func (r *runState) settle(s *side, closed bool) {
+	f := s.nsF
+	if closed {
+		f = nil
+	}
+	if s.kind == recvSide && s.strictF != nil {
+		f = s.strictF
+	}
+	s.f, s.strictF, s.nsF = f, nil, nil
+	s.probed = true
+	if f == nil && s.kind != recvSide {
+		s.want = true
+	}
+	if f != nil && f.exit < 0 {
+		f.waiters = append(f.waiters, s)
+	}
+	r.retry(s)
+}
+
+// settleProv settles the sides of ps waiting for its next record.
+func (r *runState) settleProv(ps *procState, final bool) {
+	prov := ps.prov
+	ps.prov = nil
+	for _, s := range prov {
+		r.settle(s, final && len(ps.stack) > 0 && s.probeX() >= ps.closeAt)
+	}
+}
+
+// retry resolves what the side belongs to if it can now be.
+func (r *runState) retry(s *side) {
+	switch s.kind {
+	case recvSide:
+		r.tryPair(s)
+	case sendSide:
+		if s.peer != nil {
+			r.tryPair(s.peer)
+		}
+	case collSide:
+		if !s.ready && s.probed && (s.f == nil || s.f.exit >= 0) {
+			s.ready = true
+			s.in.unready--
+		}
+		if s.in.complete {
+			r.tryColl(s.in)
+		}
+	}
+}
+
+// tryPair adds the dependency of the matched receive v, if any, once its
+// calls are known: when its send began (its MPI call's entry) after the
+// call that waited for it began and not after that call ended.
+func (r *runState) tryPair(v *side) {
+	s := v.peer
+	if v.done || s == nil || !v.probed || !s.probed || (v.f != nil && v.f.exit < 0) {
+		return
+	}
+	v.done, v.blocking, s.done = true, false, true
+	sendT, ref := s.t, &s.snapRef
+	if s.f != nil {
+		sendT, ref = s.f.enter, &s.f.snapRef
+	}
+	waitT, arrival := v.t, v.end
+	if v.f != nil {
+		waitT, arrival = v.f.enter, max(v.f.exit, v.end)
+	}
+	isDep := sendT > waitT && sendT <= arrival
+	// The send's own point is needed only as this dependency's source.
+	s.want = isDep && s.f == nil
+	if isDep {
+		r.addDep(dep{arrival: arrival, q: v.ps, src: s.ps.id, srcT: sendT, ref: ref})
+	}
+	v.peer, s.peer, v.f, s.f = nil, nil, nil, nil
+}
+
+// tryColl adds the dependencies of a complete collective operation once
+// its members' calls are known and have ended.
+func (r *runState) tryColl(in *instance) {
+	if in.resolved || in.unready > 0 {
+		return
+	}
+	in.resolved = true
+	n := len(in.sides)
+	enter := make([]int64, n)
+	exit := make([]int64, n)
+	refs := make([]*snapRef, n)
+	for i, s := range in.sides {
+		s.done, s.blocking = true, false
+		s.want = false // unless a dependency leaves from it (add)
+		enter[i], exit[i], refs[i] = s.t, s.end, &s.snapRef
+		if s.f != nil {
+			enter[i], exit[i], refs[i] = s.f.enter, max(s.f.exit, s.end), &s.f.snapRef
+		}
+		s.f = nil
+	}
+	// add makes member i depend on member j when i entered first.
+	add := func(i, j int) {
+		if i != j && enter[i] < enter[j] && enter[j] <= exit[i] {
+			refs[j].want = true
+			r.addDep(dep{arrival: exit[i], q: in.sides[i].ps, src: in.sides[j].ps.id, srcT: enter[j], coll: true, ref: refs[j]})
+		}
+	}
+	last := func(skip int) int {
+		l := -1
+		for i := range in.sides {
+			if i != skip && (l < 0 || enter[i] > enter[l]) {
+				l = i
+			}
+		}
+		return l
+	}
+	root := -1
+	for i, s := range in.sides {
+		if s.ps.id == in.root {
+			root = i
+		}
+	}
+	switch in.op {
+	case trace.OpBarrier, trace.OpAllreduce, trace.OpAllgather, trace.OpAlltoall, trace.OpReduceScatter:
+		l := last(-1)
+		for i := range in.sides {
+			add(i, l)
+		}
+	case trace.OpBcast, trace.OpScatter:
+		if root < 0 {
+			r.unc.OtherCollectives++
+			return
+		}
+		for i := range in.sides {
+			add(i, root)
+		}
+	case trace.OpReduce, trace.OpGather:
+		if root < 0 {
+			r.unc.OtherCollectives++
+			return
+		}
+		add(root, last(root))
+	default:
+		r.unc.OtherCollectives++
+	}
+}
+
+// addDep queues a dependency for the commit, or counts it when the path
+// was computed past its arrival.
+func (r *runState) addDep(d dep) {
+	if d.arrival < r.committed {
+		r.unc.TooLate++
+		return
+	}
+	r.deps.push(d)
+}
+
+// commit computes the path summaries of every time before f, in time
+// order: at each time, first the snapshots (the path reaching the
+// process at that very time), then the dependencies arriving (the path
+// then continues from their source), then the region changes.
+func (r *runState) commit(f int64) {
+	for {
+		var t int64
+		have := false
+		if r.head < len(r.events) {
+			t, have = r.events[r.head].t, true
+		}
+		if len(r.deps.a) > 0 && (!have || r.deps.a[0].arrival < t) {
+			t, have = r.deps.a[0].arrival, true
+		}
+		if !have || t >= f {
+			break
+		}
+		for len(r.deps.a) > 0 && r.deps.a[0].arrival == t {
+			d := r.deps.pop()
+			q := d.q
+			if !q.hasAt && !q.hasAfter {
+				r.touched = append(r.touched, q)
+			}
+			if d.srcT < t && (!q.hasAt || d.better(&q.at)) {
+				q.at, q.hasAt = d, true
+			}
+			if !q.hasAfter || d.better(&q.after) {
+				q.after, q.hasAfter = d, true
+			}
+		}
+		end := r.head
+		for end < len(r.events) && r.events[end].t == t {
+			e := &r.events[end]
+			if e.ref != nil && e.ref.want {
+				e.ref.snap = r.snapshot(e.ps, t)
+			}
+			end++
+		}
+		for _, q := range r.touched {
+			if q.after.ref.snap == nil {
+				// Its source's point was passed unsaved, which only
+				// records out of time order can cause.
+				r.unc.TooLate++
+			} else {
+				r.jump(q, &q.after, t)
+			}
+			q.at, q.after, q.hasAt, q.hasAfter, q.atNode = dep{}, dep{}, false, false, nil
+		}
+		clear(r.touched)
+		r.touched = r.touched[:0]
+		for i := r.head; i < end; i++ {
+			if e := &r.events[i]; e.ref == nil {
+				e.ps.change(t, e.region, r.limit)
+			}
+		}
+		clear(r.events[r.head:end])
+		r.head = end
+	}
+	r.committed = max(r.committed, f)
+	if r.head > 4096 && r.head*2 > len(r.events) {
+		n := copy(r.events, r.events[r.head:])
+		clear(r.events[n:])
+		r.events = r.events[:n]
+		r.head = 0
+	}
+}
+
+// stored says whether the segment of index i is listed.
+func stored(i, limit int) bool { return limit == 0 || i < limit }
+
+// snapshot returns the summary of the path reaching ps at t.
+func (r *runState) snapshot(ps *procState, t int64) *node {
+	if !ps.hasAt || ps.at.ref.snap == nil {
+		return ps.freeze(t, r.limit)
+	}
+	if ps.atNode == nil {
+		d := &ps.at
+		p := d.ref.snap
+		n := &node{parent: p, proc: ps.id, nseg: p.nseg, chunk: p.chunk}
+		if t > d.srcT {
+			n.regions = []regNS{{CommRegion, t - d.srcT}}
+			n.comm = t - d.srcT
+			if stored(n.nseg, r.limit) {
+				n.chunk = &chunk{prev: p.chunk, segs: []Segment{commSeg(ps.id, d, t)}}
+			}
+			n.nseg++
+		}
+		if d.coll {
+			n.collJ = 1
+		} else {
+			n.msgJ = 1
+		}
+		ps.atNode = link(n)
+	}
+	return ps.atNode
+}
+
+// commSeg returns the communication segment of d arriving on p at t.
+func commSeg(p int32, d *dep, t int64) Segment {
+	return Segment{Proc: p, FromNS: d.srcT, ToNS: t, Kind: Communication, Region: CommRegion, Peer: d.src}
+}
+
+// jump makes the path reaching ps from t on that of d's source, followed
+// by the communication from it.
+func (r *runState) jump(ps *procState, d *dep, t int64) {
+	ps.parent = d.ref.snap
+	ps.regs, ps.regIdx = ps.regs[:0], nil
+	ps.comp, ps.comm, ps.msgJ, ps.collJ = 0, 0, 0, 0
+	ps.segs, ps.replaceLast, ps.open, ps.openInNode, ps.extended = nil, false, false, false, false
+	ps.nseg = ps.parent.nseg
+	if t > d.srcT {
+		ps.addReg(CommRegion, t-d.srcT)
+		ps.comm = t - d.srcT
+		if stored(ps.nseg, r.limit) {
+			ps.segs = append(ps.segs, commSeg(ps.id, d, t))
+		}
+		ps.nseg++
+	}
+	if d.coll {
+		ps.collJ++
+	} else {
+		ps.msgJ++
+	}
+	ps.dirty = true
+	ps.t0 = t
+}
+
+// change makes region the innermost one of the process from t on.
+func (ps *procState) change(t int64, region int32, limit int) {
+	if t > ps.t0 {
+		ps.piece(ps.region, ps.t0, t, limit)
+		ps.t0 = t
+	}
+	ps.region = region
+}
+
+// addReg adds ns of region to the open piece.
+func (ps *procState) addReg(region int32, ns int64) {
+	if ps.regIdx != nil {
+		if i, ok := ps.regIdx[region]; ok {
+			ps.regs[i].ns += ns
+			return
+		}
+		ps.regIdx[region] = len(ps.regs)
+		ps.regs = append(ps.regs, regNS{region, ns})
+		return
+	}
+	for i := len(ps.regs) - 1; i >= 0; i-- {
+		if ps.regs[i].region == region {
+			ps.regs[i].ns += ns
+			return
+		}
+	}
+	ps.regs = append(ps.regs, regNS{region, ns})
+	if len(ps.regs) > regIndexAt {
+		// Many regions between two saved points: index them.
+		ps.regIdx = make(map[int32]int, 2*len(ps.regs))
+		for i, g := range ps.regs {
+			ps.regIdx[g.region] = i
+		}
+	}
+}
+
+// piece adds the computation in region over [from, to) to the path.
+func (ps *procState) piece(region int32, from, to int64, limit int) {
+	n := to - from
+	ps.addReg(region, n)
+	ps.comp += n
+	ps.dirty = true
+	if ps.open && ps.openSeg.Region == region {
+		ps.openSeg.ToNS = to
+		ps.extended = true
+		return
+	}
+	ps.closeOpen(limit)
+	ps.openSeg = Segment{Proc: ps.id, FromNS: from, ToNS: to, Kind: Computation, Region: region, Peer: -1}
+	ps.openIdx = ps.nseg
+	ps.nseg++
+	ps.open, ps.openInNode, ps.extended = true, false, true
+}
+
+// closeOpen stores the open segment if it is listed and not stored yet
+// as it is.
+func (ps *procState) closeOpen(limit int) {
+	if ps.open && stored(ps.openIdx, limit) && (!ps.openInNode || ps.extended) {
+		ps.segs = append(ps.segs, ps.openSeg)
+		if ps.openInNode {
+			ps.replaceLast = true // it extends the parent's last segment
+		}
+	}
+	ps.open = false
+}
+
+// freeze returns the summary of the path reaching the process at t,
+// making the pieces since the last one a node.
+func (ps *procState) freeze(t int64, limit int) *node {
+	if t > ps.t0 {
+		ps.piece(ps.region, ps.t0, t, limit)
+		ps.t0 = t
+	}
+	if !ps.dirty {
+		return ps.parent
+	}
+	if ps.open && stored(ps.openIdx, limit) && (!ps.openInNode || ps.extended) {
+		ps.segs = append(ps.segs, ps.openSeg)
+		if ps.openInNode {
+			ps.replaceLast = true
+		}
+	}
+	p := ps.parent
+	ch := p.chunk
+	if ps.replaceLast {
+		ch = dropLast(ch)
+	}
+	if len(ps.segs) > 0 {
+		ch = &chunk{prev: ch, segs: ps.segs}
+	}
+	n := link(&node{parent: p, regions: slices.Clone(ps.regs), proc: ps.id, comp: ps.comp, comm: ps.comm,
+		msgJ: ps.msgJ, collJ: ps.collJ, nseg: ps.nseg, chunk: ch})
+	ps.parent = n
+	ps.regs, ps.regIdx = ps.regs[:0], nil
+	ps.comp, ps.comm, ps.msgJ, ps.collJ = 0, 0, 0, 0
+	ps.segs, ps.replaceLast, ps.dirty = nil, false, false
+	ps.openInNode, ps.extended = ps.open, false
+	return n
 }
 
 // Merge implements engine.Accumulator: other must hold other runs.
@@ -404,62 +1230,31 @@ func (a *Accumulator) name(id int32) string {
 	return fmt.Sprintf("region %d", id)
 }
 
-// frameAt returns the innermost frame open at t (strict: open just before
-// t, so that a frame left at t still counts), or -1.
-func (ps *procState) frameAt(t int64, strict bool) int32 {
-	i := sort.Search(len(ps.changes), func(i int) bool {
-		if strict {
-			return ps.changes[i].t >= t
-		}
-		return ps.changes[i].t > t
-	})
-	if i == 0 {
-		return -1
-	}
-	return ps.changes[i-1].frame
-}
-
-// mpiFrame returns the innermost MPI frame among f and its ancestors, or nil.
-func (ps *procState) mpiFrame(f int32) *frame {
-	for f >= 0 {
-		if ps.frames[f].mpi {
-			return &ps.frames[f]
-		}
-		f = ps.frames[f].parent
-	}
-	return nil
-}
-
-// callSpan returns the span of the MPI call a record of the process at t
-// (completed at end) belongs to: the MPI region open at t, or the record's
-// own span.
-func (ps *procState) callSpan(t, end int64) (int64, int64) {
-	if ps == nil {
-		return t, end
-	}
-	if f := ps.mpiFrame(ps.frameAt(t, false)); f != nil {
-		return f.enter, max(f.exit, end)
-	}
-	return t, end
-}
-
-// dep is an incoming dependency of a process: at arrival it was released
-// by src at srcT.
-type dep struct {
-	arrival int64
-	src     int32
-	srcT    int64
-	coll    bool
-}
-
-// finish closes the regions left open, finds the dependencies and walks
-// the path.
+// finish closes the regions left open, resolves what can be, computes
+// the path to the end of the process that finishes last and sums it up.
 func (a *Accumulator) finish(r *runState) RunPath {
 	rp := RunPath{Run: r.run, EndProc: -1, Segments: []Segment{}, Regions: []RegionShare{}, Processes: []ProcShare{}}
+	for _, ps := range r.procs {
+		if len(ps.stack) > 0 {
+			ps.closeAt = max(ps.last, ps.stack[len(ps.stack)-1].enter)
+		}
+	}
+	for _, s := range r.probeNow {
+		r.probe(s, true)
+	}
+	r.probeNow = nil
+	for len(r.probes.a) > 0 {
+		r.probe(r.probes.pop(), true)
+	}
+	for _, ps := range r.procs {
+		r.settleProv(ps, true)
+	}
 	first := true
 	for p, ps := range r.procs {
 		if len(ps.stack) > 0 {
-			ps.closeTo(0, max(ps.last, ps.frames[ps.stack[len(ps.stack)-1]].enter))
+			// The regions closed at the end change the path only after
+			// every point it can reach the process.
+			r.closeTo(ps, 0, ps.closeAt, false)
 		}
 		if first || ps.first < rp.BeginNS {
 			rp.BeginNS = ps.first
@@ -472,82 +1267,45 @@ func (a *Accumulator) finish(r *runState) RunPath {
 	sends, recvs := r.match.Unmatched()
 	r.unc.UnmatchedSends, r.unc.UnmatchedRecvs = int64(len(sends)), int64(len(recvs))
 	r.unc.Incomplete = int64(r.colls.Open())
-
-	deps := map[int32][]dep{}
-	for _, pr := range r.pairs {
-		s, rv := pr[0], pr[1]
-		sendT, _ := r.procs[s.proc].callSpan(s.t, s.end)
-		// The call that waited: the MPI region in which the receive
-		// completed (its own, or MPI_Wait's), else the record.
-		ps := r.procs[rv.proc]
-		waitT, arrival := rv.t, rv.end
-		f := ps.mpiFrame(ps.frameAt(rv.end, true))
-		if f == nil {
-			f = ps.mpiFrame(ps.frameAt(rv.end, false))
-		}
-		if f != nil {
-			waitT, arrival = f.enter, max(f.exit, rv.end)
-		}
-		if sendT > waitT && sendT <= arrival {
-			deps[rv.proc] = append(deps[rv.proc], dep{arrival: arrival, src: s.proc, srcT: sendT})
-		}
-	}
-	for _, in := range r.done {
-		a.collDeps(r, in, deps)
-	}
-	for _, ds := range deps {
-		slices.SortFunc(ds, func(x, y dep) int {
-			return cmp.Or(cmp.Compare(x.arrival, y.arrival), cmp.Compare(x.srcT, y.srcT), cmp.Compare(x.src, y.src))
-		})
-	}
 	rp.LengthNS = rp.EndNS - rp.BeginNS
 	if rp.EndProc < 0 {
 		rp.Uncomputed = r.unc
 		return rp
 	}
+	end := &snapRef{want: true}
+	r.events = append(r.events, event{t: rp.EndNS, ps: r.procs[rp.EndProc], ref: end})
+	r.commit(math.MaxInt64)
 
-	// Walk backwards.
-	var segs []Segment
-	p, t := rp.EndProc, rp.EndNS
-	for {
-		ds := deps[p]
-		i := sort.Search(len(ds), func(i int) bool { return ds[i].arrival > t }) - 1
-		for i >= 0 && (ds[i].srcT >= t || ds[i].srcT < rp.BeginNS) {
-			i--
-		}
-		if i < 0 {
-			segs = a.computation(segs, r.procs[p], p, rp.BeginNS, t)
-			break
-		}
-		d := ds[i]
-		segs = a.computation(segs, r.procs[p], p, d.arrival, t)
-		if d.arrival > d.srcT {
-			segs = append(segs, Segment{Proc: p, FromNS: d.srcT, ToNS: d.arrival, Kind: Communication,
-				Region: CommRegion, RegionName: a.name(CommRegion), Peer: d.src})
-		}
-		if d.coll {
-			rp.CollectiveJumps++
-		} else {
-			rp.MessageJumps++
-		}
-		p, t = d.src, d.srcT
-	}
-	slices.Reverse(segs)
-
+	// Sum the path up.
+	n := end.snap
 	regions := map[int32]int64{}
 	procs := map[int32]int64{}
-	for _, s := range segs {
-		n := s.ToNS - s.FromNS
-		regions[s.Region] += n
-		if s.Kind == Communication {
-			rp.CommunicationNS += n
-		} else {
-			rp.ComputationNS += n
-			procs[s.Proc] += n
+	m := n
+	for ; !m.root; m = m.parent {
+		for _, g := range m.regions {
+			regions[g.region] += g.ns
 		}
+		if m.comp > 0 {
+			procs[m.proc] += m.comp
+		}
+		rp.ComputationNS += m.comp
+		rp.CommunicationNS += m.comm
+		rp.MessageJumps += m.msgJ
+		rp.CollectiveJumps += m.collJ
 	}
-	for id, n := range regions {
-		rp.Regions = append(rp.Regions, RegionShare{Region: id, Name: a.name(id), NS: n, SharePct: pct(n, rp.LengthNS)})
+	for id, ns := range m.regionsMap {
+		regions[id] += ns
+	}
+	for p, ns := range m.procsMap {
+		procs[p] += ns
+	}
+	rp.ComputationNS += m.comp
+	rp.CommunicationNS += m.comm
+	rp.MessageJumps += m.msgJ
+	rp.CollectiveJumps += m.collJ
+
+	for id, ns := range regions {
+		rp.Regions = append(rp.Regions, RegionShare{Region: id, Name: a.name(id), NS: ns, SharePct: pct(ns, rp.LengthNS)})
 	}
 	slices.SortFunc(rp.Regions, func(x, y RegionShare) int {
 		return cmp.Or(cmp.Compare(y.NS, x.NS), cmp.Compare(x.Name, y.Name), cmp.Compare(x.Region, y.Region))
@@ -556,114 +1314,23 @@ func (a *Accumulator) finish(r *runState) RunPath {
 		rp.RegionsOmitted = len(rp.Regions) - a.p.Top
 		rp.Regions = rp.Regions[:a.p.Top]
 	}
-	for id, n := range procs {
-		rp.Processes = append(rp.Processes, ProcShare{Proc: id, NS: n, SharePct: pct(n, rp.LengthNS)})
+	for id, ns := range procs {
+		rp.Processes = append(rp.Processes, ProcShare{Proc: id, NS: ns, SharePct: pct(ns, rp.LengthNS)})
 	}
 	slices.SortFunc(rp.Processes, func(x, y ProcShare) int { return cmp.Compare(x.Proc, y.Proc) })
-	rp.SegmentsTotal = len(segs)
-	if a.p.Segments > 0 && len(segs) > a.p.Segments {
-		segs = segs[:a.p.Segments]
+	var chunks []*chunk
+	for c := n.chunk; c != nil; c = c.prev {
+		chunks = append(chunks, c)
 	}
-	rp.Segments = append(rp.Segments, segs...)
+	for i := len(chunks) - 1; i >= 0; i-- {
+		for _, s := range chunks[i].segs {
+			s.RegionName = a.name(s.Region)
+			rp.Segments = append(rp.Segments, s)
+		}
+	}
+	rp.SegmentsTotal = n.nseg
 	rp.Uncomputed = r.unc
 	return rp
-}
-
-// collDeps adds the dependencies of one complete collective operation.
-func (a *Accumulator) collDeps(r *runState, in *instance, deps map[int32][]dep) {
-	enter := make([]int64, len(in.sides))
-	exit := make([]int64, len(in.sides))
-	for i, s := range in.sides {
-		enter[i], exit[i] = r.procs[s.proc].callSpan(s.t, s.end)
-	}
-	// add makes member i depend on member j when i entered first.
-	add := func(i, j int) {
-		if i != j && enter[i] < enter[j] && enter[j] <= exit[i] {
-			p := in.sides[i].proc
-			deps[p] = append(deps[p], dep{arrival: exit[i], src: in.sides[j].proc, srcT: enter[j], coll: true})
-		}
-	}
-	last := func(skip int) int {
-		l := -1
-		for i := range in.sides {
-			if i != skip && (l < 0 || enter[i] > enter[l]) {
-				l = i
-			}
-		}
-		return l
-	}
-	root := -1
-	for i, s := range in.sides {
-		if s.proc == in.root {
-			root = i
-		}
-	}
-	switch in.op {
-	case trace.OpBarrier, trace.OpAllreduce, trace.OpAllgather, trace.OpAlltoall, trace.OpReduceScatter:
-		l := last(-1)
-		for i := range in.sides {
-			add(i, l)
-		}
-	case trace.OpBcast, trace.OpScatter:
-		if root < 0 {
-			r.unc.OtherCollectives++
-			return
-		}
-		for i := range in.sides {
-			add(i, root)
-		}
-	case trace.OpReduce, trace.OpGather:
-		if root < 0 {
-			r.unc.OtherCollectives++
-			return
-		}
-		add(root, last(root))
-	default:
-		r.unc.OtherCollectives++
-	}
-}
-
-// computation appends (backwards) the segments of the process's
-// computation over [from, to], one per innermost region.
-func (a *Accumulator) computation(segs []Segment, ps *procState, p int32, from, to int64) []Segment {
-	if to <= from {
-		return segs
-	}
-	region := func(f int32) int32 {
-		if f < 0 {
-			return NoRegion
-		}
-		return ps.frames[f].region
-	}
-	// The changes within (from, to), and the region open at from.
-	var cuts []change
-	cur := int32(-1)
-	if ps != nil {
-		cur = ps.frameAt(from, false)
-		i := sort.Search(len(ps.changes), func(i int) bool { return ps.changes[i].t > from })
-		for ; i < len(ps.changes) && ps.changes[i].t < to; i++ {
-			cuts = append(cuts, ps.changes[i])
-		}
-	}
-	var fwd []Segment
-	start, reg := from, region(cur)
-	emit := func(end int64, next int32) {
-		if end > start {
-			if n := len(fwd); n > 0 && fwd[n-1].Region == reg && fwd[n-1].ToNS == start {
-				fwd[n-1].ToNS = end
-			} else {
-				fwd = append(fwd, Segment{Proc: p, FromNS: start, ToNS: end, Kind: Computation, Region: reg, RegionName: a.name(reg), Peer: -1})
-			}
-			start = end
-		}
-		reg = next
-	}
-	for _, c := range cuts {
-		emit(c.t, region(c.frame))
-	}
-	emit(to, reg)
-	slices.Reverse(fwd)
-	return append(segs, fwd...)
 }
 
 // pct returns part as a percentage of whole (0 when whole is 0).

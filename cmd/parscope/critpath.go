@@ -100,6 +100,10 @@ func printCrit(out io.Writer, name string, r *critpath.Result) error {
 		if u := run.Uncomputed; u != (critpath.Uncomputed{}) {
 			fmt.Fprintf(out, "\nnot used: %d unmatched sends, %d unmatched receives, %d collective records on unknown communicators, %d incomplete collectives, %d collectives of no dependency rule\n",
 				u.UnmatchedSends, u.UnmatchedRecvs, u.UnknownComm, u.Incomplete, u.OtherCollectives)
+			if u.TooLate > 0 {
+				fmt.Fprintf(out, "not followed: %d dependencies resolved after the path was computed past them (more than %d region changes held back)\n",
+					u.TooLate, critpath.MaxPending)
+			}
 		}
 	}
 	return nil
