@@ -209,10 +209,10 @@ func dirInputs(dir string) (format.Importer, []string, error) {
 		p := filepath.Join(dir, e.Name())
 		fimp, err := format.Detect(p)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %s is of no format parscope reads (known: %s); %s", dir, e.Name(), strings.Join(format.Names(), ", "), rule)
+			return nil, nil, fmt.Errorf("%s is not a parscope trace (no .pst manifest in it) nor a folder of trace files: %s is of no format parscope reads (known: %s); %s", dir, e.Name(), strings.Join(format.Names(), ", "), rule)
 		}
 		if imp != nil && fimp.Name() != imp.Name() {
-			return nil, nil, fmt.Errorf("%s: %s is %s, but %s is %s; %s", dir, e.Name(), fimp.Name(), filepath.Base(inputs[0]), imp.Name(), rule)
+			return nil, nil, fmt.Errorf("%s is not a parscope trace (no .pst manifest in it) nor a folder of trace files of one format: %s is %s, but %s is %s; %s", dir, e.Name(), fimp.Name(), filepath.Base(inputs[0]), imp.Name(), rule)
 		}
 		imp = fimp
 		inputs = append(inputs, p)
