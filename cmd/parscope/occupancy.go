@@ -126,15 +126,15 @@ func printOccupancy(w io.Writer, rep *occupancy.Report, mean bool, top int) erro
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "run %d: %d processes, %d modes (%s), %s\n", r.Run, r.Procs, len(r.Modes), strings.Join(r.Modes, ", "), fmtNS(r.EndNS-r.BeginNS))
-		fmt.Fprintf(w, "state records %s -> microstates %s -> macrostate rows %s -> occupancy table %d rows (compression %.1f:1)\n",
-			human.Count(r.StateRecords), human.Count(r.Microstates), human.Count(r.MacrostateRows), r.ObservedMacrostates, r.Compression)
+		fmt.Fprintf(w, "state records %s -> microstates %s -> macrostate rows %s -> occupancy table %s rows (compression %.1f:1)\n",
+			human.Count(r.StateRecords), human.Count(r.Microstates), human.Count(r.MacrostateRows), human.Count(int64(r.ObservedMacrostates)), r.Compression)
 		if r.AbsentNS > 0 {
 			// Processes that do not exist for a while are in no mode.
-			fmt.Fprintf(w, "macrostates: %d observed of %s possible (C(p+m, p): processes are absent for a while)\n", r.ObservedMacrostates, r.PossibleMacrostates)
+			fmt.Fprintf(w, "macrostates: %s observed of %s possible (C(p+m, p): processes are absent for a while)\n", human.Count(int64(r.ObservedMacrostates)), human.Digits(r.PossibleMacrostates))
 			fmt.Fprintf(w, "absent (before a process's first state, or after it ended; in no mode): %s per process on average, %.1f%%\n\n",
 				human.Nanos(float64(r.AbsentNS)/float64(r.Procs)), 100*float64(r.AbsentNS)/float64(r.Procs)/float64(max(r.EndNS-r.BeginNS, 1)))
 		} else {
-			fmt.Fprintf(w, "macrostates: %d observed of %s possible (C(p+m-1, p))\n\n", r.ObservedMacrostates, r.PossibleMacrostates)
+			fmt.Fprintf(w, "macrostates: %s observed of %s possible (C(p+m-1, p))\n\n", human.Count(int64(r.ObservedMacrostates)), human.Digits(r.PossibleMacrostates))
 		}
 		cols := columnNames(r.Modes)
 		if !slices.Equal(cols, r.Modes) {

@@ -5,6 +5,7 @@
 package human
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -12,18 +13,46 @@ import (
 
 // Count formats n with a comma every three digits: 51895935 is
 // "51,895,935".
-func Count(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	sign := ""
-	if n < 0 {
-		sign, s = "-", s[1:]
+func Count(n int64) string { return Digits(strconv.FormatInt(n, 10)) }
+
+// Digits puts a comma every three digits into s, an integer written in
+// decimal (an optional sign, then digits), of any size: "850668" is
+// "850,668". A number of more than 21 digits reads better as a power of
+// ten: it is written with three significant digits, "about 1.23e+40". s that is not such an
+// integer is returned as it is.
+func Digits(s string) string {
+	sign, d := "", s
+	if len(d) > 0 && (d[0] == '-' || d[0] == '+') {
+		sign, d = d[:1], d[1:]
+		if sign == "+" {
+			sign = ""
+		}
 	}
-	out := make([]byte, 0, len(s)+len(s)/3)
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
+	if d == "" {
+		return s
+	}
+	for i := range len(d) {
+		if d[i] < '0' || d[i] > '9' {
+			return s
+		}
+	}
+	if len(d) > 21 {
+		lead, exp := 0, len(d)-1
+		for _, c := range d[:4] {
+			lead = 10*lead + int(c-'0')
+		}
+		lead = (lead + 5) / 10 // three significant digits, rounded
+		if lead == 1000 {
+			lead, exp = 100, exp+1
+		}
+		return fmt.Sprintf("about %s%d.%02de+%d", sign, lead/100, lead%100, exp)
+	}
+	out := make([]byte, 0, len(d)+len(d)/3)
+	for i := range len(d) {
+		if i > 0 && (len(d)-i)%3 == 0 {
 			out = append(out, ',')
 		}
-		out = append(out, s[i])
+		out = append(out, d[i])
 	}
 	return sign + string(out)
 }

@@ -21,6 +21,21 @@ func TestCount(t *testing.T) {
 	}
 }
 
+func TestDigits(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"0", "0"}, {"850668", "850,668"}, {"-1234", "-1,234"}, {"+1000", "1,000"},
+		{"123456789012345678901", "123,456,789,012,345,678,901"},
+		{"1234567890123456789012", "about 1.23e+21"},
+		{"99960000000000000000000", "about 1.00e+23"},
+		{"-1235000000000000000000000", "about -1.24e+24"},
+		{"", ""}, {"-", "-"}, {"12a", "12a"}, {"1e5", "1e5"},
+	} {
+		if got := Digits(c.in); got != c.want {
+			t.Errorf("Digits(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 func TestBytes(t *testing.T) {
 	for _, c := range []struct {
 		n    int64
