@@ -578,8 +578,11 @@ window.Function = (function (RealFunction) {
       const cols = o.modes.some(m => m.length > 12 || /\s/.test(m)) ? o.modes.map((_, j) => 'A' + (j + 1)) : o.modes;
       card(row, 'Mean node occupancy (T5)', table(['column', 'mode', 'from table', 'from local counters', 'share'], o.mean.map((m, j) => [cols[j], m.mode, ns(m.global_ns), ns(m.local_ns), (100 * m.share).toFixed(1) + '%'])));
       const top = o.table.slice().sort((a, b) => b.occupancy_ns - a.occupancy_ns).slice(0, 25);
-      card(row, 'Occupancy table (T3), largest first (' + top.length + ' of ' + fmt(o.observed_macrostates) + ')',
+      const t3 = card(row, 'Occupancy table (T3), largest first (' + top.length + ' of ' + fmt(o.observed_macrostates) + ')',
         table([...cols, 'occupancy', 'share'], top.map(m => [...m.counts, ns(m.occupancy_ns), (100 * m.occupancy_ns / Math.max(1, o.end_ns - o.begin_ns)).toFixed(2) + '%'])));
+      // A table of many modes does not fit beside the means: it takes a
+      // line of its own instead of being cut at the card's edge.
+      if (cols.length > 5) t3.classList.add('wide');
       chart(card(body, 'Processes per mode over time'), '', {
         // Filled squares: the series are areas, not lines.
         tooltip: { trigger: 'axis' }, legend: { top: 0, icon: 'rect' }, grid: { left: 60, right: 20, top: 30, bottom: 40 },
