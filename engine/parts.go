@@ -45,8 +45,10 @@ type Prepared struct {
 	// dictionary when the states are derived from regions.
 	Trace *Trace
 	// from is the source of states of the run (as Run resolves it: ""
-	// when the analysis reads none).
+	// when the analysis reads none); used the regions the trace enters,
+	// read once for the dictionary of states derived from them.
 	from StatesFrom
+	used map[int32]bool
 	job  *job
 }
 
@@ -66,6 +68,9 @@ func Prepare(src Source, req Request) (*Prepared, error) {
 		return nil, err
 	}
 	p := &Prepared{Request: req, Analysis: a, Options: opts, Trace: t, from: from}
+	if d, ok := src.(*derivedSource); ok {
+		p.used = d.used
+	}
 	if _, err := p.New(); err != nil {
 		return nil, err
 	}
@@ -85,14 +90,15 @@ func (p *Prepared) New() (Accumulator, error) {
 // Feed gives acc, an accumulator of p, one pass over part, a part of the
 // trace (Restrict) or the whole of it, as Run feeds the request's
 // accumulator: the kinds, runs and processes of the request, states
-// derived from the part's regions with the whole trace's dictionary. It
-// neither asks acc for another pass nor takes its result: the caller
-// does, on acc or on the merge of the parts' accumulators.
+// derived from the part's regions with the whole trace's dictionary
+// (made once, by Prepare). It neither asks acc for another pass nor takes
+// its result: the caller does, on acc or on the merge of the parts'
+// accumulators.
 func (p *Prepared) Feed(ctx context.Context, part Source, acc Accumulator) error {
 	src := part
 	if p.from == StatesRegions || p.from == StatesMPI {
 		var err error
-		if src, _, err = WithStates(part, p.from); err != nil {
+		if src, _, err = withStates(part, p.from, p.used); err != nil {
 			return err
 		}
 	}

@@ -143,3 +143,30 @@ func TestRestrict(t *testing.T) {
 		t.Error("the part of a source without spans claims them")
 	}
 }
+
+// TestPartsReadRegionsOnce checks that the parts of a request whose
+// states are derived from regions take the dictionary Prepare made: the
+// trace's region entries are read once, not once per part.
+func TestPartsReadRegionsOnce(t *testing.T) {
+	src := &countingSource{Store: regionStore(t)}
+	req := engine.Request{Analysis: "test-count", States: engine.StatesRegions}
+	p, err := engine.Prepare(src, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.reads != 1 {
+		t.Fatalf("Prepare read %d times, want once (the region entries)", src.reads)
+	}
+	for _, proc := range []int32{0, 1} {
+		acc, err := p.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Feed(context.Background(), engine.Restrict(src, nil, []int32{proc}), acc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if src.reads != 3 {
+		t.Errorf("Prepare and two parts read %d times, want 3 (the entries once, a pass per part)", src.reads)
+	}
+}
