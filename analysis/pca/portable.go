@@ -30,14 +30,14 @@ type countOfRun struct {
 // runs read, which end (an accumulator of later runs' scores merges into
 // it). A distributed face thus cuts the trace by run and merges the
 // parts between the two passes. The randomized method's passes (more than
-// ExactMaxProcs processes) run on one machine: its accumulator does not
-// travel.
+// ExactMaxProcs processes) run on one machine: its accumulator travels only
+// after the last.
 func (a *analysis) MarshalBinary() ([]byte, error) {
 	if err := a.EndPass(); err != nil {
 		return nil, err
 	}
 	if a.iter != nil {
-		return nil, errors.New("pca: the randomized method's passes run on one machine; its accumulator does not travel")
+		return nil, errors.New("pca: the randomized method's passes run on one machine; its accumulator travels only after the last")
 	}
 	s := snapshot{Phase: a.phase, Procs: a.procs, Result: a.res, Prom: a.prom, Runs: a.runs}
 	for _, c := range a.counts {

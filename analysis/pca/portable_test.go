@@ -26,6 +26,13 @@ func TestPCAInParts(t *testing.T) {
 		q.Procs, q.Start = []int32{5, 1, 2, 0}, "1"
 		enginetest.SameAsRunWithin(t, s, engine.Request{Analysis: pca.Name, Options: q, States: engine.StatesMPI}, parts, true, 1e-12)
 	}
+	// The randomized method (more than ExactMaxProcs processes) makes its
+	// passes whole, on one machine; its accumulator travels after them.
+	big := enginetest.MixedStore(t, 1, pca.ExactMaxProcs+4, 4, true)
+	enginetest.SameAsRun(t, big, engine.Request{Analysis: pca.Name}, []enginetest.Part{{}}, false)
+	if env, err := enginetest.Parts(big, engine.Request{Analysis: pca.Name}, []enginetest.Part{{}}, false); err != nil || env.Result.(*pca.Report).Method != pca.MethodRandomized {
+		t.Errorf("%d processes: %v, want the randomized method", pca.ExactMaxProcs+4, err)
+	}
 	// A trace none of whose runs has states: the same error.
 	s := enginetest.MixedStore(t, 2, 3, 10, true)
 	enginetest.SameAsRun(t, s, engine.Request{Analysis: pca.Name, Runs: []int32{}, States: engine.StatesRecorded}, enginetest.ByRun(s), true)
