@@ -427,6 +427,24 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// TestPCAWhole checks the pipeline of pca's randomized method (more than
+// pca.ExactMaxProcs processes), which runs whole on one worker.
+func TestPCAWhole(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "big.pst")
+	h, recs := tracetest.Mixed(1, pca.ExactMaxProcs+4, 4, true)
+	if err := writeStore(out, h, recs); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Analysis: pca.Name, Input: out, Output: filepath.Join(t.TempDir(), "result.json")}
+	failed, err := compare(cfg)
+	if err != nil || failed != nil {
+		t.Fatalf("%v %v", failed, err)
+	}
+	if data, _ := os.ReadFile(cfg.Output); !strings.Contains(string(data), `"method": "randomized"`) {
+		t.Errorf("%d processes: not the randomized method", pca.ExactMaxProcs+4)
+	}
+}
+
 // TestBadInput checks the refusals: a .pst of another format version,
 // missing shards, an unknown or unreachable runner, nothing written.
 func TestBadInput(t *testing.T) {
