@@ -128,20 +128,7 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 		if err != nil {
 			return nil, analysisError(t.Name, a.Name, err)
 		}
-		j := &job{a: a, opts: opts, runs: req.Runs, acc: acc, in: acc}
-		j.selectProcs(req)
-		for _, k := range a.Kinds(opts) {
-			if k.Valid() {
-				j.kinds[k] = true
-			}
-		}
-		if j.kinds[trace.KindState] && (from == StatesRegions || from == StatesMPI) {
-			j.states = keepDerived
-			if a.Recorded {
-				j.states = keepRecorded
-			}
-		}
-		jobs[i] = j
+		jobs[i] = newJob(a, opts, req, acc, from)
 	}
 	res := &Results{}
 	for active := jobs; len(active) > 0; {
@@ -182,14 +169,39 @@ func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 		if err != nil {
 			return nil, analysisError(t.Name, j.a.Name, err)
 		}
-		env := &Envelope{SchemaVersion: SchemaVersion, Analysis: j.a.Name,
-			Trace: t.Name, Runs: j.runs, Procs: reqs[i].Procs, ExcludeProcs: reqs[i].ExcludeProcs, Options: j.opts, Result: v}
-		if j.kinds[trace.KindState] && !j.a.Recorded {
-			env.StatesFrom = from
-		}
-		res.Envelopes = append(res.Envelopes, env)
+		res.Envelopes = append(res.Envelopes, j.envelope(t, reqs[i], from, v))
 	}
 	return res, nil
+}
+
+// newJob returns the job of the request req of the analysis a with the
+// options opts, feeding acc, in a run whose states come from from.
+func newJob(a *Analysis, opts any, req Request, acc Accumulator, from StatesFrom) *job {
+	j := &job{a: a, opts: opts, runs: req.Runs, acc: acc, in: acc}
+	j.selectProcs(req)
+	for _, k := range a.Kinds(opts) {
+		if k.Valid() {
+			j.kinds[k] = true
+		}
+	}
+	if j.kinds[trace.KindState] && (from == StatesRegions || from == StatesMPI) {
+		j.states = keepDerived
+		if a.Recorded {
+			j.states = keepRecorded
+		}
+	}
+	return j
+}
+
+// envelope wraps v, the result of the job of req over the trace t whose
+// states came from from.
+func (j *job) envelope(t *Trace, req Request, from StatesFrom, v any) *Envelope {
+	env := &Envelope{SchemaVersion: SchemaVersion, Analysis: j.a.Name,
+		Trace: t.Name, Runs: j.runs, Procs: req.Procs, ExcludeProcs: req.ExcludeProcs, Options: j.opts, Result: v}
+	if j.kinds[trace.KindState] && !j.a.Recorded {
+		env.StatesFrom = from
+	}
+	return env
 }
 
 // statesSource returns src with the states the requests ask for (see

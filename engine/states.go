@@ -128,6 +128,12 @@ type Part interface {
 // dictionary and whose state records are derived, in one stream with the
 // other records, from the region records as they are read.
 func WithStates(src Source, from StatesFrom) (Source, StatesFrom, error) {
+	return withStates(src, from, nil)
+}
+
+// withStates is WithStates, with the regions the whole trace enters when
+// they are known already (used, for StatesRegions; nil: read them).
+func withStates(src Source, from StatesFrom, used map[int32]bool) (Source, StatesFrom, error) {
 	if d, ok := src.(*derivedSource); ok {
 		// Derived already: as it is, or derived again from the trace.
 		if from == StatesAuto || from == "" || from == d.from {
@@ -158,8 +164,7 @@ func WithStates(src Source, from StatesFrom) (Source, StatesFrom, error) {
 		}
 	}
 	d.spans = spans
-	var used map[int32]bool
-	if from == StatesRegions {
+	if from == StatesRegions && used == nil {
 		var err error
 		whole := src
 		if p, ok := src.(Part); ok {
@@ -169,6 +174,7 @@ func WithStates(src Source, from StatesFrom) (Source, StatesFrom, error) {
 			return nil, "", fmt.Errorf("%s: %w", t.Name, err)
 		}
 	}
+	d.used = used
 	d.dict(t.Header, used)
 	return d, from, nil
 }
@@ -272,6 +278,8 @@ type derivedSource struct {
 	// MPI call open (StatesMPI); inMPI the state in an MPI call; unknown
 	// that of an undefined region; ended the absent state.
 	outside, inMPI, unknown, ended int32
+	// used are the regions the whole trace enters (StatesRegions).
+	used map[int32]bool
 }
 
 // dict builds the derived states' dictionary, of the regions used (with

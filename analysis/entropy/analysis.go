@@ -103,6 +103,10 @@ type analysis struct {
 	mixed bool
 	win   *Windows
 	rank  *Ranker
+	// ranked is the subset ranking, made (rankDone) once run 0 ended,
+	// when the accumulator is encoded (MarshalBinary) or ends.
+	ranked   []SubsetResult
+	rankDone bool
 }
 
 func newAnalysis(t *engine.Trace, p *Params) (*analysis, error) {
@@ -191,7 +195,7 @@ func (a *analysis) Merge(o engine.Accumulator) error {
 	if len(a.rep.Runs) > 0 && len(b.rep.Runs) > 0 && b.rep.Runs[0].Run <= a.rep.Runs[len(a.rep.Runs)-1].Run {
 		return fmt.Errorf("entropy: merging run %d after run %d (only later runs merge)", b.rep.Runs[0].Run, a.rep.Runs[len(a.rep.Runs)-1].Run)
 	}
-	if b.rank != nil && b.rank.Seen() {
+	if b.rank != nil && (b.rank.Seen() || b.rankDone) {
 		return errors.New("entropy: merging the subset ranking of run 0 into later runs")
 	}
 	a.rep.Runs = append(a.rep.Runs, b.rep.Runs...)
@@ -226,14 +230,13 @@ func (a *analysis) Result() (any, error) {
 		}
 	}
 	if a.rank != nil {
-		if !a.rank.Seen() {
+		if !a.rank.Seen() && !a.rankDone {
 			return nil, errors.New("the subset ranking reads run 0, and the runs analysed leave it out")
 		}
-		res, err := a.rank.Result()
-		if err != nil {
+		if err := a.rankNow(); err != nil {
 			return nil, err
 		}
-		rep.Subsets = &SubsetRanking{Run: 0, K: a.p.Subsets, Cyclic: a.p.Cyclic, Measure: a.p.RankedBy(), Results: res}
+		rep.Subsets = &SubsetRanking{Run: 0, K: a.p.Subsets, Cyclic: a.p.Cyclic, Measure: a.p.RankedBy(), Results: a.ranked}
 	}
 	return &rep, nil
 }

@@ -119,6 +119,8 @@ type analysis struct {
 	keep   []int64
 	next   int
 	swings SwingCounter
+	// scoring is set while the last run of runs is being scored.
+	scoring bool
 }
 
 func newAnalysis(t *engine.Trace, p *Params) (*analysis, error) {
@@ -187,6 +189,7 @@ func (a *analysis) score(r *state.Row) error {
 		a.keep, a.next = state.Sample(states, a.p.MaxPoints), 0
 		a.swings = SwingCounter{Prominence: a.prom}
 		a.sc.Reset()
+		a.scoring = true
 	}
 	if len(r.X) != a.procs {
 		return fmt.Errorf("pca: a state of %d processes, want %d", len(r.X), a.procs)
@@ -206,9 +209,10 @@ func (a *analysis) score(r *state.Row) error {
 
 // endRun ends the run being scored.
 func (a *analysis) endRun() {
-	if n := len(a.runs); n > 0 {
+	if n := len(a.runs); n > 0 && a.scoring {
 		a.runs[n-1].VShapes = a.swings.Count()
 	}
+	a.scoring = false
 }
 
 // Again implements engine.Repeater: after the moments (and each pass of
@@ -247,8 +251,9 @@ func (a *analysis) Again() (bool, error) {
 }
 
 // Merge implements engine.Accumulator for the states of later runs, after
-// the first pass of the exact method (the moments add up); the scores
-// need the merged components, in a pass of their own.
+// the first pass of the exact method (the moments add up), or after the
+// pass of the scores, each accumulator having scored its runs with the
+// components of the merged moments (see MarshalBinary).
 func (a *analysis) Merge(o engine.Accumulator) error {
 	b, ok := o.(*analysis)
 	if !ok {
@@ -257,8 +262,17 @@ func (a *analysis) Merge(o engine.Accumulator) error {
 	if err := errors.Join(a.EndPass(), b.EndPass()); err != nil {
 		return err
 	}
+	if a.phase == phaseScores && b.phase == phaseScores {
+		a.endRun()
+		b.endRun()
+		if len(a.runs) > 0 && len(b.runs) > 0 && b.runs[0].Run <= a.runs[len(a.runs)-1].Run {
+			return fmt.Errorf("pca: merging the scores of run %d after run %d (only later runs merge)", b.runs[0].Run, a.runs[len(a.runs)-1].Run)
+		}
+		a.runs = append(a.runs, b.runs...)
+		return nil
+	}
 	if a.phase != phaseMoments || b.phase != phaseMoments || a.iter != nil || b.iter != nil {
-		return errors.New("pca: only the moments of the exact method's first pass merge")
+		return errors.New("pca: only the moments of the exact method's first pass, or the scores of the last, merge")
 	}
 	if b.procs == 0 {
 		return nil

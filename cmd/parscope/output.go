@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,18 +12,17 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
-// writeJSON prints v as indented JSON, the --json form of every command.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+// writeJSON prints v as indented JSON, the --json form of every command:
+// the writer of every face (engine.WriteJSON), so that an analysis'
+// envelope is the same bytes here and in parscope-beam's output.
+func writeJSON(w io.Writer, v any) error { return engine.WriteJSON(w, v) }
 
 // newTable returns a tab-aligned writer for plain-text tables.
 func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 2, 4, 2, ' ', 0) }

@@ -2,8 +2,9 @@ package pipelines
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"encoding/json"
+	"encoding/gob"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -22,127 +24,358 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
+
+	"github.com/parscope/parscope/engine"
 )
 
 // Runners lists the runners a pipeline can run on.
 var Runners = []string{"prism", "flink", "spark", "dataflow"}
 
+// A pipeline runs an engine analysis over the parts of its plan: every
+// part's accumulator is fed on a worker (engine.Prepared.Feed over
+// engine.Restrict of the part), encoded (engine.Portable), and the
+// accumulators are merged on one worker, in the order of the parts when
+// the plan is Ordered (by run), combined as they come otherwise (by
+// process); the merge then either asks for another pass over every part
+// (a round: the merged accumulator, encoded, is every part's start) or
+// ends with the result in the engine's envelope, written as `parscope
+// ANALYSIS --json` writes it.
+
 func init() {
-	register.DoFn4x1[context.Context, int, func(*[]byte) bool, func(string), error](&writeFn{})
-	register.Function2x2(wrapPart)
-	register.Emitter1[string]()
+	register.DoFn4x1[context.Context, int, func(*[]byte) bool, func(int, []byte), error](&partFn{})
+	register.DoFn4x1[context.Context, int, func(*[]byte) bool, func([]byte), error](&foldFn{})
+	register.DoFn3x1[context.Context, []byte, func([]byte), error](&finishFn{})
+	register.Combiner3[[]byte, []byte, []byte](&mergeFn{})
+	register.Emitter1[[]byte]()
+	register.Emitter2[int, []byte]()
+	register.Iter1[[]byte]()
 }
 
-// Document is the RESULT.json a pipeline writes: the analysis, its input,
-// and the results in (run, process or window) order. Each analysis's
-// result type is the one the core returns (for states, the type the CLI
-// printed; for mentropy, the processes of the engine's mentropy.Result).
-type Document struct {
-	Analysis string            `json:"analysis"`
-	Input    string            `json:"input"`
-	Results  []json.RawMessage `json:"results"`
+// partOutput is what a part sends to the merge: its index in the plan and
+// its encoded accumulator.
+type partOutput struct {
+	Index int
+	Data  []byte
 }
 
-// part is one piece of the output: its sort key and a JSON array of
-// results.
-type part struct {
-	Key  string          `json:"key"`
-	Data json.RawMessage `json:"data"`
+func encodePart(o partOutput) ([]byte, error) {
+	var buf bytes.Buffer
+	err := gob.NewEncoder(&buf).Encode(o)
+	return buf.Bytes(), err
 }
 
-// wrapPart makes a keyed output part one value, for the final gathering.
-func wrapPart(key string, data []byte) ([]byte, error) {
-	return json.Marshal(part{Key: key, Data: data})
+func decodePart(data []byte) (partOutput, error) {
+	var o partOutput
+	err := gob.NewDecoder(bytes.NewReader(data)).Decode(&o)
+	return o, err
 }
 
-// writeFn gathers the output parts (all under one key), sorts them and
-// writes the document.
-type writeFn struct {
-	Cfg Config `json:"cfg"`
-}
+// workers caches, in a worker process, the trace and prepared request of
+// each pipeline it runs steps of (bundles of one pipeline share them).
+var workers = struct {
+	sync.Mutex
+	m map[string]*opened
+}{m: map[string]*opened{}}
 
-func (f *writeFn) ProcessElement(ctx context.Context, _ int, parts func(*[]byte) bool, emit func(string)) error {
-	var all []part
-	var data []byte
-	for parts(&data) {
-		var p part
-		if err := json.Unmarshal(data, &p); err != nil {
-			return err
-		}
-		all = append(all, p)
+// prepared returns cfg's opened trace and prepared request on a worker.
+func prepared(ctx context.Context, cfg Config) (*opened, error) {
+	key, err := gobKey(cfg)
+	if err != nil {
+		return nil, err
 	}
-	doc, err := assemble(f.Cfg, all)
+	workers.Lock()
+	defer workers.Unlock()
+	if o, ok := workers.m[key]; ok {
+		return o, nil
+	}
+	o, err := open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	workers.m[key] = o
+	return o, nil
+}
+
+func gobKey(cfg Config) (string, error) {
+	var buf bytes.Buffer
+	err := gob.NewEncoder(&buf).Encode(cfg)
+	return buf.String(), err
+}
+
+// decode returns a new accumulator of o's request holding data (empty: a
+// new one).
+func (o *opened) decode(data []byte) (engine.Accumulator, error) {
+	acc, err := o.prep.New()
+	if err != nil || len(data) == 0 {
+		return acc, err
+	}
+	pa, ok := acc.(engine.Portable)
+	if !ok {
+		return nil, fmt.Errorf("%s: a %T does not travel between workers", o.prep.Analysis.Name, acc)
+	}
+	if err := pa.UnmarshalBinary(data); err != nil {
+		return nil, o.prep.Error(err)
+	}
+	return acc, nil
+}
+
+// encode encodes acc, an accumulator of o's request.
+func (o *opened) encode(acc engine.Accumulator) ([]byte, error) {
+	pa, ok := acc.(engine.Portable)
+	if !ok {
+		return nil, fmt.Errorf("%s: a %T does not travel between workers", o.prep.Analysis.Name, acc)
+	}
+	data, err := pa.MarshalBinary()
+	if err != nil {
+		return nil, o.prep.Error(err)
+	}
+	return data, nil
+}
+
+// partSource returns the source of a part of src (a test feeds the parts
+// fewer records through it, to check that the comparison sees it).
+var partSource = func(src engine.Source, pt part) engine.Source { return engine.Restrict(src, pt.Runs, pt.Procs) }
+
+// partFn feeds the accumulator of one part (its index in the plan) a pass
+// over the part's records, beginning from the merged accumulator of the
+// previous round (the side input; empty in the first round), and emits
+// it encoded. In a pipeline of one round the part makes every pass its
+// accumulator asks for (its parts are independent: processes, or runs).
+type partFn struct {
+	Cfg  Config `json:"cfg"`
+	Plan *plan  `json:"plan"`
+}
+
+func (f *partFn) ProcessElement(ctx context.Context, i int, prev func(*[]byte) bool, emit func(int, []byte)) error {
+	if i < 0 || i >= len(f.Plan.Parts) {
+		return fmt.Errorf("part %d of a plan of %d", i, len(f.Plan.Parts))
+	}
+	o, err := prepared(ctx, f.Cfg)
 	if err != nil {
 		return err
 	}
-	if err := WriteOutput(ctx, f.Cfg.Output, doc); err != nil {
+	var start, data []byte
+	for prev(&data) {
+		start = data
+	}
+	acc, err := o.decode(start)
+	if err != nil {
 		return err
 	}
-	emit(f.Cfg.Output)
+	src := partSource(o.src, f.Plan.Parts[i])
+	for {
+		if err := o.prep.Feed(ctx, src, acc); err != nil {
+			return err
+		}
+		if f.Plan.Rounds > 1 {
+			break
+		}
+		again, err := o.prep.Again(acc)
+		if err != nil {
+			return err
+		}
+		if !again {
+			break
+		}
+	}
+	if data, err = o.encode(acc); err != nil {
+		return err
+	}
+	out, err := encodePart(partOutput{Index: i, Data: data})
+	if err != nil {
+		return err
+	}
+	emit(0, out)
 	return nil
 }
 
-// assemble sorts the parts and concatenates their arrays into a Document.
-func assemble(cfg Config, parts []part) ([]byte, error) {
-	slices.SortStableFunc(parts, func(a, b part) int { return strings.Compare(a.Key, b.Key) })
-	doc := Document{Analysis: cfg.Analysis, Input: cfg.Input, Results: []json.RawMessage{}}
-	for _, p := range parts {
-		var rs []json.RawMessage
-		if err := json.Unmarshal(p.Data, &rs); err != nil {
-			return nil, fmt.Errorf("result part %s: %w", p.Key, err)
-		}
-		doc.Results = append(doc.Results, rs...)
-	}
-	if cfg.Analysis == PCA && len(doc.Results) == 0 {
-		return nil, errNoStates
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+// foldFn merges the parts' accumulators in the order of the plan (the
+// analyses cut by run merge later runs into earlier ones) and emits the
+// merge encoded.
+type foldFn struct {
+	Cfg Config `json:"cfg"`
 }
 
-// errNoStates is PCA's error for a trace without states, in process and
-// in a pipeline.
-var errNoStates = errors.New("pca: no states to analyse (the trace has no state records)")
-
-// Build constructs the pipeline of cfg. It reads the manifest of the input
-// (to plan the shards) and checks it.
-func Build(ctx context.Context, cfg Config) (*beam.Pipeline, error) {
-	if !slices.Contains(Analyses, cfg.Analysis) {
-		return nil, fmt.Errorf("unknown analysis %q (want one of %s)", cfg.Analysis, strings.Join(Analyses, ", "))
+func (f *foldFn) ProcessElement(ctx context.Context, _ int, parts func(*[]byte) bool, emit func([]byte)) error {
+	o, err := prepared(ctx, f.Cfg)
+	if err != nil {
+		return err
 	}
+	var all []partOutput
+	var data []byte
+	for parts(&data) {
+		p, err := decodePart(data)
+		if err != nil {
+			return fmt.Errorf("a part's accumulator: %w", err)
+		}
+		all = append(all, p)
+	}
+	slices.SortFunc(all, func(a, b partOutput) int { return cmp.Compare(a.Index, b.Index) })
+	var merged engine.Accumulator
+	for _, p := range all {
+		acc, err := o.decode(p.Data)
+		if err != nil {
+			return err
+		}
+		if merged == nil {
+			merged = acc
+		} else if err := merged.Merge(acc); err != nil {
+			return o.prep.Error(err)
+		}
+	}
+	if merged == nil {
+		return errNoParts
+	}
+	if data, err = o.encode(merged); err != nil {
+		return err
+	}
+	emit(data)
+	return nil
+}
+
+// mergeFn combines the parts' accumulators of an analysis cut by process,
+// in any order (Accumulator.Merge of disjoint processes): the runner may
+// lift it into partial combines on the workers. Its accumulator is an
+// encoded accumulator (empty: none yet).
+type mergeFn struct {
+	Cfg Config `json:"cfg"`
+}
+
+func (f *mergeFn) merge(a, b []byte) ([]byte, error) {
+	switch {
+	case len(a) == 0:
+		return b, nil
+	case len(b) == 0:
+		return a, nil
+	}
+	o, err := prepared(context.Background(), f.Cfg)
+	if err != nil {
+		return nil, err
+	}
+	x, err := o.decode(a)
+	if err != nil {
+		return nil, err
+	}
+	y, err := o.decode(b)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.Merge(y); err != nil {
+		return nil, o.prep.Error(err)
+	}
+	return o.encode(x)
+}
+
+// CreateAccumulator returns no accumulator yet.
+func (f *mergeFn) CreateAccumulator() []byte { return nil }
+
+// AddInput merges a part's accumulator.
+func (f *mergeFn) AddInput(a, in []byte) ([]byte, error) {
+	p, err := decodePart(in)
+	if err != nil {
+		return nil, fmt.Errorf("a part's accumulator: %w", err)
+	}
+	return f.merge(a, p.Data)
+}
+
+// MergeAccumulators merges two merges.
+func (f *mergeFn) MergeAccumulators(a, b []byte) ([]byte, error) { return f.merge(a, b) }
+
+// ExtractOutput returns the merge.
+func (f *mergeFn) ExtractOutput(a []byte) ([]byte, error) {
+	if len(a) == 0 {
+		return nil, errNoParts
+	}
+	return a, nil
+}
+
+// finishFn ends a round with the merged accumulator: it asks it for
+// another pass (engine.Repeater) and emits it encoded for the next round,
+// or, after the last round, writes its result in the engine's envelope
+// to Cfg.Output as parscope writes it (engine.WriteJSON).
+type finishFn struct {
+	Cfg  Config `json:"cfg"`
+	Last bool   `json:"last"`
+}
+
+func (f *finishFn) ProcessElement(ctx context.Context, data []byte, emit func([]byte)) error {
+	o, err := prepared(ctx, f.Cfg)
+	if err != nil {
+		return err
+	}
+	acc, err := o.decode(data)
+	if err != nil {
+		return err
+	}
+	again, err := o.prep.Again(acc)
+	if err != nil {
+		return err
+	}
+	switch {
+	case again && f.Last:
+		return fmt.Errorf("%s: the analysis asks for more passes than the pipeline makes", o.prep.Analysis.Name)
+	case again:
+		data, err := o.encode(acc)
+		if err != nil {
+			return err
+		}
+		emit(data)
+		return nil
+	case !f.Last:
+		return fmt.Errorf("%s: the analysis ended before the pipeline's last pass", o.prep.Analysis.Name)
+	}
+	env, err := o.prep.Result(acc)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := engine.WriteJSON(&buf, env); err != nil {
+		return err
+	}
+	return WriteOutput(ctx, f.Cfg.Output, buf.Bytes())
+}
+
+// Build constructs the pipeline of cfg. It opens the input (a remote one
+// is copied first) to check it, prepare the request as the engine does
+// and plan the parts.
+func Build(ctx context.Context, cfg Config) (*beam.Pipeline, error) {
 	if cfg.Input == "" || cfg.Output == "" {
 		return nil, errors.New("--input and --output are required")
 	}
-	pl, err := makePlan(ctx, cfg)
+	if _, err := cfg.Request(); err != nil {
+		return nil, err
+	}
+	o, err := open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := makePlan(cfg, o)
 	if err != nil {
 		return nil, err
 	}
 	p, s := beam.NewPipelineWithRoot()
-	var parts beam.PCollection
-	switch cfg.Analysis {
-	case EntropyHistogram, PCA, States:
-		parts = finishWindowed(s, cfg, buildWindowed(s, cfg, pl))
-	case MEntropy, Phases:
-		parts = buildPerProc(s, cfg, pl)
-	case Occupancy:
-		parts = buildOccupancy(s, cfg, pl)
-	case Comm:
-		parts = buildComm(s, cfg, pl)
+	idx := make([]int, len(pl.Parts))
+	for i := range idx {
+		idx[i] = i
 	}
-	wrapped := beam.ParDo(s, wrapPart, parts)
-	// An empty part, so that the document is written when the trace has
-	// nothing for the analysis.
-	empty, err := json.Marshal(part{Data: json.RawMessage("[]")})
-	if err != nil {
-		return nil, err
+	parts := beam.Reshuffle(s, beam.CreateList(s, idx))
+	// The previous round's merged accumulator: none before the first.
+	prev := beam.Create(s, []byte{})
+	for round := range pl.Rounds {
+		s := s.Scope(fmt.Sprintf("round %d", round))
+		accs := beam.ParDo(s, &partFn{Cfg: cfg, Plan: pl}, parts, beam.SideInput{Input: prev})
+		var merged beam.PCollection
+		if pl.Ordered {
+			merged = beam.ParDo(s, &foldFn{Cfg: cfg}, beam.GroupByKey(s, accs))
+		} else {
+			merged = beam.Combine(s, &mergeFn{Cfg: cfg}, beam.DropKey(s, accs))
+		}
+		last := round == pl.Rounds-1
+		next := beam.ParDo(s, &finishFn{Cfg: cfg, Last: last}, merged)
+		if !last {
+			prev = next
+		}
 	}
-	all := beam.Flatten(s, wrapped, beam.Create(s, empty))
-	beam.ParDo(s, &writeFn{Cfg: cfg}, beam.GroupByKey(s, beam.AddFixedKey(s, all)))
 	return p, nil
 }
 
@@ -195,7 +428,7 @@ func Reachable(ctx context.Context, runner string, timeout time.Duration) error 
 			}
 		}
 	default:
-		return fmt.Errorf("unknown runner %q (want one of %s)", runner, strings.Join(Runners, ", "))
+		return fmt.Errorf("unknown runner %q (want one of %s, or inprocess)", runner, strings.Join(Runners, ", "))
 	}
 	d := net.Dialer{Timeout: timeout}
 	ctx, cancel := context.WithTimeout(ctx, timeout)

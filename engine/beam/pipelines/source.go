@@ -1,16 +1,16 @@
-// Package pipelines builds parscope's analyses as Apache Beam pipelines:
-// the same core accumulators (package analysis/...) run on the shards of a
-// .pst trace on Beam workers, and their partial results are merged the way
-// the core packages merge them, so a pipeline gives the result of the
-// in-process engine on a trace that does not fit one machine.
+// Package pipelines runs parscope's engine analyses as Apache Beam
+// pipelines: the engine's own accumulators (engine.Prepared) are fed the
+// parts of a .pst trace (engine.Restrict: runs, or processes of a run) on
+// Beam workers, travel encoded (engine.Portable), are merged with their
+// Merge and end with Result in the engine's envelope, so a pipeline writes
+// exactly what `parscope ANALYSIS --json` prints, on a trace that does not
+// fit one machine.
 //
-// Every pipeline starts from a plan the launcher makes from the .pst's
-// manifest (small): the processes of every run, and the time windows of
-// every run. Workers open the .pst themselves and read their shard: one
-// process (store.Process) or one time window of one run (store.Records
-// with From/To), so the reads are parallel and no record crosses the
-// shuffle. What crosses it is what the analysis needs merged: see
-// docs/scale.md.
+// The launcher opens the trace (only its manifest and index are read,
+// and, for states derived from regions, its region entries) to prepare
+// the request and plan the parts. Workers open the .pst themselves and
+// read their part, so the reads are parallel and no record crosses the
+// shuffle; what crosses it is the parts' accumulators: see docs/scale.md.
 package pipelines
 
 import (
@@ -45,26 +45,6 @@ var stores = struct {
 	sync.Mutex
 	m map[string]*store.Store
 }{m: map[string]*store.Store{}}
-
-// openShard parses a shard's key (a run, then a process or a window) and
-// opens the store at input: how a step that reads one shard begins.
-func openShard(ctx context.Context, key, input string) (run, b int32, s *store.Store, err error) {
-	if run, b, err = parseKey(key); err != nil {
-		return 0, 0, nil, err
-	}
-	s, err = openStore(ctx, input)
-	return run, b, s, err
-}
-
-// openPlanned is openShard for a step with a plan: it looks the shard's
-// run up in p before it opens the store.
-func openPlanned(ctx context.Context, key, input string, p *plan) (run, b int32, rp *runPlan, s *store.Store, err error) {
-	if run, b, rp, err = p.shard(key); err != nil {
-		return 0, 0, nil, nil, err
-	}
-	s, err = openStore(ctx, input)
-	return run, b, rp, s, err
-}
 
 // openStore opens the .pst at input for a worker, copying it from a remote
 // filesystem to a local temporary directory first. The store stays open

@@ -1,17 +1,21 @@
-// Command parscope-beam runs parscope's analyses as Apache Beam pipelines,
-// on Prism (locally, the default) or on Flink, Spark or Dataflow:
+// Command parscope-beam runs parscope's engine analyses as Apache Beam
+// pipelines, on Prism (locally, the default) or on Flink, Spark or
+// Dataflow:
 //
-//	parscope-beam ANALYSIS --input TRACE.pst --output RESULT.json [--runner prism|flink|spark|dataflow] [flags] [beam flags]
+//	parscope-beam ANALYSIS --input TRACE.pst --output RESULT.json [--runner prism|flink|spark|dataflow|inprocess] [flags] [beam flags]
 //
-// ANALYSIS is occupancy, comm, entropy-histogram, pca, mentropy, phases or
-// states. The result is a JSON document (pipelines.Document) equal to what
-// the in-process engine computes; see docs/scale.md for running at scale.
+// ANALYSIS is occupancy, comm, entropy, pca, mentropy, phases or states,
+// with the options of `parscope ANALYSIS` under the same flags. The result
+// is the engine's envelope, the bytes `parscope ANALYSIS --json` prints;
+// see docs/scale.md for running at scale.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -20,140 +24,150 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/spf13/pflag"
 
-	"github.com/parscope/parscope/analysis/comm"
-	"github.com/parscope/parscope/analysis/mentropy"
-	"github.com/parscope/parscope/analysis/phase"
+	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/engine/beam/pipelines"
 )
 
-func usage() {
-	fmt.Fprintf(os.Stderr, `usage: parscope-beam ANALYSIS --input TRACE.pst --output RESULT.json [--runner RUNNER] [flags] [beam flags]
+func usage(w io.Writer) {
+	fmt.Fprintf(w, `usage: parscope-beam ANALYSIS --input TRACE.pst --output RESULT.json [--runner RUNNER] [flags] [beam flags]
+
+Runs an analysis of parscope's engine as an Apache Beam pipeline and writes
+its result as `+"`parscope ANALYSIS --json`"+` prints it (the engine's envelope).
 
 ANALYSIS: %s
-RUNNER:   %s (default prism: in-process, loopback workers)
-          --runner inprocess computes the same document without Beam (the reference).
+RUNNER:   %s (default prism: in-process, loopback workers),
+          or inprocess: the engine in this process, without Beam.
 
-Run "parscope-beam ANALYSIS -h" for the flags of an analysis.
+Run "parscope-beam ANALYSIS --help" for the flags of an analysis: the
+flags of parscope ANALYSIS, and the pipeline's.
 `, strings.Join(pipelines.Analyses, ", "), strings.Join(pipelines.Runners, ", "))
 }
 
 func main() {
-	if len(os.Args) < 2 || !slices.Contains(pipelines.Analyses, os.Args[1]) {
-		if len(os.Args) >= 2 && strings.HasPrefix(os.Args[1], "-") {
+	if len(os.Args) >= 2 {
+		switch arg := os.Args[1]; {
+		case arg == "-h" || arg == "--help" || arg == "help":
+			usage(os.Stdout)
+			return
+		case strings.HasPrefix(arg, "-"):
 			// A Beam worker (the runner starts this binary with its own
 			// flags): beam.Init runs the worker harness and does not return.
 			flag.Parse()
 			beam.Init()
 		}
-		usage()
+	}
+	if len(os.Args) < 2 || !slices.Contains(pipelines.Analyses, os.Args[1]) {
+		if len(os.Args) >= 2 && os.Args[1] == "entropy-histogram" {
+			fmt.Fprintln(os.Stderr, "parscope-beam: entropy-histogram is the series of the engine's entropy analysis: parscope-beam entropy --window-ns 1ms ...")
+		}
+		usage(os.Stderr)
 		os.Exit(2)
 	}
-	cfg := pipelines.Config{Analysis: os.Args[1]}
-	fl := flag.CommandLine
-	var (
-		runner        = fl.String("runner", "prism", "the Beam runner: "+strings.Join(pipelines.Runners, ", ")+", or inprocess")
-		timeout       = fl.Duration("connect-timeout", 20*time.Second, "give up when the runner's job service does not answer within this time")
-		window        time.Duration
-		phaseMode     string
-		phaseMaxK     int
-		phaseDim      int
-		phaseK        string
-		phaseVariable bool
-	)
-	fl.StringVar(&cfg.Input, "input", "", "the .pst trace (a local path, or a path on a filesystem Beam supports)")
-	fl.StringVar(&cfg.Output, "output", "", "the RESULT.json to write")
-	fl.IntVar(&cfg.Shards, "shards", 0, "time windows per run for occupancy, entropy-histogram, pca and states (0: 16)")
-	switch cfg.Analysis {
-	case pipelines.EntropyHistogram:
-		fl.DurationVar(&window, "window", time.Millisecond, "the histogram-entropy window")
-	case pipelines.PCA:
-		fl.BoolVar(&cfg.TimeWeighted, "time-weighted", false, "weight each state by its duration instead of 1")
-		fl.IntVar(&cfg.Components, "components", 3, "number of components to report (0: all)")
-	case pipelines.Occupancy:
-		fl.StringVar(&cfg.Start, "start", "", "put processes in this mode before their first state (default: a process does not exist before its first state)")
-	case pipelines.Comm:
-		// The options of parscope comm, bound as for mentropy.
-		cfg.Comm = comm.DefaultParams()
-		if err := bindGoFlags(fl, cfg.Comm); err != nil {
-			fail(err)
-		}
-	case pipelines.MEntropy:
-		// The options of parscope mentropy, bound the same way (the flags of
-		// the engine's options struct), on Go's flag set.
-		cfg.MEntropy = mentropy.DefaultParams()
-		if err := bindGoFlags(fl, cfg.MEntropy); err != nil {
-			fail(err)
-		}
-	case pipelines.Phases:
-		fl.StringVar(&phaseMode, "mode", "default", "compat (SimPoint 3.2) or default")
-		fl.IntVar(&phaseMaxK, "maxK", 0, "largest k of the search (0: the core default)")
-		fl.StringVar(&phaseK, "k", "", "the k values to evaluate instead of searching")
-		fl.IntVar(&phaseDim, "dim", 0, "projected dimensions (0: the core default, -1: none)")
-		fl.BoolVar(&phaseVariable, "variable-length", false, "weigh intervals by their instruction counts")
-		fl.IntVar(&cfg.Chunk, "chunk", 0, "intervals projected per task (0: 256)")
+	cfg, run, err := parse(os.Args[1], os.Args[2:], os.Stdout)
+	if errors.Is(err, pflag.ErrHelp) {
+		return
 	}
-	if err := fl.Parse(os.Args[2:]); err != nil {
-		os.Exit(2)
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "parscope-beam: unexpected arguments %q\n", fl.Args())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "parscope-beam:", err)
 		os.Exit(2)
 	}
 	beam.Init()
-	cfg.Window = int64(window)
-	if cfg.Analysis == pipelines.MEntropy {
-		if _, _, _, err := cfg.MEntropy.Config(); err != nil {
-			fail(err)
-		}
-	}
-	if cfg.Analysis == pipelines.Phases {
-		o := phase.DefaultOptions()
-		m, err := phase.ParseMode(phaseMode)
-		if err != nil {
-			fail(err)
-		}
-		o.Mode = m
-		if phaseMaxK > 0 {
-			o.MaxK = phaseMaxK
-		}
-		if phaseDim != 0 {
-			o.Dim = phaseDim
-		}
-		if phaseK != "" {
-			if o.K, err = phase.ParseKList(phaseK); err != nil {
-				fail(err)
-			}
-		}
-		o.VariableLength = phaseVariable
-		cfg.Phase = o
-	}
 	ctx := context.Background()
-	if *runner == "inprocess" {
-		doc, err := pipelines.InProcess(ctx, cfg)
+	if run.runner == "inprocess" {
+		data, err := pipelines.InProcess(ctx, cfg)
 		if err == nil {
-			err = pipelines.WriteOutput(ctx, cfg.Output, doc)
+			err = pipelines.WriteOutput(ctx, cfg.Output, data)
 		}
 		if err != nil {
 			fail(err)
 		}
 		return
 	}
-	if err := pipelines.Run(ctx, cfg, *runner, *timeout); err != nil {
+	if err := pipelines.Run(ctx, cfg, run.runner, run.timeout); err != nil {
 		fail(err)
 	}
 }
 
-// bindGoFlags defines on the Go flag set fl the flags engine.BindFlags
-// defines for the options struct opts, so that parscope-beam takes the
-// options of an analysis under the names and defaults parscope does.
-func bindGoFlags(fl *flag.FlagSet, opts any) error {
-	pf := pflag.NewFlagSet("", pflag.ContinueOnError)
-	if err := engine.BindFlags(pf, opts); err != nil {
-		return err
+// runFlags are the flags that say where a pipeline runs.
+type runFlags struct {
+	runner  string
+	timeout time.Duration
+}
+
+// parse parses the flags of analysis (args): the analysis' options bound
+// as parscope binds them (engine.BindFlags), --runs and the selection
+// flags of every face (engine.BindProcFlags), the pipeline's flags and
+// Beam's (the Go flags its packages define). --help writes the help to
+// help and returns pflag.ErrHelp.
+func parse(analysis string, args []string, help io.Writer) (pipelines.Config, runFlags, error) {
+	cfg := pipelines.Config{Analysis: analysis}
+	var rf runFlags
+	a, ok := engine.Lookup(analysis)
+	if !ok {
+		return cfg, rf, fmt.Errorf("unknown analysis %q", analysis)
 	}
-	pf.VisitAll(func(f *pflag.Flag) { fl.Var(f.Value, f.Name, f.Usage) })
-	return nil
+	fs := pflag.NewFlagSet("parscope-beam "+analysis, pflag.ContinueOnError)
+	fs.SetOutput(help)
+	opts := a.Options()
+	if err := engine.BindFlags(fs, opts); err != nil {
+		return cfg, rf, err
+	}
+	if analysis == entropy.Name {
+		// As parscope entropy takes it.
+		fs.Var(fs.Lookup("window-ns").Value, "window", "the same as --window-ns")
+		if err := fs.MarkDeprecated("window", "use --window-ns"); err != nil {
+			return cfg, rf, err
+		}
+	}
+	var runs string
+	fs.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
+	sel := engine.BindProcFlags(fs, analysis)
+
+	fs.StringVar(&cfg.Input, "input", "", "the .pst trace (a local path, or a path on a filesystem Beam supports)")
+	fs.StringVar(&cfg.Output, "output", "", "the RESULT.json to write")
+	fs.StringVar(&rf.runner, "runner", "prism", "the Beam runner: "+strings.Join(pipelines.Runners, ", ")+", or inprocess (the engine in this process, without Beam)")
+	fs.DurationVar(&rf.timeout, "connect-timeout", 20*time.Second, "give up when the runner's job service does not answer within this time")
+	fs.IntVar(&cfg.Shards, "shards", 0, "cut the trace into about this many parts ("+pipelines.Sharding(analysis)+"); 0: one part per run or process")
+	ours := map[string]bool{}
+	fs.VisitAll(func(f *pflag.Flag) { ours[f.Name] = true })
+	// Beam's flags (--endpoint, --environment_type, --project...), not
+	// listed by --help.
+	fs.AddGoFlagSet(flag.CommandLine)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !ours[f.Name] {
+			f.Hidden = true
+		}
+	})
+	fs.Usage = func() {
+		fmt.Fprintf(help, "usage: parscope-beam %s --input TRACE.pst --output RESULT.json [--runner RUNNER] [flags] [beam flags]\n\n%s: %s.\nThe pipeline cuts the trace %s.\n\nFlags:\n%s\nBeam's flags (--endpoint, --environment_type, --project, --region, --staging_location...) are taken too; see docs/scale.md.\n",
+			analysis, analysis, a.Doc, pipelines.Sharding(analysis), fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, rf, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, rf, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if cfg.Runs, err = engine.ParseIDs(runs); err != nil {
+		return cfg, rf, fmt.Errorf("--runs: %w", err)
+	}
+	var req engine.Request
+	if err := sel.Apply(&req); err != nil {
+		return cfg, rf, err
+	}
+	cfg.Procs, cfg.ExcludeProcs = req.Procs, req.ExcludeProcs
+	if req.States != engine.StatesAuto {
+		cfg.States = req.States
+	}
+	if err := cfg.SetOptions(opts); err != nil {
+		return cfg, rf, err
+	}
+	if cfg.Input == "" || cfg.Output == "" {
+		return cfg, rf, errors.New("--input and --output are required")
+	}
+	return cfg, rf, nil
 }
 
 func fail(err error) {
