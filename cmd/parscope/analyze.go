@@ -177,7 +177,7 @@ parscope serve shows the same views from a local web server.`,
 			}
 			files, err := writeReport(d.Path(), out, b)
 			if err != nil {
-				return err
+				return d.Hide(err)
 			}
 			if err := os.WriteFile(filepath.Join(d.Path(), reportMarker), []byte("a report written by parscope analyze\n"), atomicfile.FileMode); err != nil {
 				return fmt.Errorf("writing %s: %w", filepath.Join(out, reportMarker), atomicfile.Cause(err))

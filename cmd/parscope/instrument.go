@@ -121,7 +121,7 @@ func writeDirAtomic(dir string, write func(string) error) error {
 	}
 	defer d.Abort()
 	if err := write(d.Path()); err != nil {
-		return err
+		return d.Hide(err)
 	}
 	return d.Commit()
 }
