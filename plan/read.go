@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/probe"
 )
 
@@ -157,10 +158,10 @@ func (rd *reader) fields(n *yaml.Node, path string, allowed ...string) (map[stri
 			ok = ok || a == k.Value
 		}
 		if !ok {
-			return nil, rd.errf(k, join(path, k.Value), "unknown field; expected one of %s", strings.Join(allowed, ", "))
+			return nil, rd.errf(k, join(path, format.Excerpt([]byte(k.Value))), "unknown field; expected one of %s", strings.Join(allowed, ", "))
 		}
 		if _, dup := out[k.Value]; dup {
-			return nil, rd.errf(k, join(path, k.Value), "given twice")
+			return nil, rd.errf(k, join(path, format.Excerpt([]byte(k.Value))), "given twice")
 		}
 		out[k.Value] = v
 	}
@@ -220,12 +221,12 @@ func (rd *reader) system(root *yaml.Node) (System, error) {
 			return System{}, err
 		}
 		if prev, dup := names[cl.Name]; dup {
-			return System{}, rd.errf(c, path+".name", "cluster %q already defined as clusters[%d]", cl.Name, prev)
+			return System{}, rd.errf(c, path+".name", "cluster %q already defined as clusters[%d]", format.Excerpt([]byte(cl.Name)), prev)
 		}
 		names[cl.Name] = i
 		if cl.Master {
 			if master != "" {
-				return System{}, rd.errf(c, path+".master", "cluster %q is the master's cluster already; expected at most one master: true", master)
+				return System{}, rd.errf(c, path+".master", "cluster %q is the master's cluster already; expected at most one master: true", format.Excerpt([]byte(master)))
 			}
 			master = cl.Name
 		}
@@ -268,7 +269,7 @@ func (rd *reader) task(n *yaml.Node) (Task, error) {
 		}
 		b, err := strconv.Atoi(s)
 		if err != nil || b < 1 {
-			return Task{}, rd.errf(deref(v), "task.batch", "expected a positive integer (N, tasks per inter-cluster package), got %q", s)
+			return Task{}, rd.errf(deref(v), "task.batch", "expected a positive integer (N, tasks per inter-cluster package), got %q", format.Excerpt([]byte(s)))
 		}
 		t.Batch = b
 	}
@@ -303,7 +304,7 @@ func (rd *reader) cluster(n *yaml.Node, path string) (Cluster, error) {
 			return Cluster{}, err
 		}
 		if c.Master, err = strconv.ParseBool(s); err != nil {
-			return Cluster{}, rd.errf(deref(v), path+".master", "expected true or false, got %q", s)
+			return Cluster{}, rd.errf(deref(v), path+".master", "expected true or false, got %q", format.Excerpt([]byte(s)))
 		}
 	}
 	for _, l := range []struct {
@@ -341,7 +342,7 @@ func (rd *reader) cluster(n *yaml.Node, path string) (Cluster, error) {
 		}
 		for _, x := range nodes {
 			if seen[x.Name] {
-				return Cluster{}, rd.errf(deref(nd), np+".name", "node %q appears twice in cluster %q", x.Name, c.Name)
+				return Cluster{}, rd.errf(deref(nd), np+".name", "node %q appears twice in cluster %q", format.Excerpt([]byte(x.Name)), format.Excerpt([]byte(c.Name)))
 			}
 			seen[x.Name] = true
 		}
@@ -398,7 +399,7 @@ func (rd *reader) node(n *yaml.Node, path string) ([]Node, error) {
 		}
 		count, err = strconv.Atoi(s)
 		if err != nil || count < 1 || count > MaxCount {
-			return nil, rd.errf(deref(v), path+".count", "expected an integer from 1 to %d, got %q", MaxCount, s)
+			return nil, rd.errf(deref(v), path+".count", "expected an integer from 1 to %d, got %q", MaxCount, format.Excerpt([]byte(s)))
 		}
 	}
 	if rd.nodes += count; rd.nodes > MaxNodes {
@@ -524,7 +525,7 @@ func (rd *reader) number(n *yaml.Node, path, what string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || !(v > 0) || math.IsInf(v, 0) {
-		return 0, rd.errf(deref(n), path, "expected %s, got %q", what, s)
+		return 0, rd.errf(deref(n), path, "expected %s, got %q", what, format.Excerpt([]byte(s)))
 	}
 	return v, nil
 }
@@ -541,12 +542,12 @@ func (rd *reader) duration(n *yaml.Node, path string) (float64, error) {
 	if err != nil {
 		d, derr := time.ParseDuration(s)
 		if derr != nil {
-			return 0, rd.errf(deref(n), path, "expected %s, got %q", what, s)
+			return 0, rd.errf(deref(n), path, "expected %s, got %q", what, format.Excerpt([]byte(s)))
 		}
 		v = d.Seconds()
 	}
 	if !(v > 0) || math.IsInf(v, 0) {
-		return 0, rd.errf(deref(n), path, "expected %s, got %q", what, s)
+		return 0, rd.errf(deref(n), path, "expected %s, got %q", what, format.Excerpt([]byte(s)))
 	}
 	return v, nil
 }
@@ -564,7 +565,7 @@ func (rd *reader) quantity(n *yaml.Node, path string, perSecond, positive bool) 
 	}
 	v, err := ParseQuantity(s, perSecond)
 	if err != nil || (positive && v == 0) {
-		return 0, rd.errf(deref(n), path, "expected %s, got %q", what, s)
+		return 0, rd.errf(deref(n), path, "expected %s, got %q", what, format.Excerpt([]byte(s)))
 	}
 	return v, nil
 }
@@ -603,7 +604,7 @@ func ParseQuantity(s string, perSecond bool) (float64, error) {
 			if rest, ok := strings.CutSuffix(str, "/s"); ok {
 				str = rest
 			} else if _, err := strconv.ParseFloat(str, 64); err != nil {
-				return 0, fmt.Errorf("throughput %q: expected a size per second (80KiB/s, 100Mbit/s, 1Gbps)", s)
+				return 0, fmt.Errorf("throughput %q: expected a size per second (80KiB/s, 100Mbit/s, 1Gbps)", format.Excerpt([]byte(s)))
 			}
 		}
 	}
@@ -614,13 +615,13 @@ func ParseQuantity(s string, perSecond bool) (float64, error) {
 		}
 		u, ok := units[str[i:]]
 		if !ok {
-			return 0, fmt.Errorf("%q: unknown unit %q", s, str[i:])
+			return 0, fmt.Errorf("%q: unknown unit %q", format.Excerpt([]byte(s)), format.Excerpt([]byte(str[i:])))
 		}
 		str, unit = strings.TrimSpace(str[:i]), u
 	}
 	v, err := strconv.ParseFloat(str, 64)
 	if err != nil || str == "" || strings.ContainsAny(str, "xXpP_") {
-		return 0, fmt.Errorf("%q: expected a number", s)
+		return 0, fmt.Errorf("%q: expected a number", format.Excerpt([]byte(s)))
 	}
 	v *= unit
 	if !(v >= 0) || math.IsInf(v, 0) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/internal/atomicfile"
 )
 
@@ -384,7 +385,7 @@ func (m *Manifest) validate() error {
 				ph.ID, ph.SnapshotStep, ph.StartStep, ph.EndStep, ph.Blocks)
 		}
 		if s := ph.Snapshot; s != nil && (s.RawSize < 0 || s.RawSize > maxSnapshot || len(s.SHA256) != 2*sha256.Size) {
-			return fmt.Errorf("phase %d: snapshot of %d bytes with checksum %q: want at most %d bytes and a SHA-256", ph.ID, s.RawSize, s.SHA256, int64(maxSnapshot))
+			return fmt.Errorf("phase %d: snapshot of %d bytes with checksum %q: want at most %d bytes and a SHA-256", ph.ID, s.RawSize, format.Excerpt([]byte(s.SHA256)), int64(maxSnapshot))
 		}
 	}
 	return nil

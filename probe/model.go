@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/parscope/parscope/format"
 )
 
 // Model machines: a deterministic target family. The worker runs under
@@ -288,7 +290,7 @@ func ReadCallgrindTotals(path string) (Events, error) {
 			for i, s := range vals {
 				n, err := strconv.ParseInt(s, 10, 64)
 				if err != nil || n < 0 {
-					return e, fmt.Errorf("%s:%d: total %q of event %s: want a non-negative integer", path, line, s, names[i])
+					return e, fmt.Errorf("%s:%d: total %q of event %s: want a non-negative integer", path, line, format.Excerpt([]byte(s)), format.Excerpt([]byte(names[i])))
 				}
 				if p := e.field(names[i]); p != nil {
 					*p = n

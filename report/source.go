@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -60,7 +61,7 @@ func OpenSource(dirs []string, name string) (*os.File, error) {
 			return f, nil
 		}
 	}
-	return nil, fmt.Errorf("source file %q: not found inside the source directories %q", name, dirs)
+	return nil, fmt.Errorf("source file %q: not found inside the source directories %q", format.Excerpt([]byte(name)), dirs)
 }
 
 // SourceLines reads the lines of the source file name, confined to dirs

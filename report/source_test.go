@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/parscope/parscope/format"
 )
 
 // sourceTree makes dir/src (the source directory the user names) and
@@ -202,5 +204,17 @@ func noSecret(t *testing.T, what string, b *Bundle) {
 	}
 	if strings.Contains(string(data), "SECRET") {
 		t.Errorf("%s: the bundle holds the contents of a file outside the source directories", what)
+	}
+}
+
+// TestOpenSourceLongNameClipped checks that a trace's over-long source file
+// name is echoed as its first bytes and its length, not whole.
+func TestOpenSourceLongNameClipped(t *testing.T) {
+	src, _ := sourceTree(t)
+	name := strings.Repeat("n", 100_000) + ".f"
+	_, err := OpenSource([]string{src}, name)
+	want := `source file "` + name[:format.MaxEcho] + `… (100002 bytes)": not found`
+	if err == nil || !strings.Contains(err.Error(), want) || len(err.Error()) > 400+len(src) {
+		t.Errorf("%.300v\nwant a short message containing %q", err, want)
 	}
 }

@@ -79,8 +79,8 @@ echo "== go test -race"
 go test -race -count=1 -timeout 30m ./...
 
 # Every fuzz target for FUZZTIME each, after the seed corpora ran as tests
-# above. 30 s a target (34 targets: about 20 minutes on 2 cores) keeps the
-# whole of CI near 35 minutes of its 90; FUZZTIME=10s for a quicker local run.
+# above. 30 s a target (42 targets: about 25 minutes on 2 cores) keeps the
+# whole of CI near 40 minutes of its 90; FUZZTIME=10s for a quicker local run.
 echo "== fuzz"
 FUZZTIME=${FUZZTIME:-30s} scripts/fuzz.sh
 

@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
+	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/trace"
 )
@@ -236,7 +237,7 @@ func readManifest(root *os.Root, dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, manifestFile), err)
 	}
 	if m.Format != FormatName {
-		return nil, fmt.Errorf("%s: format %q is not %q", filepath.Join(dir, manifestFile), m.Format, FormatName)
+		return nil, fmt.Errorf("%s: format %q is not %q", filepath.Join(dir, manifestFile), format.Excerpt([]byte(m.Format)), FormatName)
 	}
 	if m.Version > FormatVersion || m.Version < 1 {
 		return nil, fmt.Errorf("%s: .pst format version %d is not supported by this parscope (it reads version %d); upgrade parscope", dir, m.Version, FormatVersion)
@@ -247,7 +248,7 @@ func readManifest(root *os.Root, dir string) (*Manifest, error) {
 	for _, name := range slices.Sorted(maps.Keys(m.Tables)) {
 		if f := m.Tables[name].File; !plainFileName(f) {
 			return nil, fmt.Errorf("%s: tables.%s.file %q: want the plain name of a file inside the .pst (such as %s.parquet), neither . nor .. and with no path separator",
-				filepath.Join(dir, manifestFile), name, f, name)
+				filepath.Join(dir, manifestFile), format.Excerpt([]byte(name)), format.Excerpt([]byte(f)), format.Excerpt([]byte(name)))
 		}
 	}
 	return &m, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -137,8 +138,8 @@ func (w *Writer) Add(r trace.Record) error {
 	}
 	w.stats.add(&r)
 	if err := s.add(r); err != nil {
-		w.err = err
-		return err
+		w.err = w.out.Hide(err)
+		return w.err
 	}
 	return nil
 }
@@ -170,7 +171,7 @@ func (w *Writer) Close() error {
 	}
 	if err := w.finish(); err != nil {
 		w.Abort()
-		return err
+		return w.out.Hide(err)
 	}
 	w.closed = true
 	return nil
@@ -515,12 +516,16 @@ type builder struct {
 	done   bool
 }
 
+// tableWriter is what a table file is written through; tests replace it
+// to simulate a full disk.
+var tableWriter = func(f *os.File) io.Writer { return f }
+
 func newBuilder(t table, path string, unit int64, target func() int, fast bool) (*builder, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	bw := bufio.NewWriterSize(f, 1<<20)
+	bw := bufio.NewWriterSize(tableWriter(f), 1<<20)
 	return &builder{t: t, path: path, f: f, bw: bw, gw: newGroupWriter(t, bw, unit, fast), target: target}, nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/parscope/parscope/format"
 )
 
 // FitOptions control the estimator fit of a sweep.
@@ -670,15 +672,15 @@ func ReadFits(r io.Reader, name string) ([]*Fit, error) {
 		for j := range f.Equations {
 			e := &f.Equations[j]
 			if e.Mode != f.Modes[j] {
-				return nil, fmt.Errorf("%s: fit %d: equation %d is for %q, expected mode %q", name, k+1, j+1, e.Mode, f.Modes[j])
+				return nil, fmt.Errorf("%s: fit %d: equation %d is for %q, expected mode %q", name, k+1, j+1, format.Excerpt([]byte(e.Mode)), format.Excerpt([]byte(f.Modes[j])))
 			}
 			for i := range e.Terms {
 				t, err := ParseTerm(e.Terms[i].Expr, f.Params)
 				if err != nil {
-					return nil, fmt.Errorf("%s: fit %d, mode %s: %w", name, k+1, e.Mode, err)
+					return nil, fmt.Errorf("%s: fit %d, mode %s: %w", name, k+1, format.Excerpt([]byte(e.Mode)), err)
 				}
 				if math.IsInf(e.Terms[i].Coef, 0) || math.IsNaN(e.Terms[i].Coef) {
-					return nil, fmt.Errorf("%s: fit %d, mode %s: term %s has no finite coefficient", name, k+1, e.Mode, e.Terms[i].Expr)
+					return nil, fmt.Errorf("%s: fit %d, mode %s: term %s has no finite coefficient", name, k+1, format.Excerpt([]byte(e.Mode)), format.Excerpt([]byte(e.Terms[i].Expr)))
 				}
 				e.Terms[i].Term = t
 			}

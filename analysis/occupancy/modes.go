@@ -96,15 +96,15 @@ func ParseModes(r io.Reader, name string, h *trace.Header) (*Modes, error) {
 		if !ok {
 			v, err := strconv.ParseInt(f[0], 10, 32)
 			if err != nil {
-				return lr.Errorf("state %q is neither a state id nor a state name of the trace", f[0])
+				return lr.Errorf("state %q is neither a state id nor a state name of the trace", format.Excerpt([]byte(f[0])))
 			}
 			id = int32(v)
 		}
 		if m.absent[id] {
-			return lr.Errorf("state %s says the process does not exist (the trace marks it absent): it is in no mode", f[0])
+			return lr.Errorf("state %s says the process does not exist (the trace marks it absent): it is in no mode", format.Excerpt([]byte(f[0])))
 		}
 		if prev, dup := m.of[id]; dup {
-			return lr.Errorf("state %s is mapped twice (to %s and %s)", f[0], m.Names[prev], f[1])
+			return lr.Errorf("state %s is mapped twice (to %s and %s)", format.Excerpt([]byte(f[0])), format.Excerpt([]byte(m.Names[prev])), format.Excerpt([]byte(f[1])))
 		}
 		m.of[id] = modeOf(f[1])
 		return nil

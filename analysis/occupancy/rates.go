@@ -29,7 +29,7 @@ func ParseRates(r io.Reader, name string) (Rates, int, error) {
 		}
 		v, err := strconv.ParseFloat(f[1], 64)
 		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-			return lr.Errorf("rate %q: expected a finite number", f[1])
+			return lr.Errorf("rate %q: expected a finite number", format.Excerpt([]byte(f[1])))
 		}
 		key := f[0]
 		if key != DefaultRate {
@@ -38,18 +38,18 @@ func ParseRates(r io.Reader, name string) (Rates, int, error) {
 			for j, p := range parts {
 				c, err := strconv.ParseInt(p, 10, 32)
 				if err != nil || c < 0 {
-					return lr.Errorf("macrostate %q: count %d (%q) is not a non-negative integer", key, j+1, p)
+					return lr.Errorf("macrostate %q: count %d (%q) is not a non-negative integer", format.Excerpt([]byte(key)), j+1, format.Excerpt([]byte(p)))
 				}
 				counts[j] = int32(c)
 			}
 			if k != 0 && len(counts) != k {
-				return lr.Errorf("macrostate %q has %d counts, the lines before have %d", key, len(counts), k)
+				return lr.Errorf("macrostate %q has %d counts, the lines before have %d", format.Excerpt([]byte(key)), len(counts), k)
 			}
 			k = len(counts)
 			key = Key(counts)
 		}
 		if _, dup := rates[key]; dup {
-			return lr.Errorf("macrostate %s has a rate already", f[0])
+			return lr.Errorf("macrostate %s has a rate already", format.Excerpt([]byte(f[0])))
 		}
 		rates[key] = v
 		return nil

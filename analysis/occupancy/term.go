@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/parscope/parscope/format"
 )
 
 // Term is one term of an estimator equation (Lyon's tableau): a product of
@@ -72,13 +74,13 @@ func ParseTerm(s string, params []string) (Term, error) {
 	t := make(Term, len(params))
 	src := strings.ReplaceAll(strings.TrimSpace(s), " ", "")
 	if src == "" {
-		return nil, fmt.Errorf("term %q: empty", s)
+		return nil, fmt.Errorf("term %q: empty", format.Excerpt([]byte(s)))
 	}
 	sign := int8(1)
 	for i := 0; i < len(src); {
 		if src[i] == '*' || src[i] == '/' {
 			if i == 0 {
-				return nil, fmt.Errorf("term %q: an operator at the beginning", s)
+				return nil, fmt.Errorf("term %q: an operator at the beginning", format.Excerpt([]byte(s)))
 			}
 			if src[i] == '/' {
 				sign = -1
@@ -87,17 +89,17 @@ func ParseTerm(s string, params []string) (Term, error) {
 			}
 			i++
 			if i == len(src) {
-				return nil, fmt.Errorf("term %q: an operator at the end", s)
+				return nil, fmt.Errorf("term %q: an operator at the end", format.Excerpt([]byte(s)))
 			}
 			continue
 		}
 		if src[i] == '(' {
 			if sign != -1 || i == 0 || src[i-1] != '/' {
-				return nil, fmt.Errorf("term %q: parentheses only after '/'", s)
+				return nil, fmt.Errorf("term %q: parentheses only after '/'", format.Excerpt([]byte(s)))
 			}
 			end := strings.IndexByte(src[i:], ')')
 			if end < 0 {
-				return nil, fmt.Errorf("term %q: '(' without ')'", s)
+				return nil, fmt.Errorf("term %q: '(' without ')'", format.Excerpt([]byte(s)))
 			}
 			for _, name := range strings.Split(src[i+1:i+end], "*") {
 				if err := t.add(name, -1, params, s); err != nil {
@@ -106,7 +108,7 @@ func ParseTerm(s string, params []string) (Term, error) {
 			}
 			i += end + 1
 			if i < len(src) {
-				return nil, fmt.Errorf("term %q: something after the parenthesised denominator", s)
+				return nil, fmt.Errorf("term %q: something after the parenthesised denominator", format.Excerpt([]byte(s)))
 			}
 			break
 		}
@@ -115,7 +117,7 @@ func ParseTerm(s string, params []string) (Term, error) {
 			j++
 		}
 		if j == i || j < len(src) && src[j] == '(' {
-			return nil, fmt.Errorf("term %q: unexpected %q at offset %d", s, src[j], j)
+			return nil, fmt.Errorf("term %q: unexpected %q at offset %d", format.Excerpt([]byte(s)), src[j], j)
 		}
 		if err := t.add(src[i:j], sign, params, s); err != nil {
 			return nil, err
@@ -131,10 +133,10 @@ func (t Term) add(name string, e int8, params []string, src string) error {
 	}
 	k := slices.Index(params, name)
 	if k < 0 {
-		return fmt.Errorf("term %q: %q is not a parameter (parameters: %s)", src, name, strings.Join(params, ", "))
+		return fmt.Errorf("term %q: %q is not a parameter (parameters: %s)", format.Excerpt([]byte(src)), format.Excerpt([]byte(name)), strings.Join(params, ", "))
 	}
 	if t[k] != 0 {
-		return fmt.Errorf("term %q: parameter %s appears twice", src, name)
+		return fmt.Errorf("term %q: parameter %s appears twice", format.Excerpt([]byte(src)), format.Excerpt([]byte(name)))
 	}
 	t[k] = e
 	return nil

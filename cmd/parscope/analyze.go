@@ -177,7 +177,7 @@ parscope serve shows the same views from a local web server.`,
 			}
 			files, err := writeReport(d.Path(), out, b)
 			if err != nil {
-				return err
+				return d.Hide(err)
 			}
 			if err := os.WriteFile(filepath.Join(d.Path(), reportMarker), []byte("a report written by parscope analyze\n"), atomicfile.FileMode); err != nil {
 				return fmt.Errorf("writing %s: %w", filepath.Join(out, reportMarker), atomicfile.Cause(err))
@@ -236,7 +236,7 @@ func reportDir(path string, fi fs.FileInfo) error {
 func writeReport(dir, out string, b *report.Bundle) ([]analyzeFile, error) {
 	var files []analyzeFile
 	add := func(name, what string, write func(io.Writer) error) error {
-		if err := createOutput(filepath.Join(dir, name), write); err != nil {
+		if err := createOutput(filepath.Join(dir, name), false, write); err != nil {
 			return fmt.Errorf("writing %s: %w", filepath.Join(out, name), atomicfile.Cause(err))
 		}
 		files = append(files, analyzeFile{filepath.Join(out, name), what})
@@ -264,7 +264,9 @@ func writeReport(dir, out string, b *report.Bundle) ([]analyzeFile, error) {
 	}
 	for _, p := range reportPlots(b) {
 		for _, ext := range []string{".png", ".svg"} {
-			if err := p.draw(filepath.Join(dir, p.name+ext)); err != nil {
+			path := filepath.Join(dir, p.name+ext)
+			fig, err := p.draw(path)
+			if err := writeFigure(path, false, fig, err); err != nil {
 				return nil, fmt.Errorf("plot %s: %w", filepath.Join(out, p.name+ext), atomicfile.Cause(err))
 			}
 			files = append(files, analyzeFile{filepath.Join(out, p.name+ext), p.what})
@@ -290,7 +292,7 @@ func isNil(v any) bool {
 // reportPlot is one static plot of a report.
 type reportPlot struct {
 	name, what string
-	draw       func(path string) error
+	draw       func(name string) (*plot.Figure, error)
 }
 
 // reportPlots lists the plots of b, drawn with the plotting code the
@@ -313,11 +315,11 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			}
 			pc1, pc12 = append(pc1, s1), append(pc12, s2)
 		}
-		ps = append(ps, reportPlot{"pca-pc1", "PC1 against state number", func(path string) error {
+		ps = append(ps, reportPlot{"pca-pc1", "PC1 against state number", func(path string) (*plot.Figure, error) {
 			return plot.Lines(path, fmt.Sprintf("PC1 against state number (%.1f%% of the variance)", 100*p.Components[0].Explained), "state", "PC1", pc1)
 		}})
 		if len(p.Components) > 1 {
-			ps = append(ps, reportPlot{"pca-pc12", "PC1 against PC2", func(path string) error {
+			ps = append(ps, reportPlot{"pca-pc12", "PC1 against PC2", func(path string) (*plot.Figure, error) {
 				return plot.Scatter(path, "PC1 against PC2; markers grow with time", "PC1", "PC2", pc12)
 			}})
 		}
@@ -333,7 +335,7 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			}
 			series = append(series, sr)
 		}
-		ps = append(ps, reportPlot{"phasespace", "phase space, side view", func(path string) error {
+		ps = append(ps, reportPlot{"phasespace", "phase space, side view", func(path string) (*plot.Figure, error) {
 			return plot.Scatter(path, "phase space, side view at 0°", "horizontal", "vertical (lockstep axis)", series)
 		}})
 	}
@@ -347,7 +349,7 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			s.X = append(s.X, float64(pt.Start)/1e6)
 			s.Y = append(s.Y, pt.Entropy)
 		}
-		ps = append(ps, reportPlot{"entropy", "histogram entropy over time", func(path string) error {
+		ps = append(ps, reportPlot{"entropy", "histogram entropy over time", func(path string) (*plot.Figure, error) {
 			return plot.Lines(path, fmt.Sprintf("histogram entropy per window of %s", human.Nanos(float64(e.WindowNS))), "time (ms)", "bits", series)
 		}})
 	}
@@ -362,13 +364,13 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			}
 			series = append(series, s)
 		}
-		ps = append(ps, reportPlot{"occupancy", "processes per mode over time", func(path string) error {
+		ps = append(ps, reportPlot{"occupancy", "processes per mode over time", func(path string) (*plot.Figure, error) {
 			return plot.Lines(path, fmt.Sprintf("processes per mode over time, run %d", o.Run), "time (ms)", "processes", series)
 		}})
 	}
 	if m, ok := b.MEntropyResult(); ok {
 		series := mentropyLines(m)
-		ps = append(ps, reportPlot{"mentropy", "modified entropy per process", func(path string) error {
+		ps = append(ps, reportPlot{"mentropy", "modified entropy per process", func(path string) (*plot.Figure, error) {
 			return plot.Lines(path, "Modified entropy", "event index", "H (nats)", series)
 		}})
 	}
@@ -378,7 +380,7 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			if len(b.Comm.Report().Runs) > 1 {
 				name, title = fmt.Sprintf("comm-run%d", c.Run), fmt.Sprintf("Communication matrices of run %d (bytes; structures alone)", c.Run)
 			}
-			ps = append(ps, reportPlot{name, "communication matrices", func(path string) error {
+			ps = append(ps, reportPlot{name, "communication matrices", func(path string) (*plot.Figure, error) {
 				maps := []plot.Heat{{Title: "whole program", Values: c.Matrices[0].Aggregate.Values(false)}}
 				for _, id := range c.RankOwn.ByVolume {
 					if len(maps) > maxSubPlots {
@@ -398,7 +400,7 @@ func reportPlots(b *report.Bundle) []reportPlot {
 			if len(ph.Streams) > 1 {
 				name = fmt.Sprintf("phases-run%d-proc%d", st.Run, st.Proc)
 			}
-			ps = append(ps, reportPlot{name, "phases and their weights", func(path string) error { return plotPhases(path, b.Trace, st.Result) }})
+			ps = append(ps, reportPlot{name, "phases and their weights", func(path string) (*plot.Figure, error) { return plotPhases(path, b.Trace, st.Result) }})
 		}
 	}
 	return ps

@@ -107,7 +107,7 @@ import succeeds; an existing OUT is replaced only with --force.`,
 				}
 			}
 			if keep != "" {
-				if err := keepFiles(keep, files); err != nil {
+				if err := keepFiles(keep, force, files); err != nil {
 					return err
 				}
 			}
@@ -135,7 +135,7 @@ import succeeds; an existing OUT is replaced only with --force.`,
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "the .pst directory to write")
 	f.Int64Var(&interval, "interval", 10_000_000, "interval size in instructions")
-	f.BoolVar(&force, "force", false, "replace OUT if it exists")
+	forceFlag(f, &force)
 	f.StringVar(&keep, "keep", "", "also copy exp-bbv's raw .bb files into this directory")
 	f.StringVar(&vgPath, "valgrind", "valgrind", "the valgrind executable")
 	root.AddCommand(cmd)
@@ -184,7 +184,7 @@ func hasInterval(path string) (bool, error) {
 }
 
 // keepFiles copies the raw files into dir, creating it.
-func keepFiles(dir string, files []string) error {
+func keepFiles(dir string, force bool, files []string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func keepFiles(dir string, files []string) error {
 			return err
 		}
 		dst := filepath.Join(dir, filepath.Base(p))
-		if err := createOutput(dst, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		if err := createOutput(dst, force, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 			return fmt.Errorf("bbv: --keep: %w", err)
 		}
 	}

@@ -117,6 +117,7 @@ func init() {
 		scale      string
 		counts     bool
 		asJSON     bool
+		force      bool
 		sourceDirs []string
 	)
 	cmd := &cobra.Command{
@@ -214,7 +215,7 @@ trace is untrusted input); without it no source file is read.`,
 				out = append(out, cr)
 			}
 			if plotPath != "" && len(out) > 0 {
-				if err := plotComm(plotPath, out[0].Result, out[0].Selection, aggregate, counts, scale == "log"); err != nil {
+				if err := plotComm(plotPath, force, out[0].Result, out[0].Selection, aggregate, counts, scale == "log"); err != nil {
 					return err
 				}
 			}
@@ -250,7 +251,8 @@ trace is untrusted input); without it no source file is read.`,
 	addProcFlags(cmd, comm.Name)
 	fl.Int32Var(&run, "run", 0, "the run to analyse")
 	fl.MarkDeprecated("run", "use --runs")
-	fl.StringVar(&plotPath, "plot", "", "draw the heat map(s) of the first run analysed to this .png or .svg")
+	fileOutputFlag(fl, &plotPath, "plot", "", "", "draw the heat map(s) of the first run analysed to this .png or .svg")
+	forceFlag(fl, &force)
 	fl.StringVar(&scale, "scale", "log", "heat-map scale: log or linear")
 	fl.BoolVar(&counts, "counts", false, "plot message counts instead of bytes")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
@@ -261,7 +263,7 @@ trace is untrusted input); without it no source file is read.`,
 
 // plotComm draws the selection, or the whole program beside its largest
 // loops (then its largest other structures, up to maxSubPlots in all).
-func plotComm(path string, res *comm.Result, sel commSelection, aggregate, counts, log bool) error {
+func plotComm(path string, force bool, res *comm.Result, sel commSelection, aggregate, counts, log bool) error {
 	unit := "bytes"
 	if counts {
 		unit = "messages"
@@ -288,13 +290,15 @@ func plotComm(path string, res *comm.Result, sel commSelection, aggregate, count
 			maps = append(maps, plot.Heat{Title: res.Path(id), Values: n.Matrix(aggregate).Values(counts)})
 		}
 		opts.Title = fmt.Sprintf("Communication matrices (%s; structures %s)", unit, mode)
-		return plot.HeatMaps(path, maps, opts)
+		fig, err := plot.HeatMaps(path, maps, opts)
+		return writeFigure(path, force, fig, err)
 	}
 	title := strings.Join(sel.Structures, " + ")
 	if aggregate {
 		title += " (with nested)"
 	}
-	return plot.HeatMap(path, plot.Heat{Title: title, Values: sel.Matrix.Values(counts)}, opts)
+	fig, err := plot.HeatMap(path, plot.Heat{Title: title, Values: sel.Matrix.Values(counts)}, opts)
+	return writeFigure(path, force, fig, err)
 }
 
 // maxIndent is the deepest level of the structure tree drawn by

@@ -28,6 +28,7 @@ func init() {
 		noFlows    bool
 		runs       string
 		procs      string
+		force      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "export --format chrome|csv|prv -o OUT TRACE",
@@ -49,8 +50,9 @@ func init() {
 Outputs are written under a temporary name beside OUT, synced to disk and
 renamed into place (the CSV directory as a whole), so a failed or killed
 export never leaves a partial file or directory. An existing file is
-replaced only when it is a regular file; an existing CSV directory only
-when it holds nothing but CSV tables export writes (or nothing).`,
+replaced only with --force, and only when it is a regular file; an
+existing CSV directory only when it holds nothing but CSV tables export
+writes (or nothing).`,
 		Example: `  parscope export --format chrome -o amoeba.json amoeba.pst
   parscope export --format csv -o amoeba-csv/ amoeba.pst
   parscope export --format csv --table states -o - amoeba.pst | head`,
@@ -63,6 +65,18 @@ when it holds nothing but CSV tables export writes (or nothing).`,
 			if err != nil {
 				return err
 			}
+			// Refuse an output that may not be replaced before reading
+			// the trace.
+			switch {
+			case formatName == "prv" || formatName == "paraver":
+				p, pcf, row := prv.Paths(out)
+				err = checkFileOutputs(force, p, pcf, row)
+			case formatName == "chrome" || formatName == "perfetto" || formatName == "json" || formatName == "csv" && tableName != "":
+				err = checkFileOutputs(force, out)
+			}
+			if err != nil {
+				return err
+			}
 			s, err := openTrace(cmd, args[0])
 			if err != nil {
 				return err
@@ -71,7 +85,7 @@ when it holds nothing but CSV tables export writes (or nothing).`,
 			switch formatName {
 			case "chrome", "perfetto", "json":
 				var st chrome.Stats
-				err := createOutput(out, func(w io.Writer) error {
+				err := createOutput(out, force, func(w io.Writer) error {
 					return chrome.Export(w, s.Header(), s.Records(opts), chrome.Options{NoFlows: noFlows, Stats: &st})
 				})
 				if err != nil {
@@ -84,7 +98,7 @@ when it holds nothing but CSV tables export writes (or nothing).`,
 				return nil
 			case "csv":
 				if tableName != "" {
-					return createOutput(out, func(w io.Writer) error {
+					return createOutput(out, force, func(w io.Writer) error {
 						r := s.Records(opts)
 						if strings.TrimSuffix(tableName, ".csv") == "bbv" {
 							r = s.BBV(opts)
@@ -109,7 +123,7 @@ when it holds nothing but CSV tables export writes (or nothing).`,
 				if out == "-" {
 					return usagef("export: Paraver output is three files; give -o BASE")
 				}
-				var po prv.ExportOptions
+				po := prv.ExportOptions{Replace: replaceFile(force)}
 				if len(opts.Runs) > 1 {
 					return usagef("export: a Paraver trace holds one run; give --runs N")
 				} else if len(opts.Runs) == 1 {
@@ -133,6 +147,7 @@ when it holds nothing but CSV tables export writes (or nothing).`,
 	f.StringVar(&formatName, "format", "", "output format: chrome, csv or prv")
 	f.StringVarP(&out, "output", "o", "", "output file (chrome, csv --table) or directory (csv)")
 	f.StringVar(&tableName, "table", "", "csv: write only this table")
+	forceFlag(f, &force)
 	f.BoolVar(&noFlows, "no-flows", false, "chrome: leave out message flow arrows")
 	f.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	f.StringVar(&procs, "procs", "", "only these processes (e.g. 4,5,6 or 0-15)")

@@ -19,6 +19,7 @@ func init() {
 	var (
 		out    string
 		asJSON bool
+		force  bool
 		o      rewrite.SuggestOptions
 	)
 	suggest := &cobra.Command{
@@ -52,7 +53,7 @@ lists what was dropped) undercounts calls beyond the throttle.`,
 				return err
 			}
 			if out != "" {
-				if err := createOutput(out, sug.WriteFilter); err != nil {
+				if err := createOutput(out, force, sug.WriteFilter); err != nil {
 					return err
 				}
 			}
@@ -63,7 +64,8 @@ lists what was dropped) undercounts calls beyond the throttle.`,
 		},
 	}
 	fl := suggest.Flags()
-	fl.StringVarP(&out, "output", "o", "", "write the filter file here (\"-\": standard output)")
+	fileOutputFlag(fl, &out, "output", "o", "", "write the filter file here (\"-\": standard output)")
+	forceFlag(fl, &force)
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
 	addTraceFlags(suggest, "format")
 	fl.Int64Var(&o.MinCalls, "min-calls", rewrite.DefaultSuggestMinCalls, "exclude only functions called at least this often")

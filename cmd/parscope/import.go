@@ -79,6 +79,6 @@ replaced only with --force.`,
 	f := cmd.Flags()
 	imf.register(f, "format", true)
 	f.StringVarP(&out, "output", "o", "", "the .pst directory to write")
-	f.BoolVar(&force, "force", false, "replace OUT if it exists")
+	forceFlag(f, &force)
 	root.AddCommand(cmd)
 }

@@ -90,7 +90,7 @@ overrides at run time.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output directory (default PACKAGE_DIR.instrumented)")
-	cmd.Flags().BoolVar(&force, "force", false, "replace OUTDIR if it exists")
+	forceFlag(cmd.Flags(), &force)
 	cmd.Flags().StringVar(&tracePath, "trace", "", "trace the program writes by default (default <package dir name>.pst)")
 	cmd.Flags().StringVar(&processVar, "process", "", "integer parameter or package variable naming the recording process")
 	cmd.Flags().IntVar(&leafSize, "leaf-size", rewrite.DefaultLeafSize, "leave leaf functions of at most this many syntax nodes uninstrumented (-1: instrument every function)")
@@ -121,7 +121,7 @@ func writeDirAtomic(dir string, write func(string) error) error {
 	}
 	defer d.Abort()
 	if err := write(d.Path()); err != nil {
-		return err
+		return d.Hide(err)
 	}
 	return d.Commit()
 }

@@ -37,6 +37,11 @@ folder of trace files of one format (one per rank or run): it imports it
 on the fly into a temporary .pst, removed afterwards, and names results
 after the trace.
 
+Outputs never replace what exists without --force: a file at an output
+path (-o, --plot, --csv, --save-*, ...) is refused unless --force is given,
+and even then only a regular file is replaced; no output ever replaces an
+input.
+
 Exit status: 0 success, 1 failure, 2 wrong usage (unknown command or flag,
 bad flag value, missing or extra argument).`,
 	SilenceUsage:  true,

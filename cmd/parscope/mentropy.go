@@ -22,6 +22,7 @@ func init() {
 		stream                  string
 		runs                    string
 		asJSON, asCSV, asSeries bool
+		force                   bool
 		out, plotPath           string
 	)
 	cmd := &cobra.Command{
@@ -101,7 +102,7 @@ value instead. --json prints the result in the envelope every face shares
 				}
 			}
 			if plotPath != "" {
-				if err := plotMentropy(plotPath, res); err != nil {
+				if err := plotMentropy(plotPath, force, res); err != nil {
 					return err
 				}
 			}
@@ -120,7 +121,7 @@ value instead. --json prints the result in the envelope every face shares
 			if out == "" {
 				return write(cmd.OutOrStdout())
 			}
-			return createOutput(out, write)
+			return createOutput(out, force, write)
 		},
 	}
 	fl := cmd.Flags()
@@ -136,8 +137,9 @@ value instead. --json prints the result in the envelope every face shares
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	fl.BoolVar(&asCSV, "csv", false, "print CSV: run, proc, index, t_ns, event, window, i, case, p_w, h (with --max-points: run, proc, index, t_ns, h_max, h_mean)")
 	fl.BoolVar(&asSeries, "series", false, "print the value of every event (or point) instead of a summary per process")
-	fl.StringVarP(&out, "output", "o", "", "write the output to this file (default stdout)")
-	fl.StringVar(&plotPath, "plot", "", "plot H (the largest of each point) against the event index, one line per process (.png or .svg)")
+	fileOutputFlag(fl, &out, "output", "o", "", "write the output to this file (default stdout)")
+	forceFlag(fl, &force)
+	fileOutputFlag(fl, &plotPath, "plot", "", "", "plot H (the largest of each point) against the event index, one line per process (.png or .svg)")
 	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
@@ -251,9 +253,9 @@ func writeMentropyCSV(w io.Writer, res *mentropy.Result) error {
 // plotMentropy draws H against the event index, one line per process
 // (Figures 4–5 of the paper): each point's largest H, so --max-points
 // bounds the points drawn.
-func plotMentropy(path string, res *mentropy.Result) error {
-	lines := mentropyLines(res)
-	return plot.Lines(path, "Modified entropy", "event index", "H (nats)", lines)
+func plotMentropy(path string, force bool, res *mentropy.Result) error {
+	fig, err := plot.Lines(path, "Modified entropy", "event index", "H (nats)", mentropyLines(res))
+	return writeFigure(path, force, fig, err)
 }
 
 // mentropyLines are the series of a mentropy result as plot lines: each

@@ -213,7 +213,7 @@ anything.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&out, "output", "o", "", "the .pst directory to write")
-	fl.BoolVar(&force, "force", false, "replace OUT if it exists")
+	forceFlag(fl, &force)
 	fl.StringVar(&mpicc, "mpicc", "", "MPI compiler wrapper to build the shim with (default: the launcher's implementation's)")
 	fl.StringVar(&implName, "impl", "", "MPI implementation of the launcher: mpich or openmpi (default: guessed)")
 	fl.StringVar(&rawDir, "raw", "", "keep the per-rank files in this directory")

@@ -25,6 +25,7 @@ func init() {
 	var (
 		runs               string
 		mean, asJSON, all  bool
+		force              bool
 		plotPath, barsPath string
 	)
 	cmd := &cobra.Command{
@@ -90,12 +91,12 @@ first run analysed.`,
 			defer s.Close()
 			rep := env.Result.(*occupancy.Report)
 			if plotPath != "" {
-				if err := plotMountains(plotPath, &rep.Runs[0]); err != nil {
+				if err := plotMountains(plotPath, force, &rep.Runs[0]); err != nil {
 					return err
 				}
 			}
 			if barsPath != "" {
-				if err := plotOccupancyBars(barsPath, &rep.Runs[0]); err != nil {
+				if err := plotOccupancyBars(barsPath, force, &rep.Runs[0]); err != nil {
 					return err
 				}
 			}
@@ -115,8 +116,9 @@ first run analysed.`,
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	addTraceFlags(cmd, "format")
 	fl.BoolVar(&all, "all", false, "keep every row of the occupancy table, in order of first appearance (as --top 0)")
-	fl.StringVar(&plotPath, "plot", "", "draw the processes per mode over time (stacked, from --windows windows) to this .png or .svg")
-	fl.StringVar(&barsPath, "bars", "", "draw the occupancy histogram of each mode to this .png or .svg")
+	fileOutputFlag(fl, &plotPath, "plot", "", "", "draw the processes per mode over time (stacked, from --windows windows) to this .png or .svg")
+	fileOutputFlag(fl, &barsPath, "bars", "", "", "draw the occupancy histogram of each mode to this .png or .svg")
+	forceFlag(fl, &force)
 	root.AddCommand(cmd)
 }
 
@@ -231,7 +233,7 @@ func printMacros(w io.Writer, modes []string, rows []occupancy.Macro, total int6
 // plotMountains draws the processes in each mode over time as stacked
 // areas, mode 0 at the bottom, from the result's processes-per-window
 // series.
-func plotMountains(path string, r *occupancy.RunReport) error {
+func plotMountains(path string, force bool, r *occupancy.RunReport) error {
 	p := gplot.New()
 	p.Title.Text = fmt.Sprintf("processes per mode over time, run %d", r.Run)
 	p.X.Label.Text = "time (s)"
@@ -264,7 +266,8 @@ func plotMountains(path string, r *occupancy.RunReport) error {
 		p.Add(l)
 		p.Legend.Add(r.Modes[j], l)
 	}
-	return plot.Save(path, plot.Width, plot.Height, func(dc draw.Canvas) error { plot.Draw(dc, p); return nil })
+	fig, err := plot.Render(path, plot.Width, plot.Height, func(dc draw.Canvas) error { plot.Draw(dc, p); return nil })
+	return writeFigure(path, force, fig, err)
 }
 
 // mountainsTop is the top of the processes axis of plotMountains: the
@@ -287,7 +290,7 @@ func mountainsTop(r *occupancy.RunReport) float64 {
 
 // plotOccupancyBars draws, for each mode, the fraction of the run's time
 // spent with k processes in it (the result's histogram).
-func plotOccupancyBars(path string, r *occupancy.RunReport) error {
+func plotOccupancyBars(path string, force bool, r *occupancy.RunReport) error {
 	p := gplot.New()
 	p.Title.Text = fmt.Sprintf("occupancy histograms, run %d", r.Run)
 	p.X.Label.Text = "processes in the mode"
@@ -306,5 +309,6 @@ func plotOccupancyBars(path string, r *occupancy.RunReport) error {
 		p.Add(b)
 		p.Legend.Add(r.Modes[j], b)
 	}
-	return plot.Save(path, plot.Width, plot.Height, func(dc draw.Canvas) error { plot.Draw(dc, p); return nil })
+	fig, err := plot.Render(path, plot.Width, plot.Height, func(dc draw.Canvas) error { plot.Draw(dc, p); return nil })
+	return writeFigure(path, force, fig, err)
 }

@@ -36,7 +36,7 @@ func init() {
 		params                []string
 		modesFile, start, out string
 		keep                  string
-		global, asJSON        bool
+		global, asJSON, force bool
 		timeout               time.Duration
 		repeat                int
 	)
@@ -155,7 +155,7 @@ the sweep; -o is written only when every run succeeded.`,
 				bar.Set(int64(i + 1))
 			}
 			if out != "" {
-				if err := createOutput(out, func(w io.Writer) error { return occupancy.WriteSweep(w, sw) }); err != nil {
+				if err := createOutput(out, force, func(w io.Writer) error { return occupancy.WriteSweep(w, sw) }); err != nil {
 					return err
 				}
 			}
@@ -170,7 +170,8 @@ the sweep; -o is written only when every run succeeded.`,
 	fl.StringVar(&modesFile, "modes", "", "a file mapping states to modes (lines \"STATE MODE\")")
 	fl.StringVar(&start, "start", "", "with --global: put processes in this mode before their first state (default: they do not exist before it)")
 	fl.BoolVar(&global, "global", false, "compute the occupancies from the state records instead of the occupancy counters")
-	fl.StringVarP(&out, "output", "o", "", "write the sweep table (CSV) to this file")
+	fileOutputFlag(fl, &out, "output", "o", "", "write the sweep table (CSV) to this file")
+	forceFlag(fl, &force)
 	fl.StringVar(&keep, "keep", "", "keep the traces in this directory (trial-NNNN.pst)")
 	fl.DurationVar(&timeout, "timeout", 10*time.Minute, "kill a run that takes longer")
 	fl.IntVar(&repeat, "repeat", 1, "run each point this many times and keep the run of median elapsed time")
@@ -386,7 +387,7 @@ func init() {
 		minGain            float64
 		terms              []string
 		out                string
-		asJSON             bool
+		asJSON, force      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fit SWEEP.csv [SWEEP.csv...]",
@@ -434,7 +435,7 @@ simpler ones and terms collinear with the selected ones are reported.
 				fits = append(fits, f)
 			}
 			if out != "" {
-				if err := createOutput(out, func(w io.Writer) error { return occupancy.WriteFits(w, fits) }); err != nil {
+				if err := createOutput(out, force, func(w io.Writer) error { return occupancy.WriteFits(w, fits) }); err != nil {
 					return err
 				}
 			}
@@ -449,7 +450,8 @@ simpler ones and terms collinear with the selected ones are reported.
 	fl.IntVar(&maxTerms, "max-terms", 4, "the most terms in an equation")
 	fl.Float64Var(&minGain, "min-gain", 0.02, "add a term only if it lowers the cross-validated error by this fraction")
 	fl.StringArrayVar(&terms, "terms", nil, "fix a mode's terms: MODE=T1+T2+... (repeatable)")
-	fl.StringVarP(&out, "output", "o", "", "write the fits (JSON) to this file, for parscope predict")
+	fileOutputFlag(fl, &out, "output", "o", "", "write the fits (JSON) to this file, for parscope predict")
+	forceFlag(fl, &force)
 	fl.BoolVar(&asJSON, "json", false, "print the fits as JSON")
 	root.AddCommand(cmd)
 }

@@ -599,7 +599,7 @@ func TestOccupancyPlots(t *testing.T) {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	if _, errOut, code := run(t, "occupancy", "--windows", "0", "--plot", mountains, pst); code != 2 || !strings.Contains(errOut, "--windows") {
+	if _, errOut, code := run(t, "occupancy", "--windows", "0", "--plot", filepath.Join(dir, "m2.svg"), pst); code != 2 || !strings.Contains(errOut, "--windows") {
 		t.Errorf("--plot without windows: exit %d, %q", code, errOut)
 	}
 }

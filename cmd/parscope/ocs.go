@@ -22,6 +22,7 @@ func init() {
 		run      int32
 		plotPath string
 		asJSON   bool
+		force    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "ocs TRACE",
@@ -83,13 +84,22 @@ one line per strategy (.svg works too); with several runs, one pair per run
 			rep := env.Result.(*ocs.Report)
 			var plots []string
 			if plotPath != "" {
-				for _, rc := range rep.Runs {
-					path := plotPath
+				paths := make([]string, len(rep.Runs))
+				var names []string
+				for i, rc := range rep.Runs {
+					paths[i] = plotPath
 					if len(rep.Runs) > 1 {
 						ext := filepath.Ext(plotPath)
-						path = fmt.Sprintf("%s-run%d%s", strings.TrimSuffix(plotPath, ext), rc.Run, ext)
+						paths[i] = fmt.Sprintf("%s-run%d%s", strings.TrimSuffix(plotPath, ext), rc.Run, ext)
 					}
-					ps, err := plotOCS(path, env.Trace, rc)
+					names = append(names, ocsPlotNames(paths[i])...)
+				}
+				// Refuse before drawing any, so that no curve is left alone.
+				if err := checkFileOutputs(force, names...); err != nil {
+					return err
+				}
+				for i, rc := range rep.Runs {
+					ps, err := plotOCS(paths[i], force, env.Trace, rc)
 					if err != nil {
 						return err
 					}
@@ -114,6 +124,7 @@ one line per strategy (.svg works too); with several runs, one pair per run
 	fl.Int32Var(&run, "run", 0, "the run to simulate")
 	fl.MarkDeprecated("run", "use --runs")
 	fl.StringVar(&plotPath, "plot", "", "draw the curves to NAME-time and NAME-delay (.png or .svg)")
+	forceFlag(fl, &force)
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
@@ -121,17 +132,16 @@ one line per strategy (.svg works too); with several runs, one pair per run
 
 // plotOCS draws the completion time and the delay against planes, one line
 // per strategy and a flat line for the electronic network alone.
-func plotOCS(path, traceName string, rep ocs.RunCurves) ([]string, error) {
-	ext := filepath.Ext(path)
-	base := strings.TrimSuffix(path, ext)
+func plotOCS(path string, force bool, traceName string, rep ocs.RunCurves) ([]string, error) {
+	names := ocsPlotNames(path)
 	c := rep.Curves
 	var out []string
-	for _, fig := range []struct {
-		suffix, title, ylabel string
-		value                 func(r ocs.Result) float64
+	for k, fig := range []struct {
+		title, ylabel string
+		value         func(r ocs.Result) float64
 	}{
-		{"-time", "completion time", "time (ms)", func(r ocs.Result) float64 { return r.Time * 1e3 }},
-		{"-delay", "average message delay", "delay (µs)", func(r ocs.Result) float64 { return r.Delay * 1e6 }},
+		{"completion time", "time (ms)", func(r ocs.Result) float64 { return r.Time * 1e3 }},
+		{"average message delay", "delay (µs)", func(r ocs.Result) float64 { return r.Delay * 1e6 }},
 	} {
 		var series []plot.Series
 		for i, s := range c.Strategies {
@@ -150,9 +160,10 @@ func plotOCS(path, traceName string, rep ocs.RunCurves) ([]string, error) {
 			}
 			series = append(series, plot.Series{Name: "electronic only", X: []float64{float64(lo), float64(hi)}, Y: []float64{e, e}})
 		}
-		name := base + fig.suffix + ext
+		name := names[k]
 		title := fmt.Sprintf("%s run %d: %s, %d processes (optical circuit switch, Jones et al. 2007)", traceName, rep.Run, fig.title, rep.Procs)
-		if err := plot.Lines(name, title, "optical switch planes", fig.ylabel, series); err != nil {
+		f, err := plot.Lines(name, title, "optical switch planes", fig.ylabel, series)
+		if err := writeFigure(name, force, f, err); err != nil {
 			return out, err
 		}
 		out = append(out, name)
@@ -223,4 +234,12 @@ func printOCSRun(t io.Writer, traceName string, rep ocs.RunCurves) {
 	if broken > 0 {
 		fmt.Fprintf(t, "waits broken to escape a cycle the trace's order allows no other way out of\t%s (at most, per simulation)\n", human.Count(broken))
 	}
+}
+
+// ocsPlotNames are the files --plot NAME.EXT draws: NAME-time.EXT and
+// NAME-delay.EXT.
+func ocsPlotNames(path string) []string {
+	ext := filepath.Ext(path)
+	base := strings.TrimSuffix(path, ext)
+	return []string{base + "-time" + ext, base + "-delay" + ext}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/internal/progress"
+	"github.com/parscope/parscope/show/plot"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -54,13 +56,80 @@ func (p *progressWriter) done() { p.bar.Done() }
 // createOutput calls write with a writer for path ("-" is stdout). A file
 // is written under a temporary name beside path, fsynced and renamed into
 // place only when write succeeds (see package atomicfile), so a failure or
-// a crash never leaves a partial file or touches an existing one. Only a
-// regular file is replaced, never a directory or anything else.
-func createOutput(path string, write func(io.Writer) error) error {
+// a crash never leaves a partial file or touches an existing one. What
+// exists at path is replaced only as replaceFile(force) allows: a regular
+// file with --force, nothing without.
+func createOutput(path string, force bool, write func(io.Writer) error) error {
 	if path == "-" {
 		return write(os.Stdout)
 	}
-	return atomicfile.Write(path, atomicfile.RegularFile, func(w *bufio.Writer) error { return write(w) })
+	return atomicfile.Write(path, replaceFile(force), func(w *bufio.Writer) error { return write(w) })
+}
+
+// writeFigure writes a figure drawn for path (see plot.Render) to path as
+// createOutput does; err, the drawing's error, is returned as it is.
+func writeFigure(path string, force bool, fig *plot.Figure, err error) error {
+	if err != nil {
+		return err
+	}
+	return createOutput(path, force, fig.Write)
+}
+
+// replaceFile is the rule for what exists at a path a command writes one
+// file to: nothing is replaced without --force (an error that says to pass
+// it), and with it only a regular file, never a directory, a link or a
+// special file. Inputs are never outputs (checkOutputs).
+func replaceFile(force bool) atomicfile.Replace {
+	return func(path string) error {
+		if err := atomicfile.RegularFile(path); err != nil {
+			return err
+		}
+		if !force {
+			return fmt.Errorf("%s already exists; pass --force to replace it", path)
+		}
+		return nil
+	}
+}
+
+// checkFileOutputs applies replaceFile(force) to each of paths that exists
+// ("" and "-" are skipped), so that a command refuses an output it may not
+// replace before it does any work. checkOutputs calls it for the flags of
+// fileOutputFlag; a command whose output names are made from a flag (BASE
+// of a Paraver export, NAME-time.png) calls it itself.
+func checkFileOutputs(force bool, paths ...string) error {
+	for _, p := range paths {
+		if p == "" || p == "-" {
+			continue
+		}
+		if _, err := os.Lstat(p); err == nil {
+			if err := replaceFile(force)(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// forceFlag defines --force, the one flag by which every command that
+// writes files replaces what exists at an output path. It replaces only
+// what the command would write there: a regular file for a file output, a
+// .pst for a trace, a directory parscope wrote for a directory output;
+// never an input.
+func forceFlag(fl *pflag.FlagSet, force *bool) {
+	fl.BoolVar(force, "force", false, "replace an output that exists (only a file, .pst or directory of the kind this command writes; never an input)")
+}
+
+// fileOutputAnnotation marks the flags that name one file a command writes.
+const fileOutputAnnotation = "parscope-file-output"
+
+// fileOutputFlag defines a flag naming one file the command writes, which
+// checkOutputs checks before the command runs: an existing file there is
+// refused without --force (see replaceFile), and so is an input.
+func fileOutputFlag(fl *pflag.FlagSet, p *string, name, shorthand, value, usage string) {
+	fl.StringVarP(p, name, shorthand, value, usage)
+	if err := fl.SetAnnotation(name, fileOutputAnnotation, []string{"file"}); err != nil {
+		panic(err) // the flag was defined just above
+	}
 }
 
 // outputFlags are the flags, on any command, that name a file or directory
@@ -115,7 +184,20 @@ func checkOutputs(cmd *cobra.Command, args []string) error {
 			}
 		}
 	}
-	return nil
+	var files []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if _, ok := f.Annotations[fileOutputAnnotation]; ok {
+			files = append(files, f.Value.String())
+		}
+	})
+	return checkFileOutputs(forced(cmd), files...)
+}
+
+// forced reports whether --force was given to cmd (false for a command
+// that has no --force).
+func forced(cmd *cobra.Command) bool {
+	f := cmd.Flags().Lookup("force")
+	return f != nil && f.Value.String() == "true"
 }
 
 // sameFile reports whether a and b name the same existing file.

@@ -19,6 +19,7 @@ func init() {
 		plotPC1  string
 		plotPC12 string
 		asJSON   bool
+		force    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "pca TRACE",
@@ -60,7 +61,7 @@ envelope every face shares (docs/results.md).`,
 			}
 			s.Close()
 			rep := env.Result.(*pca.Report)
-			if err := plotPCA(rep, plotPC1, plotPC12); err != nil {
+			if err := plotPCA(rep, plotPC1, plotPC12, force); err != nil {
 				return err
 			}
 			if asJSON {
@@ -75,8 +76,9 @@ envelope every face shares (docs/results.md).`,
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	addProcFlags(cmd, pca.Name)
-	fl.StringVar(&plotPC1, "plot", "", "draw PC1 against the state number to this .png or .svg")
-	fl.StringVar(&plotPC12, "plot-pc12", "", "draw PC1 against PC2 to this .png or .svg")
+	fileOutputFlag(fl, &plotPC1, "plot", "", "", "draw PC1 against the state number to this .png or .svg")
+	fileOutputFlag(fl, &plotPC12, "plot-pc12", "", "", "draw PC1 against PC2 to this .png or .svg")
+	forceFlag(fl, &force)
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
@@ -93,8 +95,9 @@ func explained(rep *pca.Report, k int) float64 {
 }
 
 // plotPCA draws the kept scores of rep: PC1 against the state number to
-// pc1 and PC1 against PC2 to pc12 (each when not empty).
-func plotPCA(rep *pca.Report, pc1, pc12 string) error {
+// pc1 and PC1 against PC2 to pc12 (each when not empty), replacing a file
+// only with force.
+func plotPCA(rep *pca.Report, pc1, pc12 string, force bool) error {
 	if pc1 != "" {
 		var series []plot.Series
 		for _, r := range rep.Runs {
@@ -105,7 +108,8 @@ func plotPCA(rep *pca.Report, pc1, pc12 string) error {
 			series = append(series, s)
 		}
 		title := fmt.Sprintf("PC1 against state number (%.1f%% of the variance)", explained(rep, 1))
-		if err := plot.Lines(pc1, title, "state", "PC1", series); err != nil {
+		fig, err := plot.Lines(pc1, title, "state", "PC1", series)
+		if err := writeFigure(pc1, force, fig, err); err != nil {
 			return err
 		}
 	}
@@ -122,7 +126,8 @@ func plotPCA(rep *pca.Report, pc1, pc12 string) error {
 			series = append(series, s)
 		}
 		title := fmt.Sprintf("PC1 against PC2 (%.1f%% of the variance); markers grow with time", explained(rep, 2))
-		if err := plot.Scatter(pc12, title, "PC1", "PC2", series); err != nil {
+		fig, err := plot.Scatter(pc12, title, "PC1", "PC2", series)
+		if err := writeFigure(pc12, force, fig, err); err != nil {
 			return err
 		}
 	}

@@ -32,7 +32,7 @@ type phasesFlags struct {
 	params                     *phase.Params
 	saveSimpoints, saveWeights string
 	saveLabels, plotPath       string
-	jsonOut                    bool
+	jsonOut, force             bool
 	runs                       string
 }
 
@@ -68,11 +68,12 @@ a colour strip along the execution, and the phase weights as bars.`,
 	if err := engine.BindFlags(f, fl.params); err != nil {
 		panic(err)
 	}
-	f.StringVar(&fl.saveSimpoints, "save-simpoints", "", "write the simulation points (SimPoint .simpoints)")
-	f.StringVar(&fl.saveWeights, "save-weights", "", "write the phase weights (SimPoint .weights)")
+	fileOutputFlag(f, &fl.saveSimpoints, "save-simpoints", "", "", "write the simulation points (SimPoint .simpoints)")
+	fileOutputFlag(f, &fl.saveWeights, "save-weights", "", "", "write the phase weights (SimPoint .weights)")
 	addTraceFlags(cmd, "format")
-	f.StringVar(&fl.saveLabels, "save-labels", "", "write each interval's phase and distance (SimPoint .labels)")
-	f.StringVar(&fl.plotPath, "plot", "", "write a plot of the phases (.png or .svg)")
+	fileOutputFlag(f, &fl.saveLabels, "save-labels", "", "", "write each interval's phase and distance (SimPoint .labels)")
+	fileOutputFlag(f, &fl.plotPath, "plot", "", "", "write a plot of the phases (.png or .svg)")
+	forceFlag(f, &fl.force)
 	f.BoolVar(&fl.jsonOut, "json", false, "print the full results as JSON")
 	f.StringVar(&fl.runs, "runs", "", "with a trace: only these runs (e.g. 0 or 0-3)")
 	addProcFlags(cmd, phase.Name)
@@ -158,7 +159,8 @@ func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
 			return err
 		}
 		if fl.plotPath != "" {
-			if err := plotPhases(fl.plotPath, filepath.Base(input), res); err != nil {
+			fig, err := plotPhases(fl.plotPath, filepath.Base(input), res)
+			if err := writeFigure(fl.plotPath, fl.force, fig, err); err != nil {
 				return fmt.Errorf("phases: --plot: %w", err)
 			}
 		}
@@ -198,8 +200,15 @@ func savePhaseFiles(res *phase.Result, fl *phasesFlags) error {
 	if fl.saveLabels != "" {
 		files = append(files, file{fl.saveLabels, res.WriteLabels})
 	}
+	// The coverage files' names are made from the flags': check them all
+	// before writing any.
 	for _, f := range files {
-		if err := createOutput(f.path, f.write); err != nil {
+		if err := checkFileOutputs(fl.force, f.path); err != nil {
+			return fmt.Errorf("phases: %w", err)
+		}
+	}
+	for _, f := range files {
+		if err := createOutput(f.path, fl.force, f.write); err != nil {
 			return fmt.Errorf("phases: %w", err)
 		}
 		if f.path != "-" {
@@ -315,9 +324,9 @@ func phasesTitle(name string, res *phase.Result) string {
 	return title
 }
 
-// plotPhases writes the phase plot of res to path (PNG or SVG by
-// extension), atomically.
-func plotPhases(path, name string, res *phase.Result) error {
+// plotPhases draws the phase plot of res for path (PNG or SVG by
+// extension, see figure.Render).
+func plotPhases(path, name string, res *phase.Result) (*figure.Figure, error) {
 	h := res.Hints
 	strip := plot.New()
 	strip.Title.Text = phasesTitle(name, res)
@@ -328,7 +337,7 @@ func plotPhases(path, name string, res *phase.Result) error {
 	if h.InitEnd > 0 {
 		l, err := plotter.NewLine(plotter.XYs{{X: float64(h.InitEnd), Y: -0.1}, {X: float64(h.InitEnd), Y: 1.1}})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		l.Color = color.Black
 		l.Width = vg.Points(1.5)
@@ -346,7 +355,7 @@ func plotPhases(path, name string, res *phase.Result) error {
 	for i, p := range res.Phases {
 		b, err := plotter.NewBarChart(plotter.Values{p.Weight}, vg.Points(max(4, 300/float64(len(res.Phases)+1))))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		b.XMin = float64(i)
 		b.Color = figure.Category(p.ID)
@@ -358,7 +367,7 @@ func plotPhases(path, name string, res *phase.Result) error {
 
 	const width, height = 8 * vg.Inch, 4.5 * vg.Inch
 	// The strip on the top 58%, the bars below.
-	return figure.Save(path, width, height, func(dc draw.Canvas) error {
+	return figure.Render(path, width, height, func(dc draw.Canvas) error {
 		figure.Draw(draw.Crop(dc, 0, 0, height*0.58, 0), strip)
 		figure.Draw(draw.Crop(dc, 0, 0, 0, -height*0.44), bars)
 		return nil

@@ -25,6 +25,7 @@ func init() {
 		plotPath string
 		csvPath  string
 		asJSON   bool
+		force    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "phasespace TRACE",
@@ -73,7 +74,7 @@ state, t, x, y, z): an export of the projection, not sampled.`,
 				return fmt.Errorf("%s: phasespace: no state to project in the runs and processes selected; nothing to plot", env.Trace)
 			}
 			if plotPath != "" {
-				if err := plotPhaseSpace(rep, plotPath, azimuth); err != nil {
+				if err := plotPhaseSpace(rep, plotPath, force, azimuth); err != nil {
 					return err
 				}
 			}
@@ -102,8 +103,9 @@ state, t, x, y, z): an export of the projection, not sampled.`,
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	addProcFlags(cmd, phasespace.Name)
 	fl.Float64Var(&azimuth, "azimuth", 0, "side view direction in degrees around the vertical")
-	fl.StringVar(&plotPath, "plot", "", "draw the side view to this .png or .svg")
-	fl.StringVar(&csvPath, "csv", "", "write the 3D point of every state to this CSV file (- for standard output)")
+	fileOutputFlag(fl, &plotPath, "plot", "", "", "draw the side view to this .png or .svg")
+	fileOutputFlag(fl, &csvPath, "csv", "", "", "write the 3D point of every state to this CSV file (- for standard output)")
+	forceFlag(fl, &force)
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
@@ -121,7 +123,7 @@ func hasPoints(rep *phasespace.Report) bool {
 
 // plotPhaseSpace draws the side view of the points of rep at azimuth
 // degrees, shaded by position in the run.
-func plotPhaseSpace(rep *phasespace.Report, path string, azimuth float64) error {
+func plotPhaseSpace(rep *phasespace.Report, path string, force bool, azimuth float64) error {
 	az := azimuth * math.Pi / 180
 	var series []plot.Series
 	for _, r := range rep.Runs {
@@ -133,7 +135,8 @@ func plotPhaseSpace(rep *phasespace.Report, path string, azimuth float64) error 
 		}
 		series = append(series, s)
 	}
-	return plot.Scatter(path, fmt.Sprintf("phase space, side view at %g°", azimuth), "horizontal", "vertical (lockstep axis)", series)
+	fig, err := plot.Scatter(path, fmt.Sprintf("phase space, side view at %g°", azimuth), "horizontal", "vertical (lockstep axis)", series)
+	return writeFigure(path, force, fig, err)
 }
 
 // exportPhaseSpaceCSV writes the point of every state of the runs

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
@@ -75,11 +74,6 @@ others. OUT is written only when everything succeeded.`,
 			if out == "" {
 				return usagef("probe build: -o OUT.probe is required")
 			}
-			if !force {
-				if _, err := os.Stat(out); err == nil {
-					return fmt.Errorf("probe build: %s exists (use --force to replace it)", out)
-				}
-			}
 			// Each pass is a line with --passes or --verbose, else the
 			// stage the progress line shows on a terminal.
 			bar := progress.Start("probe build", 0, progress.Steps)
@@ -111,7 +105,7 @@ others. OUT is written only when everything succeeded.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&out, "output", "o", "", "the probe file to write")
+	fileOutputFlag(f, &out, "output", "o", "", "the probe file to write")
 	f.Int64Var(&o.Interval, "interval", 0, "interval size in blocks (0: about --intervals intervals)")
 	f.IntVar(&o.Intervals, "intervals", probe.DefaultIntervals, "number of intervals aimed at when --interval is 0")
 	f.Int64Var(&o.WarmUp, "warmup", 0, "warm-up in blocks before each interval (0: a quarter interval, -1: none)")
@@ -121,7 +115,7 @@ others. OUT is written only when everything succeeded.`,
 	f.StringVar(&clock, "clock", "wall", "what the times measure: wall (elapsed) or cpu (the worker's CPU time)")
 	f.IntVar(&o.Repeat, "repeat", probe.DefaultRefRepeat, "replays of each phase on the reference for TPhaseRef (the mean is kept)")
 	f.IntVar(&o.RefRuns, "ref-runs", 3, "uninstrumented reference runs, each followed by its share of the replays (the mean is kept)")
-	f.BoolVar(&force, "force", false, "replace OUT if it exists")
+	forceFlag(f, &force)
 	f.BoolVar(&jsonOut, "json", false, "print the manifest as JSON")
 	f.BoolVar(&passes, "progress", false, "report each pass on stderr, a line each (as --verbose does)")
 	return cmd
@@ -293,11 +287,6 @@ func probeReduceCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			if !force {
-				if _, err := os.Stat(out); err == nil {
-					return fmt.Errorf("probe reduce: %s exists (use --force to replace it)", out)
-				}
-			}
 			p, err := probe.ReadFile(args[0])
 			if err != nil {
 				return fmt.Errorf("probe reduce: %w", err)
@@ -310,11 +299,11 @@ func probeReduceCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&out, "output", "o", "", "the reduced probe to write")
+	fileOutputFlag(f, &out, "output", "o", "", "the reduced probe to write")
 	f.IntVar(&top, "top", 0, "keep the K heaviest phases (0: no limit)")
 	f.Float64Var(&minW, "min-weight", 0, "drop phases under this weight")
 	f.StringVar(&weights, "weights", "time", "which weight ranks phases: time or intervals")
-	f.BoolVar(&force, "force", false, "replace OUT if it exists")
+	forceFlag(f, &force)
 	return cmd
 }
 
@@ -325,6 +314,7 @@ func probeCurveCmd() *cobra.Command {
 		actual   float64
 		plotPath string
 		jsonOut  bool
+		force    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "curve PROBE [--actual SECONDS] [--plot F.png] -- WORKER ARGS...",
@@ -350,7 +340,7 @@ it, against the prediction from every phase.`,
 				return fmt.Errorf("probe curve: %w", err)
 			}
 			if plotPath != "" {
-				if err := plotCurve(plotPath, args[0], pts); err != nil {
+				if err := plotCurve(plotPath, force, args[0], pts); err != nil {
 					return fmt.Errorf("probe curve: %w", err)
 				}
 			}
@@ -368,14 +358,15 @@ it, against the prediction from every phase.`,
 	probeRunOptions(cmd, &o, &weights)
 	f := cmd.Flags()
 	f.Float64Var(&actual, "actual", 0, "the worker's actual run time on this machine, in seconds")
-	f.StringVar(&plotPath, "plot", "", "draw the curve (PNG or SVG)")
+	fileOutputFlag(f, &plotPath, "plot", "", "", "draw the curve (PNG or SVG)")
+	forceFlag(f, &force)
 	f.BoolVar(&jsonOut, "json", false, "print the curve as JSON")
 	return cmd
 }
 
 // plotCurve draws prediction quality (100 − error %) and the probe's size
 // (% of the full probe) against the number of phases kept.
-func plotCurve(path, name string, pts []probe.CurvePoint) error {
+func plotCurve(path string, force bool, name string, pts []probe.CurvePoint) error {
 	full := float64(pts[len(pts)-1].Bytes)
 	var q, s plot.Series
 	q.Name, s.Name = "prediction quality (100 − |error| %)", "probe size (% of all phases)"
@@ -383,7 +374,8 @@ func plotCurve(path, name string, pts []probe.CurvePoint) error {
 		q.X, q.Y = append(q.X, float64(pt.K)), append(q.Y, 100-100*pt.Error)
 		s.X, s.Y = append(s.X, float64(pt.K)), append(s.Y, 100*float64(pt.Bytes)/full)
 	}
-	return plot.Lines(path, "Prediction quality x probe size: "+name, "phases kept (heaviest first)", "%", []plot.Series{q, s})
+	fig, err := plot.Lines(path, "Prediction quality x probe size: "+name, "phases kept (heaviest first)", "%", []plot.Series{q, s})
+	return writeFigure(path, force, fig, err)
 }
 
 func probeInfoCmd() *cobra.Command {

@@ -61,7 +61,7 @@ intact chunk and --keep is not given.`,
 				args[0], human.Count(rec.Records), human.Count(int64(rec.Chunks)), len(rec.Skipped), rec.Spill, human.Bytes(rec.SkippedBytes()), spill)
 		},
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "replace TRACE.pst if it exists (only a .pst)")
+	forceFlag(cmd.Flags(), &force)
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the spill directory (always kept when anything was skipped)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was recovered and skipped as JSON")
 	root.AddCommand(cmd)

@@ -57,6 +57,7 @@ func init() {
 		runs   string
 		asCSV  bool
 		asJSON bool
+		force  bool
 		out    string
 	)
 	cmd := &cobra.Command{
@@ -107,7 +108,8 @@ of each process.`,
 	addProcFlags(cmd, state.Name)
 	fl.BoolVar(&asCSV, "csv", false, "write the states as CSV rows")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	fl.StringVarP(&out, "output", "o", "-", "with --csv: the file to write (- for standard output)")
+	fileOutputFlag(fl, &out, "output", "o", "-", "with --csv: the file to write (- for standard output)")
+	forceFlag(fl, &force)
 	addTraceFlags(cmd, "format")
 	root.AddCommand(cmd)
 }
@@ -146,7 +148,7 @@ func exportStates(cmd *cobra.Command, path string, p *state.Params, analysis, ru
 		return usagef("--start: %v", err)
 	}
 	r := s.Records(store.ReadOptions{Runs: sel, Kinds: []trace.Kind{trace.KindState}, Procs: p.Procs})
-	return createOutput(out, func(w io.Writer) error { return write(w, s.Header(), r, opts) })
+	return createOutput(out, forced(cmd), func(w io.Writer) error { return write(w, s.Header(), r, opts) })
 }
 
 // writeStatesCSV writes run,t,x0..x(P-1) rows.

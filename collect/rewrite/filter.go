@@ -6,6 +6,8 @@ import (
 	"io"
 	"path"
 	"strings"
+
+	"github.com/parscope/parscope/format"
 )
 
 // ReadFilter reads a filter file, the static filter of Score-P's
@@ -25,11 +27,11 @@ func ReadFilter(r io.Reader) ([]string, error) {
 			continue
 		}
 		if fields[0] != "exclude" || len(fields) == 1 {
-			return nil, fmt.Errorf("filter line %d: %q: want \"exclude PATTERN...\"", n, strings.TrimSpace(line))
+			return nil, fmt.Errorf("filter line %d: %q: want \"exclude PATTERN...\"", n, format.Excerpt([]byte(strings.TrimSpace(line))))
 		}
 		for _, p := range fields[1:] {
 			if _, err := path.Match(p, ""); err != nil {
-				return nil, fmt.Errorf("filter line %d: pattern %q: %w", n, p, err)
+				return nil, fmt.Errorf("filter line %d: pattern %q: %w", n, format.Excerpt([]byte(p)), err)
 			}
 			out = append(out, p)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -275,6 +276,21 @@ func TestReadFilter(t *testing.T) {
 	for _, bad := range []string{"include f\n", "exclude\n", "exclude [\n"} {
 		if _, err := ReadFilter(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line 1") {
 			t.Errorf("ReadFilter(%q) error %v, want one at line 1", bad, err)
+		}
+	}
+}
+
+// TestReadFilterLongLineClipped checks that an over-long rule or pattern
+// of a filter file is echoed as its first bytes and its length, not whole.
+func TestReadFilterLongLineClipped(t *testing.T) {
+	long := strings.Repeat("w", 60_000) // bufio.Scanner's lines stop at 64 KiB
+	for _, tc := range []struct{ in, want string }{
+		{"include " + long + "\n", `filter line 1: "include ` + long[:format.MaxEcho-8] + `… (60008 bytes)": want "exclude PATTERN..."`},
+		{"exclude [" + long + "\n", `filter line 1: pattern "[` + long[:format.MaxEcho-1] + `… (60001 bytes)": syntax error in pattern`},
+	} {
+		_, err := ReadFilter(strings.NewReader(tc.in))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%.300v\nwant %q", err, tc.want)
 		}
 	}
 }

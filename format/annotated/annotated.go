@@ -556,12 +556,12 @@ func (f *fileState) exit(it *item) error {
 	}
 	if match < 0 {
 		if len(f.stack) == 0 {
-			return f.errorf(it, `"+++ %s ends +++" but no region is open`, it.label)
+			return f.errorf(it, `"+++ %s ends +++" but no region is open`, format.Excerpt([]byte(it.label)))
 		}
 		top := f.stack[len(f.stack)-1]
 		d := &f.regionDefs[top.id]
 		return f.errorf(it, `"+++ %s ends +++" does not match the open region %s of %s in %s (entered on line %d), nor any region around it`,
-			it.label, d.Label, d.Function, d.File, top.line)
+			format.Excerpt([]byte(it.label)), format.Excerpt([]byte(d.Label)), format.Excerpt([]byte(d.Function)), format.Excerpt([]byte(d.File)), top.line)
 	}
 	for i := len(f.stack) - 1; i > match; i-- {
 		f.push(held{r: trace.Exit(0, f.rank, 0, f.stack[i].id), line: it.line, needTime: true})
@@ -708,7 +708,7 @@ var (
 func (f *fileState) message(it *item, sd side, t int64, flags uint8, nonblocking bool) (bool, error) {
 	a := &it.args
 	if !a.has[sd.peer] {
-		return false, f.errorf(it, "%s has no %s= argument", it.name, argNames[sd.peer])
+		return false, f.errorf(it, "%s has no %s= argument", format.Excerpt(it.name), argNames[sd.peer])
 	}
 	peer := a.v[sd.peer]
 	switch {
@@ -729,7 +729,7 @@ func (f *fileState) message(it *item, sd side, t int64, flags uint8, nonblocking
 		count, ok = a.v[sd.countAlt], a.has[sd.countAlt]
 	}
 	if !ok {
-		return false, f.errorf(it, "%s has no %s= argument", it.name, argNames[sd.count])
+		return false, f.errorf(it, "%s has no %s= argument", format.Excerpt(it.name), argNames[sd.count])
 	}
 	bytes, err := f.bytes(it, count)
 	if err != nil {
@@ -839,17 +839,17 @@ func (f *fileState) checkRank(it *item, what string, v int64) error {
 func (f *fileState) bytes(it *item, count int64) (int64, error) {
 	a := &it.args
 	if count < 0 {
-		return 0, f.errorf(it, "negative count %d in %s", count, it.name)
+		return 0, f.errorf(it, "negative count %d in %s", count, format.Excerpt(it.name))
 	}
 	if count == 0 {
 		return 0, nil
 	}
 	if !a.has[argTypesize] {
-		return 0, f.errorf(it, `expected "{ typesize = N }" after the timestamps of %s (its byte count needs it)`, it.name)
+		return 0, f.errorf(it, `expected "{ typesize = N }" after the timestamps of %s (its byte count needs it)`, format.Excerpt(it.name))
 	}
 	ts := a.v[argTypesize]
 	if ts < 0 {
-		return 0, f.errorf(it, "negative typesize %d in %s", ts, it.name)
+		return 0, f.errorf(it, "negative typesize %d in %s", ts, format.Excerpt(it.name))
 	}
 	if ts > 0 && count > math.MaxInt64/ts {
 		return 0, f.errorf(it, "count %d × typesize %d overflows", count, ts)

@@ -185,15 +185,15 @@ func (p *parser) after(w where) string {
 	switch w {
 	case afterRegionLine:
 		if it.kind == itemRegionStart {
-			return fmt.Sprintf(`"--- %s starts ---"`, it.label)
+			return fmt.Sprintf(`"--- %s starts ---"`, format.Excerpt([]byte(it.label)))
 		}
-		return fmt.Sprintf(`"+++ %s ends +++"`, it.label)
+		return fmt.Sprintf(`"+++ %s ends +++"`, format.Excerpt([]byte(it.label)))
 	case afterCallName:
-		return "the call name " + string(it.name)
+		return "the call name " + format.Excerpt(it.name)
 	case afterArgs:
-		return "the arguments of " + string(it.name)
+		return "the arguments of " + format.Excerpt(it.name)
 	case afterStamps:
-		return "the timestamps of " + string(it.name)
+		return "the timestamps of " + format.Excerpt(it.name)
 	}
 	return "the call location"
 }
@@ -444,10 +444,10 @@ func (p *parser) pairs(closing byte, w where) error {
 		slot, isReq := argSlot(key)
 		p.key = append(p.key[:0], key...) // key lives in the current line, which skip may replace
 		if !p.skip() || !p.lit("=") {
-			return p.expected(`"="`, fmt.Sprintf("%s in %s", p.key, p.after(w)))
+			return p.expected(`"="`, fmt.Sprintf("%s in %s", format.Excerpt(p.key), p.after(w)))
 		}
 		if !p.skip() {
-			return p.expected("a value", fmt.Sprintf("%s= in %s", p.key, p.after(w)))
+			return p.expected("a value", fmt.Sprintf("%s= in %s", format.Excerpt(p.key), p.after(w)))
 		}
 		val := p.run(func(c byte) bool { return !isSpace(c) && c != closing })
 		val = bytes.TrimRight(val, ",")
@@ -459,13 +459,13 @@ func (p *parser) pairs(closing byte, w where) error {
 		case slot == argFlag:
 			f, ok := parseFlag(val)
 			if !ok {
-				return p.errorf("%s=%s: expected a logical value (1, 0, .true., .false.)", p.key, val)
+				return p.errorf("%s=%s: expected a logical value (1, 0, .true., .false.)", format.Excerpt(p.key), format.Excerpt(val))
 			}
 			it.args.v[slot], it.args.has[slot] = f, true
 		case slot >= 0:
 			v, ok := parseInt(val)
 			if !ok {
-				return p.errorf("%s=%s: expected an integer", p.key, val)
+				return p.errorf("%s=%s: expected an integer", format.Excerpt(p.key), format.Excerpt(val))
 			}
 			it.args.v[slot], it.args.has[slot] = v, true
 		}
@@ -489,7 +489,7 @@ func (p *parser) requests(val, key []byte) error {
 		}
 		v, ok := parseInt(f)
 		if !ok {
-			return p.errorf("%s=%s: expected a request handle or a comma-separated list of them", key, val)
+			return p.errorf("%s=%s: expected a request handle or a comma-separated list of them", format.Excerpt(key), format.Excerpt(val))
 		}
 		p.it.args.reqs = append(p.it.args.reqs, v)
 	}

@@ -404,10 +404,10 @@ func (p *parser) parseStrict(line []byte) (Vector, error) {
 			return Vector{}, p.errAt(i, "expected a block id (decimal digits), found %s", describe(line, i))
 		}
 		if id < 1 {
-			return Vector{}, p.errAt(start, "block id %s: ids are 1-based", line[start:i])
+			return Vector{}, p.errAt(start, "block id %s: ids are 1-based", format.Excerpt(line[start:i]))
 		}
 		if id > int64(p.maxDim) {
-			return Vector{}, p.errAt(start, "block id %s exceeds the limit %d", line[start:i], p.maxDim)
+			return Vector{}, p.errAt(start, "block id %s exceeds the limit %d", format.Excerpt(line[start:i]), p.maxDim)
 		}
 		if i >= len(line) || line[i] != ':' {
 			return Vector{}, p.errAt(i, "expected ':' after block id %d, found %s", id, describe(line, i))
@@ -458,7 +458,7 @@ func (p *parser) strictCount(line []byte, i int) (float64, int, error) {
 	}
 	c, err := strconv.ParseFloat(string(line[start:i]), 64)
 	if err != nil || math.IsInf(c, 0) || math.IsNaN(c) {
-		return 0, 0, p.errAt(start, "bad count %q (expected a finite decimal number)", line[start:i])
+		return 0, 0, p.errAt(start, "bad count %q (expected a finite decimal number)", format.Excerpt(line[start:i]))
 	}
 	return c, i, nil
 }

@@ -2,9 +2,13 @@ package bbv
 
 import (
 	"bytes"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -102,4 +106,58 @@ func checkFile(t *testing.T, f *File, quirks bool) {
 	if maxID != f.Dim {
 		t.Fatalf("Dim %d, largest id %d", f.Dim, maxID)
 	}
+}
+
+// FuzzReadPCFile checks that an exp-bbv pc file never makes ReadPCFile
+// panic, that an error names the file and stays short, and that what it
+// accepts has distinct positive ids, an address description, a name, and
+// reads back the same once written out again.
+func FuzzReadPCFile(f *testing.F) {
+	for _, s := range []string{
+		"F:1:401000:main\nF:2:4010a0:\nF:3:7f00:std::vector<int>::push_back\n",
+		"# pc file\n\nF:7:0:a:b:c\r\n",
+		"F:1:401000:main\nF:1:401010:main\n",
+		"F:1:40g000:main\n",
+		"F:0:1:x\n",
+		"F:2147483648:1:x\n",
+		"G:1:1:x\n",
+		"\x1f\x8b\x08\x00",
+	} {
+		f.Add([]byte(s))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "f.pc")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		states, err := ReadPCFile(path)
+		if err != nil {
+			if msg := err.Error(); !strings.Contains(msg, path) || len(msg) > len(path)+400 {
+				t.Fatalf("error %.500q: want one that names the file, at most 400 bytes more", msg)
+			}
+			return
+		}
+		seen := map[int32]bool{}
+		var b bytes.Buffer
+		for _, s := range states {
+			if s.ID < 1 || seen[s.ID] {
+				t.Fatalf("block id %d: want distinct positive ids", s.ID)
+			}
+			seen[s.ID] = true
+			addr, ok := strings.CutPrefix(s.Description, "0x")
+			if _, err := strconv.ParseUint(addr, 16, 64); !ok || err != nil || s.Name == "" {
+				t.Fatalf("state %+v: want a name and an address 0x<hex>", s)
+			}
+			fmt.Fprintf(&b, "F:%d:%s:%s\n", s.ID, addr, s.Name)
+		}
+		back := filepath.Join(dir, "back.pc")
+		if err := os.WriteFile(back, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		again, err := ReadPCFile(back)
+		if err != nil || !reflect.DeepEqual(again, states) {
+			t.Fatalf("round trip: %v\n got  %+v\n want %+v", err, again, states)
+		}
+	})
 }

@@ -303,11 +303,11 @@ func ReadPCFile(path string) ([]trace.StateDef, error) {
 		}
 		id, err := strconv.ParseInt(string(parts[1]), 10, 32)
 		if err != nil || id < 1 {
-			return nil, lr.Errorf("bad block id %q (expected a positive decimal integer)", parts[1])
+			return nil, lr.Errorf("bad block id %q (expected a positive decimal integer)", format.Excerpt(parts[1]))
 		}
 		addr, err := strconv.ParseUint(string(parts[2]), 16, 64)
 		if err != nil {
-			return nil, lr.Errorf("bad address %q of block %d (expected hexadecimal digits)", parts[2], id)
+			return nil, lr.Errorf("bad address %q of block %d (expected hexadecimal digits)", format.Excerpt(parts[2]), id)
 		}
 		if prev, dup := seen[int32(id)]; dup {
 			return nil, lr.Errorf("block %d is already defined on line %d", id, prev)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -262,7 +263,7 @@ func (im *importer) emitParscope(base int32) error {
 	im.rollback()
 	for id, d := range im.pRegions {
 		if old, ok := im.regDefs[id]; ok && old.Label != d.Label {
-			return fmt.Errorf("chrome: %s: region %d is %q here and %q in an earlier input", im.file_, id, d.Label, old.Label)
+			return fmt.Errorf("chrome: %s: region %d is %q here and %q in an earlier input", im.file_, id, format.Excerpt([]byte(d.Label)), format.Excerpt([]byte(old.Label)))
 		}
 		im.regDefs[id] = d
 		im.regions[d.Label] = id

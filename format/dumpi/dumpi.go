@@ -107,7 +107,7 @@ func readMeta(path string) (*meta, error) {
 		}
 		k, v, ok := strings.Cut(line, "=")
 		if !ok {
-			return nil, format.LineError(path, n, "expected key=value, got %q", line)
+			return nil, format.LineError(path, n, "expected key=value, got %q", format.Excerpt([]byte(line)))
 		}
 		m.kv[k] = v
 	}
@@ -116,7 +116,7 @@ func readMeta(path string) (*meta, error) {
 	}
 	np, err := strconv.Atoi(m.kv["numprocs"])
 	if err != nil || np <= 0 || np > 1<<20 {
-		return nil, format.LineError(path, 0, "expected numprocs=N (1..%d), got %q", 1<<20, m.kv["numprocs"])
+		return nil, format.LineError(path, 0, "expected numprocs=N (1..%d), got %q", 1<<20, format.Excerpt([]byte(m.kv["numprocs"])))
 	}
 	prefix := m.kv["fileprefix"]
 	if prefix == "" {

@@ -65,11 +65,11 @@ func ReadDict(path string) (defs []trace.StateDef, err error) {
 		case !ok && wasFirst:
 			continue // a column header such as "Block #	Description"
 		case !ok:
-			return nil, lr.Errorf(`expected "id description" with an integer block id, got %q`, idText)
+			return nil, lr.Errorf(`expected "id description" with an integer block id, got %q`, format.Excerpt([]byte(idText)))
 		case neg:
-			return nil, lr.Errorf("block id %s is negative", idText)
+			return nil, lr.Errorf("block id %s is negative", format.Excerpt([]byte(idText)))
 		case overflow || v > math.MaxInt32:
-			return nil, lr.Errorf("block id %s is out of range (at most %d)", idText, math.MaxInt32)
+			return nil, lr.Errorf("block id %s is out of range (at most %d)", format.Excerpt([]byte(idText)), math.MaxInt32)
 		}
 		id := int32(v)
 		if at, dup := seen[id]; dup {

@@ -37,3 +37,21 @@ func TestErrorEchoAndUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestDictLongIDClipped checks that an over-long block id in a --dict file
+// is echoed as its first bytes and its length, not whole.
+func TestDictLongIDClipped(t *testing.T) {
+	long := strings.Repeat("9", 100_000)
+	head := strings.Repeat("9", format.MaxEcho) + "… (100000 bytes)"
+	for _, tc := range []struct{ name, content, want string }{
+		{"not an integer", "1 a\n" + long + "x b\n", `got "` + head[:format.MaxEcho] + `… (100001 bytes)"`},
+		{"negative", "1 a\n-" + long + " b\n", "block id -" + strings.Repeat("9", format.MaxEcho-1) + "… (100001 bytes) is negative"},
+		{"out of range", "1 a\n" + long + " b\n", "block id " + head + " is out of range"},
+	} {
+		path := formattest.WriteFile(t, "", "blocks.txt", tc.content)
+		_, err := ReadDict(path)
+		if err == nil || !strings.Contains(err.Error(), path+":2: ") || !strings.Contains(err.Error(), tc.want) || len(err.Error()) > 400 {
+			t.Errorf("%s: %.300v\nwant a short message at line 2 containing %q", tc.name, err, tc.want)
+		}
+	}
+}

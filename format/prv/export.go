@@ -22,6 +22,10 @@ type ExportOptions struct {
 	// Run is the run to export: a Paraver trace holds one run, so records
 	// of other runs are skipped (and counted in ExportStats.Skipped).
 	Run int32
+	// Replace decides whether an existing file at one of the three paths
+	// may be replaced: it returns nil to allow it, or an error saying why
+	// not. Nil allows a regular file.
+	Replace func(path string) error
 }
 
 // ExportStats says what Export wrote.
@@ -61,7 +65,8 @@ func Paths(out string) (prvPath, pcfPath, rowPath string) {
 // time-merged order (trace.Merge, store.Records). Each file is written
 // under a temporary name next to its destination, synced and renamed into
 // place once all three are complete (see package atomicfile), so a failed
-// export leaves nothing behind; only regular files are replaced.
+// export leaves nothing behind; only regular files are
+// replaced, and only those opts.Replace allows.
 //
 // The mapping is the importer's in reverse (see the package comment):
 // times in ns; processes become the application/task/thread layout their
@@ -112,8 +117,12 @@ func Export(ctx context.Context, out string, h *trace.Header, r trace.Reader, op
 			f.Abort()
 		}
 	}()
+	replace := atomicfile.Replace(atomicfile.RegularFile)
+	if opts.Replace != nil {
+		replace = opts.Replace
+	}
 	create := func(path string) (*atomicfile.File, error) {
-		f, err := atomicfile.Create(path, atomicfile.RegularFile)
+		f, err := atomicfile.Create(path, replace)
 		if err == nil {
 			files = append(files, f)
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/parscope/parscope/format"
 )
 
 // header is the parsed first line of a .prv file.
@@ -31,7 +33,7 @@ const maxThreads = 1 << 22
 func parseHeader(line string) (*header, error) {
 	rest, ok := strings.CutPrefix(line, "#Paraver")
 	if !ok {
-		return nil, fmt.Errorf("expected the header \"#Paraver (date):ftime:nodes:applications\", got %q", clip(line))
+		return nil, fmt.Errorf("expected the header \"#Paraver (date):ftime:nodes:applications\", got %q", format.Excerpt([]byte(line)))
 	}
 	rest = strings.TrimLeft(rest, " ")
 	h := &header{comms: -1}
@@ -53,7 +55,7 @@ func parseHeader(line string) (*header, error) {
 	}
 	v, err := strconv.ParseInt(ft, 10, 64)
 	if err != nil || v < 0 {
-		return nil, fmt.Errorf("header: expected the trace duration (an integer, optionally with _ns), got %q", ft)
+		return nil, fmt.Errorf("header: expected the trace duration (an integer, optionally with _ns), got %q", format.Excerpt([]byte(ft)))
 	}
 	h.ftime = v
 	if !c.eat(':') {
@@ -169,7 +171,7 @@ func (c *cursor) int() (int, error) {
 		j++
 	}
 	if j == c.i {
-		return 0, fmt.Errorf("no number at %q", clip(c.s[c.i:]))
+		return 0, fmt.Errorf("no number at %q", format.Excerpt([]byte(c.s[c.i:])))
 	}
 	v, err := strconv.Atoi(c.s[c.i:j])
 	if err != nil {
@@ -177,12 +179,4 @@ func (c *cursor) int() (int, error) {
 	}
 	c.i = j
 	return v, nil
-}
-
-// clip shortens s for an error message.
-func clip(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "..."
-	}
-	return s
 }

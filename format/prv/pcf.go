@@ -91,7 +91,7 @@ func readPCF(path string) (*pcf, error) {
 			case section == "EVENT_TYPE" && f[0] == "PRECISION":
 				n, err := strconv.ParseInt(strings.Join(f[1:], ""), 10, 64)
 				if err != nil || len(f) != 2 || n < 0 {
-					return nil, lr.Errorf("expected \"PRECISION digits\" in an EVENT_TYPE section, got %q", line)
+					return nil, lr.Errorf("expected \"PRECISION digits\" in an EVENT_TYPE section, got %q", format.Excerpt([]byte(line)))
 				}
 				for _, t := range group {
 					p.precision[t] = n
@@ -107,7 +107,7 @@ func readPCF(path string) (*pcf, error) {
 		case "STATES":
 			id, name, ok := idName(line)
 			if !ok {
-				return nil, lr.Errorf("expected \"state-id name\" in the STATES section, got %q", line)
+				return nil, lr.Errorf("expected \"state-id name\" in the STATES section, got %q", format.Excerpt([]byte(line)))
 			}
 			if _, dup := p.states[id]; !dup {
 				p.stateOrder = append(p.stateOrder, id)
@@ -116,12 +116,12 @@ func readPCF(path string) (*pcf, error) {
 		case "EVENT_TYPE":
 			f := strings.Fields(line)
 			if len(f) < 2 {
-				return nil, lr.Errorf("expected \"gradient type name\" in an EVENT_TYPE section, got %q", line)
+				return nil, lr.Errorf("expected \"gradient type name\" in an EVENT_TYPE section, got %q", format.Excerpt([]byte(line)))
 			}
 			grad, err1 := strconv.ParseInt(f[0], 10, 64)
 			typ, err2 := strconv.ParseInt(f[1], 10, 64)
 			if err1 != nil || err2 != nil {
-				return nil, lr.Errorf("expected \"gradient type name\" in an EVENT_TYPE section, got %q", line)
+				return nil, lr.Errorf("expected \"gradient type name\" in an EVENT_TYPE section, got %q", format.Excerpt([]byte(line)))
 			}
 			name := strings.TrimSpace(strings.Join(f[2:], " "))
 			if _, dup := p.types[typ]; !dup || name != "" {
@@ -132,7 +132,7 @@ func readPCF(path string) (*pcf, error) {
 		case "VALUES":
 			v, name, ok := idName(line)
 			if !ok {
-				return nil, lr.Errorf("expected \"value name\" in a VALUES section, got %q", line)
+				return nil, lr.Errorf("expected \"value name\" in a VALUES section, got %q", format.Excerpt([]byte(line)))
 			}
 			for _, t := range group {
 				m := p.values[t]
@@ -215,14 +215,14 @@ func readRow(path string) (*row, error) {
 		if f := strings.Fields(line); len(f) == 4 && f[0] == "LEVEL" && f[2] == "SIZE" {
 			n, err := strconv.Atoi(f[3])
 			if err != nil || n < 0 {
-				return nil, lr.Errorf("expected \"LEVEL name SIZE n\", got %q", line)
+				return nil, lr.Errorf("expected \"LEVEL name SIZE n\", got %q", format.Excerpt([]byte(line)))
 			}
 			level, left = f[1], n
 			r.levels[level] = make([]string, 0, min(n, 1<<16))
 			continue
 		}
 		if left == 0 {
-			return nil, lr.Errorf("name %q outside a LEVEL section (or more names than its SIZE)", line)
+			return nil, lr.Errorf("name %q outside a LEVEL section (or more names than its SIZE)", format.Excerpt([]byte(line)))
 		}
 		r.levels[level] = append(r.levels[level], line)
 		left--

@@ -496,7 +496,7 @@ func (im *importer) body() error {
 			continue
 		}
 		if len(line) < 2 || line[1] != ':' {
-			return im.lr.Errorf("unknown record %q: expected a record type 1 (state), 2 (event), 3 (communication), 4 (global operation), c (communicator) or a # comment", clip(string(line)))
+			return im.lr.Errorf("unknown record %q: expected a record type 1 (state), 2 (event), 3 (communication), 4 (global operation), c (communicator) or a # comment", format.Excerpt(line))
 		}
 		if err := im.fields(line); err != nil {
 			return err
@@ -541,7 +541,7 @@ func (im *importer) fields(line []byte) error {
 			j++
 		}
 		if j == start || (j < len(line) && line[j] != ':') {
-			return im.lr.Errorf("field %d: expected an integer, got %q", len(f)+1, clip(string(fieldAt(line, i))))
+			return im.lr.Errorf("field %d: expected an integer, got %q", len(f)+1, format.Excerpt(fieldAt(line, i)))
 		}
 		x := int64(v)
 		if neg {
@@ -916,13 +916,13 @@ func (im *importer) global() error {
 func (im *importer) communicator(line []byte) error {
 	parts := strings.Split(string(line), ":")
 	if len(parts) < 4 || parts[0] != "c" {
-		return im.lr.Errorf("expected a communicator \"c:appl:id:n:task...\", got %q", clip(string(line)))
+		return im.lr.Errorf("expected a communicator \"c:appl:id:n:task...\", got %q", format.Excerpt(line))
 	}
 	var nums []int64
 	for i, s := range parts[1:] {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return im.lr.Errorf("communicator field %d: expected an integer, got %q", i+2, clip(s))
+			return im.lr.Errorf("communicator field %d: expected an integer, got %q", i+2, format.Excerpt([]byte(s)))
 		}
 		nums = append(nums, v)
 	}

@@ -15,7 +15,9 @@
 // same destination removes the temporaries of processes that no longer
 // run, and puts back an old directory that a crash left set aside.
 //
-// Errors name the destination, never a temporary name.
+// Errors name the destination, never a temporary name. A caller that
+// writes files into a Dir's Path() itself passes its errors through
+// Dir.Hide, which puts the destination in place of the temporary name.
 //
 // Every file written gets mode 0644 and every directory 0755, whatever the
 // temporary file functions of the os package use and whatever mode the
@@ -291,6 +293,28 @@ func (d *Dir) Path() string { return d.tmp }
 
 // Dest is the destination path.
 func (d *Dir) Dest() string { return d.path }
+
+// Hide returns err with the temporary directory's name replaced by the
+// destination's wherever its message shows it, so that an error about a
+// file written into Path() (a full disk, say) names that file in the
+// destination. errors.Is and errors.As still see the original error; nil
+// and errors that do not mention Path() are returned as they are.
+func (d *Dir) Hide(err error) error {
+	if err == nil || !strings.Contains(err.Error(), d.tmp) {
+		return err
+	}
+	return &hidden{msg: strings.ReplaceAll(err.Error(), d.tmp, d.path), err: err}
+}
+
+// hidden is an error whose message names the destination instead of the
+// temporary directory it wraps an error about.
+type hidden struct {
+	msg string
+	err error
+}
+
+func (h *hidden) Error() string { return h.msg }
+func (h *hidden) Unwrap() error { return h.err }
 
 // Commit gives every file and directory under Path() its mode (FileMode,
 // DirMode) and fsyncs it, then puts the

@@ -361,3 +361,26 @@ func TestDirAbortAndCommitTwice(t *testing.T) {
 		t.Fatalf("Abort after Commit removed the result: %v", err)
 	}
 }
+
+// TestDirHide checks that an error about a file written into a Dir's
+// temporary directory names the file in the destination, keeps its cause
+// for errors.Is and errors.As, and that other errors pass unchanged.
+func TestDirHide(t *testing.T) {
+	dst := filepath.Join(t.TempDir(), "x.pst")
+	d, err := CreateDir(dst, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	inner := &fs.PathError{Op: "write", Path: filepath.Join(d.Path(), "states.parquet"), Err: syscall.ENOSPC}
+	got := d.Hide(fmt.Errorf("writing states: %w", inner))
+	want := "writing states: write " + filepath.Join(dst, "states.parquet") + ": no space left on device"
+	var pe *fs.PathError
+	if got == nil || got.Error() != want || !errors.Is(got, syscall.ENOSPC) || !errors.As(got, &pe) {
+		t.Errorf("Hide = %v\nwant %q, with ENOSPC and the *fs.PathError inside", got, want)
+	}
+	plain := errors.New("bad record")
+	if d.Hide(plain) != plain || d.Hide(nil) != nil {
+		t.Errorf("Hide changed an error that does not name the temporary directory")
+	}
+}

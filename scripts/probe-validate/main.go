@@ -520,5 +520,9 @@ func plotCurve(path, name string, pts []probe.CurvePoint) error {
 		q.X, q.Y = append(q.X, float64(pt.K)), append(q.Y, 100-100*pt.Error)
 		s.X, s.Y = append(s.X, float64(pt.K)), append(s.Y, 100*float64(pt.Bytes)/full)
 	}
-	return plot.Lines(path, "Prediction quality x probe size: "+name, "phases kept (heaviest first)", "%", []plot.Series{q, s})
+	fig, err := plot.Lines(path, "Prediction quality x probe size: "+name, "phases kept (heaviest first)", "%", []plot.Series{q, s})
+	if err != nil {
+		return err
+	}
+	return fig.WriteFile(path)
 }

@@ -46,17 +46,19 @@ type HeatOptions struct {
 	Log bool
 }
 
-// HeatMap draws one matrix with a colour bar to path (.png or .svg).
-func HeatMap(path string, h Heat, opts HeatOptions) error {
-	return HeatMaps(path, []Heat{h}, opts)
+// HeatMap draws one matrix with a colour bar, as an image of the type name
+// asks for (see Render).
+func HeatMap(name string, h Heat, opts HeatOptions) (*Figure, error) {
+	return HeatMaps(name, []Heat{h}, opts)
 }
 
 // HeatMaps draws matrices side by side on one shared scale with one colour
-// bar, to path (.png or .svg): the whole-program matrix against those of
-// its subloops, as Figures 9–11 of Jones et al. 2007.
-func HeatMaps(path string, maps []Heat, opts HeatOptions) error {
+// bar, as an image of the type name asks for (see Render): the
+// whole-program matrix against those of its subloops, as Figures 9–11 of
+// Jones et al. 2007.
+func HeatMaps(name string, maps []Heat, opts HeatOptions) (*Figure, error) {
 	if len(maps) == 0 {
-		return fmt.Errorf("plot %s: no matrices to draw", path)
+		return nil, fmt.Errorf("plot %s: no matrices to draw", name)
 	}
 	if opts.XLabel == "" {
 		opts.XLabel = "receiver"
@@ -74,11 +76,11 @@ func HeatMaps(path string, maps []Heat, opts HeatOptions) error {
 	for _, h := range maps {
 		for i, row := range h.Values {
 			if len(row) != len(h.Values) {
-				return fmt.Errorf("plot %s: matrix %q: row %d has %d values, want %d", path, h.Title, i, len(row), len(h.Values))
+				return nil, fmt.Errorf("plot %s: matrix %q: row %d has %d values, want %d", name, h.Title, i, len(row), len(h.Values))
 			}
 			for _, v := range row {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("plot %s: matrix %q holds %v", path, h.Title, v)
+					return nil, fmt.Errorf("plot %s: matrix %q holds %v", name, h.Title, v)
 				}
 				vmax = math.Max(vmax, scale(v))
 				whole = whole && v == math.Trunc(v)
@@ -116,7 +118,7 @@ func HeatMaps(path string, maps []Heat, opts HeatOptions) error {
 	}
 	w := side*vg.Length(len(maps)) + barW
 	h := side + titleH
-	return Save(path, w, h, func(dc draw.Canvas) error {
+	return Render(name, w, h, func(dc draw.Canvas) error {
 		if opts.Title != "" {
 			sty := panels[0].Title.TextStyle
 			sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop

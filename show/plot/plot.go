@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"path/filepath"
 	"strings"
@@ -31,30 +32,57 @@ const (
 // TitleGap is the space between a plot's title and its data area.
 const TitleGap = 6 * vg.Millimeter / 2
 
-// Save draws a figure of the given size with fn and writes it to path as
-// SVG (.svg) or PNG (anything else), atomically (see package atomicfile):
-// a failure or a crash leaves no partial file, and only a regular file is
-// replaced.
-func Save(path string, w, h vg.Length, fn func(dc draw.Canvas) error) error {
+// Figure is a drawn figure, to be written as the image type Render chose
+// for it.
+type Figure struct {
+	canvas vg.CanvasWriterTo
+}
+
+// Write writes the figure to w (a PNG or an SVG document).
+func (f *Figure) Write(w io.Writer) error {
+	_, err := f.canvas.WriteTo(w)
+	return err
+}
+
+// Render draws a figure of the given size with fn, to be written as SVG
+// when name ends in .svg and as PNG when it ends in .png or has no
+// extension; name chooses the type and names the figure in errors. The
+// caller writes it where it wants (see Figure.Write), so that it decides
+// what may be replaced there.
+func Render(name string, w, h vg.Length, fn func(dc draw.Canvas) error) (*Figure, error) {
 	var canvas vg.CanvasWriterTo
-	switch strings.ToLower(filepath.Ext(path)) {
+	switch strings.ToLower(filepath.Ext(name)) {
 	case ".svg":
 		canvas = vgsvg.New(w, h)
 	case ".png", "":
 		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(96))}
 	default:
-		return fmt.Errorf("plot %s: unknown image type %q (want .png or .svg)", path, filepath.Ext(path))
+		return nil, fmt.Errorf("plot %s: unknown image type %q (want .png or .svg)", name, filepath.Ext(name))
 	}
 	dc := draw.New(canvas)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 	if err := fn(dc); err != nil {
+		return nil, err
+	}
+	return &Figure{canvas: canvas}, nil
+}
+
+// WriteFile writes the figure to path atomically (see package
+// atomicfile): a failure or a crash leaves no partial file, and only a
+// regular file is replaced, whatever it holds. Tools that redraw their own
+// figures use it; parscope's commands decide what they may replace.
+func (f *Figure) WriteFile(path string) error {
+	return atomicfile.Write(path, atomicfile.RegularFile, func(w *bufio.Writer) error { return f.Write(w) })
+}
+
+// Save draws a figure with Render and writes it to path with WriteFile.
+func Save(path string, w, h vg.Length, fn func(dc draw.Canvas) error) error {
+	f, err := Render(path, w, h, fn)
+	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, atomicfile.RegularFile, func(w *bufio.Writer) error {
-		_, err := canvas.WriteTo(w)
-		return err
-	})
+	return f.WriteFile(path)
 }
 
 // Category returns the i-th colour of a categorical palette (the ten
@@ -101,13 +129,14 @@ type Series struct {
 	Size, Shade []float64
 }
 
-// Lines draws each series as a line in its category colour.
-func Lines(path, title, xlabel, ylabel string, series []Series) error {
+// Lines draws each series as a line in its category colour, as an image
+// of the type name asks for (see Render).
+func Lines(name, title, xlabel, ylabel string, series []Series) (*Figure, error) {
 	p := newPlot(title, xlabel, ylabel)
 	for i, s := range series {
 		l, err := plotter.NewLine(xys(s))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		l.Color = Category(i)
 		l.Width = vg.Points(1)
@@ -116,17 +145,18 @@ func Lines(path, title, xlabel, ylabel string, series []Series) error {
 			p.Legend.Add(s.Name, l)
 		}
 	}
-	return Save(path, Width, Height, func(dc draw.Canvas) error { Draw(dc, p); return nil })
+	return Render(name, Width, Height, func(dc draw.Canvas) error { Draw(dc, p); return nil })
 }
 
 // Scatter draws each series as filled points of its own shape and
-// category colour (Marker), sized by Size and shaded by Shade when given.
-func Scatter(path, title, xlabel, ylabel string, series []Series) error {
+// category colour (Marker), sized by Size and shaded by Shade when given,
+// as an image of the type name asks for (see Render).
+func Scatter(name, title, xlabel, ylabel string, series []Series) (*Figure, error) {
 	p := newPlot(title, xlabel, ylabel)
 	for i, s := range series {
 		sc, err := plotter.NewScatter(xys(s))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		c := Category(i)
 		ss := s
@@ -149,7 +179,7 @@ func Scatter(path, title, xlabel, ylabel string, series []Series) error {
 			p.Legend.Add(s.Name, sc)
 		}
 	}
-	return Save(path, Width, Height, func(dc draw.Canvas) error { Draw(dc, p); return nil })
+	return Render(name, Width, Height, func(dc draw.Canvas) error { Draw(dc, p); return nil })
 }
 
 func newPlot(title, xlabel, ylabel string) *gplot.Plot {

@@ -1,11 +1,10 @@
 package plot
 
 import (
+	"bytes"
 	"image/color"
 	"image/png"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -135,18 +134,16 @@ func TestMarkersDistinct(t *testing.T) {
 		t.Errorf("series 0 and 1 share the shape %T", Marker(0).Shape)
 	}
 	// The legend thumbnail is drawn from the scatter's GlyphStyle.
-	dir := t.TempDir()
-	path := filepath.Join(dir, "s.png")
-	if err := Scatter(path, "", "x", "y", []Series{{Name: "run 0", X: []float64{0, 1}, Y: []float64{0, 1}, Size: []float64{0, 1}},
-		{Name: "run 1", X: []float64{0, 1}, Y: []float64{1, 0}, Size: []float64{0, 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
+	fig, err := Scatter("s.png", "", "x", "y", []Series{{Name: "run 0", X: []float64{0, 1}, Y: []float64{0, 1}, Size: []float64{0, 1}},
+		{Name: "run 1", X: []float64{0, 1}, Y: []float64{1, 0}, Size: []float64{0, 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	img, err := png.Decode(f)
+	var buf bytes.Buffer
+	if err := fig.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,21 @@ func FuzzAPI(f *testing.F) {
 	}
 	for _, p := range Parts {
 		targets = append(targets, "/api/traces/1/"+p, "/api/traces/2/"+p)
+		// A selection of processes and a source of states reach
+		// querySelection and engine.ParseIDsAtMost, and recompute the part.
+		targets = append(targets, "/api/traces/1/"+p+"?procs=0-1&exclude=1&states=regions")
 	}
+	// Selections that are wrong, empty, large or mixed with the overview's
+	// range.
+	targets = append(targets,
+		"/api/traces/0/states?procs=1", "/api/traces/0/profile?exclude=0&states=mpi", "/api/traces/2/?states=recorded",
+		"/api/traces/1/overview?procs=0,2-3&run=0&from=0&to=1000&max=8", "/api/traces/1/overview?exclude=0-1",
+		"/api/traces/1/states?procs=3-1", "/api/traces/1/states?procs=-1", "/api/traces/1/states?procs=0,,1",
+		"/api/traces/1/states?procs=0-4294967296", "/api/traces/1/states?procs=0-99999999", "/api/traces/1/states?procs=x",
+		"/api/traces/1/states?procs=0&procs=1", "/api/traces/1/states?exclude=0-3", "/api/traces/1/states?procs=0&exclude=0",
+		"/api/traces/1/states?states=bogus", "/api/traces/1/states?states=", "/api/traces/1/states?procs=%20",
+		"/api/traces/1/comm?procs=0&max=3", "/api/traces/1/pop?procs=0-1&states=auto",
+	)
 	for _, target := range targets {
 		f.Add(target, uint8(0))
 	}

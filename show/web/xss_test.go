@@ -8,16 +8,21 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/report"
+	"github.com/parscope/parscope/store/storetest"
+	"github.com/parscope/parscope/trace"
 )
 
 // markup is a name full of markup that runs script if a page ever treats
@@ -31,6 +36,62 @@ func markup(what string) string {
 
 // fileMarkup is markup that can be a file name (no slash).
 const fileMarkup = `<img src=x onerror=window.__pwned=1>`
+
+// mpiCall is the start of a region label that names an MPI call.
+var mpiCall = regexp.MustCompile(`^P?MPI_[A-Za-z]+ `)
+
+// writeMPITrace writes a trace of 4 processes exchanging messages in a
+// ring, each in MPI_Send and MPI_Recv regions (the receive entered before
+// the message is sent: late senders) between computation regions, with
+// states, events and a counter: what the profile, POP, wait states,
+// critical path and counters views need.
+func writeMPITrace(t *testing.T, path string) {
+	t.Helper()
+	const procs, iters = 4, 12
+	const (
+		rMain = iota
+		rCompute
+		rSend
+		rRecv
+	)
+	h := &trace.Header{
+		Meta:   trace.Meta{ClockResolution: 1},
+		Runs:   []trace.RunInfo{{ID: 0, Procs: procs}},
+		States: []trace.StateDef{{ID: 0, Name: "compute"}, {ID: 1, Name: "communicate"}},
+		Regions: []trace.RegionDef{
+			{ID: rMain, Kind: trace.RegionFunction, Label: "main", File: "ring.f", Line: 1, Parent: -1},
+			{ID: rCompute, Kind: trace.RegionFunction, Label: "compute", File: "ring.f", Line: 10, Parent: rMain},
+			{ID: rSend, Kind: trace.RegionCall, Label: "MPI_Send ", File: "ring.f", Line: 20, Parent: rMain},
+			{ID: rRecv, Kind: trace.RegionCall, Label: "MPI_Recv ", File: "ring.f", Line: 21, Parent: rMain},
+		},
+		Events:   []trace.EventDef{{ID: 0, Name: "iteration"}},
+		Counters: []trace.CounterDef{{ID: 0, Name: "PAPI_TOT_INS"}, {ID: 1, Name: "PAPI_L1_DCM"}},
+	}
+	for p := range int32(procs) {
+		h.Procs = append(h.Procs, trace.ProcInfo{Run: 0, Proc: p, Name: fmt.Sprintf("rank %d", p)})
+	}
+	// The send of process p in iteration k starts at sendAt(p, k).
+	sendAt := func(p int32, k int) int64 { return int64(k)*10_000 + 3_000 + int64(p)*700 }
+	var recs []trace.Record
+	for p := range int32(procs) {
+		src, dst := (p+procs-1)%procs, (p+1)%procs
+		recs = append(recs, trace.Enter(0, p, 0, rMain))
+		ins := 0.0
+		for k := range iters {
+			base, s := int64(k)*10_000, sendAt(p, k)
+			ins += float64(1000 * (int(p) + k + 1))
+			recs = append(recs, trace.State(0, p, base, 0), trace.Event(0, p, base, 0, int64(k)),
+				trace.Counter(0, p, base, 0, ins), trace.Counter(0, p, base, 1, float64(k*int(p+1))),
+				trace.Enter(0, p, base, rCompute), trace.Exit(0, p, s, rCompute), trace.State(0, p, s, 1),
+				trace.Enter(0, p, s, rSend), trace.Send(0, p, s+1, 0, dst, 1024, int32(k), 0), trace.Exit(0, p, s+50, rSend))
+			arrive := max(s+60, sendAt(src, k)+200)
+			recs = append(recs, trace.Enter(0, p, s+60, rRecv), trace.Recv(0, p, arrive, 0, src, 1024, int32(k), 0),
+				trace.Exit(0, p, arrive+10, rRecv))
+		}
+		recs = append(recs, trace.Exit(0, p, iters*10_000, rMain))
+	}
+	storetest.Create(t, path, h, recs)
+}
 
 // spoilNames rewrites the header of the .pst at dir so that every name it
 // carries (states, regions, events, processes, runs, metadata) is markup.
@@ -57,11 +118,14 @@ func spoilNames(dir, regionFile string) error {
 		x["file"] = fileMarkup
 	})
 	each("regions", func(i int, x map[string]any) {
-		x["label"] = markup(fmt.Sprintf("region %d", i))
+		// An MPI call keeps its name before the markup, so that it stays
+		// an MPI call for pop and wait states.
+		x["label"] = mpiCall.FindString(x["label"].(string)) + markup(fmt.Sprintf("region %d", i))
 		x["function"] = markup("function")
 		x["file"] = regionFile
 	})
 	each("events", func(i int, x map[string]any) { x["name"] = markup(fmt.Sprintf("event %d", i)) })
+	each("counters", func(i int, x map[string]any) { x["name"] = markup(fmt.Sprintf("counter %d", i)) })
 	each("procs", func(i int, x map[string]any) { x["name"] = markup(fmt.Sprintf("process %d", i)) })
 	each("runs", func(i int, x map[string]any) { x["name"] = markup(fmt.Sprintf("run %d", i)) })
 	meta := h["meta"].(map[string]any)
@@ -77,7 +141,8 @@ func spoilNames(dir, regionFile string) error {
 // hostileBundles analyses the example traces with markup for every name,
 // a source file whose name and lines are markup, and a probe result of
 // markup: amoeba (states), ring (regions, messages, events, sources,
-// probe) and gzip (basic block vectors), in that order.
+// probe), gzip (basic block vectors) and the MPI ring of writeMPITrace
+// (MPI regions, late senders, counters), in that order.
 func hostileBundles(t *testing.T) []*report.Bundle {
 	t.Helper()
 	dir := t.TempDir()
@@ -107,9 +172,12 @@ func hostileBundles(t *testing.T) []*report.Bundle {
 		{"amoeba", filepath.Join(examples, "amoeba_blocks.txt"), []string{filepath.Join(examples, "amoeba.srt")}, report.Options{}},
 		{"ring", "", ring, report.Options{SourceDirs: []string{src}, Probe: probe}},
 		{"gzip", "", []string{filepath.Join(examples, "gzip.bb.gz")}, report.Options{}},
+		{"mpi", "", nil, report.Options{SourceDirs: []string{src}}},
 	} {
-		pst, err := importExample(dir, e.name, e.dict, e.inputs...)
-		if err != nil {
+		pst := filepath.Join(dir, e.name+".pst")
+		if e.inputs == nil {
+			writeMPITrace(t, pst)
+		} else if _, err := importExample(dir, e.name, e.dict, e.inputs...); err != nil {
 			t.Fatal(err)
 		}
 		if err := spoilNames(pst, fileMarkup+".f"); err != nil {
@@ -131,6 +199,11 @@ func hostileBundles(t *testing.T) []*report.Bundle {
 	}
 	if o := out[0].Occupancy; o == nil || !strings.Contains(o.Result.(*occupancy.Report).Runs[0].Modes[0], "<script>") {
 		t.Fatalf("the amoeba bundle does not carry markup mode names")
+	}
+	for _, a := range []string{"profile", "pop", "waitstates", "critpath", "counters"} {
+		if !slices.Contains(out[3].Ran, a) {
+			t.Fatalf("the MPI bundle has no %s result (skipped: %s)", a, out[3].Skipped[a])
+		}
 	}
 	return out
 }
@@ -168,6 +241,96 @@ type hostileView struct {
 	tip string
 }
 
+// hostileActions are what to do in a view once it is ready, by view: open
+// a structure of the communication tree (when the trace has one).
+var hostileActions = map[string]string{
+	"comm": `document.querySelector('#view label[data-node="2"]')?.click()`,
+}
+
+// hostileTips are the texts a tooltip of a view of the amoeba trace must
+// show: its names as text.
+var hostileTips = map[string]string{
+	"overview":  `<img src=x onerror="window.__pwned='`,
+	"occupancy": `<script>window.__pwned='`,
+}
+
+// hoverTipViews are the views whose charts, hovered over with the mouse,
+// must show a trace name (as text) in a tooltip for some markup trace: the
+// state timeline of the overview and the profile's icicle.
+var hoverTipViews = []string{"overview", "profile"}
+
+// appViews opens url, the overview of a trace, and returns the views the
+// app's tabs offer (its own list, VIEWS in app.js) and those of them with
+// a result for the trace.
+func appViews(t *testing.T, ctx context.Context, con *console, url string) (all, ready []string) {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("%s: navigate: %v", url, err)
+	}
+	if _, err := chromedp.Run(tctx, chromedp.Poll[bool](`document.body.dataset.ready === "1" && document.body.dataset.view === "overview"`)); err != nil {
+		t.Fatalf("%s: the overview never became ready: %v (console: %v)", url, err, con.take())
+	}
+	tabs, err := chromedp.Run(tctx, chromedp.Evaluate[[]struct {
+		View string `json:"view"`
+		Off  bool   `json:"off"`
+	}](`Array.from(document.querySelectorAll('#tabs a[data-view]')).map(a => ({view: a.dataset.view, off: a.classList.contains('off')}))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tab := range tabs {
+		if tab.View == "compare" {
+			continue
+		}
+		all = append(all, tab.View)
+		if !tab.Off {
+			ready = append(ready, tab.View)
+		}
+	}
+	if len(all) < 14 {
+		t.Fatalf("%s: the app offers the views %v", url, all)
+	}
+	return all, ready
+}
+
+// hoverCharts moves the mouse over a grid of points of every chart of the
+// view, as a person looking for tooltips would, and returns the text the
+// charts showed meanwhile (their tooltips are HTML inside them).
+func hoverCharts(ctx context.Context) (string, error) {
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#view .chart').length`))
+	if err != nil {
+		return "", err
+	}
+	var text strings.Builder
+	for i := range n {
+		type rect struct{ X, Y, W, H float64 }
+		r, err := chromedp.Run(ctx, chromedp.Evaluate[rect](fmt.Sprintf(`(() => {
+  const d = document.querySelectorAll('#view .chart')[%d];
+  d.scrollIntoView({block: 'center'});
+  const r = d.getBoundingClientRect();
+  return {X: r.x, Y: r.y, W: r.width, H: r.height};
+})()`, i)))
+		if err != nil {
+			return "", err
+		}
+		for gy := 1; gy <= 5; gy++ {
+			for gx := 1; gx <= 9; gx++ {
+				x, y := r.X+r.W*float64(gx)/10, r.Y+r.H*float64(gy)/6
+				if err := chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y)); err != nil {
+					return "", err
+				}
+				tip, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelectorAll('#view .chart')[%d].innerText`, i)))
+				if err != nil {
+					return "", err
+				}
+				text.WriteString(tip + "\n")
+			}
+		}
+	}
+	return text.String(), nil
+}
+
 // pageState is what checkNoScript reads from the page.
 type pageState struct {
 	Pwned    any      `json:"pwned"`
@@ -177,10 +340,12 @@ type pageState struct {
 	Text     string   `json:"text"`
 }
 
-// checkNoScript opens the view and fails if any injected markup ran, was
-// made into elements, or was blocked by the policy (a violation means the
-// page tried to run it), or if the console reports an error.
-func checkNoScript(t *testing.T, ctx context.Context, con *console, url string, v hostileView) {
+// checkNoScript opens the view, shows the tooltips of its charts (through
+// ECharts, then by moving the mouse over them) and fails if any injected
+// markup ran, was made into elements, or was blocked by the policy (a
+// violation means the page tried to run it), or if the console reports an
+// error. It returns the text the hovered charts showed.
+func checkNoScript(t *testing.T, ctx context.Context, con *console, url string, v hostileView) string {
 	t.Helper()
 	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -194,6 +359,11 @@ func checkNoScript(t *testing.T, ctx context.Context, con *console, url string, 
 		if err := chromedp.Do(tctx, chromedp.Evaluate[chromedp.Void](v.action), chromedp.Sleep(300*time.Millisecond)); err != nil {
 			t.Fatalf("%s: %s: %v", v.hash, v.action, err)
 		}
+	}
+	// The mouse first, on a page that shows no tooltip yet.
+	hover, err := hoverCharts(tctx)
+	if err != nil {
+		t.Fatalf("%s: hovering over the charts: %v", v.hash, err)
 	}
 	tips, err := chromedp.Run(tctx, chromedp.Evaluate[string](showTips))
 	if err != nil {
@@ -227,25 +397,52 @@ func checkNoScript(t *testing.T, ctx context.Context, con *console, url string, 
 	if errs := con.take(); len(errs) > 0 {
 		t.Errorf("%s: console errors:\n%s", v.hash, strings.Join(errs, "\n"))
 	}
+	return hover
 }
 
-// hostileViews are the views of the markup traces 0 (amoeba), 1 (ring)
-// and 2 (gzip) of the served list.
-var hostileViews = []hostileView{
-	{"#/t/0/overview", "overview", "", `<img src=x onerror="window.__pwned='`},
-	{"#/t/0/phasespace", "phasespace", "", ""},
-	{"#/t/0/pca", "pca", "", ""},
-	{"#/t/0/entropy", "entropy", "", ""},
-	{"#/t/0/occupancy", "occupancy", "", `<script>window.__pwned='`},
-	{"#/t/1/overview", "overview", "", ""},
-	{"#/t/1/comm", "comm", `document.querySelector('#view label[data-node="2"]').click()`, ""},
-	{"#/t/1/mentropy", "mentropy", "", ""},
-	{"#/t/1/probe", "probe", "", ""},
-	{"#/t/2/overview", "overview", "", ""},
-	{"#/t/2/phases", "phases", "", ""},
+// hostileCompares are compare views of the markup traces 0 (amoeba), 1
+// (ring), 2 (gzip) and 3 (MPI) of the served list.
+var hostileCompares = []hostileView{
 	{"#/compare/0/1/overview", "compare", "", ""},
 	{"#/compare/0/1/occupancy", "compare", "", ""},
 	{"#/compare/1/2/comm", "compare", "", ""},
+	{"#/compare/3/1/profile", "compare", "", ""},
+	{"#/compare/3/1/waitstates", "compare", "", ""},
+	{"#/compare/1/3/critpath", "compare", "", ""},
+}
+
+// checkEveryView opens every view the app offers for the trace at base
+// (a URL ending in "#/t/I/") that has a result, and returns the views
+// opened and, by view, the text its hovered charts showed.
+func checkEveryView(t *testing.T, ctx context.Context, con *console, base string, amoeba bool) (all, opened []string, hover map[string]string) {
+	t.Helper()
+	all, ready := appViews(t, ctx, con, base+"overview")
+	hover = map[string]string{}
+	for _, key := range ready {
+		v := hostileView{hash: base[strings.Index(base, "#"):] + key, name: key, action: hostileActions[key]}
+		if amoeba {
+			v.tip = hostileTips[key]
+		}
+		hover[key] = checkNoScript(t, ctx, con, base+key, v)
+	}
+	return all, ready, hover
+}
+
+// checkCovered fails unless every view of the app was opened with a result
+// for some markup trace, and unless hovering over the charts of each of
+// hoverTipViews showed a trace name as text for some trace.
+func checkCovered(t *testing.T, all []string, opened map[string]bool, hover map[string]string) {
+	t.Helper()
+	for _, key := range all {
+		if !opened[key] {
+			t.Errorf("view %s: no markup trace has a result for it, so its names were never checked", key)
+		}
+	}
+	for _, key := range hoverTipViews {
+		if !strings.Contains(hover[key], "<img src=x onerror=") {
+			t.Errorf("view %s: hovering over its charts showed no trace name; they showed:\n%.600s", key, hover[key])
+		}
+	}
 }
 
 // hostileBrowser starts Chromium with the policy guard in every document.
@@ -262,19 +459,32 @@ func hostileBrowser(t *testing.T) (context.Context, *console) {
 }
 
 // TestBrowserServeMarkupNames feeds traces whose every name is markup
-// through every view served by Server and checks that none of it runs.
+// through every view the app offers (the list of its tabs) and the compare
+// view, served by Server, and checks that none of it runs.
 func TestBrowserServeMarkupNames(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test: skipped with -short")
 	}
-	srv, err := NewServer(hostileBundles(t))
+	bs := hostileBundles(t)
+	srv, err := NewServer(bs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	ctx, con := hostileBrowser(t)
-	for _, v := range hostileViews {
+	var all []string
+	opened, hover := map[string]bool{}, map[string]string{}
+	for i := range bs {
+		a, ready, h := checkEveryView(t, ctx, con, fmt.Sprintf("%s/#/t/%d/", hs.URL, i), i == 0)
+		all = a
+		for _, key := range ready {
+			opened[key] = true
+			hover[key] += h[key]
+		}
+	}
+	checkCovered(t, all, opened, hover)
+	for _, v := range hostileCompares {
 		checkNoScript(t, ctx, con, hs.URL+"/"+v.hash, v)
 	}
 }
@@ -288,6 +498,8 @@ func TestBrowserStaticMarkupNames(t *testing.T) {
 	bs := hostileBundles(t)
 	ctx, con := hostileBrowser(t)
 	dir := t.TempDir()
+	var all []string
+	opened, hover := map[string]bool{}, map[string]string{}
 	for i, b := range bs {
 		var buf bytes.Buffer
 		if err := WriteStatic(&buf, []*report.Bundle{b}); err != nil {
@@ -297,13 +509,12 @@ func TestBrowserStaticMarkupNames(t *testing.T) {
 		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		prefix := fmt.Sprintf("#/t/%d/", i)
-		for _, v := range hostileViews {
-			if !strings.HasPrefix(v.hash, prefix) {
-				continue
-			}
-			v.hash = "#/t/0/" + strings.TrimPrefix(v.hash, prefix)
-			checkNoScript(t, ctx, con, "file://"+path+v.hash, v)
+		a, ready, h := checkEveryView(t, ctx, con, "file://"+path+"#/t/0/", i == 0)
+		all = a
+		for _, key := range ready {
+			opened[key] = true
+			hover[key] += h[key]
 		}
 	}
+	checkCovered(t, all, opened, hover)
 }
