@@ -235,7 +235,8 @@ func randomTrace(procs int) *engine.Trace {
 }
 
 // runBatches runs the analysis over recs in batches of size n (all at
-// once when n is 0), replaying the receives early or not.
+// once when n is 0), replaying the receives early or not, in as many
+// passes as it asks for (engine.Repeater), as engine.Run does.
 func runBatches(t *testing.T, recs []trace.Record, procs int, p *Params, n int, early bool) *Result {
 	t.Helper()
 	defer func(old bool) { replayEarly = old }(replayEarly)
@@ -247,8 +248,13 @@ func runBatches(t *testing.T, recs []trace.Record, procs int, p *Params, n int, 
 	if n == 0 {
 		n = len(recs)
 	}
-	for i := 0; i < len(recs); i += n {
-		if err := a.Add(recs[i:min(i+n, len(recs))]); err != nil {
+	for again := true; again; {
+		for i := 0; i < len(recs); i += n {
+			if err := a.Add(recs[i:min(i+n, len(recs))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if again, err = a.Again(); err != nil {
 			t.Fatal(err)
 		}
 	}
