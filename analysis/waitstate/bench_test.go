@@ -14,3 +14,12 @@ func BenchmarkWaitStates(b *testing.B) {
 	t, recs := enginetest.Records(b, 64, 2_000_000, nil)
 	enginetest.Bench(b, waitstate.Name, nil, t, recs)
 }
+
+// BenchmarkWaitStatesClockCorrection times the same with the clock
+// correction: a first pass for the offsets, a second to measure.
+func BenchmarkWaitStatesClockCorrection(b *testing.B) {
+	t, recs := enginetest.Records(b, 64, 2_000_000, nil)
+	p := waitstate.DefaultParams()
+	p.ClockCorrection = true
+	enginetest.Bench(b, waitstate.Name, p, t, recs)
+}

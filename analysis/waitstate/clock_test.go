@@ -127,3 +127,35 @@ func TestClockCorrectionLimits(t *testing.T) {
 		t.Error("a negative least latency accepted")
 	}
 }
+
+// TestClockCorrectionSelf: a message p2 sends itself, received 10 ns
+// before it was sent, is a violation no offset can correct: the others
+// hold the condition, so the correction is applied, moves no process, and
+// leaves that one violation. The correction takes two passes over the
+// records, the analysis without it one.
+func TestClockCorrectionSelf(t *testing.T) {
+	recs := append(clockTrace(0), trace.Send(0, 2, 10500, 10505, 2, 8, 7, 0), trace.Recv(0, 2, 10480, 10490, 2, 8, 7, 0))
+	slices.SortStableFunc(recs, trace.Compare)
+	s := write(t, 3, nil, []trace.CommDef{{ID: 0, Members: []int32{0, 1, 2}}}, recs)
+	for _, c := range []struct {
+		p      *waitstate.Params
+		passes int
+	}{{waitstate.DefaultParams(), 1}, {corrected(5), 2}} {
+		res := enginetest.Run(t, s, engine.Request{Analysis: waitstate.Name, Options: c.p})
+		if res.Passes != c.passes {
+			t.Errorf("correction %v: %d passes, want %d", c.p.ClockCorrection, res.Passes, c.passes)
+		}
+		r := res.Get(waitstate.Name).Result.(*waitstate.Result).Runs[0]
+		// The self message is a late sender of 10 ns (the receive's
+		// whole call), besides clockTrace's 120.
+		if pattern(r, waitstate.LateSender) != "130/4" || r.Messages != 4 {
+			t.Errorf("correction %v: late sender %s, %d messages", c.p.ClockCorrection, pattern(r, waitstate.LateSender), r.Messages)
+		}
+		if cl := r.Clock; cl.Violations != 1 || cl.MaxNS != 10 || fmt.Sprint(cl.Pairs) != "[{2 2 1 10}]" {
+			t.Errorf("correction %v: clock %+v", c.p.ClockCorrection, cl)
+		}
+		if cc := r.Clock.Correction; c.p.ClockCorrection && (cc == nil || fmt.Sprintf("%+v", *cc) != "{MinLatencyNS:5 Applied:true Offsets:[] Violations:1}") {
+			t.Errorf("correction %+v", cc)
+		}
+	}
+}

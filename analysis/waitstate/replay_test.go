@@ -20,12 +20,35 @@ const (
 	rIrecv
 	rWait
 	rWaitall
+	rBarrier
+	rAllreduce
+	rBcast
+	rReduce
 )
 
 var randomRegions = []trace.RegionDef{
 	{ID: rCompute, Function: "compute"}, {ID: rSend, Function: "MPI_Send"}, {ID: rIsend, Function: "MPI_Isend"},
 	{ID: rRecv, Function: "MPI_Recv"}, {ID: rIrecv, Function: "MPI_Irecv"}, {ID: rWait, Function: "MPI_Wait"},
-	{ID: rWaitall, Function: "MPI_Waitall"},
+	{ID: rWaitall, Function: "MPI_Waitall"}, {ID: rBarrier, Function: "MPI_Barrier"},
+	{ID: rAllreduce, Function: "MPI_Allreduce"}, {ID: rBcast, Function: "MPI_Bcast"}, {ID: rReduce, Function: "MPI_Reduce"},
+}
+
+// randomOptions add to randomMPI's traces.
+type randomOptions struct {
+	// collectives is the number of collective operations (barrier,
+	// allreduce, bcast, reduce, on every process) each process takes part
+	// in, between its messages.
+	collectives int
+	// acyclic sends every message from a lower process to a higher one,
+	// so that constant clock offsets always restore the clock condition.
+	acyclic bool
+	// self keeps the messages a process sends itself (randomMPI sends
+	// them to the next process instead).
+	self bool
+	// skew shifts each process's clock by a random offset of up to skew
+	// ns either way (after moving every time skew ns forward, so that none
+	// is negative).
+	skew int64
 }
 
 // randomMPI builds a random MPI trace of procs processes: each sends its
@@ -35,7 +58,29 @@ var randomRegions = []trace.RegionDef{
 // outside every call; some receives have no send. Times are random, with
 // ties, and need not respect causality (clock condition violations).
 func randomMPI(seed uint64, procs, msgs int) []trace.Record {
+	return randomMPIWith(seed, procs, msgs, randomOptions{})
+}
+
+// randomMPIWith builds randomMPI's trace with the additions of opt, drawn
+// from a random source of their own, so that without them the trace is
+// randomMPI's.
+func randomMPIWith(seed uint64, procs, msgs int, opt randomOptions) []trace.Record {
 	rng := rand.New(rand.NewPCG(seed, 3))
+	more := rand.New(rand.NewPCG(seed, 5))
+	type coll struct {
+		region int32
+		op     trace.CollectiveOp
+		root   int32
+	}
+	colls := make([]coll, opt.collectives)
+	for i := range colls {
+		c := []coll{{rBarrier, trace.OpBarrier, trace.NoPeer}, {rAllreduce, trace.OpAllreduce, trace.NoPeer},
+			{rBcast, trace.OpBcast, 0}, {rReduce, trace.OpReduce, 0}}[more.IntN(4)]
+		if c.root == 0 {
+			c.root = int32(more.IntN(procs))
+		}
+		colls[i] = c
+	}
 	type op struct {
 		send  bool
 		peer  int32
@@ -45,8 +90,11 @@ func randomMPI(seed uint64, procs, msgs int) []trace.Record {
 	ops := make([][]op, procs)
 	for m := range msgs {
 		src, dst := int32(rng.IntN(procs)), int32(rng.IntN(procs))
-		if src == dst {
+		if src == dst && !opt.self {
 			dst = (src + 1) % int32(procs)
+		}
+		if opt.acyclic && src > dst {
+			src, dst = dst, src
 		}
 		if rng.IntN(20) != 0 { // a receive without its send now and then
 			ops[src] = append(ops[src], op{send: true, peer: dst, tag: int32(m), order: rng.Float64()})
@@ -105,7 +153,26 @@ func randomMPI(seed uint64, procs, msgs int) []trace.Record {
 			recs = append(recs, trace.Exit(0, p, t, region))
 			irecvs = irecvs[n:]
 		}
-		for _, o := range ops[p] {
+		// at[i] is the number of the process's ops before its i-th
+		// collective.
+		at := make([]int, len(colls))
+		for i := range at {
+			at[i] = more.IntN(len(ops[p]) + 1)
+		}
+		slices.Sort(at)
+		next := 0
+		collective := func(before int) {
+			for ; next < len(at) && at[next] <= before; next++ {
+				c := colls[next]
+				t += int64(more.IntN(20))
+				enter := t
+				t += 1 + int64(more.IntN(30))
+				recs = append(recs, trace.Enter(0, p, enter, c.region), trace.Coll(0, p, enter, t, c.op, c.root, 8, 0),
+					trace.Exit(0, p, t, c.region))
+			}
+		}
+		for i, o := range ops[p] {
+			collective(i)
 			if rng.IntN(3) == 0 {
 				recs = append(recs, trace.Enter(0, p, t, rCompute))
 				t += 1 + int64(rng.IntN(40))
@@ -141,27 +208,53 @@ func randomMPI(seed uint64, procs, msgs int) []trace.Record {
 		for len(irecvs) > 0 {
 			complete()
 		}
+		collective(len(ops[p]))
+	}
+	if opt.skew > 0 {
+		skews := make([]int64, procs)
+		for p := range skews {
+			skews[p] = opt.skew + more.Int64N(2*opt.skew+1) - opt.skew
+		}
+		for i := range recs {
+			r := &recs[i]
+			d := skews[r.Proc]
+			if r.End != 0 || r.T == 0 { // an End of 0 after a T is none
+				r.End += d
+			}
+			r.T += d
+		}
 	}
 	slices.SortStableFunc(recs, trace.Compare)
 	return recs
 }
 
+// randomTrace is the Trace of randomMPI's traces of procs processes.
+func randomTrace(procs int) *engine.Trace {
+	h := &trace.Header{Regions: randomRegions, Runs: []trace.RunInfo{{ID: 0, Procs: int32(procs)}}}
+	return &engine.Trace{Header: h, Stats: &store.Stats{}}
+}
+
 // runBatches runs the analysis over recs in batches of size n (all at
-// once when n is 0), replaying the receives early or not.
+// once when n is 0), replaying the receives early or not, in as many
+// passes as it asks for (engine.Repeater), as engine.Run does.
 func runBatches(t *testing.T, recs []trace.Record, procs int, p *Params, n int, early bool) *Result {
 	t.Helper()
 	defer func(old bool) { replayEarly = old }(replayEarly)
 	replayEarly = early
-	h := &trace.Header{Regions: randomRegions, Runs: []trace.RunInfo{{ID: 0, Procs: int32(procs)}}}
-	a, err := New(&engine.Trace{Header: h, Stats: &store.Stats{}}, p)
+	a, err := New(randomTrace(procs), p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n == 0 {
 		n = len(recs)
 	}
-	for i := 0; i < len(recs); i += n {
-		if err := a.Add(recs[i:min(i+n, len(recs))]); err != nil {
+	for again := true; again; {
+		for i := 0; i < len(recs); i += n {
+			if err := a.Add(recs[i:min(i+n, len(recs))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if again, err = a.Again(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,7 +7,9 @@
 // waited, on its process, and to its call site: the call's own region and
 // the region it was called from. Messages received before they were sent
 // (the clock condition violated) are counted; Params.ClockCorrection
-// shifts each process's clock by a constant offset before measuring.
+// shifts each process's clock by a constant offset before measuring: a
+// first pass over the records finds the offsets, a second measures
+// (engine.Repeater).
 //
 // A call's time span is that of the innermost MPI region (a region whose
 // name begins with MPI_ or PMPI_) open on the process when its record
@@ -326,8 +328,6 @@ type call struct {
 	// charged as wrong order, woCharged the sub-patterns charged.
 	ls, wo    int64
 	woCharged [numSubPatterns]bool
-	// shifted marks a call whose times the clock correction moved.
-	shifted bool
 	// unsettled counts the receives the call completes whose message was
 	// not measured yet; entries and left count those measured, as entries
 	// of the wrong order search, and those not replayed yet; longestEntry
@@ -444,17 +444,32 @@ type runState struct {
 	unc     Uncomputed
 	scratch trace.Record
 	// clock counts the clock condition violations, by pair in
-	// clockPairs; corrected is set once the correction was applied
-	// (violations are then counted before it).
+	// clockPairs; corrected is set in the pass that measures on the
+	// corrected clocks (the violations were counted, on the trace's own
+	// times, in the pass before).
 	clock      ClockCheck
 	clockPairs map[[2]int32]*ClockPair
 	corrected  bool
+	// bounds holds, in the clock correction's first pass, the tightest
+	// constraint of each ordered pair of processes (see bound); cc is the
+	// correction found, off its offsets (nil: none applied), in the pass
+	// that measures.
+	bounds map[[2]int32]int64
+	cc     *ClockCorrection
+	off    map[int32]int64
 	// now is the time of the latest record: every later record of the
 	// run is at now or after.
 	now int64
 }
 
-// Accumulator is the analysis' engine.Accumulator.
+// Accumulator is the analysis' engine.Accumulator. With
+// Params.ClockCorrection it is an engine.Repeater: a first pass matches
+// the messages and keeps, per run, the violations and the tightest
+// constraint of each ordered pair of processes; Again computes the
+// offsets; a second pass measures the waits on the corrected clocks as a
+// pass without the correction does, while reading. Either way its memory
+// grows with the regions, processes and what is in flight, not with the
+// records.
 type Accumulator struct {
 	t     *engine.Trace
 	p     *Params
@@ -468,6 +483,20 @@ type Accumulator struct {
 	spans bool
 	runs  engine.PerRun[*runState]
 	res   *Result
+	// estimating is true in the clock correction's first pass; clocks
+	// hold, after it, what each run of the second pass starts with.
+	estimating bool
+	clocks     map[int32]*runClock
+}
+
+// runClock is what the clock correction's first pass hands a run of the
+// second: the violations counted on the trace's own times, by pair, and
+// the correction found, with its offsets (nil: none applied).
+type runClock struct {
+	check ClockCheck
+	pairs map[[2]int32]*ClockPair
+	cc    *ClockCorrection
+	off   map[int32]int64
 }
 
 // New returns an accumulator of the wait states of the trace t.
@@ -478,7 +507,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	if p.ClockMinLatency < 0 {
 		return nil, fmt.Errorf("clock min latency %d: want 0 or more", p.ClockMinLatency)
 	}
-	a := &Accumulator{t: t, p: p, names: map[int32]string{}, mpi: map[int32]bool{}, nonBlocking: map[int32]bool{}}
+	a := &Accumulator{t: t, p: p, names: map[int32]string{}, mpi: map[int32]bool{}, nonBlocking: map[int32]bool{}, estimating: p.ClockCorrection}
 	a.runs.New = a.newRun
 	anyMPI := false
 	for _, r := range t.Header.Regions {
@@ -516,23 +545,34 @@ func isNonBlocking(name string) bool {
 	return false
 }
 
-// newRun makes the state of a run on its first record.
+// newRun makes the state of a run on its first record. In the clock
+// correction's second pass the run starts with the clock check and the
+// correction of the first.
 func (a *Accumulator) newRun(run int32) (*runState, error) {
 	r := &runState{run: run, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)),
 		sides: map[int64]*side{}, sites: map[siteKey]*Amount{},
 		clockPairs: map[[2]int32]*ClockPair{}}
+	switch {
+	case a.estimating:
+		r.bounds = map[[2]int32]int64{}
+	case a.p.ClockCorrection:
+		k, ok := a.clocks[run]
+		if !ok {
+			return nil, fmt.Errorf("waitstates: run %d was not in the first pass: the records changed between the passes", run)
+		}
+		r.clock, r.clockPairs, r.cc, r.off, r.corrected = k.check, k.pairs, k.cc, k.off, true
+	}
 	r.match.OnMatch = func(s, rv *trace.Record) {
 		ss, rs := r.sides[s.Value], r.sides[rv.Value]
 		delete(r.sides, s.Value)
 		delete(r.sides, rv.Value)
+		if a.estimating {
+			r.bound(ss, rs, a.p.ClockMinLatency)
+			return
+		}
 		r.pairs = append(r.pairs, pair{ss, rs})
 	}
 	return r, nil
-}
-
-func (a *Accumulator) runOf(run int32) *runState {
-	r, _ := a.runs.Of(run) // newRun does not fail
-	return r
 }
 
 func (r *runState) proc(p int32) *procState {
@@ -551,7 +591,10 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 	}
 	for i := range batch {
 		rec := &batch[i]
-		r := a.runOf(rec.Run)
+		r, err := a.runs.Of(rec.Run)
+		if err != nil {
+			return err
+		}
 		r.now = max(r.now, rec.T)
 		ps := r.proc(rec.Proc)
 		switch rec.Kind {
@@ -567,25 +610,49 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 				r.pop(ps, rec.T)
 			}
 		case trace.KindSend, trace.KindRecv:
-			a.message(r, ps, rec)
+			if a.estimating {
+				a.estimate(r, ps, rec)
+			} else {
+				a.message(r, ps, rec)
+			}
 		case trace.KindCollective:
-			a.collective(r, ps, rec)
+			if !a.estimating {
+				a.collective(r, ps, rec)
+			}
 		}
 		ps.last = max(ps.last, rec.EndTime())
 	}
-	if !a.p.ClockCorrection {
-		// The correction needs every message before it measures one.
-		a.runs.Each(func(r *runState) {
-			if replayEarly {
-				r.staleWaits()
-			}
-			r.settle(false)
-			if replayEarly {
-				r.release()
-			}
-		})
+	if a.estimating {
+		return nil
 	}
+	a.runs.Each(func(r *runState) {
+		if replayEarly {
+			r.staleWaits()
+		}
+		r.settle(false)
+		if replayEarly {
+			r.release()
+		}
+	})
 	return nil
+}
+
+// Again implements engine.Repeater: after the clock correction's first
+// pass it computes each run's offsets and asks for the pass that
+// measures; otherwise (and after that pass) it is done.
+func (a *Accumulator) Again() (bool, error) {
+	if !a.estimating {
+		return false, nil
+	}
+	a.estimating = false
+	a.clocks = map[int32]*runClock{}
+	for _, r := range a.runs.Values() {
+		k := &runClock{check: r.clock, pairs: r.clockPairs}
+		k.cc, k.off = r.correction(a.p.ClockMinLatency)
+		a.clocks[r.run] = k
+	}
+	a.runs = engine.PerRun[*runState]{New: a.newRun}
+	return len(a.clocks) > 0, nil
 }
 
 // pop closes the process's innermost region at t: its call ends, and the
@@ -658,6 +725,21 @@ func callAt(ps *procState, t int64) *call {
 	return nil
 }
 
+// mpiRegion returns the MPI region of the call a record at t (now) on the
+// process belongs to, as callAt finds it, without making the call; false
+// outside every MPI region.
+func mpiRegion(ps *procState, t int64) (int32, bool) {
+	for j := len(ps.stack) - 1; j >= 0; j-- {
+		if ps.stack[j].mpi {
+			return ps.stack[j].region, true
+		}
+	}
+	if ps.leftOK && ps.leftExit == t {
+		return ps.left.region, true
+	}
+	return NoRegion, false
+}
+
 // spanCall returns the call of a record outside every MPI region, spanning
 // the record, or nil when its span is not known.
 func spanCall(ps *procState, rec *trace.Record, label string) *call {
@@ -714,24 +796,53 @@ func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
 			ps.pending = append(ps.pending, s)
 		}
 	}
-	switch {
-	case !s.recv:
-	case s.blocking:
-		// A blocking receive's record spans its call, or is stamped at
-		// its completion (OTF2's, without End).
-		s.fin, s.finOK = rec.EndTime(), true
-	case !s.noWait:
-		s.fin, s.finOK = rec.End, true
+	if s.recv {
+		s.fin, s.finOK = completion(rec, s.blocking)
 	}
-	if s.recv && s.finOK && !a.p.ClockCorrection {
+	if s.recv && s.finOK {
 		heap.Push(&ps.open, s)
 	}
+	r.post(s, rec)
+}
+
+// completion returns when the receive rec completes, blocking or not,
+// and false when its record does not say (a non-blocking receive without
+// its End).
+func completion(rec *trace.Record, blocking bool) (int64, bool) {
+	switch {
+	case blocking:
+		// A blocking receive's record spans its call, or is stamped at
+		// its completion (OTF2's, without End).
+		return rec.EndTime(), true
+	case rec.End < rec.T || (rec.End == 0 && rec.T != 0):
+		return 0, false
+	}
+	return rec.End, true
+}
+
+// post hands the side s of the message rec to the matcher.
+func (r *runState) post(s *side, rec *trace.Record) {
 	id := r.nextID
 	r.nextID++
 	r.sides[id] = s
 	r.scratch = *rec
 	r.scratch.Value = id
 	r.match.Add(&r.scratch)
+}
+
+// estimate feeds a send or receive record in the clock correction's
+// first pass: what bound needs of it, its process, its time and a
+// receive's completion, is kept until it is matched.
+func (a *Accumulator) estimate(r *runState, ps *procState, rec *trace.Record) {
+	s := &side{recv: rec.Kind == trace.KindRecv, proc: rec.Proc, t: rec.T, open: -1}
+	if s.recv {
+		blocking := rec.Seq == trace.NoRequest
+		if region, ok := mpiRegion(ps, rec.T); ok {
+			blocking = blocking && !a.nonBlocking[region]
+		}
+		s.fin, s.finOK = completion(rec, blocking)
+	}
+	r.post(s, rec)
 }
 
 // collective feeds a collective record.
@@ -871,8 +982,9 @@ func (r *runState) message(p pair) {
 	}
 	idle := int64(0)
 	if s, w := snd.post, rcv.wait; s != nil && w != nil && s.done && w.done {
-		idle = max(min(s.enter-w.enter, w.dur()), 0)
-		r.charge(w, LateSender, s.enter-w.enter)
+		late := r.at(s.proc, s.enter) - r.at(w.proc, w.enter)
+		idle = max(min(late, w.dur()), 0)
+		r.charge(w, LateSender, late)
 	}
 	if rcv.wait != nil {
 		rcv.wait.unsettled--
@@ -882,7 +994,9 @@ func (r *runState) message(p pair) {
 		if rcv.open >= 0 {
 			heap.Remove(&rp.open, rcv.open)
 		}
-		e := recvEntry{fin: rcv.fin, seq: rcv.seq, sendT: snd.t, src: snd.proc, idle: idle, c: rcv.wait}
+		// The replay order is that of the receives of one process: on
+		// its own clock, which the correction shifts as a whole.
+		e := recvEntry{fin: rcv.fin, seq: rcv.seq, sendT: r.at(snd.proc, snd.t), src: snd.proc, idle: idle, c: rcv.wait}
 		if c := e.c; c != nil {
 			c.entries++
 			c.left++
@@ -891,12 +1005,15 @@ func (r *runState) message(p pair) {
 			}
 		}
 		heap.Push(&rp.recvs, e)
-		if !r.corrected {
+		switch {
+		case !r.corrected:
 			r.checkClock(snd, rcv)
+		case r.cc.Applied && r.at(snd.proc, snd.t)-r.at(rcv.proc, rcv.fin) > 0:
+			r.cc.Violations++
 		}
 	}
 	if s, rp := snd.post, rcv.post; snd.blocking && s != nil && rp != nil && s.done && rp.done {
-		r.charge(s, LateReceiver, rp.enter-s.enter)
+		r.charge(s, LateReceiver, r.at(rp.proc, rp.enter)-r.at(s.proc, s.enter))
 	}
 }
 
@@ -919,40 +1036,44 @@ func (r *runState) checkClock(snd, rcv *side) {
 	cp.MaxNS = max(cp.MaxNS, v)
 }
 
-// correctClocks counts the clock condition violations of every matched
-// message, then estimates each process's offset and shifts the times of
-// the messages' and collectives' calls by it: the least non-negative
-// offsets o with o[receiver] − o[sender] ≥ send time − receive completion
-// + minLat for every message between two processes, the longest paths of
-// that system of difference constraints (Bellman-Ford from a source
-// joined to every process by an edge of weight 0). A positive cycle
-// means no constant offsets satisfy every message: nothing is shifted.
-func (r *runState) correctClocks(minLat int64) *ClockCorrection {
-	cc := &ClockCorrection{MinLatencyNS: minLat, Offsets: []ProcOffset{}}
-	edges := map[[2]int32]int64{}
-	nodes := map[int32]bool{}
-	for _, p := range r.pairs {
-		snd, rcv := p.send, p.recv
-		r.checkClock(snd, rcv)
-		if !rcv.finOK || snd.proc == rcv.proc {
-			continue
-		}
-		w := snd.t - rcv.fin + minLat
-		k := [2]int32{snd.proc, rcv.proc}
-		if old, ok := edges[k]; !ok || w > old {
-			edges[k] = w
-		}
-		nodes[snd.proc], nodes[rcv.proc] = true, true
+// bound counts the message snd → rcv if it violates the clock condition
+// and tightens the constraint its processes' offsets must meet, in the
+// clock correction's first pass: o[receiver] − o[sender] ≥ send time −
+// receive completion + minLat, of which only the largest right-hand side
+// of each ordered pair of processes matters. A message without its
+// completion time, or that a process sent itself, constrains nothing.
+func (r *runState) bound(snd, rcv *side, minLat int64) {
+	r.checkClock(snd, rcv)
+	if !rcv.finOK || snd.proc == rcv.proc {
+		return
 	}
-	r.corrected = true
+	w := snd.t - rcv.fin + minLat
+	k := [2]int32{snd.proc, rcv.proc}
+	if old, ok := r.bounds[k]; !ok || w > old {
+		r.bounds[k] = w
+	}
+}
+
+// correction estimates each process's offset from the constraints the
+// first pass kept (bound): the least non-negative offsets meeting every
+// one, the longest paths of that system of difference constraints
+// (Bellman-Ford from a source joined to every process by an edge of
+// weight 0). A positive cycle means no constant offsets satisfy every
+// message: nothing is shifted (Applied false, off nil). off is nil too
+// when no process is moved.
+func (r *runState) correction(minLat int64) (*ClockCorrection, map[int32]int64) {
+	cc := &ClockCorrection{MinLatencyNS: minLat, Offsets: []ProcOffset{}}
 	type edge struct {
 		from, to int32
 		w        int64
 	}
-	es := make([]edge, 0, len(edges))
-	for k, w := range edges {
+	es := make([]edge, 0, len(r.bounds))
+	nodes := map[int32]bool{}
+	for k, w := range r.bounds {
 		es = append(es, edge{k[0], k[1], w})
+		nodes[k[0]], nodes[k[1]] = true, true
 	}
+	r.bounds = nil
 	slices.SortFunc(es, func(x, y edge) int { return cmp.Or(cmp.Compare(x.from, y.from), cmp.Compare(x.to, y.to)) })
 	off := map[int32]int64{}
 	changed := true
@@ -966,7 +1087,7 @@ func (r *runState) correctClocks(minLat int64) *ClockCorrection {
 		}
 	}
 	if changed {
-		return cc // a positive cycle: no offsets satisfy every message
+		return cc, nil // a positive cycle: no offsets satisfy every message
 	}
 	cc.Applied = true
 	for p, o := range off {
@@ -974,33 +1095,22 @@ func (r *runState) correctClocks(minLat int64) *ClockCorrection {
 			cc.Offsets = append(cc.Offsets, ProcOffset{Proc: p, OffsetNS: o})
 		}
 	}
+	if len(cc.Offsets) == 0 {
+		return cc, nil
+	}
 	slices.SortFunc(cc.Offsets, func(x, y ProcOffset) int { return cmp.Compare(x.Proc, y.Proc) })
-	shift := func(c *call) {
-		if c != nil && !c.shifted {
-			c.shifted = true
-			o := off[c.proc]
-			c.enter += o
-			c.exit += o
-		}
+	return cc, off
+}
+
+// at returns the time t of process p on the corrected clocks: t plus the
+// process's offset, t itself without a correction applied. Every wait
+// compares times of two processes through it; times of one process are
+// compared as they are, the offset being the same.
+func (r *runState) at(p int32, t int64) int64 {
+	if r.off == nil {
+		return t
 	}
-	for _, p := range r.pairs {
-		for _, sd := range []*side{p.send, p.recv} {
-			o := off[sd.proc]
-			sd.t += o
-			sd.fin += o
-			shift(sd.post)
-			shift(sd.wait)
-		}
-		if p.recv.finOK && p.send.t-p.recv.fin > 0 {
-			cc.Violations++
-		}
-	}
-	for _, in := range r.ready {
-		for _, c := range in.calls {
-			shift(c)
-		}
-	}
-	return cc
+	return t + r.off[p]
 }
 
 // The wrong order search finds the Late Sender waits of a process that
@@ -1025,8 +1135,9 @@ func (r *runState) correctClocks(minLat int64) *ClockCorrection {
 // yet completes later, and so does every receive of a later record), and
 // once its call's receives are all measured and the call has ended. A
 // receive that is never matched holds back the ones after it until the
-// run ends. With the clock correction every receive is measured at the
-// end, and replayed then.
+// run ends. With the clock correction the same holds of its second pass:
+// a process's replay order is that of its own clock, which its offset
+// shifts as a whole.
 
 // replayEarly makes the wrong order search replay receives while the trace
 // is read; the tests turn it off to compare with replaying them all at the
@@ -1214,9 +1325,10 @@ func (r *runState) collective(in *instance) {
 			return // counted as unknown span
 		}
 	}
-	last := in.calls[0].enter
+	enter := func(c *call) int64 { return r.at(c.proc, c.enter) }
+	last := enter(in.calls[0])
 	for _, c := range in.calls {
-		last = max(last, c.enter)
+		last = max(last, enter(c))
 	}
 	switch in.op {
 	case trace.OpBarrier, trace.OpAllreduce, trace.OpAllgather, trace.OpAlltoall, trace.OpReduceScatter:
@@ -1225,7 +1337,7 @@ func (r *runState) collective(in *instance) {
 			p = WaitBarrier
 		}
 		for _, c := range in.calls {
-			r.charge(c, p, last-c.enter)
+			r.charge(c, p, last-enter(c))
 		}
 	case trace.OpBcast, trace.OpScatter, trace.OpReduce, trace.OpGather:
 		ri := slices.Index(in.procs, in.root)
@@ -1237,7 +1349,7 @@ func (r *runState) collective(in *instance) {
 		if in.op == trace.OpBcast || in.op == trace.OpScatter {
 			for i, c := range in.calls {
 				if i != ri {
-					r.charge(c, LateBroadcast, root.enter-c.enter)
+					r.charge(c, LateBroadcast, enter(root)-enter(c))
 				}
 			}
 			return
@@ -1245,11 +1357,11 @@ func (r *runState) collective(in *instance) {
 		first := int64(0)
 		seen := false
 		for i, c := range in.calls {
-			if i != ri && (!seen || c.enter < first) {
-				first, seen = c.enter, true
+			if i != ri && (!seen || enter(c) < first) {
+				first, seen = enter(c), true
 			}
 		}
-		r.charge(root, EarlyReduce, first-root.enter)
+		r.charge(root, EarlyReduce, first-enter(root))
 	default:
 		r.unc.OtherCollectives++
 	}
@@ -1261,11 +1373,17 @@ func (a *Accumulator) Merge(o engine.Accumulator) error {
 	if !ok {
 		return fmt.Errorf("waitstates: merging a %T", o)
 	}
+	if a.estimating != b.estimating {
+		return fmt.Errorf("waitstates: merging accumulators of different passes")
+	}
 	return a.runs.MergeWhole(&b.runs, "waitstates")
 }
 
 // Result implements engine.Accumulator.
 func (a *Accumulator) Result() (any, error) {
+	if a.estimating {
+		return nil, fmt.Errorf("waitstates: the clock correction measures in a second pass over the records (engine.Repeater), and Result came after the first")
+	}
 	if a.res == nil {
 		a.res = &Result{Runs: engine.FinishRuns(&a.runs, a.finish)}
 	}
@@ -1295,10 +1413,6 @@ func (a *Accumulator) finish(r *runState) RunWaits {
 		}
 		ps.pending = nil
 	}
-	var cc *ClockCorrection
-	if a.p.ClockCorrection {
-		cc = r.correctClocks(a.p.ClockMinLatency)
-	}
 	r.settle(true)
 	for _, ps := range r.procs {
 		r.replayAll(ps)
@@ -1316,7 +1430,7 @@ func (a *Accumulator) finish(r *runState) RunWaits {
 	slices.SortFunc(rw.Clock.Pairs, func(x, y ClockPair) int {
 		return cmp.Or(cmp.Compare(x.Sender, y.Sender), cmp.Compare(x.Receiver, y.Receiver))
 	})
-	rw.Clock.Correction = cc
+	rw.Clock.Correction = r.cc
 	procs := make([]int32, 0, len(r.procs))
 	for p := range r.procs {
 		procs = append(procs, p)

@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/analysis/compare"
+	"github.com/parscope/parscope/format/annotated"
 	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace/tracetest"
 )
@@ -115,5 +118,107 @@ func TestCompare(t *testing.T) {
 	}
 	if _, _, code := run(t, "compare"); code != 2 {
 		t.Errorf("no trace: exit %d", code)
+	}
+}
+
+// writeRing writes the annotated ring exchange of testdata/examples/ring
+// on ranks ranks (64 steps, as `go run ./testdata/examples/gen -ring N -o
+// DIR` writes it) into dir, one file per rank.
+func writeRing(t *testing.T, dir string, ranks int) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for r := range ranks {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("ring.%d.trace", r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := annotated.Generate(f, r, ranks, 64); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCompareRanks compares the annotated ring on 16 ranks with the same
+// program on 64, both folders imported on the fly, as docs/compare.md
+// shows: the figures of every rank add up on each side (analysis/compare's
+// TestRanks16Against64 has them by hand), regions are matched by name,
+// and POP, which needs MPI regions, is missing on both sides. Then a ring
+// exchange with its MPI calls as regions (tracetest.MPIRing) on 16 and 64
+// ranks: the POP scalability of 64 ranks against 16, 0.25 in strong
+// scaling and 1 in weak scaling, and an entropy that shrinks from 1.2e-07
+// to 1.8e-33 bits printed as such.
+func TestCompareRanks(t *testing.T) {
+	dir := t.TempDir()
+	r16, r64 := filepath.Join(dir, "ring16"), filepath.Join(dir, "ring64")
+	writeRing(t, r16, 16)
+	writeRing(t, r64, 64)
+
+	env := compareJSON(t, r16, r64)
+	if env.A != (compare.Side{Trace: "ring16"}) || env.B != (compare.Side{Trace: "ring64"}) {
+		t.Errorf("sides %+v %+v", env.A, env.B)
+	}
+	for _, c := range []struct {
+		analysis, title, name string
+		a, b                  float64
+	}{
+		{"overview", "run", "procs", 16, 64},
+		{"overview", "run", "span_ns", 1_235_800 + 15*1_500, 1_235_800 + 63*1_500},
+		{"profile", "exclusive time by region", "IF_101", 16 * 958_800, 64 * 958_800},
+		{"profile", "visits by region", "LOOP_100", 16, 64},
+		{"waitstates", "wait by pattern", "late_receiver_ns", 15 * 64 * 500, 63 * 64 * 500},
+		{"comm", "totals", "pairs", 16, 64},
+	} {
+		if r := compareRow(t, env.Result, c.analysis, c.title, c.name); r.A != c.a || r.B != c.b || r.Only != "" {
+			t.Errorf("%s / %s / %s: %+v, want a %v b %v", c.analysis, c.title, c.name, r, c.a, c.b)
+		}
+	}
+	out := mustRun(t, "compare", r16, r64)
+	for _, want := range []string{
+		"A: ring16 run 0", "B: ring64 run 0",
+		"procs    16       64      +48 (+300.0%)",
+		"IF_101    15.34ms  61.36ms  +46.02ms (+300.0%)",
+		"late_receiver_ns   480µs  2.016ms  +1.536ms (+320.0%)",
+		`pop: in neither: no region of the trace matches --runtime-regions "^P?MPI_"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+
+	m16, m64 := filepath.Join(dir, "mpiring16.pst"), filepath.Join(dir, "mpiring64.pst")
+	for _, c := range []struct {
+		path  string
+		ranks int
+	}{{m16, 16}, {m64, 64}} {
+		h, recs := tracetest.MPIRing(c.ranks, 10)
+		storetest.Create(t, c.path, h, recs)
+	}
+	env = compareJSON(t, m16, m64)
+	const title = "scalability (B against A, the reference)"
+	for name, want := range map[string][2]float64{
+		"computation_scalability_strong": {1, 0.25}, "global_efficiency_strong": {0.375, 0.375 * 0.25},
+		"computation_scalability_weak": {1, 1}, "global_efficiency_weak": {0.375, 0.375},
+	} {
+		if r := compareRow(t, env.Result, "pop", title, name); r.A != want[0] || r.B != want[1] {
+			t.Errorf("%s: %+v, want a %v b %v", name, r, want[0], want[1])
+		}
+	}
+	out = mustRun(t, "compare", m16, m64)
+	for _, want := range []string{
+		"pop: scalability (B against A, the reference)",
+		"computation_scalability_strong  1.0000  0.2500  -0.7500 (-75.0%)",
+		"computation_scalability_weak    1.0000  1.0000  =",
+		// Entropies far below a thousandth of a bit are shown, not
+		// rounded to 0.000 bits.
+		"comb_entropy           1.212e-07 bits  1.788e-33 bits  -1.212e-07 bits (-100.0%)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
 	}
 }

@@ -51,7 +51,8 @@ Messages received before they were sent (the clock condition violated:
 the processes' clocks disagree) are counted, with the largest violation
 and the processes involved. --clock-correction shifts each process's
 clock by a constant offset before measuring: the least offsets that make
-every receive complete at least --clock-min-latency ns after its send
+every receive complete at least --clock-min-latency ns after its send,
+found in a first pass over the records, before the pass that measures
 (docs/wait-states.md says what it does not correct).
 
 It prints the total of each pattern and its share of the MPI time, each

@@ -5,6 +5,7 @@ package tracetest
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/parscope/parscope/trace"
 )
@@ -106,5 +107,54 @@ func ComputeThenSend(cs ...int64) (*trace.Header, []trace.Record) {
 			trace.Exit(r, 0, c, 2), trace.Enter(r, 0, c, 3), trace.Send(r, 0, c, c+10, 1, 100, 0, 0),
 			trace.Exit(r, 0, c+10, 3), trace.Exit(r, 1, c+10, 4), trace.Exit(r, 0, c+20, 1), trace.Exit(r, 1, c+20, 1))
 	}
+	return h, recs
+}
+
+// Region ids of MPIRing.
+const (
+	RingMain int32 = iota
+	RingCompute
+	RingAllreduce
+	RingIrecv
+	RingSend
+	RingWait
+)
+
+// MPIRing returns a trace of one run of a ring exchange among procs
+// processes (ranks), steps steps long, with its MPI calls as regions, on a
+// 1 ns clock: the same program at any number of ranks, each doing the
+// same work. Every rank is in step: step k begins at S = 4,000 k; rank r
+// computes in "compute" from S for c = 1,000 ns (even ranks) or 2,000 (odd
+// ones), enters MPI_Allreduce at S + c, every rank leaving it at S +
+// 2,500, posts an MPI_Irecv from its left neighbour (S + 2,500 to S +
+// 2,600; request k), sends 8 bytes to its right one in MPI_Send (S + 2,600
+// to S + 3,600) and waits in MPI_Wait (S + 3,600 to S + 4,000) for its
+// receive, which completes at S + 3,900; all inside "main", from 0 to
+// 4,000 steps. The records are in time-merged order.
+func MPIRing(procs, steps int) (*trace.Header, []trace.Record) {
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}, Runs: []trace.RunInfo{{ID: 0, Procs: int32(procs)}},
+		Regions: []trace.RegionDef{{ID: RingMain, Label: "main", Parent: -1}, {ID: RingCompute, Label: "compute", Parent: -1},
+			{ID: RingAllreduce, Label: "MPI_Allreduce", Parent: -1}, {ID: RingIrecv, Label: "MPI_Irecv", Parent: -1},
+			{ID: RingSend, Label: "MPI_Send", Parent: -1}, {ID: RingWait, Label: "MPI_Wait", Parent: -1}}}
+	var recs []trace.Record
+	for p := range int32(procs) {
+		left, right := (p+int32(procs)-1)%int32(procs), (p+1)%int32(procs)
+		c := int64(1_000 * (1 + p%2))
+		recs = append(recs, trace.Enter(0, p, 0, RingMain))
+		for k := range int64(steps) {
+			s := 4_000 * k
+			rv := trace.Recv(0, p, s+2_500, s+3_900, left, 8, 0, 0)
+			rv.Seq = int32(k)
+			recs = append(recs,
+				trace.Enter(0, p, s, RingCompute), trace.Exit(0, p, s+c, RingCompute),
+				trace.Enter(0, p, s+c, RingAllreduce), trace.Coll(0, p, s+c, s+2_500, trace.OpAllreduce, trace.NoPeer, 8, 0),
+				trace.Exit(0, p, s+2_500, RingAllreduce),
+				trace.Enter(0, p, s+2_500, RingIrecv), rv, trace.Exit(0, p, s+2_600, RingIrecv),
+				trace.Enter(0, p, s+2_600, RingSend), trace.Send(0, p, s+2_600, s+3_600, right, 8, 0, 0), trace.Exit(0, p, s+3_600, RingSend),
+				trace.Enter(0, p, s+3_600, RingWait), trace.Exit(0, p, s+4_000, RingWait))
+		}
+		recs = append(recs, trace.Exit(0, p, 4_000*int64(steps), RingMain))
+	}
+	slices.SortStableFunc(recs, trace.Compare)
 	return h, recs
 }

@@ -1,6 +1,7 @@
 package tracetest
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/parscope/parscope/trace"
@@ -28,5 +29,39 @@ func TestFrom(t *testing.T) {
 	}
 	if tail[0].T != 10_000 {
 		t.Fatalf("first record at %d ns, want 10000", tail[0].T)
+	}
+}
+
+// TestMPIRing checks the ring's records: per rank, main's enter and exit
+// and 13 records a step, in time order, each rank receiving from its left
+// neighbour, each receive completing after the send it matches.
+func TestMPIRing(t *testing.T) {
+	h, recs := MPIRing(4, 3)
+	if h.Runs[0].Procs != 4 || len(h.Regions) != 6 || len(recs) != 4*(2+13*3) {
+		t.Fatalf("%d processes, %d regions, %d records", h.Runs[0].Procs, len(h.Regions), len(recs))
+	}
+	if !slices.IsSortedFunc(recs, trace.Compare) {
+		t.Error("records not in time order")
+	}
+	sends := map[[2]int32][]int64{}
+	for _, r := range recs {
+		if r.Kind == trace.KindSend {
+			sends[[2]int32{r.Proc, r.Peer}] = append(sends[[2]int32{r.Proc, r.Peer}], r.T)
+		}
+	}
+	n := 0
+	for _, r := range recs {
+		if r.Kind != trace.KindRecv {
+			continue
+		}
+		k := [2]int32{r.Peer, r.Proc}
+		if r.Peer != (r.Proc+3)%4 || len(sends[k]) == 0 || sends[k][0] >= r.End {
+			t.Fatalf("receive %v: sends %v", r, sends[k])
+		}
+		sends[k] = sends[k][1:]
+		n++
+	}
+	if n != 12 {
+		t.Errorf("%d receives, want 12", n)
 	}
 }
