@@ -20,7 +20,9 @@
 //
 // An analysis that needs what a trace lacks is refused with a
 // *MissingError naming the trace and the missing record kinds, never run
-// to an empty answer.
+// to an empty answer; one that cannot handle a trace of its size (its
+// Limit) is refused with a *LimitError saying what is too large, before a
+// record is read.
 package engine
 
 import (
@@ -68,6 +70,14 @@ type Analysis struct {
 	// has no regions): it is never fed derived states (StatesFrom), and
 	// its result names no source of states.
 	Recorded bool
+	// Limit, when set, returns why the trace t is larger than the analysis
+	// handles for the request req with the options opts (a pointer
+	// returned by Options), or nil: a run of more processes than its dense
+	// matrices hold, say. It is where an analysis declares the sizes it
+	// refuses, once: WithinLimits (and so Run and Check) turns the answer
+	// into a *LimitError before a record is read, which the report shows
+	// as the reason the analysis was skipped.
+	Limit func(t *Trace, req Request, opts any) error
 	// New returns an accumulator for the trace t with the options opts (a
 	// pointer of the type Options returns).
 	New func(t *Trace, opts any) (Accumulator, error)
@@ -214,6 +224,29 @@ func (t *Trace) Procs(run int32) int {
 	return n
 }
 
+// LargestRun returns, of the runs among runs (nil: every run), the one
+// with the most processes (Procs) and their number; procs is 0 when the
+// trace has none of the runs.
+func (t *Trace) LargestRun(runs []int32) (run int32, procs int) {
+	consider := func(id int32) {
+		if runs != nil && !slices.Contains(runs, id) {
+			return
+		}
+		if n := t.Procs(id); n > procs || n == procs && id < run {
+			run, procs = id, n
+		}
+	}
+	for _, ri := range t.Header.Runs {
+		consider(ri.ID)
+	}
+	if t.Stats != nil {
+		for _, rs := range t.Stats.Runs {
+			consider(rs.Run)
+		}
+	}
+	return run, procs
+}
+
 // Count returns the number of records of kind k in the trace.
 func (t *Trace) Count(k trace.Kind) int64 { return t.Stats.Records[k.String()] }
 
@@ -231,6 +264,43 @@ func (e *MissingError) Error() string {
 		names = append(names, k.String())
 	}
 	return fmt.Sprintf("%s: %s needs %s records, and the trace has none", e.Trace, e.Analysis, strings.Join(names, " or "))
+}
+
+// LimitError says that a trace is larger than an analysis handles
+// (Analysis.Limit): the analysis cannot run on it as asked, and is refused
+// rather than run out of memory or time.
+type LimitError struct {
+	Trace    string
+	Analysis string
+	// Err says what is too large and the bound, without the trace's or
+	// the analysis' name.
+	Err error
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%s: %s cannot analyse this trace: %v", e.Trace, e.Analysis, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *LimitError) Unwrap() error { return e.Err }
+
+// Reason says in a few words why the analysis cannot run: Err's message.
+func (e *LimitError) Reason() string { return e.Err.Error() }
+
+// WithinLimits returns nil when the trace t is within the sizes a handles
+// (Analysis.Limit) for the request req with the options opts (a pointer
+// returned by Options; nil: the defaults), else a *LimitError.
+func (a *Analysis) WithinLimits(t *Trace, req Request, opts any) error {
+	if a.Limit == nil {
+		return nil
+	}
+	if opts == nil {
+		opts = a.Options()
+	}
+	if err := a.Limit(t, req, opts); err != nil {
+		return &LimitError{Trace: t.Name, Analysis: a.Name, Err: err}
+	}
+	return nil
 }
 
 // Applies returns nil when the trace t holds what a needs with its
@@ -366,6 +436,9 @@ func resolve(t *Trace, req Request) (*Analysis, any, error) {
 		return nil, nil, err
 	}
 	if err := a.AppliesWith(t, opts); err != nil {
+		return nil, nil, err
+	}
+	if err := a.WithinLimits(t, req, opts); err != nil {
 		return nil, nil, err
 	}
 	return a, opts, nil

@@ -134,6 +134,23 @@ func init() {
 	engine.Register(&engine.Analysis{Name: "test-named", Doc: "fails naming itself", Needs: []trace.Kind{trace.KindState},
 		Options: func() any { return &struct{}{} },
 		New:     func(*engine.Trace, any) (engine.Accumulator, error) { return &failing{err: errNamed}, nil }})
+	engine.Register(&engine.Analysis{Name: "test-small", Doc: "at most Max processes per run", Needs: []trace.Kind{trace.KindState},
+		Options: func() any { return &smallOptions{Max: 3} },
+		Limit: func(t *engine.Trace, req engine.Request, o any) error {
+			if run, n := t.LargestRun(req.Runs); n > o.(*smallOptions).Max {
+				return fmt.Errorf("run %d has %d processes, more than %d", run, n, o.(*smallOptions).Max)
+			}
+			return nil
+		},
+		New: func(*engine.Trace, any) (engine.Accumulator, error) {
+			return &counter{scale: 1, res: countResult{Records: map[string]int64{}}}, nil
+		}})
+}
+
+// smallOptions are the options of "test-small", which refuses runs of
+// more than Max processes.
+type smallOptions struct {
+	Max int `json:"max"`
 }
 
 // countingSource counts the readers opened on a store.
@@ -276,6 +293,47 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
+// TestRunLimit checks that an analysis' Limit refuses a trace larger than
+// it handles with a *LimitError, before reading a record, for the runs
+// selected and the options given, and that Check does too.
+func TestRunLimit(t *testing.T) {
+	h := &trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: 2}, {ID: 1, Procs: 5}}}
+	s := storetest.New(t, "two.pst", h, []trace.Record{trace.State(0, 0, 0, 1), trace.State(1, 4, 0, 1)})
+	src := &countingSource{Store: s}
+	_, err := engine.Run(context.Background(), src, []engine.Request{{Analysis: "test-count"}, {Analysis: "test-small"}})
+	var lim *engine.LimitError
+	if !errors.As(err, &lim) || lim.Trace != "two.pst" || lim.Analysis != "test-small" || lim.Reason() != "run 1 has 5 processes, more than 3" ||
+		err.Error() != "two.pst: test-small cannot analyse this trace: run 1 has 5 processes, more than 3" {
+		t.Errorf("a run too large: %v", err)
+	}
+	if src.reads != 0 {
+		t.Errorf("the refused request read the records %d times", src.reads)
+	}
+	if err := engine.Check(engine.TraceOf(s), engine.Request{Analysis: "test-small"}); !errors.As(err, &lim) {
+		t.Errorf("Check: %v", err)
+	}
+	// Within the limits: the small run alone, or a larger bound.
+	for _, c := range []struct {
+		req    engine.Request
+		states int64
+	}{{engine.Request{Analysis: "test-small", Runs: []int32{0}}, 1}, {engine.Request{Analysis: "test-small", Options: &smallOptions{Max: 5}}, 2}} {
+		res, err := engine.Run(context.Background(), s, []engine.Request{c.req})
+		if err != nil {
+			t.Fatalf("%+v: %v", c.req, err)
+		}
+		if got := res.Envelopes[0].Result.(*countResult).Records["state"]; got != c.states {
+			t.Errorf("%+v: %d state records, want %d", c.req, got, c.states)
+		}
+	}
+	tr := engine.TraceOf(s)
+	if run, n := tr.LargestRun(nil); run != 1 || n != 5 {
+		t.Errorf("LargestRun(nil) = %d, %d; want 1, 5", run, n)
+	}
+	if run, n := tr.LargestRun([]int32{0, 7}); run != 0 || n != 2 {
+		t.Errorf("LargestRun(0, 7) = %d, %d; want 0, 2", run, n)
+	}
+}
+
 func TestRegistry(t *testing.T) {
 	a, ok := engine.Lookup("test-count")
 	if !ok || a.Doc != "counts records" {
@@ -285,7 +343,7 @@ func TestRegistry(t *testing.T) {
 	for _, a := range engine.All() {
 		names = append(names, a.Name)
 	}
-	if !strings.Contains(strings.Join(names, ","), "test-bbv,test-count,test-fail,test-named,test-recorded,test-twice") {
+	if !strings.Contains(strings.Join(names, ","), "test-bbv,test-count,test-fail,test-named,test-recorded,test-small,test-twice") {
 		t.Errorf("All: %v, want them by name", names)
 	}
 	defer func() {

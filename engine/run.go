@@ -110,8 +110,10 @@ func (j *job) feed(b *batch) error {
 // in batches that every accumulator receives (each in a goroutine of its
 // own when there are several), and reads them again only for the
 // accumulators that ask for another pass (Repeater). A request of an
-// analysis whose record kinds the trace lacks is a *MissingError; an
-// accumulator's error names the trace and the analysis.
+// analysis whose record kinds the trace lacks is a *MissingError, and one
+// of a trace larger than the analysis handles (Analysis.Limit) a
+// *LimitError, both before a record is read; an accumulator's error names
+// the trace and the analysis.
 func Run(ctx context.Context, src Source, reqs []Request) (*Results, error) {
 	src, from, err := statesSource(src, reqs)
 	if err != nil {

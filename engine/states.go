@@ -203,8 +203,9 @@ func enteredRegions(src Source) (map[int32]bool, error) {
 // Check reports whether Run would accept req on the trace t, from its
 // header and figures alone (no record is read): the analysis is known, its
 // options are of its type, it applies — with states counted as present
-// when they would be derived from the trace's regions (WithStates) — and
-// its accumulator accepts the options. A launcher checks a request this
+// when they would be derived from the trace's regions (WithStates) —, the
+// trace is within its limits (Analysis.Limit) and its accumulator accepts
+// the options. A launcher checks a request this
 // way before it starts workers.
 func Check(t *Trace, req Request) error {
 	a, ok := Lookup(req.Analysis)

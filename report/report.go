@@ -265,7 +265,7 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 	b := &Bundle{Version: Version, Trace: filepath.Base(s.Dir()), Meta: h.Meta,
 		Skipped: map[string]string{}, Seconds: map[string]float64{}, Procs: opts.Procs, ExcludeProcs: opts.ExcludeProcs}
 	// The engine's analyses that apply run together; the others are
-	// skipped with the kinds they miss.
+	// skipped with the kinds they miss, or the size they cannot handle.
 	// States derived from regions (engine.WithStates) when the trace or
 	// the options ask for them: every state analysis reads the same ones.
 	var src engine.Source = s
@@ -283,6 +283,15 @@ func FromStore(ctx context.Context, s *store.Store, opts Options) (*Bundle, erro
 		var miss *engine.MissingError
 		if err := a.AppliesWith(tr, req.Options); errors.As(err, &miss) {
 			b.Skipped[req.Analysis] = missingReason(miss)
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		// A trace larger than the analysis handles (more processes than
+		// comm's dense matrices hold) skips it, saying so: the others run.
+		var lim *engine.LimitError
+		if err := a.WithinLimits(tr, req, req.Options); errors.As(err, &lim) {
+			b.Skipped[req.Analysis] = lim.Reason()
 			continue
 		} else if err != nil {
 			return nil, err

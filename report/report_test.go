@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/parscope/parscope/analysis/phase"
 	"math"
@@ -500,14 +501,38 @@ func occRuns(t *testing.T, b *Bundle) []occupancy.RunReport {
 	return b.Occupancy.Result.(*occupancy.Report).Runs
 }
 
-// TestErrorNamesOnce checks that an analysis' error names the trace and
-// the analysis once each.
-func TestErrorNamesOnce(t *testing.T) {
+// TestTooManyProcsSkipsComm builds the report of a trace with messages on
+// more processes than comm's dense matrices hold: the report lists comm as
+// skipped with the reason the comm analysis gives, and the others run
+// (comm's refusal was fatal to the whole report). Run names the trace and
+// the analysis once in the same refusal. (Without regions, no state is
+// derived: the exact PCA of 2000 processes would take long under the race
+// detector.)
+func TestTooManyProcsSkipsComm(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wide.pst")
-	storetest.Create(t, path, nil, []trace.Record{trace.Send(0, 1024, 10, 20, 0, 8, 0, 0), trace.Recv(0, 0, 15, 30, 1024, 8, 0, 0)})
-	_, err := Build(context.Background(), path, Options{})
-	if err == nil || err.Error() != "wide.pst: comm: run 0 has 1025 processes (want 1..1024)" {
-		t.Errorf("error %v", err)
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}, Runs: []trace.RunInfo{{ID: 0, Procs: 2000}}}
+	storetest.Create(t, path, h, []trace.Record{trace.Send(0, 1999, 10, 20, 0, 8, 0, 0), trace.Recv(0, 0, 15, 30, 1999, 8, 0, 0)})
+	b, err := Build(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const why = "run 0 has 2000 processes, and the dense n×n communication matrices hold at most 1024"
+	if b.Skipped[AnalysisComm] != why || b.Comm != nil || slices.Contains(b.Ran, AnalysisComm) {
+		t.Errorf("comm: skipped %q, section %v, ran %v; want skipped %q", b.Skipped[AnalysisComm], b.Comm, b.Ran, why)
+	}
+	for _, name := range []string{AnalysisOverview, AnalysisWaitStates, AnalysisCritPath} {
+		if !slices.Contains(b.Ran, name) {
+			t.Errorf("%s did not run (ran %v, skipped %v)", name, b.Ran, b.Skipped)
+		}
+	}
+	if w, ok := b.WaitStatesResult(); !ok || len(w.Runs) != 1 {
+		t.Errorf("waitstates: %+v", w)
+	}
+	s := storetest.Open(t, path)
+	_, err = engine.Run(context.Background(), s, []engine.Request{{Analysis: comm.Name}})
+	var lim *engine.LimitError
+	if !errors.As(err, &lim) || err.Error() != "wide.pst: comm cannot analyse this trace: "+why {
+		t.Errorf("comm alone: %v", err)
 	}
 }
 

@@ -120,8 +120,20 @@ func init() {
 		Needs:   []trace.Kind{trace.KindSend, trace.KindRecv, trace.KindCollective, trace.KindEnter},
 		Feeds:   func(any) []trace.Kind { return kinds },
 		Options: func() any { return DefaultParams() },
+		Limit:   Limit,
 		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return newAnalysis(t, o.(*Params)) },
 	})
+}
+
+// Limit is the comm analysis' engine.Analysis.Limit, and that of the
+// analyses that build its matrices (ocs): a run among those req selects
+// may have at most MaxProcs processes, as the matrices are dense (n×n per
+// structure that communicates).
+func Limit(t *engine.Trace, req engine.Request, _ any) error {
+	if run, n := t.LargestRun(req.Runs); n > MaxProcs {
+		return fmt.Errorf("run %d has %d processes, and the dense n×n communication matrices hold at most %d", run, n, MaxProcs)
+	}
+	return nil
 }
 
 // analysis is the comm accumulator: one Accumulator per run, made on the

@@ -1,6 +1,8 @@
 package comm
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -436,35 +438,18 @@ func (r *Result) Rank(aggregate bool) Ranking {
 
 // Canonical returns the result with its nodes numbered in canonical order:
 // the root first, then by path (Path), ties by the chain of region ids
-// from the root. Creation order depends on which process entered a
-// structure first, so accumulators of different processes merged in any
-// order (Accumulator.Merge) and one pass over the whole trace number the
-// nodes differently; in canonical order their results are equal. The
-// matrices are shared with r.
+// from the root (the ids in decimal joined by "/"). Creation order depends
+// on which process entered a structure first, so accumulators of different
+// processes merged in any order (Accumulator.Merge) and one pass over the
+// whole trace number the nodes differently; in canonical order their
+// results are equal. The matrices are shared with r.
+//
+// The order is computed without building a path or chain per node (that
+// would cost memory in the square of the depth): in memory proportional
+// to the nodes (canonicalOrder).
 func (r *Result) Canonical() *Result {
 	n := len(r.Nodes)
-	chain := make([]string, n)
-	paths := make([]string, n)
-	for i, nd := range r.Nodes {
-		if nd.Parent >= 0 && nd.Parent < i {
-			chain[i] = chain[nd.Parent] + "/"
-		}
-		chain[i] += strconv.Itoa(int(nd.Region))
-		paths[i] = r.Path(i)
-	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		if a == 0 || b == 0 { // the root first
-			return a - b
-		}
-		if c := strings.Compare(paths[a], paths[b]); c != 0 {
-			return c
-		}
-		return strings.Compare(chain[a], chain[b])
-	})
+	order := r.canonicalOrder()
 	newID := make([]int, n)
 	for to, from := range order {
 		newID[from] = to
@@ -485,4 +470,181 @@ func (r *Result) Canonical() *Result {
 		out.Nodes[to] = nd
 	}
 	return out
+}
+
+// canonicalOrder returns the node ids in canonical order (Canonical). The
+// paths are ranked by a radix tree of them (pathTree), each path entered
+// from its parent's, and the chains of region ids by a walk of the tree
+// with each node's children in the decimal order of their region ids: a
+// chain is its parent's chain and one more id, so chains compare as the
+// sequences of ids, each id compared as a decimal string.
+func (r *Result) canonicalOrder() []int {
+	n := len(r.Nodes)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	if n <= 1 {
+		return order
+	}
+	pathRank := r.pathRanks()
+	chainRank := make([]int32, n)
+	var next int32
+	stack := []int{0}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		chainRank[id] = next
+		next++
+		at := len(stack)
+		stack = append(stack, r.Nodes[id].Children...)
+		// Pushed last, visited first: the smallest id ends on top.
+		slices.SortFunc(stack[at:], func(a, b int) int { return cmpDecimal(r.Nodes[b].Region, r.Nodes[a].Region) })
+	}
+	slices.SortFunc(order[1:], func(a, b int) int {
+		if c := cmp.Compare(pathRank[a], pathRank[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(chainRank[a], chainRank[b])
+	})
+	return order
+}
+
+// cmpDecimal compares a and b as strconv.Itoa writes them.
+func cmpDecimal(a, b int32) int {
+	var x, y [12]byte
+	return bytes.Compare(strconv.AppendInt(x[:0], int64(a), 10), strconv.AppendInt(y[:0], int64(b), 10))
+}
+
+// pathRanks returns, per node, the rank of its path (Path) among the
+// paths of every node: equal paths, equal ranks; the root's path, "", is
+// the smallest.
+func (r *Result) pathRanks() []int32 {
+	t := newPathTree(r)
+	t.add(-1, 0, 0) // the root of the tree: the empty path
+	at := make([]int32, len(r.Nodes))
+	for id := 1; id < len(r.Nodes); id++ {
+		at[id] = t.insert(at[r.Nodes[id].Parent], id)
+	}
+	rank := t.ranks()
+	for id, x := range at {
+		at[id] = rank[x]
+	}
+	return at
+}
+
+// pathTree is a radix tree of the nodes' paths. Each of its vertices ends
+// a prefix of a path; the label of the edge into it is a part of one
+// node's segment (segment): its bytes lo to hi. A vertex's children are
+// listed (kid, then next) in the order of their labels' first bytes,
+// which differ, so that a depth-first walk meets the prefixes in
+// lexicographic order. A path is its parent's and the node's segment, so
+// it is entered from where its parent's ended, in time proportional to
+// the segment: the tree has at most two vertices per node, whatever the
+// depth.
+type pathTree struct {
+	r              *Result
+	seg, lo, hi    []int32 // the label: segment(seg)[lo:hi]
+	kid, nextChild []int32 // first child, next sibling; -1 for none
+}
+
+// newPathTree returns an empty tree for the paths of r's nodes, with room
+// for as many vertices as the nodes need at most.
+func newPathTree(r *Result) *pathTree {
+	n := 2 * len(r.Nodes)
+	return &pathTree{r: r, seg: make([]int32, 0, n), lo: make([]int32, 0, n), hi: make([]int32, 0, n),
+		kid: make([]int32, 0, n), nextChild: make([]int32, 0, n)}
+}
+
+// segLen returns the length of the part node id adds to its parent's
+// path: its name, after a "/" below the root's children.
+func (t *pathTree) segLen(id int32) int32 {
+	n := &t.r.Nodes[id]
+	if n.Parent > 0 {
+		return int32(len(n.Name)) + 1
+	}
+	return int32(len(n.Name))
+}
+
+// segAt returns byte k of node id's segment.
+func (t *pathTree) segAt(id, k int32) byte {
+	n := &t.r.Nodes[id]
+	if n.Parent > 0 {
+		if k == 0 {
+			return '/'
+		}
+		k--
+	}
+	return n.Name[k]
+}
+
+// add appends a vertex with no child whose label is segment(seg)[lo:hi].
+func (t *pathTree) add(seg, lo, hi int32) int32 {
+	t.seg, t.lo, t.hi = append(t.seg, seg), append(t.lo, lo), append(t.hi, hi)
+	t.kid, t.nextChild = append(t.kid, -1), append(t.nextChild, -1)
+	return int32(len(t.seg) - 1)
+}
+
+// insert enters the path of node id, whose parent's path ends at vertex
+// from, and returns the vertex where it ends.
+func (t *pathTree) insert(from int32, id int) int32 {
+	x, k, n := from, int32(0), t.segLen(int32(id))
+	for k < n {
+		c := t.segAt(int32(id), k)
+		prev, y := int32(-1), t.kid[x]
+		for y >= 0 && t.segAt(t.seg[y], t.lo[y]) < c {
+			prev, y = y, t.nextChild[y]
+		}
+		if y < 0 || t.segAt(t.seg[y], t.lo[y]) != c {
+			v := t.add(int32(id), k, n)
+			t.nextChild[v] = y
+			t.link(x, prev, v)
+			return v
+		}
+		m := int32(1)
+		for t.lo[y]+m < t.hi[y] && k+m < n && t.segAt(t.seg[y], t.lo[y]+m) == t.segAt(int32(id), k+m) {
+			m++
+		}
+		if t.lo[y]+m < t.hi[y] { // split y's label after m bytes
+			v := t.add(t.seg[y], t.lo[y], t.lo[y]+m)
+			t.kid[v], t.nextChild[v] = y, t.nextChild[y]
+			t.nextChild[y] = -1
+			t.lo[y] += m
+			t.link(x, prev, v)
+			y = v
+		}
+		x, k = y, k+m
+	}
+	return x
+}
+
+// link puts v in x's children after prev (first when prev is -1), in the
+// place of what was there (v's nextChild must be set).
+func (t *pathTree) link(x, prev, v int32) {
+	if prev < 0 {
+		t.kid[x] = v
+	} else {
+		t.nextChild[prev] = v
+	}
+}
+
+// ranks returns the rank of every vertex in a depth-first walk, children
+// in order: the lexicographic order of the prefixes they end.
+func (t *pathTree) ranks() []int32 {
+	rank := make([]int32, len(t.seg))
+	var next int32
+	stack := []int32{0}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		rank[x] = next
+		next++
+		if s := t.nextChild[x]; s >= 0 {
+			stack = append(stack, s)
+		}
+		if c := t.kid[x]; c >= 0 {
+			stack = append(stack, c)
+		}
+	}
+	return rank
 }

@@ -84,6 +84,7 @@ func init() {
 		Doc:     "entropy of the parallel execution: combinatorial, histogram, empirical, over time and per subset of processes",
 		Needs:   []trace.Kind{trace.KindState},
 		Options: func() any { return DefaultParams() },
+		Limit:   func(t *engine.Trace, req engine.Request, o any) error { return o.(*Params).Limit(t, req) },
 		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return newAnalysis(t, o.(*Params)) },
 	})
 }

@@ -133,7 +133,10 @@ func init() {
 		Needs:    []trace.Kind{trace.KindSend, trace.KindRecv, trace.KindCollective},
 		Feeds:    func(any) []trace.Kind { return kinds },
 		Options:  func() any { return DefaultAnalysisParams() },
-		New:      func(t *engine.Trace, o any) (engine.Accumulator, error) { return newAnalysis(t, o.(*AnalysisParams)) },
+		// The simulations start from comm's matrices, and within its
+		// bound on processes their tables stay under MaxSimBytes.
+		Limit: comm.Limit,
+		New:   func(t *engine.Trace, o any) (engine.Accumulator, error) { return newAnalysis(t, o.(*AnalysisParams)) },
 	})
 }
 

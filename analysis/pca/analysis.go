@@ -83,6 +83,7 @@ func init() {
 		Doc:     "principal components of the state matrix, the scores of each run and the V shapes of PC1",
 		Needs:   []trace.Kind{trace.KindState},
 		Options: func() any { return DefaultParams() },
+		Limit:   func(t *engine.Trace, req engine.Request, o any) error { return o.(*Params).limit(t, req) },
 		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return newAnalysis(t, o.(*Params)) },
 	})
 }
@@ -158,6 +159,33 @@ func (a *analysis) Row(r *state.Row) error {
 	return fmt.Errorf("pca: a state row after the last pass")
 }
 
+// limit is the pca analysis' engine.Analysis.Limit: the states' (Limit of
+// state.Params), and every component (Components 0) only for states the
+// exact method handles.
+func (p *Params) limit(t *engine.Trace, req engine.Request) error {
+	if err := p.Params.Limit(t, req); err != nil {
+		return err
+	}
+	if p.Components != 0 {
+		return nil
+	}
+	run, n := t.LargestRun(req.Runs)
+	if p.Procs != nil {
+		n = len(p.Procs)
+	}
+	if !Exact(n) {
+		return fmt.Errorf("run %d: %w", run, allComponents(n))
+	}
+	return nil
+}
+
+// allComponents is the error of asking for all the components of states
+// of p processes, which the exact method cannot handle.
+func allComponents(p int) error {
+	return fmt.Errorf("all %d components of %d processes would need %s; ask for the top few (the randomized method gives them for more than %d processes)",
+		p, p, humanBytes(ExactBytes(p)), ExactMaxProcs)
+}
+
 // start chooses the method for states of p processes.
 func (a *analysis) start(p int) error {
 	a.procs = p
@@ -167,8 +195,7 @@ func (a *analysis) start(p int) error {
 		return err
 	}
 	if a.p.Components == 0 {
-		return fmt.Errorf("pca: all %d components of %d processes would need %s; ask for the top few (the randomized method gives them for more than %d processes)",
-			p, p, humanBytes(ExactBytes(p)), ExactMaxProcs)
+		return fmt.Errorf("pca: %w", allComponents(p))
 	}
 	var err error
 	a.iter, err = NewIteration(p, a.p.Components, a.p.TimeWeighted, 1)

@@ -61,6 +61,7 @@ func init() {
 		Doc:     "the parallel states projected into 3D, the hypercube standing on its diagonal",
 		Needs:   []trace.Kind{trace.KindState},
 		Options: func() any { return DefaultParams() },
+		Limit:   func(t *engine.Trace, req engine.Request, o any) error { return o.(*Params).Limit(t, req) },
 		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return newAnalysis(t, o.(*Params)) },
 	})
 }

@@ -46,6 +46,21 @@ func (p *Params) Options(h *trace.Header) (Options, error) {
 	return o, nil
 }
 
+// Limit is the part of engine.Analysis.Limit that every state analysis
+// has: without a partial state (Procs), a run among those req selects may
+// have at most MaxProcs processes, the columns a state's reconstruction
+// holds.
+func (p *Params) Limit(t *engine.Trace, req engine.Request) error {
+	if p.Procs != nil {
+		return nil
+	}
+	if run, n := t.LargestRun(req.Runs); n > MaxProcs {
+		return fmt.Errorf("run %d has %d processes: its states would need %d MiB (at most %d processes; --procs builds partial states)",
+			run, n, int64(n)*TrackerBytes>>20, MaxProcs)
+	}
+	return nil
+}
+
 // key identifies the rows the options o build.
 func key(o Options) string {
 	return fmt.Sprintf("state rows %v %d/%v %v", o.Procs, o.Start, o.StartSet, o.PerRecord)
@@ -255,6 +270,7 @@ func init() {
 		Doc:     "the total parallel states of each run: how many, how many distinct classes, and the block of each process over time",
 		Needs:   []trace.Kind{trace.KindState},
 		Options: func() any { return DefaultStatesParams() },
+		Limit:   func(t *engine.Trace, req engine.Request, o any) error { return o.(*StatesParams).Limit(t, req) },
 		New:     func(t *engine.Trace, o any) (engine.Accumulator, error) { return newStates(t, o.(*StatesParams)) },
 	})
 }

@@ -4,12 +4,16 @@ import (
 	"encoding/json"
 	"image/color"
 	"image/png"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/realdata"
@@ -407,5 +411,95 @@ func TestCommGolden(t *testing.T) {
 	// --run is --runs of one run, deprecated.
 	if a, b := mustRun(t, "comm", "--unknown-comm-as-world", "--json", "--run", "0", pst), mustRun(t, "comm", "--unknown-comm-as-world", "--json", "--runs", "0", pst); a != b || !strings.Contains(a, `"runs": [`) {
 		t.Errorf("--run 0 and --runs 0 differ:\n%.300s\n%.300s", a, b)
+	}
+}
+
+// ringOf writes the example ring trace with its header saying the run has
+// procs processes (4 of them record) into a folder, and returns it.
+func ringOf(t *testing.T, procs int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ring"+strconv.Itoa(procs))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(examples, "ring", "ring.*.trace"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, rest, _ := strings.Cut(string(data), "\n")
+		head := strings.Replace(first, " of 4", " of "+strconv.Itoa(procs), 1)
+		if head == first {
+			t.Fatalf("%s: header %q does not say of 4", f, first)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), []byte(head+"\n"+rest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestCommTooManyProcs runs comm, ocs, analyze and serve on the ring trace
+// of 2000 processes, more than comm's dense matrices hold: comm and ocs
+// exit 1 with one line saying so, and analyze and serve make the report
+// with comm skipped for that reason (they failed on the whole trace).
+// analyze and serve read the recorded states only, none: the exact PCA of
+// the states derived from the regions of 2000 processes takes long.
+func TestCommTooManyProcs(t *testing.T) {
+	ring := ringOf(t, 2000)
+	const why = "run 0 has 2000 processes, and the dense n×n communication matrices hold at most 1024"
+	for _, name := range []string{"comm", "ocs"} {
+		out, errOut, code := run(t, name, ring)
+		if want := "parscope: ring2000: " + name + " cannot analyse this trace: " + why + "\n"; code != 1 || out != "" || errOut != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1 and %q", name, code, out, errOut, want)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "report")
+	out := mustRun(t, "analyze", "--json", "--states-from", "recorded", "-o", dir, ring)
+	var ran struct {
+		Ran     []string          `json:"ran"`
+		Skipped map[string]string `json:"skipped"`
+	}
+	if err := json.Unmarshal([]byte(out), &ran); err != nil {
+		t.Fatal(err)
+	}
+	if ran.Skipped["comm"] != why || slices.Contains(ran.Ran, "comm") || !slices.Contains(ran.Ran, "waitstates") || !slices.Contains(ran.Ran, "profile") {
+		t.Errorf("analyze ran %v, skipped %v; want comm skipped: %s", ran.Ran, ran.Skipped, why)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]json.RawMessage
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rep["comm"]; ok || !strings.Contains(string(rep["skipped"]), `"comm":"`+why+`"`) {
+		t.Errorf("report.json: comm %s, skipped %s", rep["comm"], rep["skipped"])
+	}
+	if _, err := os.Stat(filepath.Join(dir, "comm.json")); !os.IsNotExist(err) {
+		t.Errorf("comm.json: %v, want none", err)
+	}
+
+	url, stderr := startServe(t, exec.Command(bin, "serve", "--states-from", "recorded", ring), 1)
+	client := &http.Client{Timeout: 30 * time.Second}
+	get := func(path string) (int, string) {
+		res, err := client.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
+	if code, body := get("api/traces/0"); code != http.StatusOK || !strings.Contains(body, `"comm":"`+why+`"`) {
+		t.Errorf("serve: summary %d %s, want comm skipped: %s (stderr %s)", code, body, why, stderr)
+	}
+	if code, body := get("api/traces/0/comm"); code != http.StatusNotFound || !strings.Contains(body, why) {
+		t.Errorf("serve: comm part %d %s, want 404 saying %s", code, body, why)
+	}
+	if code, _ := get("api/traces/0/waitstates"); code != http.StatusOK {
+		t.Errorf("serve: waitstates part %d", code)
 	}
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/parscope/parscope/internal/needtool"
 	"github.com/parscope/parscope/report"
+	"github.com/parscope/parscope/store/storetest"
+	"github.com/parscope/parscope/trace"
 )
 
 var updateScreens = flag.Bool("update-screens", false, "write the screenshots of the views to docs/img/ui-*.png")
@@ -264,5 +266,47 @@ func TestBrowserStatic(t *testing.T) {
 		for _, v := range c.views {
 			openView(t, ctx, con, "file://"+path+v.hash, v, "")
 		}
+	}
+}
+
+// TestBrowserDeepComm opens the comm view of a recursion 20,000 regions
+// deep: the structure tree is drawn without recursion (which overflowed
+// the browser's stack) and indented by at most maxIndent levels, deeper
+// structures saying their depth (indenting each by its depth made text in
+// the square of the depth).
+func TestBrowserDeepComm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: skipped with -short")
+	}
+	const depth = 20_000
+	h := &trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: 2}},
+		Regions: []trace.RegionDef{{ID: 0, Label: "f", Kind: trace.RegionFunction, Parent: -1}}}
+	var recs []trace.Record
+	for i := range int64(depth) {
+		recs = append(recs, trace.Enter(0, 0, i, 0))
+	}
+	recs = append(recs, trace.Send(0, 0, depth, depth, 1, 8, 0, 0), trace.Recv(0, 1, depth, depth, 0, 8, 0, 0))
+	for i := range int64(depth) {
+		recs = append(recs, trace.Exit(0, 0, depth+1+i, 0))
+	}
+	b, err := report.FromStore(context.Background(), storetest.New(t, "deep.pst", h, recs), report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer([]*report.Bundle{b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ctx, con := browser(t)
+	openView(t, ctx, con, hs.URL+"/#/t/0/comm", view{"#/t/0/comm", "comm", "Communication matrix && [depth 33] f [function] && " +
+		"[depth 20000] f [function] 8 B, 1 msgs, degree 1", 1, `document.querySelector('#view label[data-node="20000"]').click()`, "f/f/f, with nested structures"}, "")
+	longest, err := chromedp.Run(ctx, chromedp.Evaluate[int](`Math.max(...[...document.querySelectorAll('#view .tree label')].map(l => l.textContent.length))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if longest > 200 {
+		t.Errorf("the longest line of the structure tree has %d characters", longest)
 	}
 }

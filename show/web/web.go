@@ -49,17 +49,21 @@ const cspMarker = "<!--parscope:csp-->"
 // is fetched. Inline style attributes are allowed because ECharts lays out
 // its tooltips with them; they cannot run code. (frame-ancestors is not
 // honoured in a meta element, so it is left to the server's header.)
+// scripts and styles are the hashes of their texts (cspHash).
 func staticCSP(scripts, styles []string) string {
-	hashes := func(bodies []string) string {
-		var hs []string
-		for _, b := range bodies {
-			sum := sha256.Sum256([]byte(b))
-			hs = append(hs, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
-		}
-		return strings.Join(hs, " ")
-	}
-	return "default-src 'none'; script-src " + hashes(scripts) + "; style-src-elem " + hashes(styles) +
+	return "default-src 'none'; script-src " + strings.Join(scripts, " ") + "; style-src-elem " + strings.Join(styles, " ") +
 		"; style-src-attr 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+}
+
+// cspHash returns the CSP source ('sha256-...') of an inline script or
+// stylesheet whose text is parts, one after the other: the data script is
+// hashed in its pieces, not copied into one string.
+func cspHash(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write(p)
+	}
+	return "'sha256-" + base64.StdEncoding.EncodeToString(h.Sum(nil)) + "'"
 }
 
 // Parts are the sections of a bundle that the app fetches one by one
@@ -95,9 +99,9 @@ func WriteStatic(w io.Writer, bundles []*report.Bundle) error {
 		}
 		html = strings.Replace(html, tag, open+string(body)+"</"+close+">", 1)
 		if close == "script" {
-			scripts = append(scripts, string(body))
+			scripts = append(scripts, cspHash(body))
 		} else {
-			styles = append(styles, string(body))
+			styles = append(styles, cspHash(body))
 		}
 		return nil
 	}
@@ -112,6 +116,8 @@ func WriteStatic(w io.Writer, bundles []*report.Bundle) error {
 		}
 	}
 	// encoding/json escapes <, > and &, so the data cannot close the script.
+	// The data (as large as the bundles' JSON) is hashed and written as it
+	// is, never copied into the page's text.
 	data, err := json.Marshal(staticData{Traces: bundles})
 	if err != nil {
 		return err
@@ -119,16 +125,16 @@ func WriteStatic(w io.Writer, bundles []*report.Bundle) error {
 	if !strings.Contains(html, dataMarker) {
 		return fmt.Errorf("web: index.html has no data marker")
 	}
-	dataScript := "window.PARSCOPE_DATA=" + string(data) + ";"
-	scripts = append(scripts, dataScript)
+	const dataOpen, dataClose = "window.PARSCOPE_DATA=", ";"
+	scripts = append(scripts, cspHash([]byte(dataOpen), data, []byte(dataClose)))
 	if i, j := strings.Index(html, cspMarker), strings.Index(html, "<script"); i < 0 || j < i {
 		return fmt.Errorf("web: index.html has no policy marker before its first script")
 	}
 	meta := `<meta http-equiv="Content-Security-Policy" content="` + staticCSP(scripts, styles) + `">`
 	html = strings.Replace(html, cspMarker, meta, 1)
 	before, after, _ := strings.Cut(html, dataMarker)
-	for _, s := range []string{before, "<script>", dataScript, "</script>", after} {
-		if _, err := io.WriteString(w, s); err != nil {
+	for _, s := range [][]byte{[]byte(before), []byte("<script>" + dataOpen), data, []byte(dataClose + "</script>"), []byte(after)} {
+		if _, err := w.Write(s); err != nil {
 			return err
 		}
 	}

@@ -66,6 +66,9 @@ window.Function = (function (RealFunction) {
 
 (function () {
   const STATIC = window.PARSCOPE_DATA || null;
+  // MAX_INDENT is the deepest level of the comm view's structure tree
+  // drawn by indentation (cmd/parscope's maxIndent).
+  const MAX_INDENT = 32;
   // The hot scale of Jones et al. 2007 stops at pale yellow, not white: the
   // largest value must stand out on the white card (as plot.HeatColor).
   const HOT = ['#000000', '#8b0000', '#ff2000', '#ff9a00', '#ffff00', '#ffff66'];
@@ -844,18 +847,24 @@ window.Function = (function (RealFunction) {
     const src = el('div');
     srcCard.append(src);
     function stats(n) { return aggregate ? n.aggregate : n.own; }
+    // The tree is walked with a stack rather than by recursion, and a
+    // structure is indented by at most MAX_INDENT levels, deeper ones
+    // saying their depth (as the command line prints it): a trace may nest
+    // regions a million deep.
     function drawTree() {
       tree.replaceChildren();
-      const walk = id => {
-        const n = cm.nodes[id], st = stats(n);
+      const stack = [0];
+      while (stack.length) {
+        const id = stack.pop(), n = cm.nodes[id], st = stats(n);
+        const indent = n.depth <= MAX_INDENT ? '\u00a0'.repeat(2 * n.depth) : '\u00a0'.repeat(2 * MAX_INDENT) + '[depth ' + n.depth + '] ';
         const lab = el('label', { class: selected.has(id) ? 'sel' : '', 'data-node': id, onclick: ev => {
           if (ev.ctrlKey || ev.metaKey) { if (selected.has(id) && selected.size > 1) selected.delete(id); else selected.add(id); } else selected = new Set([id]);
           drawAll();
-        } }, '\u00a0'.repeat(2 * n.depth) + n.name + ' [' + n.kind + '] ' + bytes(st.bytes) + ', ' + fmt(st.messages) + ' msgs, degree ' + st.degree);
+        } }, indent + n.name + ' [' + n.kind + '] ' + bytes(st.bytes) + ', ' + fmt(st.messages) + ' msgs, degree ' + st.degree);
         tree.append(lab);
-        (n.children || []).forEach(walk);
-      };
-      walk(0);
+        const kids = n.children || [];
+        for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+      }
     }
     // A structure's path is its parents' names and its own: the result
     // stores only the parent, so a deep tree stays small.
