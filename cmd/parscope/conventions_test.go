@@ -144,13 +144,13 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("completion %s: the script does not call parscope __complete", shell)
 		}
 	}
-	if sh, err := exec.LookPath("bash"); err == nil {
-		c := exec.Command(sh, "-n")
+	t.Run("bash -n", func(t *testing.T) {
+		c := exec.Command(needtool.Path(t, "bash", "bash"), "-n")
 		c.Stdin = strings.NewReader(mustRun(t, "completion", "bash"))
 		if out, err := c.CombinedOutput(); err != nil {
 			t.Errorf("bash -n on the bash completion: %v\n%s", err, out)
 		}
-	}
+	})
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	var walk func(c *cobra.Command)
