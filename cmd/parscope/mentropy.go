@@ -13,6 +13,7 @@ import (
 
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/show/plot"
 )
 
@@ -98,7 +99,7 @@ value instead. --json prints the result in the envelope every face shares
 			res := env.Result.(*mentropy.Result)
 			for _, p := range res.Procs {
 				if p.Warning != "" {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: run %d process %d: %s\n", p.Run, p.Proc, p.Warning)
+					progress.Warnf(cmd.ErrOrStderr(), "run %d process %d: %s", p.Run, p.Proc, p.Warning)
 				}
 			}
 			if plotPath != "" {

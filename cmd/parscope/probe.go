@@ -75,19 +75,21 @@ others. OUT is written only when everything succeeded.`,
 				return usagef("probe build: -o OUT.probe is required")
 			}
 			// Each pass is a line with --passes or --verbose, else the
-			// stage the progress line shows on a terminal.
-			bar := progress.Start("probe build", 0, progress.Steps)
+			// stage the progress line shows on a terminal, of the passes
+			// Build makes.
+			bar := progress.Start("probe build", int64(probe.BuildSteps(o)), progress.Steps)
 			bar.Live()
 			defer bar.Done()
 			if passes || progress.CurrentLevel() >= progress.Verbose {
 				o.Log = cmd.ErrOrStderr()
 			} else if bar != nil {
-				o.Log = bar.Stages()
+				o.Log = bar.Stages("probe build")
 			}
 			if o.Clock, err = probe.ParseClock(clock); err != nil {
 				return usageError{err}
 			}
 			p, err := probe.Build(cmd.Context(), c, o)
+			bar.Done()
 			var se *probe.SnapshotError
 			if errors.As(err, &se) {
 				return fmt.Errorf("probe build: %w; nothing was written", err)
@@ -226,7 +228,16 @@ func runProbe(cmd *cobra.Command, args []string, name string, o *probe.RunOption
 	}
 	bar := progress.Start(fmt.Sprintf("probe %s: measuring %d phases of %s", name, len(p.Manifest.Phases), p.Manifest.Worker.Name), 0, progress.Steps)
 	bar.Live()
-	pred, err := probe.Run(cmd.Context(), p, c, *o)
+	ro := *o
+	if bar != nil {
+		// The measurements taken, of the phases times the rounds when
+		// these are fixed.
+		ro.Progress = func(n, total int) {
+			bar.SetTotal(int64(total))
+			bar.Set(int64(n))
+		}
+	}
+	pred, err := probe.Run(cmd.Context(), p, c, ro)
 	bar.Done()
 	if err != nil {
 		return nil, nil, fmt.Errorf("probe %s: %w", name, err)
