@@ -261,7 +261,7 @@ func printPrediction(w io.Writer, pred *probe.Prediction) error {
 			}
 			n = strconv.Itoa(ph.Samples)
 		}
-		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\n", ph.ID, ph.Weight, human.Seconds(ph.TPhaseRef), probed, n, tuv, pp, st)
+		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\n", ph.ID, ph.Weight, fmtNS(int64(ph.TPhaseRef*1e9)), probed, n, tuv, pp, st)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -351,7 +351,8 @@ it, against the prediction from every phase.`,
 				return fmt.Errorf("probe curve: %w", err)
 			}
 			if plotPath != "" {
-				if err := plotCurve(plotPath, force, args[0], pts); err != nil {
+				fig, err := plot.ProbeCurve(plotPath, args[0], pts)
+				if err := writeFigure(plotPath, force, fig, err); err != nil {
 					return fmt.Errorf("probe curve: %w", err)
 				}
 			}
@@ -373,20 +374,6 @@ it, against the prediction from every phase.`,
 	forceFlag(f, &force)
 	f.BoolVar(&jsonOut, "json", false, "print the curve as JSON")
 	return cmd
-}
-
-// plotCurve draws prediction quality (100 − error %) and the probe's size
-// (% of the full probe) against the number of phases kept.
-func plotCurve(path string, force bool, name string, pts []probe.CurvePoint) error {
-	full := float64(pts[len(pts)-1].Bytes)
-	var q, s plot.Series
-	q.Name, s.Name = "prediction quality (100 − |error| %)", "probe size (% of all phases)"
-	for _, pt := range pts {
-		q.X, q.Y = append(q.X, float64(pt.K)), append(q.Y, 100-100*pt.Error)
-		s.X, s.Y = append(s.X, float64(pt.K)), append(s.Y, 100*float64(pt.Bytes)/full)
-	}
-	fig, err := plot.Lines(path, "Prediction quality x probe size: "+name, "phases kept (heaviest first)", "%", []plot.Series{q, s})
-	return writeFigure(path, force, fig, err)
 }
 
 func probeInfoCmd() *cobra.Command {
