@@ -457,7 +457,8 @@ simpler ones and terms collinear with the selected ones are reported.
 	root.AddCommand(cmd)
 }
 
-func pct(x float64) string { return "±" + strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }
+// pct formats an accuracy (a relative error) as "±12.3%".
+func pct(x float64) string { return "±" + human.Percent(x) }
 
 // printTableau prints the fits as Lyon's tableau, then their details.
 func printTableau(w io.Writer, fits []*occupancy.Fit) error {

@@ -154,7 +154,7 @@ func printManifest(w io.Writer, path string, p *probe.Probe) error {
 			snap = human.Bytes(ph.Snapshot.Size)
 		}
 		fmt.Fprintf(tw, "%d\t%.4f\t%.4f\t%d\t%d\t%d-%d\t%s\t%s\n", ph.ID, ph.Weight, ph.TimeShare, ph.Size, ph.Representative,
-			ph.StartStep, ph.EndStep, fmtNS(int64(ph.TPhaseRef*1e9)), snap)
+			ph.StartStep, ph.EndStep, human.Seconds(ph.TPhaseRef), snap)
 	}
 	return tw.Flush()
 }
@@ -261,7 +261,7 @@ func printPrediction(w io.Writer, pred *probe.Prediction) error {
 			}
 			n = strconv.Itoa(ph.Samples)
 		}
-		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\n", ph.ID, ph.Weight, fmtNS(int64(ph.TPhaseRef*1e9)), probed, n, tuv, pp, st)
+		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\n", ph.ID, ph.Weight, human.Seconds(ph.TPhaseRef), probed, n, tuv, pp, st)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -95,7 +95,7 @@ of each process.`,
 			w := newTable(cmd.OutOrStdout())
 			fmt.Fprintln(w, "run\tprocs\tstates\tdistinct classes\tfirst state at\tlast state at")
 			for _, r := range env.Result.(*state.Summary).Runs {
-				fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\n", r.Run, r.Procs, human.Count(r.States), human.Count(int64(r.DistinctClasses)), fmtNS(r.FirstNS), fmtNS(r.LastNS))
+				fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\n", r.Run, r.Procs, human.Count(r.States), human.Count(int64(r.DistinctClasses)), human.Nanos(float64(r.FirstNS)), human.Nanos(float64(r.LastNS)))
 			}
 			return w.Flush()
 		},
