@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -70,10 +69,8 @@ value instead. --json prints the result in the envelope every face shares
 			if asJSON && asCSV {
 				return usagef("mentropy: --json and --csv exclude each other")
 			}
-			if plotPath != "" {
-				if ext := strings.ToLower(filepath.Ext(plotPath)); ext != ".png" && ext != ".svg" {
-					return usagef("mentropy: --plot %s: the file name must end in .png or .svg", plotPath)
-				}
+			if err := checkPlotName("mentropy", plotPath); err != nil {
+				return err
 			}
 			if !(params.K > 0) {
 				return usagef("mentropy: --K %v: need a positive constant", params.K)

@@ -112,10 +112,8 @@ func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
 		// measurable time (docs/performance.md, phases memory).
 		defer debug.SetGCPercent(debug.SetGCPercent(phasesGCPercent))
 	}
-	if fl.plotPath != "" {
-		if ext := strings.ToLower(filepath.Ext(fl.plotPath)); ext != ".png" && ext != ".svg" {
-			return usagef("phases: --plot %s: the file name must end in .png or .svg", fl.plotPath)
-		}
+	if err := checkPlotName("phases", fl.plotPath); err != nil {
+		return err
 	}
 	start := time.Now()
 	what := "phases: " + filepath.Base(input)
