@@ -7,16 +7,25 @@ import (
 	"testing"
 )
 
-// TestImportWarnsCutParaver checks that importing a .prv that stops before
-// the end time of its header prints a warning naming the file, and that
-// info shows it and counts the repair.
-func TestImportWarnsCutParaver(t *testing.T) {
-	dir := t.TempDir()
-	prv := filepath.Join(dir, "cut.prv")
+// cutParaver writes, in a temporary folder it returns, cut.prv: a Paraver
+// trace whose records end before the end time its header declares, which
+// the importer repairs with a warning.
+func cutParaver(t *testing.T) (dir, prv string) {
+	t.Helper()
+	dir = t.TempDir()
+	prv = filepath.Join(dir, "cut.prv")
 	content := "#Paraver (x):1000_ns:1:1:2(1:1,1:1)\n1:1:1:1:1:0:400:1\n1:1:1:2:1:0:500:1\n"
 	if err := os.WriteFile(prv, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir, prv
+}
+
+// TestImportWarnsCutParaver checks that importing a .prv that stops before
+// the end time of its header prints a warning naming the file, and that
+// info shows it and counts the repair.
+func TestImportWarnsCutParaver(t *testing.T) {
+	dir, prv := cutParaver(t)
 	pst := filepath.Join(dir, "cut.pst")
 	_, errOut, code := run(t, "import", "-o", pst, prv)
 	want := "warning: " + prv + ": the records end at 500 ns, before the end time the header declares (1000 ns)"
@@ -35,12 +44,7 @@ func TestImportWarnsCutParaver(t *testing.T) {
 // else; and no command writes a warning but through progress.Warnf, which
 // follows the rule.
 func TestWarningsUnderQuiet(t *testing.T) {
-	dir := t.TempDir()
-	prv := filepath.Join(dir, "cut.prv")
-	content := "#Paraver (x):1000_ns:1:1:2(1:1,1:1)\n1:1:1:1:1:0:400:1\n1:1:1:2:1:0:500:1\n"
-	if err := os.WriteFile(prv, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, prv := cutParaver(t)
 	want := "warning: " + prv + ": the records end at 500 ns, before the end time the header declares (1000 ns): the file may be cut short after line 3\n"
 	for _, args := range [][]string{
 		{"-q", "import", "-o", filepath.Join(dir, "cut.pst"), prv},
