@@ -85,34 +85,105 @@ func anchors(t *testing.T, path string) map[string]bool {
 func TestLinks(t *testing.T) {
 	checked := 0
 	for _, page := range pages(t) {
-		b, err := os.ReadFile(page)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for n, line := range outsideCode(string(b)) {
-			for _, m := range link.FindAllStringSubmatch(line, -1) {
-				target := m[1]
-				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
-					continue
-				}
-				file, frag, _ := strings.Cut(target, "#")
-				path := page
-				if file != "" {
-					path = filepath.Join(filepath.Dir(page), file)
-					if _, err := os.Stat(path); err != nil {
-						t.Errorf("%s:%d: link to %s: no such file", page, n, target)
-						continue
-					}
-				}
-				if frag != "" && strings.HasSuffix(path, ".md") && !anchors(t, path)[frag] {
-					t.Errorf("%s:%d: link to %s: %s has no heading with anchor %q", page, n, target, path, frag)
-				}
-				checked++
-			}
-		}
+		checked += checkLinks(t, page)
 	}
 	if checked < 20 {
 		t.Errorf("only %d links checked: the link pattern no longer matches the pages", checked)
+	}
+}
+
+// checkLinks checks the relative links of one Markdown page as TestLinks
+// describes and returns how many it checked.
+func checkLinks(t *testing.T, page string) int {
+	t.Helper()
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for n, line := range outsideCode(string(b)) {
+		for _, m := range link.FindAllStringSubmatch(line, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, frag, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), file)
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s:%d: link to %s: no such file", page, n, target)
+					continue
+				}
+			}
+			if frag != "" && strings.HasSuffix(path, ".md") && !anchors(t, path)[frag] {
+				t.Errorf("%s:%d: link to %s: %s has no heading with anchor %q", page, n, target, path, frag)
+			}
+			checked++
+		}
+	}
+	return checked
+}
+
+// TestTestdataREADMEs checks that test data says what it is: every folder
+// named testdata, every folder of the top-level testdata/, and every folder
+// of testdata/real/ and of its subfolders (the groups of real samples)
+// holds a README.md that names a licence, links only to what exists and
+// cites no paper by an internal number. A sample's own layout below that
+// (an OTF2 experiment's traces/, SimPoint's sample/) is described by the
+// README above it.
+func TestTestdataREADMEs(t *testing.T) {
+	root := ".."
+	var dirs []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.Name() == "testdata" {
+			dirs = append(dirs, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pattern := range []string{"testdata/*", "testdata/real/*", "testdata/real/*/*"} {
+		m, err := filepath.Glob(filepath.Join(root, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range m {
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				dirs = append(dirs, p)
+			}
+		}
+	}
+	// 18 packages' testdata, the top-level one, its 4 folders, and 9 groups
+	// of real samples when this test was written: far fewer means the walk
+	// went wrong, not that the READMEs are there.
+	if len(dirs) < 30 {
+		t.Fatalf("only %d test data folders found: %q", len(dirs), dirs)
+	}
+	for _, dir := range dirs {
+		readme := filepath.Join(dir, "README.md")
+		b, err := os.ReadFile(readme)
+		if err != nil {
+			t.Errorf("%s has no README.md saying what its files are, where they come from, their licence and which tests read them", dir)
+			continue
+		}
+		if !strings.Contains(strings.ToLower(string(b)), "licen") {
+			t.Errorf("%s names no licence", readme)
+		}
+		if m := seedRef.FindString(string(b)); m != "" {
+			t.Errorf("%s says %q; cite the paper by author and year", readme, m)
+		}
+		checkLinks(t, readme)
 	}
 }
 

@@ -75,6 +75,23 @@ func ResolveStates(t *Trace, from StatesFrom) StatesFrom {
 	return StatesRecorded
 }
 
+// ResolveOf resolves the "of" option of an analysis that counts time by
+// regions or by states (profile, pop): "regions" or "states" as given, or
+// for "" regions when the trace t holds region entries, else states; any
+// other value is an error.
+func ResolveOf(t *Trace, of string) (string, error) {
+	switch of {
+	case "":
+		if t.Count(trace.KindEnter) > 0 {
+			return "regions", nil
+		}
+		return "states", nil
+	case "regions", "states":
+		return of, nil
+	}
+	return "", fmt.Errorf("of %q: want regions or states", of)
+}
+
 // Describe says in words what the states of source from are, for `info`
 // and the report.
 func (from StatesFrom) Describe() string {

@@ -307,3 +307,24 @@ func TestStatesOfAPart(t *testing.T) {
 		t.Errorf("states of process 1:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestResolveOf: "" is regions on a trace with region entries and states
+// on one without; an explicit choice stays; anything else is refused.
+func TestResolveOf(t *testing.T) {
+	withRegions := &engine.Trace{Stats: &store.Stats{Records: map[string]int64{trace.KindEnter.String(): 3, trace.KindState.String(): 5}}}
+	statesOnly := &engine.Trace{Stats: &store.Stats{Records: map[string]int64{trace.KindState.String(): 5}}}
+	for _, c := range []struct {
+		t        *engine.Trace
+		of, want string
+	}{
+		{withRegions, "", "regions"}, {statesOnly, "", "states"},
+		{withRegions, "states", "states"}, {statesOnly, "regions", "regions"},
+	} {
+		if got, err := engine.ResolveOf(c.t, c.of); err != nil || got != c.want {
+			t.Errorf("ResolveOf(%q) = %q, %v; want %q", c.of, got, err, c.want)
+		}
+	}
+	if _, err := engine.ResolveOf(statesOnly, "calls"); err == nil || !strings.Contains(err.Error(), `of "calls": want regions or states`) {
+		t.Errorf("ResolveOf(calls): %v", err)
+	}
+}

@@ -85,9 +85,10 @@ func Excerpt(s []byte) string {
 // warnings: what an importer noticed about its input and went on with.
 const WarningPrefix = "warning."
 
-// Warn records a warning about the input in h, under WarningPrefix+key.
-// `parscope import` prints the warnings once the import is done, and
-// `parscope info` shows them with the other metadata.
+// Warn records a warning about the input in h, under WarningPrefix+key;
+// msg names the file it is about. `parscope import` (and every command
+// that imports on the fly) prints the warnings once the import is done,
+// and `parscope info` shows them with the other metadata.
 func Warn(h *trace.Header, key, msg string) {
 	if h.Meta.Extra == nil {
 		h.Meta.Extra = map[string]string{}

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
@@ -20,25 +19,30 @@ import (
 // stream order).
 func readBack(t *testing.T, path string) (*trace.Header, map[int32][]trace.Record) {
 	t.Helper()
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	recs, err := trace.ReadAll(s.Records(store.ReadOptions{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bbv, err := trace.ReadAll(s.BBV(store.ReadOptions{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, recs, bbv := storetest.Read(t, path)
 	by := map[int32][]trace.Record{}
 	for _, r := range append(recs, bbv...) {
 		by[r.Proc] = append(by[r.Proc], r)
 	}
-	h := *s.Header()
-	return &h, by
+	return h, by
+}
+
+// described returns the records of process 0 of the .pst at path as
+// describe gives them, an event as NAME=VALUE (the dropped-event counts of
+// the filters), and the trace's header.
+func described(t *testing.T, path string) (*trace.Header, []string) {
+	t.Helper()
+	h, by := readBack(t, path)
+	ix := trace.NewIndex(h)
+	var got []string
+	for _, r := range by[0] {
+		if r.Kind == trace.KindEvent {
+			got = append(got, fmt.Sprintf("%s=%d", ix.EventName(r.ID), r.Value))
+		} else {
+			got = append(got, describe(r))
+		}
+	}
+	return h, got
 }
 
 // workload records a deterministic sequence on process p: n steps, each a
@@ -375,16 +379,7 @@ func TestFilterCountsDrops(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	h, by := readBack(t, path)
-	ix := trace.NewIndex(h)
-	var got []string
-	for _, r := range by[0] {
-		if r.Kind == trace.KindEvent {
-			got = append(got, fmt.Sprintf("%s=%d", ix.EventName(r.ID), r.Value))
-		} else {
-			got = append(got, describe(r))
-		}
-	}
+	_, got := described(t, path)
 	want := fmt.Sprint([]string{"state 1", DroppedEvent + "=3", "state 3", DroppedEvent + "=1", "state 1", DroppedEvent + "=4"})
 	if fmt.Sprint(got) != want {
 		t.Errorf("got  %v\nwant %v", got, want)

@@ -36,16 +36,7 @@ func TestThrottle(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	h, by := readBack(t, path)
-	ix := trace.NewIndex(h)
-	var got []string
-	for _, r := range by[0] {
-		if r.Kind == trace.KindEvent {
-			got = append(got, fmt.Sprintf("%s=%d", ix.EventName(r.ID), r.Value))
-		} else {
-			got = append(got, describe(r))
-		}
-	}
+	h, got := described(t, path)
 	want := fmt.Sprint([]string{"state 5", "state 5", "state 5", DroppedEvent + "=7", "state 6",
 		"enter 1", "enter 1", "enter 1", DroppedEvent + "=4", "exit 1", "exit 1", "exit 1", "send 8"})
 	if fmt.Sprint(got) != want {

@@ -76,6 +76,11 @@ type ReplayOptions struct {
 	BeforeStart func() error
 	// Costs, if set, receives where the replay's own time went.
 	Costs *ReplayCosts
+	// Progress, if set, is told the measurements taken so far (a phase
+	// measured once, or failed), while the worker runs, for a progress
+	// line: from another goroutine, one call at a time, never after
+	// Replay returns. Local reports them; Valgrind does not.
+	Progress func(measured int)
 }
 
 // ReplayCosts is where a replay's own time went. Local measures the wall
@@ -352,6 +357,7 @@ func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, o 
 	if l.TempDir == "" {
 		l.TempDir = memoryTempDir()
 	}
+	measured := 0 // by the workers before this one (one restarts after a crash)
 	for len(phases) > 0 {
 		cfg := &childConfig{Mode: modeReplay, Expect: p.Manifest.Worker.Info, Repeat: o.Rounds, MaxRepeat: o.MaxRounds,
 			Budget: o.Budget, SpentNS: int64(o.Spent + time.Since(start))}
@@ -361,6 +367,7 @@ func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, o 
 				WarmSteps: ph.StartStep - ph.SnapshotStep, Steps: ph.EndStep - ph.StartStep, Blocks: ph.Blocks, Unit: unit[ix]})
 		}
 		var spawn time.Time
+		unwatch := func() {}
 		dir, runErr, err := l.child(ctx, c, cfg, func(dir string) error {
 			// The compressed snapshots: the worker decompresses and
 			// checks them itself, on all its cores, before measuring.
@@ -385,8 +392,12 @@ func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, o 
 				o.Costs.Snapshots += t1.Sub(t0)
 				o.Costs.Wait += spawn.Sub(t1)
 			}
+			if err == nil && o.Progress != nil {
+				unwatch = watchReplay(filepath.Join(dir, replayFile), measured, o.Progress)
+			}
 			return err
 		})
+		unwatch()
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, err
@@ -412,6 +423,7 @@ func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, o 
 				}
 				return nil, fmt.Errorf("%s: %s", c.Path, ln.Err)
 			}
+			measured++
 			r := get(ln.Phase)
 			if ln.Err != "" {
 				r.Err, failed[ln.Phase] = errors.New(ln.Err), true
@@ -420,6 +432,9 @@ func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, o 
 				r.Warm += time.Duration(ln.WarmNS)
 			}
 			last = slices.Index(phases, ln.Phase)
+		}
+		if o.Progress != nil {
+			o.Progress(measured)
 		}
 		var exit *exec.ExitError
 		if runErr == nil || (errors.As(runErr, &exit) && exit.ExitCode() == exitReported) {
@@ -494,6 +509,48 @@ func readReplay(path string) ([]replayLine, error) {
 		}
 	}
 	return out, nil
+}
+
+// watchInterval is how often watchReplay reads the replay file.
+const watchInterval = 100 * time.Millisecond
+
+// watchReplay tells progress, every watchInterval until the returned stop
+// is called, base plus the measurements in the replay file at path (the
+// driver appends each as soon as it is taken), when that number changed.
+// stop returns once the watching goroutine has ended.
+func watchReplay(path string, base int, progress func(int)) (stop func()) {
+	quit, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(watchInterval)
+		defer t.Stop()
+		last := 0
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+			lines, err := readReplay(path)
+			if err != nil {
+				continue // not created yet
+			}
+			n := 0
+			for _, l := range lines {
+				if l.Phase >= 0 {
+					n++
+				}
+			}
+			if n != last {
+				last = n
+				progress(base + n)
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-ended
+	}
 }
 
 // tailBuffer keeps the last 2 KiB written to it.

@@ -55,6 +55,13 @@ type BuildOptions struct {
 	Log io.Writer
 }
 
+// BuildSteps returns the number of lines a successful Build writes to
+// o.Log, one for each pass: the vector run, the choice of phases, the
+// counted run, each uninstrumented reference run (each followed by its
+// replays), and the replays' summary. A progress line takes it for its
+// total.
+func BuildSteps(o BuildOptions) int { return 4 + max(o.RefRuns, 1) }
+
 // SnapshotError is Build's error when a snapshot failed: the reference run
 // completed and its measurements are in Probe, but no probe is usable.
 type SnapshotError struct {

@@ -3,11 +3,12 @@ package probe
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parscope/parscope/internal/needtool"
 )
 
 func TestMachineCost(t *testing.T) {
@@ -57,15 +58,15 @@ func TestReadCallgrindTotals(t *testing.T) {
 	}
 }
 
-// needValgrind skips a test when valgrind's callgrind is not installed.
+// needValgrind skips a test on a platform without valgrind client
+// requests, and otherwise asks internal/needtool for valgrind: a skip on a
+// developer machine without it, a failure where tools are required.
 func needValgrind(t *testing.T) {
 	t.Helper()
 	if !vgSupported {
 		t.Skip("valgrind client requests are implemented on amd64 only")
 	}
-	if _, err := exec.LookPath("valgrind"); err != nil {
-		t.Skip("valgrind is not installed")
-	}
+	needtool.Path(t, "valgrind", "valgrind")
 }
 
 func TestModelClockNeedsValgrind(t *testing.T) {

@@ -164,6 +164,13 @@ type RunOptions struct {
 	// the probe was built with (same name, version and arguments), such
 	// as a build with other compiler flags.
 	OtherBinary bool
+	// Progress, if set, is told the measurements taken (a phase measured
+	// once, or failed) and how many there will be: the phases times the
+	// rounds when these are fixed (Repeat, or no budget), 0 with a budget,
+	// which decides the rounds as it goes. It is called from another
+	// goroutine, one call at a time, never after Run returns; the Local
+	// backend reports measurements as they are taken, Valgrind does not.
+	Progress func(measured, total int)
 }
 
 // IdentityError is Run's error when the worker is not the one the probe was
@@ -245,6 +252,14 @@ func Run(ctx context.Context, p *Probe, c Command, o RunOptions) (*Prediction, e
 			ro.Units = append(ro.Units, u)
 		}
 		ro.Rounds, ro.Budget, ro.MaxRounds, ro.Spent = 1, cmp.Or(o.Budget, DefaultBudget), cmp.Or(o.MaxRounds, 100), time.Since(start)
+	}
+	if o.Progress != nil {
+		total := 0
+		if ro.Budget == 0 {
+			total = len(phases) * ro.Rounds
+		}
+		o.Progress(0, total)
+		ro.Progress = func(n int) { o.Progress(n, total) }
 	}
 	runs, err := be.Replay(ctx, c, p, phases, ro)
 	if err != nil {

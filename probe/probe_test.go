@@ -274,3 +274,41 @@ func TestReplayCrashAttribution(t *testing.T) {
 		t.Fatalf("%d phases crashed and %d measured of %d", crashed, measured, len(all))
 	}
 }
+
+// TestBuildLogsItsSteps checks that Build writes BuildSteps lines to its
+// log, the total a progress line shows, and that Run reports every
+// measurement of a fixed number of rounds, ending at the total it gave.
+func TestBuildLogsItsSteps(t *testing.T) {
+	var log strings.Builder
+	o := BuildOptions{RefRuns: 2, Repeat: 2, Log: &log}
+	p, err := Build(context.Background(), testWorker(2000), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(log.String(), "\n"), "\n")
+	if len(lines) != BuildSteps(o) || BuildSteps(o) != 6 {
+		t.Fatalf("%d log lines, BuildSteps %d, want 6:\n%s", len(lines), BuildSteps(o), log.String())
+	}
+	kept := 0
+	for i := range p.Manifest.Phases {
+		if p.Kept(i) {
+			kept++
+		}
+	}
+	var calls [][2]int
+	_, err = Run(context.Background(), p, testWorker(2000), RunOptions{Repeat: 3, Progress: func(n, total int) {
+		calls = append(calls, [2]int{n, total})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 3 * kept
+	if len(calls) < 2 || calls[0] != [2]int{0, want} || calls[len(calls)-1] != [2]int{want, want} {
+		t.Fatalf("progress calls %v, want from [0 %d] to [%d %d]", calls, want, want, want)
+	}
+	for i := 1; i < len(calls); i++ {
+		if calls[i][0] < calls[i-1][0] || calls[i][1] != want {
+			t.Fatalf("progress calls %v: not rising to %d", calls, want)
+		}
+	}
+}

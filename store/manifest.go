@@ -28,7 +28,8 @@ const (
 
 const (
 	manifestFile = "manifest.json"
-	indexFile    = "index.parquet"
+	indexName    = "index"
+	indexFile    = indexName + ".parquet"
 )
 
 // Manifest is the JSON document at the root of a .pst directory.
@@ -38,8 +39,14 @@ type Manifest struct {
 	// TimeUnitNS is the unit of every time column: stored value × TimeUnitNS = nanoseconds.
 	TimeUnitNS int64                `json:"time_unit_ns"`
 	Tables     map[string]TableInfo `json:"tables"`
-	Stats      Stats                `json:"stats"`
-	Header     trace.Header         `json:"header"`
+	// Files describes the other Parquet files, by name: the index
+	// ("index") and the dictionaries that exist ("state_names",
+	// "region_names", "event_names", "counter_names", "procs", "comms").
+	// Together with Tables it names every Parquet file of the .pst. A
+	// .pst written before parscope listed them has none.
+	Files  map[string]TableInfo `json:"files,omitempty"`
+	Stats  Stats                `json:"stats"`
+	Header trace.Header         `json:"header"`
 }
 
 // TableInfo describes one table file.
@@ -245,10 +252,15 @@ func readManifest(root *os.Root, dir string) (*Manifest, error) {
 	if m.TimeUnitNS <= 0 {
 		return nil, fmt.Errorf("%s: time_unit_ns must be positive, got %d", filepath.Join(dir, manifestFile), m.TimeUnitNS)
 	}
-	for _, name := range slices.Sorted(maps.Keys(m.Tables)) {
-		if f := m.Tables[name].File; !plainFileName(f) {
-			return nil, fmt.Errorf("%s: tables.%s.file %q: want the plain name of a file inside the .pst (such as %s.parquet), neither . nor .. and with no path separator",
-				filepath.Join(dir, manifestFile), format.Excerpt([]byte(name)), format.Excerpt([]byte(f)), format.Excerpt([]byte(name)))
+	for _, list := range []struct {
+		key   string
+		files map[string]TableInfo
+	}{{"tables", m.Tables}, {"files", m.Files}} {
+		for _, name := range slices.Sorted(maps.Keys(list.files)) {
+			if f := list.files[name].File; !plainFileName(f) {
+				return nil, fmt.Errorf("%s: %s.%s.file %q: want the plain name of a file inside the .pst (such as %s.parquet), neither . nor .. and with no path separator",
+					filepath.Join(dir, manifestFile), list.key, format.Excerpt([]byte(name)), format.Excerpt([]byte(f)), format.Excerpt([]byte(name)))
+			}
 		}
 	}
 	return &m, nil
@@ -307,33 +319,35 @@ type commRow struct {
 	Members string `parquet:"members"`
 }
 
-func writeDicts(dir string, h *trace.Header) error {
-	if err := writeDict(dir, "state_names", h.States, func(s *trace.StateDef) stateNameRow {
+// writeDicts writes the dictionaries of h that are not empty into dir and
+// describes each in files.
+func writeDicts(dir string, h *trace.Header, files map[string]TableInfo) error {
+	if err := writeDict(dir, "state_names", h.States, files, func(s *trace.StateDef) stateNameRow {
 		return stateNameRow{s.ID, s.Name, s.Description, s.File, s.Line}
 	}); err != nil {
 		return err
 	}
-	if err := writeDict(dir, "region_names", h.Regions, func(r *trace.RegionDef) regionNameRow {
+	if err := writeDict(dir, "region_names", h.Regions, files, func(r *trace.RegionDef) regionNameRow {
 		return regionNameRow{r.ID, r.Kind.String(), r.Label, r.Function, r.File, r.Line, r.EndLine, r.Parent}
 	}); err != nil {
 		return err
 	}
-	if err := writeDict(dir, "event_names", h.Events, func(e *trace.EventDef) nameRow {
+	if err := writeDict(dir, "event_names", h.Events, files, func(e *trace.EventDef) nameRow {
 		return nameRow{ID: e.ID, Name: e.Name}
 	}); err != nil {
 		return err
 	}
-	if err := writeDict(dir, "counter_names", h.Counters, func(c *trace.CounterDef) nameRow {
+	if err := writeDict(dir, "counter_names", h.Counters, files, func(c *trace.CounterDef) nameRow {
 		return nameRow{c.ID, c.Name, c.Unit}
 	}); err != nil {
 		return err
 	}
-	if err := writeDict(dir, "procs", h.Procs, func(p *trace.ProcInfo) procRow {
+	if err := writeDict(dir, "procs", h.Procs, files, func(p *trace.ProcInfo) procRow {
 		return procRow{p.Run, p.Proc, p.Name}
 	}); err != nil {
 		return err
 	}
-	return writeDict(dir, "comms", h.Comms, func(c *trace.CommDef) commRow {
+	return writeDict(dir, "comms", h.Comms, files, func(c *trace.CommDef) commRow {
 		ms := make([]string, len(c.Members))
 		for j, m := range c.Members {
 			ms[j] = fmt.Sprint(m)
@@ -342,9 +356,9 @@ func writeDicts(dir string, h *trace.Header) error {
 	})
 }
 
-// writeDict writes the rows row makes of defs as dir/name.parquet, or
-// nothing when there are no defs.
-func writeDict[D, R any](dir, name string, defs []D, row func(*D) R) error {
+// writeDict writes the rows row makes of defs as dir/name.parquet and
+// describes it in files[name], or does nothing when there are no defs.
+func writeDict[D, R any](dir, name string, defs []D, files map[string]TableInfo, row func(*D) R) error {
 	if len(defs) == 0 {
 		return nil
 	}
@@ -352,7 +366,31 @@ func writeDict[D, R any](dir, name string, defs []D, row func(*D) R) error {
 	for i := range defs {
 		rows[i] = row(&defs[i])
 	}
-	return parquet.WriteFile(filepath.Join(dir, name+".parquet"), rows)
+	if err := parquet.WriteFile(filepath.Join(dir, name+".parquet"), rows); err != nil {
+		return err
+	}
+	return describeFile(dir, name, files)
+}
+
+// describeFile sets files[name] to what dir/name.parquet holds: its rows,
+// row groups and size.
+func describeFile(dir, name string, files map[string]TableInfo) error {
+	file := name + ".parquet"
+	f, err := os.Open(filepath.Join(dir, file))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	files[name] = TableInfo{File: file, Rows: pf.NumRows(), RowGroups: len(pf.RowGroups()), Bytes: st.Size()}
+	return nil
 }
 
 // readRegular reads the file name inside root (the .pst at dir), refusing

@@ -544,3 +544,69 @@ func TestIndexCompressed(t *testing.T) {
 		t.Fatalf("process %d: %d records, %v; want 64", procs-1, len(got), err)
 	}
 }
+
+// TestManifestNamesEveryFile checks that the manifest names every Parquet
+// file of a .pst, the record tables under tables and the index and the
+// dictionaries under files, each with the rows the file holds.
+func TestManifestNamesEveryFile(t *testing.T) {
+	m, streams := randomTrace(3, 1, 3, 40, 1)
+	h := m.H
+	h.Runs = []trace.RunInfo{{ID: 0, Procs: 3}}
+	h.States = []trace.StateDef{{ID: 1, Name: "a"}, {ID: 2, Name: "b"}}
+	h.Regions = []trace.RegionDef{{ID: 0, Label: "r0", Parent: -1}, {ID: 1, Label: "r1", Parent: 0}}
+	h.Events = []trace.EventDef{{ID: 0, Name: "e"}}
+	h.Counters = []trace.CounterDef{{ID: 1, Name: "flops", Unit: "1"}}
+	h.Procs = []trace.ProcInfo{{Run: 0, Proc: 0, Name: "rank 0"}, {Run: 0, Proc: 1, Name: "rank 1"}, {Run: 0, Proc: 2, Name: "rank 2"}}
+	h.Comms = []trace.CommDef{{ID: 0, Name: "world", Members: []int32{0, 1, 2}}, {ID: 1, Name: "pair", Members: []int32{0, 1}}}
+	dir := filepath.Join(t.TempDir(), "t.pst")
+	writeStore(t, dir, Options{}, h, slices.Concat(streams...))
+	man, err := ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"state_names": 2, "region_names": 2, "event_names": 1, "counter_names": 1, "procs": 3, "comms": 2}
+	named := map[string]TableInfo{}
+	for _, list := range []map[string]TableInfo{man.Tables, man.Files} {
+		for name, ti := range list {
+			if ti.File != name+".parquet" || ti.RowGroups < 1 || ti.Bytes <= 0 {
+				t.Errorf("%s: %+v", name, ti)
+			}
+			named[ti.File] = ti
+		}
+	}
+	for name, rows := range want {
+		if got := man.Files[name].Rows; got != rows {
+			t.Errorf("files.%s: %d rows, want %d", name, got, rows)
+		}
+	}
+	if len(man.Files) != len(want)+1 || man.Files["index"].Rows == 0 {
+		t.Errorf("files %v: want the index and %d dictionaries", man.Files, len(want))
+	}
+	onDisk, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(onDisk) != len(named) || len(man.Tables) != 7 {
+		t.Errorf("%d Parquet files, the manifest names %d (%d record tables, want 7)", len(onDisk), len(named), len(man.Tables))
+	}
+	for _, p := range onDisk {
+		ti, ok := named[filepath.Base(p)]
+		if !ok {
+			t.Errorf("the manifest does not name %s", filepath.Base(p))
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := f.Stat()
+		pf, err := parquet.OpenFile(f, st.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pf.NumRows() != ti.Rows || len(pf.RowGroups()) != ti.RowGroups || st.Size() != ti.Bytes {
+			t.Errorf("%s holds %d rows in %d groups, %d bytes; the manifest says %+v", ti.File, pf.NumRows(), len(pf.RowGroups()), st.Size(), ti)
+		}
+		f.Close()
+	}
+}

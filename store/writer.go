@@ -184,7 +184,7 @@ func (w *Writer) finish() error {
 	if w.header.Meta.ClockResolution <= 0 {
 		w.header.Meta.ClockResolution = w.unit
 	}
-	m := Manifest{Format: FormatName, Version: FormatVersion, TimeUnitNS: w.unit, Tables: map[string]TableInfo{}}
+	m := Manifest{Format: FormatName, Version: FormatVersion, TimeUnitNS: w.unit, Tables: map[string]TableInfo{}, Files: map[string]TableInfo{}}
 	var index []indexRow
 	for t, s := range w.sinks {
 		if s == nil {
@@ -211,12 +211,15 @@ func (w *Writer) finish() error {
 	if err := writeIndex(filepath.Join(w.tmp, indexFile), index); err != nil {
 		return err
 	}
+	if err := describeFile(w.tmp, indexName, m.Files); err != nil {
+		return err
+	}
 	w.stats.finishRuns(&w.header)
 	w.header.SortDicts()
 	if err := w.header.Validate(); err != nil {
 		return err
 	}
-	if err := writeDicts(w.tmp, &w.header); err != nil {
+	if err := writeDicts(w.tmp, &w.header, m.Files); err != nil {
 		return err
 	}
 	m.Header = w.header

@@ -44,7 +44,7 @@ func (p *Params) Options(run int32) (Options, error) {
 	if p.MaxSide < 0 {
 		return Options{}, fmt.Errorf("max_side %d: must not be negative", p.MaxSide)
 	}
-	return Options{Run: run, Decompose: alg, NoCollectives: p.NoCollectives, UnknownCommAsWorld: p.UnknownCommAsWorld, WorkingSets: !p.NoWorkingSets}, nil
+	return Options{Selection: Selection{Run: run, Decompose: alg, NoCollectives: p.NoCollectives, UnknownCommAsWorld: p.UnknownCommAsWorld}, WorkingSets: !p.NoWorkingSets}, nil
 }
 
 // Report is the comm analysis' result: the communication per code

@@ -25,19 +25,26 @@ import (
 	"github.com/parscope/parscope/trace"
 )
 
-// Options select what an Accumulator computes.
-type Options struct {
+// Selection is what an analysis takes of a trace's communication: the
+// run, and how its collectives count. The communication analysis and the
+// optical circuit switch simulation (package ocs) take the same.
+type Selection struct {
 	// Run is the run of the ensemble to analyse; records of other runs are ignored.
 	Run int32
 	// Decompose is the algorithm collectives are decomposed with.
 	Decompose trace.Decomposition
-	// NoCollectives leaves collectives out of the matrices.
+	// NoCollectives leaves collectives out.
 	NoCollectives bool
 	// UnknownCommAsWorld decomposes the collectives of a communicator
 	// whose members the trace does not give (trace.CommDef.Unknown) over
 	// every process of the run, for a user who knows it is the world;
 	// otherwise they are counted in Problems.UnknownComm and left out.
 	UnknownCommAsWorld bool
+}
+
+// Options select what an Accumulator computes.
+type Options struct {
+	Selection
 	// NoMatch skips checking the receive side (faster; Problems then
 	// reports no unmatched messages).
 	NoMatch bool

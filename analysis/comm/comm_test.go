@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -117,14 +118,14 @@ func TestHandMadeMatrices(t *testing.T) {
 			{"LOOP_A", false, map[string]string{"0>1": "108/2", "1>2": "16/2", "2>0": "8/1"}},
 		}},
 	} {
-		res := analyze(t, m, Options{Decompose: tc.alg, WorkingSets: true})
+		res := analyze(t, m, Options{Selection: Selection{Decompose: tc.alg}, WorkingSets: true})
 		for _, w := range tc.wants {
 			ids := res.Find(w.node)
 			if len(ids) != 1 {
 				t.Fatalf("%s: Find(%q) = %v", tc.alg, w.node, ids)
 			}
 			got := cells(res.Nodes[ids[0]].Matrix(w.aggregate))
-			if !equalMaps(got, w.cells) {
+			if !maps.Equal(got, w.cells) {
 				t.Errorf("%s %s aggregate=%v: cells %v, want %v", tc.alg, w.node, w.aggregate, got, w.cells)
 			}
 		}
@@ -190,22 +191,10 @@ func TestHandMadeMatrices(t *testing.T) {
 		t.Error("Select of a missing node: no error")
 	}
 	// Without collectives, without matching.
-	res = analyze(t, m, Options{NoCollectives: true, NoMatch: true})
-	if got := cells(res.Nodes[1].own); !equalMaps(got, map[string]string{"0>1": "100/1"}) || res.Problems.UnmatchedSends != 0 || res.Decomposition != "" {
+	res = analyze(t, m, Options{Selection: Selection{NoCollectives: true}, NoMatch: true})
+	if got := cells(res.Nodes[1].own); !maps.Equal(got, map[string]string{"0>1": "100/1"}) || res.Problems.UnmatchedSends != 0 || res.Decomposition != "" {
 		t.Errorf("no collectives: %v %+v", got, res.Problems)
 	}
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // mergePerProcess builds one accumulator per process of m (2, 0, then 1),
@@ -256,7 +245,7 @@ func TestMerge(t *testing.T) {
 		}
 		return out
 	}
-	if !equalMaps(byPath(got), byPath(want)) || got.Matched != want.Matched ||
+	if !maps.Equal(byPath(got), byPath(want)) || got.Matched != want.Matched ||
 		got.Problems.UnmatchedSends != want.Problems.UnmatchedSends || got.Problems.UnmatchedRecvs != want.Problems.UnmatchedRecvs {
 		t.Errorf("merged\n%v\nwant\n%v", byPath(got), byPath(want))
 	}
@@ -312,7 +301,7 @@ func TestBadInput(t *testing.T) {
 	if err := a.Add(&bad); err == nil {
 		t.Error("process outside the run: no error")
 	}
-	if _, err := New(&m.H, Options{Run: 4}); err == nil {
+	if _, err := New(&m.H, Options{Selection: Selection{Run: 4}}); err == nil {
 		t.Error("missing run: no error")
 	}
 	big := trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: MaxProcs + 1}}}
@@ -392,7 +381,7 @@ func TestRingExample(t *testing.T) {
 	// LOOP_100 alone: 8 linear allreduces of 8 bytes (in to 0, out from 0).
 	lp := res.Nodes[loop[0]]
 	wantLoop := map[string]string{"1>0": "64/8", "2>0": "64/8", "3>0": "64/8", "0>1": "64/8", "0>2": "64/8", "0>3": "64/8"}
-	if got := cells(lp.own); !equalMaps(got, wantLoop) {
+	if got := cells(lp.own); !maps.Equal(got, wantLoop) {
 		t.Errorf("LOOP_100 own %v", got)
 	}
 	if in.Own.Degree != 2 || lp.Aggregate.Degree != 3 || !slices.Equal(lp.Aggregate.Degrees, []int{3, 2, 3, 2}) {
@@ -408,7 +397,7 @@ func TestRingExample(t *testing.T) {
 	}
 	// The whole result, per decomposition, against a golden file.
 	for _, alg := range []trace.Decomposition{trace.Linear, trace.BinomialTree, trace.Ring} {
-		res := analyze(t, &m, Options{Decompose: alg, WorkingSets: true})
+		res := analyze(t, &m, Options{Selection: Selection{Decompose: alg}, WorkingSets: true})
 		own := map[string]map[string]string{}
 		for i := range res.Nodes {
 			own[res.Nodes[i].Name] = cells(res.Nodes[i].own)

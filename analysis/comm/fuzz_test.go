@@ -46,7 +46,7 @@ func FuzzAccumulator(f *testing.F) {
 			}
 		}
 		for _, alg := range []trace.Decomposition{trace.Linear, trace.BinomialTree, trace.Ring} {
-			res, err := Analyze(context.Background(), &m.H, m.Reader(), Options{Decompose: alg, WorkingSets: true})
+			res, err := Analyze(context.Background(), &m.H, m.Reader(), Options{Selection: Selection{Decompose: alg}, WorkingSets: true})
 			if err != nil {
 				continue // a record of process 3: reported as an error
 			}

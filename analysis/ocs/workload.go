@@ -11,20 +11,10 @@ import (
 	"github.com/parscope/parscope/trace"
 )
 
-// Options select what a Builder takes from a trace.
-type Options struct {
-	// Run is the run of the ensemble; records of other runs are ignored.
-	Run int32
-	// Decompose is the algorithm collectives are decomposed with.
-	Decompose trace.Decomposition
-	// NoCollectives leaves collectives out (their time stays as compute).
-	NoCollectives bool
-	// UnknownCommAsWorld decomposes the collectives of a communicator
-	// whose members the trace does not give (trace.CommDef.Unknown) over
-	// every process of the run, as comm.Options.UnknownCommAsWorld does;
-	// otherwise they are counted in Problems.UnknownComm and left out.
-	UnknownCommAsWorld bool
-}
+// Options select what a Builder takes from a trace, as for the
+// communication analysis; with NoCollectives, the collectives' time stays
+// as compute.
+type Options = comm.Selection
 
 // Problems counts what the trace got wrong. Nothing is dropped silently.
 type Problems struct {
@@ -144,8 +134,7 @@ func NewBuilder(h *trace.Header, opts Options) (*Builder, error) {
 // newBuilder is NewBuilder, its errors without the package's name (the
 // engine names the analysis).
 func newBuilder(h *trace.Header, opts Options) (*Builder, error) {
-	acc, err := comm.New(h, comm.Options{Run: opts.Run, Decompose: opts.Decompose, NoCollectives: opts.NoCollectives, NoMatch: true,
-		UnknownCommAsWorld: opts.UnknownCommAsWorld})
+	acc, err := comm.New(h, comm.Options{Selection: opts, NoMatch: true})
 	if err != nil {
 		return nil, err
 	}

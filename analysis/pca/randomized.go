@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/internal/human"
 )
 
 // Memory bounds. The exact method holds a few P×P matrices (the lazy cross
@@ -63,19 +64,9 @@ func checkExact(p int) error {
 	return nil
 }
 
-// humanBytes formats a byte count in B, KiB, MiB, GiB, TiB or PiB.
-func humanBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	i := 0
-	for b >= 1024 && i < len(units)-1 {
-		b /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%.0f B", b)
-	}
-	return fmt.Sprintf("%.1f %s", b, units[i])
-}
+// humanBytes formats a memory estimate in bytes (a float, so that it
+// cannot overflow) as human.Bytes does; beyond 4 EiB it says 4 EiB.
+func humanBytes(b float64) string { return human.Bytes(int64(min(b, 1<<62))) }
 
 // Pass streams the state rows of the whole input, in the same order every
 // time it is called, to fn.

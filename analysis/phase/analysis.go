@@ -47,6 +47,9 @@ type Params struct {
 	VLI bool `json:"vli" flag:"vli" help:"weigh intervals by their instruction count (SimPoint -fixedLength off)"`
 	// Procs selects the processes analysed (empty: all).
 	Procs []int32 `json:"procs,omitempty" flag:"procs" help:"only these processes (e.g. 4,5 or 0-15)"`
+	// Progress, when not nil, is Options.Progress: how far the analysis
+	// has got, for a progress line. It is not an option of the result.
+	Progress ProgressFunc `json:"-"`
 }
 
 // DefaultParams returns the defaults: the default mode with SimPoint's
@@ -67,6 +70,7 @@ func (p *Params) Options() (Options, error) {
 	o.MaxK, o.SeedKMeans, o.SeedProj, o.NumInitSeeds = p.MaxK, p.Seed, p.SeedProj, p.InitSeeds
 	o.Iters, o.BICThreshold, o.CoveragePct, o.VariableLength = p.Iters, p.BICThreshold, p.Coverage, p.VLI
 	o.MinPhaseSize = p.MinPhaseSize
+	o.Progress = p.Progress
 	if p.K != "" {
 		ks, err := ParseKList(p.K)
 		if err != nil {
@@ -140,6 +144,8 @@ type Accumulator struct {
 	last    *stream  // the stream of the previous record
 	seen    []uint32 // duplicate detection, see Accumulator.check
 	stamp   uint32
+	read    int64 // the BBV records read, for Options.Progress
+	total   int64 // the trace's BBV records (the most read can reach)
 }
 
 // New returns the accumulator of the phases analysis of t with the
@@ -150,6 +156,9 @@ func New(t *eng.Trace, p *Params) (*Accumulator, error) {
 		return nil, err
 	}
 	a := &Accumulator{name: t.Name, opts: o, streams: map[streamKey]*stream{}}
+	if t.Stats != nil {
+		a.total = t.Stats.BBVIntervals
+	}
 	if o.Dim != NoProject {
 		// A broken seed is reported by Result, after the input's errors.
 		a.m, _ = newMatrix(&o)
@@ -167,7 +176,13 @@ func New(t *eng.Trace, p *Params) (*Accumulator, error) {
 func (a *Accumulator) Add(batch []trace.Record) error {
 	for i := range batch {
 		r := &batch[i]
-		if r.Kind == trace.KindBBV && (a.procs == nil || a.procs[r.Proc]) {
+		if r.Kind != trace.KindBBV {
+			continue
+		}
+		if a.read++; a.read%256 == 0 {
+			a.opts.Progress.report(StageReading, a.read, a.total)
+		}
+		if a.procs == nil || a.procs[r.Proc] {
 			if err := a.add(r); err != nil {
 				return err
 			}

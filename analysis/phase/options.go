@@ -190,6 +190,30 @@ type Options struct {
 	// 1 turns the guard off; 0 means DefaultMinPhaseSize. Compat mode
 	// ignores it, as SimPoint has no such guard.
 	MinPhaseSize int
+	// Progress, when not nil, is told how far the work has got, for a
+	// progress line; it never changes the result. See ProgressFunc.
+	Progress ProgressFunc
+}
+
+// ProgressFunc receives the progress of the phase engine: while the
+// intervals are read, StageReading with the intervals read and the most
+// there can be (0 when not known); then StageClustering with the k-means
+// trials done and the most the k search can run (it may stop before).
+// Calls come one at a time, every few hundred intervals or after each
+// trial.
+type ProgressFunc func(stage string, done, total int64)
+
+// The stages a ProgressFunc is told of.
+const (
+	StageReading    = "reading intervals"
+	StageClustering = "k-means trials"
+)
+
+// report calls f if it is not nil.
+func (f ProgressFunc) report(stage string, done, total int64) {
+	if f != nil {
+		f(stage, done, total)
+	}
 }
 
 // DefaultOptions returns SimPoint 3.2's defaults: Compat mode, -maxK 30,

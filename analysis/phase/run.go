@@ -63,6 +63,7 @@ type engine struct {
 	workers int
 	runs    []*evaluation
 	maxRuns int
+	trials  int64 // k-means trials ended, for Options.Progress
 }
 
 // evaluation is the clustering of one k: all its trials and the best.
@@ -196,6 +197,8 @@ func (e *engine) evaluate(ctx context.Context, ks []int) error {
 		if err != nil {
 			return err
 		}
+		e.trials++
+		e.opts.Progress.report(StageClustering, e.trials, int64(e.maxRuns)*int64(nt))
 		next := &scanned[tasks[i].ev]
 		for *next < len(ev.trials) && ev.trials[*next] != nil {
 			if *next > 0 {

@@ -26,12 +26,12 @@ func RunFile(ctx context.Context, path string, popts bbv.ParseOptions, opts Opti
 	p, err := newProjector(&opts)
 	if err != nil {
 		// Run reports the input's errors before the seed's.
-		if _, rerr := scanChecked(ctx, path, popts, nil); rerr != nil {
+		if _, rerr := scanChecked(ctx, path, popts, nil, opts.Progress); rerr != nil {
 			return nil, rerr
 		}
 		return nil, err
 	}
-	if _, err := scanChecked(ctx, path, popts, p); err != nil {
+	if _, err := scanChecked(ctx, path, popts, p, opts.Progress); err != nil {
 		return nil, err
 	}
 	ds := p.dataset(opts.VariableLength)
@@ -39,10 +39,11 @@ func RunFile(ctx context.Context, path string, popts bbv.ParseOptions, opts Opti
 }
 
 // scanChecked reads the file at path, checks each interval as load does
-// and hands it to p (when not nil). Its error is the one Run on the parsed
-// file would give: the parser's first, then the first interval's that
-// does not check, then having no intervals.
-func scanChecked(ctx context.Context, path string, popts bbv.ParseOptions, p *projector) (int, error) {
+// and hands it to p (when not nil), telling progress how many it has read.
+// Its error is the one Run on the parsed file would give: the parser's
+// first, then the first interval's that does not check, then having no
+// intervals.
+func scanChecked(ctx context.Context, path string, popts bbv.ParseOptions, p *projector, progress ProgressFunc) (int, error) {
 	n := 0
 	var bad error
 	maxDim := popts.MaxDim
@@ -54,6 +55,7 @@ func scanChecked(ctx context.Context, path string, popts bbv.ParseOptions, p *pr
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			progress.report(StageReading, int64(n), 0)
 		}
 		n++
 		if bad != nil {

@@ -187,16 +187,9 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime-regions: %v", err)
 	}
-	of := p.Of
-	switch of {
-	case "":
-		of = "states"
-		if t.Count(trace.KindEnter) > 0 {
-			of = "regions"
-		}
-	case "regions", "states":
-	default:
-		return nil, fmt.Errorf("of %q: want regions or states", p.Of)
+	of, err := engine.ResolveOf(t, p.Of)
+	if err != nil {
+		return nil, err
 	}
 	a := &Accumulator{t: t, of: of, runtime: map[int32]bool{}, names: map[int32]string{}, collIDs: map[int32]bool{},
 		initIDs: map[int32]bool{}, finIDs: map[int32]bool{}}

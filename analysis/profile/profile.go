@@ -286,16 +286,9 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 	if p.Top < 0 || p.MaxNodes < 0 {
 		return nil, fmt.Errorf("top %d, max-nodes %d: want 0 or more", p.Top, p.MaxNodes)
 	}
-	of := p.Of
-	switch of {
-	case "":
-		of = "states"
-		if t.Count(trace.KindEnter) > 0 {
-			of = "regions"
-		}
-	case "regions", "states":
-	default:
-		return nil, fmt.Errorf("of %q: want regions or states", p.Of)
+	of, err := engine.ResolveOf(t, p.Of)
+	if err != nil {
+		return nil, err
 	}
 	a := &Accumulator{t: t, p: p, of: of, names: map[int32]string{}}
 	a.runs.New = newRun

@@ -100,8 +100,8 @@ func buildReport(ctx context.Context, s *store.Store, opts report.Options) (*rep
 	var last string
 	var began time.Time
 	opts.Progress = func(step string, done, total int) {
-		if last != "" && progress.CurrentLevel() >= progress.Verbose {
-			bar.Notef(os.Stderr, "%s: %s took %s\n", name, last, human.Duration(time.Since(began)))
+		if last != "" {
+			progress.Detailf(os.Stderr, "%s: %s took %s\n", name, last, human.Duration(time.Since(began)))
 		}
 		last, began = step, time.Now()
 		bar.SetTotal(int64(total))

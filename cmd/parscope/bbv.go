@@ -129,6 +129,9 @@ import succeeds; an existing OUT is replaced only with --force.`,
 			}
 			progress.Notef(cmd.ErrOrStderr(), "bbv: %d process(es) with basic block vectors of %s instructions in %s (%d without a complete interval left out) in %s\n",
 				len(files), human.Count(interval), out, skipped, time.Since(start).Round(time.Millisecond))
+			if skipped > 0 {
+				progress.Warnf(cmd.ErrOrStderr(), "bbv: %d process(es) ran less than one interval (%s instructions): they have no vector and are left out", skipped, human.Count(interval))
+			}
 			return nil
 		},
 	}

@@ -112,7 +112,6 @@ func init() {
 		treeOnly   bool
 		aggregate  bool
 		runs       string
-		run        int32
 		plotPath   string
 		scale      string
 		counts     bool
@@ -158,11 +157,9 @@ trace is untrusted input); without it no source file is read.`,
   parscope comm --json ring.pst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("run") {
-				if runs != "" {
-					return usagef("--run and --runs exclude each other")
-				}
-				runs = strconv.Itoa(int(run))
+			runs, err := withDeprecatedRun(cmd, runs)
+			if err != nil {
+				return err
 			}
 			if _, err := params.Options(0); err != nil {
 				return usagef("--%v", err)
@@ -249,8 +246,7 @@ trace is untrusted input); without it no source file is read.`,
 	fl.BoolVar(&aggregate, "aggregate", false, "count each structure with everything nested in it")
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	addProcFlags(cmd, comm.Name)
-	fl.Int32Var(&run, "run", 0, "the run to analyse")
-	fl.MarkDeprecated("run", "use --runs")
+	addDeprecatedRun(cmd, "the run to analyse")
 	fileOutputFlag(fl, &plotPath, "plot", "", "", "draw the heat map(s) of the first run analysed to this .png or .svg")
 	forceFlag(fl, &force)
 	fl.StringVar(&scale, "scale", "log", "heat-map scale: log or linear")

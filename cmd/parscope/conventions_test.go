@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -144,13 +143,13 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("completion %s: the script does not call parscope __complete", shell)
 		}
 	}
-	if sh, err := exec.LookPath("bash"); err == nil {
-		c := exec.Command(sh, "-n")
+	t.Run("bash -n", func(t *testing.T) {
+		c := exec.Command(needtool.Path(t, "bash", "bash"), "-n")
 		c.Stdin = strings.NewReader(mustRun(t, "completion", "bash"))
 		if out, err := c.CombinedOutput(); err != nil {
 			t.Errorf("bash -n on the bash completion: %v\n%s", err, out)
 		}
-	}
+	})
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	var walk func(c *cobra.Command)
@@ -236,31 +235,5 @@ func TestQuietVerboseAndPipes(t *testing.T) {
 	}
 	if _, stderr, _ = run(t, "analyze", "-o", out, pst); stderr != "" {
 		t.Fatalf("analyze in a pipe wrote %q to stderr", stderr)
-	}
-}
-
-// TestProgressOnATerminal runs analyze with stderr on a pseudo-terminal
-// (script from bsdutils) and checks that the progress line is drawn
-// and cleared.
-func TestProgressOnATerminal(t *testing.T) {
-	script := needtool.Path(t, "bsdutils", "script")
-	dir := t.TempDir()
-	out := filepath.Join(dir, "report")
-	cmdline := fmt.Sprintf("%s analyze --dict %s -o %s %s", bin, filepath.Join(examples, "amoeba_blocks.txt"), out, filepath.Join(examples, "amoeba.srt"))
-	typescript, err := exec.Command(script, "-q", "-e", "-c", cmdline, "/dev/null").Output()
-	if err != nil {
-		t.Fatalf("script: %v", err)
-	}
-	s := string(typescript)
-	if !strings.Contains(s, "\ranalysing amoeba.srt: overview") || !strings.Contains(s, "\r\x1b[K") {
-		t.Fatalf("no progress line drawn and cleared on a terminal:\n%q", s)
-	}
-	// The line is cleared before the results are printed.
-	last := strings.LastIndex(s, "\r\x1b[K")
-	if i := strings.Index(s, "trace"); i < last {
-		t.Fatalf("results printed before the progress line was cleared:\n%q", s)
-	}
-	if _, _, code := run(t, "-q", "version"); code != 0 {
-		t.Fatal("version -q failed")
 	}
 }

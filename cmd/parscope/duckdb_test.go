@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/internal/needtool"
+	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
@@ -21,7 +23,8 @@ import (
 const envDuckDBNode = "PARSCOPE_DUCKDB_NODE"
 
 // writeEveryKind writes a .pst with records of every kind (and so every
-// table), at microsecond resolution, and returns the messages it sent.
+// record table) and every dictionary (process names and communicators
+// too), at microsecond resolution, and returns the messages it sent.
 func writeEveryKind(t *testing.T, path string) map[[2]int32]int64 {
 	t.Helper()
 	h := &trace.Header{}
@@ -32,6 +35,8 @@ func writeEveryKind(t *testing.T, path string) map[[2]int32]int64 {
 	h.Regions = []trace.RegionDef{{ID: 1, Label: "loop 10", Parent: -1}}
 	h.Events = []trace.EventDef{{ID: 1, Name: "tick"}}
 	h.Counters = []trace.CounterDef{{ID: 1, Name: "flops", Unit: "1"}}
+	h.Procs = []trace.ProcInfo{{Run: 0, Proc: 0, Name: "rank 0"}, {Run: 0, Proc: 1, Name: "rank 1"}, {Run: 0, Proc: 2, Name: "rank 2"}}
+	h.Comms = []trace.CommDef{{ID: 0, Name: "MPI_COMM_WORLD", Members: []int32{0, 1, 2}}, {ID: 1, Name: "even", Members: []int32{0, 2}}}
 	var recs []trace.Record
 	sent := map[[2]int32]int64{}
 	for p := range int32(3) {
@@ -55,10 +60,14 @@ func writeEveryKind(t *testing.T, path string) map[[2]int32]int64 {
 	return sent
 }
 
-// TestPstOpensInDuckDB opens a .pst holding every table with DuckDB, as
-// docs/format.md shows (scripts/pst-duckdb.cjs runs its queries), and
-// checks the row count of every table against parscope info --json and the
-// queries' results against the records written.
+// TestPstOpensInDuckDB opens a .pst holding every table and every
+// dictionary with DuckDB, as docs/format.md shows: scripts/pst-duckdb.cjs
+// counts the rows of every Parquet file the manifest names and runs the
+// SQL statements of the page, read from it. The test checks that the
+// manifest names every Parquet file of the directory (so that a new table
+// cannot go unchecked), each count against what parscope info --json
+// reports for that table, and the statements' results against the records
+// written.
 func TestPstOpensInDuckDB(t *testing.T) {
 	node := needtool.Path(t, "nodejs", "node")
 	mods := os.Getenv(envDuckDBNode)
@@ -73,13 +82,22 @@ func TestPstOpensInDuckDB(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRun(t, "info", "--json", pst)), &info); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"states", "regions", "messages", "collectives", "events", "counters", "bbv"} {
-		if info.Tables[table].Rows == 0 {
-			t.Fatalf("the generated trace has no %s table: %+v", table, info.Tables)
+	// What info reports for each table, record tables and the others.
+	reported := map[string]int64{}
+	for _, list := range []map[string]store.TableInfo{info.Tables, info.Files} {
+		for name, ti := range list {
+			reported[name] = ti.Rows
+		}
+	}
+	// Every table and every dictionary is there, and holds rows.
+	for _, name := range []string{"states", "regions", "messages", "collectives", "events", "counters", "bbv",
+		"index", "state_names", "region_names", "event_names", "counter_names", "procs", "comms"} {
+		if reported[name] == 0 {
+			t.Errorf("parscope info reports no rows of %s: %v", name, reported)
 		}
 	}
 
-	cmd := exec.Command(node, "../../scripts/pst-duckdb.cjs", pst)
+	cmd := exec.Command(node, "../../scripts/pst-duckdb.cjs", pst, "../../docs/format.md")
 	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(mods, "node_modules"))
 	out, err := cmd.Output()
 	if err != nil {
@@ -89,51 +107,76 @@ func TestPstOpensInDuckDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		DuckDB string           `json:"duckdb"`
-		Rows   map[string]int64 `json:"rows"`
-		States []struct {
-			Run, Proc int32
-			Seconds   float64
-			Name      string
-		} `json:"states"`
-		Pairs []map[string]any `json:"pairs"`
+		DuckDB  string           `json:"duckdb"`
+		Rows    map[string]int64 `json:"rows"`
+		Parquet []string         `json:"parquet"`
+		Queries []struct {
+			Comment string            `json:"comment"`
+			Rows    []json.RawMessage `json:"rows"`
+		} `json:"queries"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("pst-duckdb.cjs printed %q: %v", out, err)
 	}
 	t.Logf("DuckDB %s", got.DuckDB)
-	for _, ti := range info.Tables {
-		if got.Rows[ti.File] != ti.Rows {
-			t.Errorf("%s: DuckDB counts %d rows, parscope info says %d", ti.File, got.Rows[ti.File], ti.Rows)
+	// The manifest names every Parquet file of the directory.
+	var named []string
+	for _, list := range []map[string]store.TableInfo{info.Tables, info.Files} {
+		for _, ti := range list {
+			named = append(named, ti.File)
 		}
 	}
-	// The dictionaries and the index open too.
-	for _, f := range []string{"index.parquet", "state_names.parquet", "region_names.parquet", "event_names.parquet", "counter_names.parquet"} {
-		if got.Rows[f] == 0 {
-			t.Errorf("DuckDB read no row of %s (files read: %v)", f, got.Rows)
-		}
+	slices.Sort(named)
+	if !slices.Equal(named, got.Parquet) {
+		t.Errorf("the manifest names %v; the .pst holds %v", named, got.Parquet)
+	}
+	// DuckDB counts, for every table, the rows info reports.
+	if !maps.Equal(got.Rows, reported) {
+		t.Errorf("DuckDB counts %v rows; parscope info reports %v", got.Rows, reported)
 	}
 
-	// First query: every state entry, in seconds, with its name.
-	if len(got.States) != 9 {
-		t.Fatalf("states query: %d rows, want 9", len(got.States))
+	// The statements of docs/format.md, in its order.
+	if len(got.Queries) != 2 || got.Queries[0].Comment != "time in seconds and state names" || got.Queries[1].Comment != "bytes between each pair of processes" {
+		t.Fatalf("docs/format.md's statements: %d, want the two the test checks (states, pairs)", len(got.Queries))
 	}
-	first := got.States[0]
-	if first.Run != 0 || first.Proc != 0 || first.Seconds != 0 || first.Name != "compute" {
+	// First: every state entry, in seconds, with its name.
+	var states []struct {
+		Run, Proc int32
+		Seconds   float64
+		Name      string
+	}
+	for _, r := range got.Queries[0].Rows {
+		var s struct {
+			Run, Proc int32
+			Seconds   float64
+			Name      string
+		}
+		if err := json.Unmarshal(r, &s); err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, s)
+	}
+	if len(states) != 9 {
+		t.Fatalf("states query: %d rows, want 9", len(states))
+	}
+	if first := states[0]; first.Run != 0 || first.Proc != 0 || first.Seconds != 0 || first.Name != "compute" {
 		t.Errorf("states query, first row %+v", first)
 	}
-	last := got.States[8]
-	if last.Proc != 2 || last.Seconds != 11e-6 || last.Name != "compute" {
+	if last := states[8]; last.Proc != 2 || last.Seconds != 11e-6 || last.Name != "compute" {
 		t.Errorf("states query, last row %+v, want proc 2 at 1.1e-05 s in compute", last)
 	}
-	// Second query: bytes sent between each pair.
-	if len(got.Pairs) != len(sent) {
-		t.Fatalf("pairs query: %v, want %d pairs", got.Pairs, len(sent))
+	// Second: bytes sent between each pair.
+	if len(got.Queries[1].Rows) != len(sent) {
+		t.Fatalf("pairs query: %s, want %d pairs", got.Queries[1].Rows, len(sent))
 	}
-	for _, row := range got.Pairs {
+	for _, r := range got.Queries[1].Rows {
+		var row map[string]any
+		if err := json.Unmarshal(r, &row); err != nil {
+			t.Fatal(err)
+		}
 		src, _ := strconv.Atoi(fmt.Sprint(row["src"]))
 		dst, _ := strconv.Atoi(fmt.Sprint(row["dst"]))
-		sum, _ := strconv.ParseInt(fmt.Sprint(row["sum(bytes)"]), 10, 64)
+		sum, _ := strconv.ParseInt(fmt.Sprint(row["bytes"]), 10, 64)
 		if want := sent[[2]int32{int32(src), int32(dst)}]; sum != want || want == 0 {
 			t.Errorf("pair %d→%d: DuckDB sums %d bytes, %d were sent", src, dst, sum, want)
 		}

@@ -111,7 +111,7 @@ func printEntropy(out io.Writer, rep *entropy.Report, m entropy.Measure) error {
 	if rep.Series != nil {
 		fmt.Fprintln(w, "\nrun\tstart\tend\thistogram entropy (bits)")
 		for _, p := range rep.Series {
-			fmt.Fprintf(w, "%d\t%s\t%s\t%.6f\n", p.Run, fmtNS(p.Start), fmtNS(p.End), p.Entropy)
+			fmt.Fprintf(w, "%d\t%s\t%s\t%.6f\n", p.Run, human.Nanos(float64(p.Start)), human.Nanos(float64(p.End)), p.Entropy)
 		}
 	}
 	if sub := rep.Subsets; sub != nil {

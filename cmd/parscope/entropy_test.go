@@ -137,7 +137,7 @@ func TestStatesCommand(t *testing.T) {
 		t.Errorf("states --json differs from %s (%v; run with -update to accept):\n%s", golden, err, js)
 	}
 	text := mustRun(t, "states", pst)
-	if !strings.Contains(text, "run  procs  states  distinct classes  first state at  last state at") || !strings.Contains(text, "0    17     1,811   952               0s              79.11ms") {
+	if !strings.Contains(text, "run  procs  states  distinct classes  first state at  last state at") || !strings.Contains(text, "0    17     1,811   952               0ns             79.11ms") {
 		t.Errorf("text:\n%s", text)
 	}
 }

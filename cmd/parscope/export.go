@@ -136,6 +136,9 @@ writes (or nothing).`,
 				p, _, _ := prv.Paths(out)
 				progress.Notef(cmd.ErrOrStderr(), "wrote %s (+ .pcf, .row): %s records, %s skipped, %s unmatched message sides\n",
 					p, human.Count(st.Records), human.Count(st.Skipped), human.Count(st.Unmatched))
+				if st.Unmatched > 0 {
+					progress.Warnf(cmd.ErrOrStderr(), "%s: %s message sides without their other side are left out (a Paraver communication record needs both)", p, human.Count(st.Unmatched))
+				}
 				return nil
 			case "":
 				return usagef("export: --format is required (chrome, csv or prv)")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -71,7 +70,7 @@ replaced only with --force.`,
 			progress.Notef(cmd.ErrOrStderr(), "imported %s records (%s) from %d file(s) into %s in %s\n",
 				human.Count(n), imp.Name(), len(args), out, human.Duration(time.Since(start)))
 			for _, warn := range format.Warnings(s.Header()) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn) // even with --quiet: the trace differs from its input
+				progress.Warnf(cmd.ErrOrStderr(), "%s", warn)
 			}
 			return nil
 		},

@@ -50,7 +50,10 @@ type infoReport struct {
 	DroppedByFilter int64                      `json:"dropped_by_filter,omitempty"`
 	Repairs         map[string]int64           `json:"repairs,omitempty"`
 	Tables          map[string]store.TableInfo `json:"tables"`
-	Extra           map[string]string          `json:"extra,omitempty"`
+	// Files are the index and the dictionaries, with their rows (the
+	// manifest's files; none for a .pst written before it listed them).
+	Files map[string]store.TableInfo `json:"files,omitempty"`
+	Extra map[string]string          `json:"extra,omitempty"`
 	// Procs names processes: the original id of each when an importer
 	// renumbered them (a gomez pid, an MPI rank, a Paraver task).
 	Procs []trace.ProcInfo `json:"procs,omitempty"`
@@ -180,7 +183,7 @@ func newInfoReport(path string, m *store.Manifest) infoReport {
 		Regions: len(h.Regions), EventNames: len(h.Events),
 		Sends: m.Stats.Sends, Recvs: m.Stats.Recvs, MessageBytes: m.Stats.MessageBytes,
 		Collectives: m.Stats.Collectives, CollectiveBytes: m.Stats.CollectiveBytes,
-		BBVIntervals: m.Stats.BBVIntervals, Repairs: h.Repairs, Tables: m.Tables, Extra: h.Meta.Extra,
+		BBVIntervals: m.Stats.BBVIntervals, Repairs: h.Repairs, Tables: m.Tables, Files: m.Files, Extra: h.Meta.Extra,
 		Procs: h.Procs,
 	}
 	for _, rs := range m.Stats.Runs {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -55,7 +56,7 @@ var quiet, verbose bool
 
 func init() {
 	pf := root.PersistentFlags()
-	pf.BoolVarP(&quiet, "quiet", "q", false, "report errors only: no progress, no notes on stderr")
+	pf.BoolVarP(&quiet, "quiet", "q", false, "report errors and warnings only: no progress, no notes on stderr (warnings, that data was lost, left out or repaired, are never silenced)")
 	pf.BoolVarP(&verbose, "verbose", "v", false, "report extra detail on stderr")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if quiet && verbose {
@@ -68,6 +69,13 @@ func init() {
 			progress.SetLevel(progress.Verbose)
 		default:
 			progress.SetLevel(progress.Normal)
+		}
+		// Results never land on a progress line: on a terminal they share
+		// it with stderr. Set only now: cobra prints its own messages
+		// (a deprecated flag's) to the same writer while it parses flags,
+		// and they belong on stderr.
+		if w := progress.Results(os.Stdout); w != io.Writer(os.Stdout) {
+			root.SetOut(w)
 		}
 		return checkOutputs(cmd, args)
 	}

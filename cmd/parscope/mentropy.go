@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/parscope/parscope/analysis/mentropy"
 	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/show/plot"
 )
 
@@ -69,10 +69,8 @@ value instead. --json prints the result in the envelope every face shares
 			if asJSON && asCSV {
 				return usagef("mentropy: --json and --csv exclude each other")
 			}
-			if plotPath != "" {
-				if ext := strings.ToLower(filepath.Ext(plotPath)); ext != ".png" && ext != ".svg" {
-					return usagef("mentropy: --plot %s: the file name must end in .png or .svg", plotPath)
-				}
+			if err := checkPlotName("mentropy", plotPath); err != nil {
+				return err
 			}
 			if !(params.K > 0) {
 				return usagef("mentropy: --K %v: need a positive constant", params.K)
@@ -98,7 +96,7 @@ value instead. --json prints the result in the envelope every face shares
 			res := env.Result.(*mentropy.Result)
 			for _, p := range res.Procs {
 				if p.Warning != "" {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: run %d process %d: %s\n", p.Run, p.Proc, p.Warning)
+					progress.Warnf(cmd.ErrOrStderr(), "run %d process %d: %s", p.Run, p.Proc, p.Warning)
 				}
 			}
 			if plotPath != "" {

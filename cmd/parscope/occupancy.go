@@ -127,7 +127,7 @@ func printOccupancy(w io.Writer, rep *occupancy.Report, mean bool, top int) erro
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "run %d: %d processes, %d modes (%s), %s\n", r.Run, r.Procs, len(r.Modes), strings.Join(r.Modes, ", "), fmtNS(r.EndNS-r.BeginNS))
+		fmt.Fprintf(w, "run %d: %d processes, %d modes (%s), %s\n", r.Run, r.Procs, len(r.Modes), strings.Join(r.Modes, ", "), human.Nanos(float64(r.EndNS-r.BeginNS)))
 		fmt.Fprintf(w, "state records %s -> microstates %s -> macrostate rows %s -> occupancy table %s rows (compression %.1f:1)\n",
 			human.Count(r.StateRecords), human.Count(r.Microstates), human.Count(r.MacrostateRows), human.Count(int64(r.ObservedMacrostates)), r.Compression)
 		if r.AbsentNS > 0 {
@@ -220,7 +220,7 @@ func printMacros(w io.Writer, modes []string, rows []occupancy.Macro, total int6
 		if total > 0 {
 			share = 100 * float64(m.Occupancy) / float64(total)
 		}
-		fmt.Fprintf(tw, "%s\t%.2f%%\n", fmtNS(m.Occupancy), share)
+		fmt.Fprintf(tw, "%s\t%.2f%%\n", human.Nanos(float64(m.Occupancy)), share)
 		if (n+1)%printMacrosBlock == 0 {
 			if err := tw.Flush(); err != nil {
 				return err

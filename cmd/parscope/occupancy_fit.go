@@ -151,9 +151,10 @@ the sweep; -o is written only when every run succeeded.`,
 				if keep == "" {
 					os.RemoveAll(path) // in our own temporary directory
 				}
-				bar.Notef(cmd.ErrOrStderr(), "trial %d/%d %s: elapsed %s (ran in %s)\n", i+1, len(grid), pointString(sw.Params, v), human.Seconds(elapsed), human.Duration(time.Since(began)))
+				progress.Notef(cmd.ErrOrStderr(), "trial %d/%d %s: elapsed %s (ran in %s)\n", i+1, len(grid), pointString(sw.Params, v), human.Seconds(elapsed), human.Duration(time.Since(began)))
 				bar.Set(int64(i + 1))
 			}
+			bar.Done() // before anything is written: -o may be stdout
 			if out != "" {
 				if err := createOutput(out, force, func(w io.Writer) error { return occupancy.WriteSweep(w, sw) }); err != nil {
 					return err
@@ -456,7 +457,8 @@ simpler ones and terms collinear with the selected ones are reported.
 	root.AddCommand(cmd)
 }
 
-func pct(x float64) string { return "±" + strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }
+// pct formats an accuracy (a relative error) as "±12.3%".
+func pct(x float64) string { return "±" + human.Percent(x) }
 
 // printTableau prints the fits as Lyon's tableau, then their details.
 func printTableau(w io.Writer, fits []*occupancy.Fit) error {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,7 +18,6 @@ func init() {
 	params := ocs.DefaultAnalysisParams()
 	var (
 		runs     string
-		run      int32
 		plotPath string
 		asJSON   bool
 		force    bool
@@ -59,19 +57,15 @@ one line per strategy (.svg works too); with several runs, one pair per run
   parscope ocs --optical-bw 100 --switch-ms 10 --elec-bw 10 --threshold 65536 --json --runs 0 mg.pst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("run") {
-				if runs != "" {
-					return usagef("--run and --runs exclude each other")
-				}
-				runs = strconv.Itoa(int(run))
+			runs, err := withDeprecatedRun(cmd, runs)
+			if err != nil {
+				return err
 			}
 			if err := params.Check(); err != nil {
 				return usagef("--%v", err)
 			}
-			if plotPath != "" {
-				if ext := strings.ToLower(filepath.Ext(plotPath)); ext != ".png" && ext != ".svg" {
-					return usagef("--plot %s: want a .png or .svg file", plotPath)
-				}
+			if err := checkPlotName("ocs", plotPath); err != nil {
+				return err
 			}
 			env, s, err := runOne(cmd, args[0], ocs.Name, params, runs)
 			if err != nil {
@@ -121,8 +115,7 @@ one line per strategy (.svg works too); with several runs, one pair per run
 	}
 	fl.StringVar(&runs, "runs", "", "only these runs (e.g. 0,2 or 1-3)")
 	addProcFlags(cmd, ocs.Name)
-	fl.Int32Var(&run, "run", 0, "the run to simulate")
-	fl.MarkDeprecated("run", "use --runs")
+	addDeprecatedRun(cmd, "the run to simulate")
 	fl.StringVar(&plotPath, "plot", "", "draw the curves to NAME-time and NAME-delay (.png or .svg)")
 	forceFlag(fl, &force)
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")

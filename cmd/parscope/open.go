@@ -17,6 +17,7 @@ import (
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/internal/atomicfile"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -183,7 +184,7 @@ func openTrace(cmd *cobra.Command, path string) (*openedTrace, error) {
 		return nil, hideTemporary(err, tmp.Path(), path)
 	}
 	for _, warn := range format.Warnings(s.Header()) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", path, warn) // as import: the trace differs from its input
+		progress.Warnf(cmd.ErrOrStderr(), "%s", warn) // it names the file, as for import
 	}
 	return &openedTrace{Store: s, tmp: tmp}, nil
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -234,6 +233,3 @@ func within(path, target string) bool {
 		p = parent
 	}
 }
-
-// fmtNS formats a time in ns as a duration ("1.2ms").
-func fmtNS(ns int64) string { return time.Duration(ns).String() }

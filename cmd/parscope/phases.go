@@ -112,15 +112,31 @@ func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
 		// measurable time (docs/performance.md, phases memory).
 		defer debug.SetGCPercent(debug.SetGCPercent(phasesGCPercent))
 	}
-	if fl.plotPath != "" {
-		if ext := strings.ToLower(filepath.Ext(fl.plotPath)); ext != ".png" && ext != ".svg" {
-			return usagef("phases: --plot %s: the file name must end in .png or .svg", fl.plotPath)
-		}
+	if err := checkPlotName("phases", fl.plotPath); err != nil {
+		return err
 	}
 	start := time.Now()
-	bar := progress.Start("phases: "+filepath.Base(input), 0, progress.Steps)
+	what := "phases: " + filepath.Base(input)
+	bar := progress.Start(what, 0, progress.Steps)
 	bar.Live()
 	defer bar.Done()
+	if bar != nil {
+		// The intervals read of the trace's (of a file's: unknown), then
+		// the k-means trials of the most the k search runs.
+		stage := ""
+		fl.params.Progress = func(s string, done, total int64) {
+			bar.SetTotal(total)
+			if s != stage {
+				stage = s
+				bar.Set(done)
+				bar.Describe(what + ": " + s)
+				return
+			}
+			bar.Set(done)
+		}
+		defer func() { fl.params.Progress = nil }()
+		opts.Progress = fl.params.Progress
+	}
 	st, err := os.Stat(input)
 	if err != nil {
 		return err
@@ -150,9 +166,8 @@ func runPhases(cmd *cobra.Command, input string, fl *phasesFlags) error {
 	if saving && len(ph.Streams) > 1 {
 		return usagef("phases: %s has %d BBV streams; --save-* and --plot need one (select it with --runs/--procs)", input, len(ph.Streams))
 	}
-	if progress.CurrentLevel() >= progress.Verbose {
-		bar.Notef(os.Stderr, "phases: %d streams clustered in %s\n", len(ph.Streams), human.Duration(time.Since(start)))
-	}
+	bar.Done() // before anything is written: a --save-* file may be stdout
+	progress.Detailf(os.Stderr, "phases: %d streams clustered in %s\n", len(ph.Streams), human.Duration(time.Since(start)))
 	if saving {
 		res := ph.Streams[0].Result
 		if err := savePhaseFiles(res, fl); err != nil {

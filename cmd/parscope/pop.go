@@ -63,12 +63,12 @@ func printPop(out io.Writer, name string, r *pop.Result) error {
 		fmt.Fprintf(out, "%s, run %d: %d processes, runtime %s, useful time by %s outside %s\n", name, run.Run, run.Procs,
 			human.Nanos(float64(run.RuntimeNS)), strings.TrimSuffix(r.Of, "s"), strings.Join(run.RuntimeNames, ", "))
 		w := newTable(out)
-		fmt.Fprintf(w, "parallel efficiency\t%s\n", percent(run.ParallelEfficiency))
-		fmt.Fprintf(w, "  load balance\t%s\n", percent(run.LoadBalance))
-		fmt.Fprintf(w, "  communication efficiency\t%s\n", percent(run.CommunicationEfficiency))
+		fmt.Fprintf(w, "parallel efficiency\t%s\n", human.Percent(run.ParallelEfficiency))
+		fmt.Fprintf(w, "  load balance\t%s\n", human.Percent(run.LoadBalance))
+		fmt.Fprintf(w, "  communication efficiency\t%s\n", human.Percent(run.CommunicationEfficiency))
 		if id := run.Ideal; id != nil {
-			fmt.Fprintf(w, "    serialisation efficiency\t%s\n", percent(id.SerializationEfficiency))
-			fmt.Fprintf(w, "    transfer efficiency\t%s\n", percent(id.TransferEfficiency))
+			fmt.Fprintf(w, "    serialisation efficiency\t%s\n", human.Percent(id.SerializationEfficiency))
+			fmt.Fprintf(w, "    transfer efficiency\t%s\n", human.Percent(id.TransferEfficiency))
 		}
 		if err := w.Flush(); err != nil {
 			return err
@@ -88,7 +88,7 @@ func printPop(out io.Writer, name string, r *pop.Result) error {
 				ideal = human.Nanos(float64(p.IdealNS))
 			}
 			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", p.Proc, human.Nanos(float64(p.ElapsedNS)), human.Nanos(float64(p.UsefulNS)),
-				human.Nanos(float64(p.MPINS)), percent(p.UsefulShare), ideal)
+				human.Nanos(float64(p.MPINS)), human.Percent(p.UsefulShare), ideal)
 		}
 		if err := w.Flush(); err != nil {
 			return err

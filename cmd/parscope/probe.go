@@ -75,19 +75,21 @@ others. OUT is written only when everything succeeded.`,
 				return usagef("probe build: -o OUT.probe is required")
 			}
 			// Each pass is a line with --passes or --verbose, else the
-			// stage the progress line shows on a terminal.
-			bar := progress.Start("probe build", 0, progress.Steps)
+			// stage the progress line shows on a terminal, of the passes
+			// Build makes.
+			bar := progress.Start("probe build", int64(probe.BuildSteps(o)), progress.Steps)
 			bar.Live()
 			defer bar.Done()
 			if passes || progress.CurrentLevel() >= progress.Verbose {
 				o.Log = cmd.ErrOrStderr()
 			} else if bar != nil {
-				o.Log = bar.Stages()
+				o.Log = bar.Stages("probe build")
 			}
 			if o.Clock, err = probe.ParseClock(clock); err != nil {
 				return usageError{err}
 			}
 			p, err := probe.Build(cmd.Context(), c, o)
+			bar.Done()
 			var se *probe.SnapshotError
 			if errors.As(err, &se) {
 				return fmt.Errorf("probe build: %w; nothing was written", err)
@@ -152,7 +154,7 @@ func printManifest(w io.Writer, path string, p *probe.Probe) error {
 			snap = human.Bytes(ph.Snapshot.Size)
 		}
 		fmt.Fprintf(tw, "%d\t%.4f\t%.4f\t%d\t%d\t%d-%d\t%s\t%s\n", ph.ID, ph.Weight, ph.TimeShare, ph.Size, ph.Representative,
-			ph.StartStep, ph.EndStep, fmtNS(int64(ph.TPhaseRef*1e9)), snap)
+			ph.StartStep, ph.EndStep, human.Seconds(ph.TPhaseRef), snap)
 	}
 	return tw.Flush()
 }
@@ -226,7 +228,16 @@ func runProbe(cmd *cobra.Command, args []string, name string, o *probe.RunOption
 	}
 	bar := progress.Start(fmt.Sprintf("probe %s: measuring %d phases of %s", name, len(p.Manifest.Phases), p.Manifest.Worker.Name), 0, progress.Steps)
 	bar.Live()
-	pred, err := probe.Run(cmd.Context(), p, c, *o)
+	ro := *o
+	if bar != nil {
+		// The measurements taken, of the phases times the rounds when
+		// these are fixed.
+		ro.Progress = func(n, total int) {
+			bar.SetTotal(int64(total))
+			bar.Set(int64(n))
+		}
+	}
+	pred, err := probe.Run(cmd.Context(), p, c, ro)
 	bar.Done()
 	if err != nil {
 		return nil, nil, fmt.Errorf("probe %s: %w", name, err)
@@ -340,7 +351,8 @@ it, against the prediction from every phase.`,
 				return fmt.Errorf("probe curve: %w", err)
 			}
 			if plotPath != "" {
-				if err := plotCurve(plotPath, force, args[0], pts); err != nil {
+				fig, err := plot.ProbeCurve(plotPath, args[0], pts)
+				if err := writeFigure(plotPath, force, fig, err); err != nil {
 					return fmt.Errorf("probe curve: %w", err)
 				}
 			}
@@ -362,20 +374,6 @@ it, against the prediction from every phase.`,
 	forceFlag(f, &force)
 	f.BoolVar(&jsonOut, "json", false, "print the curve as JSON")
 	return cmd
-}
-
-// plotCurve draws prediction quality (100 − error %) and the probe's size
-// (% of the full probe) against the number of phases kept.
-func plotCurve(path string, force bool, name string, pts []probe.CurvePoint) error {
-	full := float64(pts[len(pts)-1].Bytes)
-	var q, s plot.Series
-	q.Name, s.Name = "prediction quality (100 − |error| %)", "probe size (% of all phases)"
-	for _, pt := range pts {
-		q.X, q.Y = append(q.X, float64(pt.K)), append(q.Y, 100-100*pt.Error)
-		s.X, s.Y = append(s.X, float64(pt.K)), append(s.Y, 100*float64(pt.Bytes)/full)
-	}
-	fig, err := plot.Lines(path, "Prediction quality x probe size: "+name, "phases kept (heaviest first)", "%", []plot.Series{q, s})
-	return writeFigure(path, force, fig, err)
 }
 
 func probeInfoCmd() *cobra.Command {

@@ -51,9 +51,6 @@ process's last record are repaired and counted under problems.
 	})
 }
 
-// percent formats a share as a percentage.
-func percent(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }
-
 // printProfile prints, per run, the flat profile, the largest call-tree
 // nodes and the message statistics.
 func printProfile(out io.Writer, name string, r *profile.Result, treeNodes int) error {
@@ -64,14 +61,14 @@ func printProfile(out io.Writer, name string, r *profile.Result, treeNodes int) 
 		fmt.Fprintf(out, "%s, run %d: %d processes, %s of process time profiled by %s", name, run.Run, run.Procs,
 			human.Nanos(float64(run.TotalNS)), strings.TrimSuffix(r.Of, "s"))
 		if run.OutsideNS > 0 && run.TotalNS > 0 {
-			fmt.Fprintf(out, ", %s outside every %s", percent(float64(run.OutsideNS)/float64(run.TotalNS)), strings.TrimSuffix(r.Of, "s"))
+			fmt.Fprintf(out, ", %s outside every %s", human.Percent(float64(run.OutsideNS)/float64(run.TotalNS)), strings.TrimSuffix(r.Of, "s"))
 		}
 		fmt.Fprintln(out)
 		w := newTable(out)
 		fmt.Fprintln(w, "region\tvisits\tprocs\texclusive\tshare\tinclusive\texcl. min\tmean\tmax (process)")
 		for _, e := range run.Flat {
 			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s (%d)\n", e.Name, human.Count(e.Visits), e.Procs,
-				human.Nanos(float64(e.ExclusiveNS)), percent(e.ExclusiveShare), human.Nanos(float64(e.InclusiveNS)),
+				human.Nanos(float64(e.ExclusiveNS)), human.Percent(e.ExclusiveShare), human.Nanos(float64(e.InclusiveNS)),
 				human.Nanos(float64(e.Exclusive.MinNS)), human.Nanos(e.Exclusive.MeanNS), human.Nanos(float64(e.Exclusive.MaxNS)), e.Exclusive.MaxProc)
 		}
 		if err := w.Flush(); err != nil {

@@ -47,7 +47,7 @@ intact chunk and --keep is not given.`,
 				progress.Notef(cmd.ErrOrStderr(), "recovered %s: %s records in %s chunks from %s\n",
 					args[0], human.Count(rec.Records), human.Count(int64(rec.Chunks)), spill)
 				if rec.TornTail > 0 {
-					progress.Notef(cmd.ErrOrStderr(), "the last %s of %s were a chunk left unfinished when the program died\n", human.Bytes(rec.TornTail), rec.Spill)
+					progress.Warnf(cmd.ErrOrStderr(), "the last %s of %s were a chunk left unfinished when the program died: its records are lost", human.Bytes(rec.TornTail), rec.Spill)
 				}
 				if rec.Kept {
 					progress.Notef(cmd.ErrOrStderr(), "kept %s (--keep)\n", spill)
@@ -55,7 +55,7 @@ intact chunk and --keep is not given.`,
 				return nil
 			}
 			for _, s := range rec.Skipped {
-				fmt.Fprintf(cmd.ErrOrStderr(), "skipped damaged bytes %d to %d (%s) of %s\n", s.Offset, s.Offset+s.Bytes, human.Bytes(s.Bytes), rec.Spill)
+				progress.Warnf(cmd.ErrOrStderr(), "skipped damaged bytes %d to %d (%s) of %s", s.Offset, s.Offset+s.Bytes, human.Bytes(s.Bytes), rec.Spill)
 			}
 			return fmt.Errorf("recovered %s only in part: %s records in %s intact chunks; %d damaged stretch(es) of %s (%s) skipped; %s is kept",
 				args[0], human.Count(rec.Records), human.Count(int64(rec.Chunks)), len(rec.Skipped), rec.Spill, human.Bytes(rec.SkippedBytes()), spill)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/report"
 	"github.com/parscope/parscope/show/web"
 )
@@ -88,7 +89,7 @@ server stops; the last few selections are kept, each computed once.`,
 				return err
 			}
 			if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: listening on %s, which is not a loopback address: anyone who reaches it sees these traces\n", ln.Addr())
+				progress.Warnf(cmd.ErrOrStderr(), "listening on %s, which is not a loopback address: anyone who reaches it sees these traces", ln.Addr())
 				for _, host := range boundHosts(addr, ip) {
 					h.AllowHost(host)
 				}

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -51,6 +53,37 @@ func runSelected(cmd *cobra.Command, path, name string, params any, sel []int32)
 	return res.Envelopes[0], s, nil
 }
 
+// checkPlotName refuses, before any work, the file name of command's
+// --plot unless it ends in .png or .svg (the formats show/plot writes);
+// an empty name (no plot) passes.
+func checkPlotName(command, path string) error {
+	if ext := strings.ToLower(filepath.Ext(path)); path != "" && ext != ".png" && ext != ".svg" {
+		return usagef("%s: --plot %s: the file name must end in .png or .svg", command, path)
+	}
+	return nil
+}
+
+// addDeprecatedRun adds to cmd the deprecated --run N, which is --runs N;
+// usage says what the run is for. withDeprecatedRun reads it.
+func addDeprecatedRun(cmd *cobra.Command, usage string) {
+	cmd.Flags().Int32("run", 0, usage)
+	cmd.Flags().MarkDeprecated("run", "use --runs")
+}
+
+// withDeprecatedRun returns runs, the --runs list, or "N" when the
+// deprecated --run N (addDeprecatedRun) was given instead; both is a usage
+// error.
+func withDeprecatedRun(cmd *cobra.Command, runs string) (string, error) {
+	if !cmd.Flags().Changed("run") {
+		return runs, nil
+	}
+	if runs != "" {
+		return "", usagef("--run and --runs exclude each other")
+	}
+	run, err := cmd.Flags().GetInt32("run")
+	return strconv.Itoa(int(run)), err
+}
+
 func init() {
 	params := state.DefaultStatesParams()
 	var (
@@ -95,7 +128,7 @@ of each process.`,
 			w := newTable(cmd.OutOrStdout())
 			fmt.Fprintln(w, "run\tprocs\tstates\tdistinct classes\tfirst state at\tlast state at")
 			for _, r := range env.Result.(*state.Summary).Runs {
-				fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\n", r.Run, r.Procs, human.Count(r.States), human.Count(int64(r.DistinctClasses)), fmtNS(r.FirstNS), fmtNS(r.LastNS))
+				fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%s\n", r.Run, r.Procs, human.Count(r.States), human.Count(int64(r.DistinctClasses)), human.Nanos(float64(r.FirstNS)), human.Nanos(float64(r.LastNS)))
 			}
 			return w.Flush()
 		},

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/parscope/parscope/store/storetest"
 )
 
 // runTimeout runs parscope and fails the test if it has not ended within
@@ -27,27 +29,6 @@ func runTimeout(t *testing.T, args ...string) (string, int) {
 		t.Fatalf("parscope %s did not end: %s", strings.Join(args, " "), out.String())
 	}
 	return out.String(), exitCode(t, err)
-}
-
-// copyDir copies the files of a .pst directory.
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	if err := os.MkdirAll(to, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ents, err := os.ReadDir(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		data, err := os.ReadFile(filepath.Join(from, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // TestInfoChecksTables damages copies of a .pst in the ways info used to
@@ -117,7 +98,7 @@ func TestInfoChecksTables(t *testing.T) {
 		}, "states.parquet is a named pipe (FIFO), not a regular file"},
 	} {
 		p := filepath.Join(dir, tc.name+".pst")
-		copyDir(t, good, p)
+		storetest.Copy(t, good, p)
 		tc.damage(p)
 		out, code := runTimeout(t, "info", p)
 		if code == 0 || !strings.Contains(out, tc.want) {

@@ -77,7 +77,7 @@ func share(part, whole int64) string {
 	if whole <= 0 {
 		return "-"
 	}
-	return percent(float64(part) / float64(whole))
+	return human.Percent(float64(part) / float64(whole))
 }
 
 // printWaits prints, per run, the patterns, the processes, the call sites

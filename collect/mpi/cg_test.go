@@ -20,7 +20,7 @@ func TestCGWorkload(t *testing.T) {
 			if rep.Sends != int64(c.msgs) || rep.Matched != int64(c.msgs) || rep.UnmatchedSends+rep.UnmatchedRecvs != 0 {
 				t.Errorf("report %+v", rep)
 			}
-			res := analyze(t, m, comm.Options{NoCollectives: true})
+			res := analyze(t, m, comm.Options{Selection: comm.Selection{NoCollectives: true}})
 			red := node(t, res, "loop reduce").OwnMatrix()
 			tr := node(t, res, "block transpose").OwnMatrix()
 			for i := range c.np {

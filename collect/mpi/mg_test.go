@@ -114,7 +114,7 @@ func TestMGWorkload(t *testing.T) {
 			if rep.UnmatchedSends != 0 || rep.UnmatchedRecvs != 0 || rep.OutsideComm != 0 || rep.AnySource != rep.AnySourceResolved {
 				t.Errorf("report %+v", rep)
 			}
-			res := analyze(t, m, comm.Options{NoCollectives: true})
+			res := analyze(t, m, comm.Options{Selection: comm.Selection{NoCollectives: true}})
 			sel := func(name string) *comm.Matrix {
 				ids := res.Find(name)
 				if len(ids) == 0 {

@@ -212,7 +212,7 @@ func testKnownMatrices(t *testing.T, impl mpiImpl) {
 		{2, 0, 16, 1}, {0, 2, 16, 1}, {3, 1, 16, 1}, {1, 3, 16, 1}, // Allreduce in {0,2} and {1,3}
 		{1, 0, 0, 1}, {2, 0, 0, 1}, {3, 0, 0, 1}, {0, 1, 0, 1}, {0, 2, 0, 1}, {0, 3, 0, 1}, // Barrier
 	}
-	res := analyze(t, m, comm.Options{Decompose: trace.Linear})
+	res := analyze(t, m, comm.Options{Selection: comm.Selection{Decompose: trace.Linear}})
 	sameMatrix(t, "whole program", node(t, res, comm.RootName).AggregateMatrix(), matrixOf(4, slices.Concat(ring, nb, coll)))
 	sameMatrix(t, "loop ring", node(t, res, "loop ring").OwnMatrix(), matrixOf(4, ring))
 	sameMatrix(t, "phase nb", node(t, res, "phase nb").OwnMatrix(), matrixOf(4, nb))
@@ -252,7 +252,7 @@ func testKnownMatrices(t *testing.T, impl mpiImpl) {
 			}
 		}
 	}
-	res2 := analyze(t, m2, comm.Options{Decompose: trace.Linear})
+	res2 := analyze(t, m2, comm.Options{Selection: comm.Selection{Decompose: trace.Linear}})
 	sameMatrix(t, "whole program with call sites", node(t, res2, comm.RootName).AggregateMatrix(), matrixOf(4, slices.Concat(ring, nb, coll)))
 	sameMatrix(t, "loop ring with call sites", node(t, res2, "loop ring").AggregateMatrix(), matrixOf(4, ring))
 }

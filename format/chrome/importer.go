@@ -470,34 +470,21 @@ func (im *importer) top() error {
 // metadata reads the top-level "metadata" object, keeping "exporter".
 func (im *importer) metadata() error {
 	s := im.sc
-	c, ok := s.skipSpace()
-	if !ok || c != '{' {
+	if c, ok := s.skipSpace(); !ok || c != '{' {
 		return s.skipValue(0)
 	}
-	s.pos++
-	if s.closes('}') {
-		return nil
-	}
-	for {
-		key, err := s.memberKey()
+	return s.object(`"metadata"`, func(key []byte) error {
+		isExp := string(key) == "exporter"
+		if c, _ := s.skipSpace(); !isExp || c != '"' {
+			return s.skipValue(0)
+		}
+		v, err := s.readString()
 		if err != nil {
 			return err
 		}
-		isExp := string(key) == "exporter"
-		if c, _ := s.skipSpace(); isExp && c == '"' {
-			v, err := s.readString()
-			if err != nil {
-				return err
-			}
-			im.exporter = string(v)
-		} else if err := s.skipValue(0); err != nil {
-			return err
-		}
-		more, err := s.moreIn('}', `"metadata"`)
-		if err != nil || !more {
-			return err
-		}
-	}
+		im.exporter = string(v)
+		return nil
+	})
 }
 
 // events_ reads the events of an array whose '[' is consumed. A missing
@@ -559,15 +546,7 @@ func (im *importer) readEvent() error {
 	if c, ok := s.skipSpace(); !ok || c != '{' {
 		return s.unexpected("an event object '{'")
 	}
-	s.pos++
-	if s.closes('}') {
-		return nil
-	}
-	for {
-		key, err := s.memberKey()
-		if err != nil {
-			return err
-		}
+	return s.object("an event", func(key []byte) error {
 		k := keyOf(key)
 		switch k {
 		case kPh:
@@ -648,18 +627,10 @@ func (im *importer) readEvent() error {
 				return err
 			}
 		default:
-			if err := s.skipValue(0); err != nil {
-				return err
-			}
+			return s.skipValue(0)
 		}
-		more, err := s.moreIn('}', "an event")
-		if err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
-	}
+		return nil
+	})
 }
 
 func (im *importer) setTime(e *rawEvent, k int, v []byte, off int64) error {
@@ -722,19 +693,10 @@ func (im *importer) ident(dst *[]byte, what string) error {
 func (im *importer) readArgs() error {
 	s := im.sc
 	e := &im.ev
-	c, ok := s.skipSpace()
-	if !ok || c != '{' {
+	if c, ok := s.skipSpace(); !ok || c != '{' {
 		return s.skipValue(0)
 	}
-	s.pos++
-	if s.closes('}') {
-		return nil
-	}
-	for {
-		key, err := s.memberKey()
-		if err != nil {
-			return err
-		}
+	return s.object(`"args"`, func(key []byte) error {
 		var a arg
 		a.k0 = len(e.arena)
 		e.arena = append(e.arena, key...)
@@ -770,11 +732,8 @@ func (im *importer) readArgs() error {
 			a.v1 = len(e.arena)
 			e.args = append(e.args, a)
 		}
-		more, err := s.moreIn('}', `"args"`)
-		if err != nil || !more {
-			return err
-		}
-	}
+		return nil
+	})
 }
 
 // Keys of an event object the importer reads.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,7 +105,7 @@ func TestImportValues(t *testing.T) {
 		RepairNegativeDuration: 1, // the kernel
 		RepairUnpairedFlow:     1, // id 10's lone "f"
 	}
-	if !equalMaps(h.Repairs, want) {
+	if !maps.Equal(h.Repairs, want) {
 		t.Errorf("repairs = %v, want %v", h.Repairs, want)
 	}
 	// Processes: pid 7's own lane (the counter), its worker (sort index
@@ -146,20 +147,6 @@ func TestImportValues(t *testing.T) {
 	}
 }
 
-// equalMaps reports whether a and b hold as many keys and b holds each
-// value of a under its key (a key b lacks reads as the zero value).
-func equalMaps[K, V comparable](a, b map[K]V) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
 // TestImportReal imports the real files of testdata/real/traces/chrome and
 // checks their counts against what the files hold (see its README).
 func TestImportReal(t *testing.T) {
@@ -192,13 +179,13 @@ func TestImportReal(t *testing.T) {
 			if len(h.Runs) != 1 || h.Runs[0].Procs != tc.procs {
 				t.Errorf("runs = %+v, want 1 of %d processes", h.Runs, tc.procs)
 			}
-			if got := formattest.CountKinds(m.Records); !equalMaps(got, tc.kinds) {
+			if got := formattest.CountKinds(m.Records); !maps.Equal(got, tc.kinds) {
 				t.Errorf("kinds = %v, want %v", got, tc.kinds)
 			}
 			if len(h.Regions) != tc.regions || len(h.Events) != tc.events {
 				t.Errorf("%d regions, %d events; want %d, %d", len(h.Regions), len(h.Events), tc.regions, tc.events)
 			}
-			if !equalMaps(h.Repairs, tc.repairs) && !(len(h.Repairs) == 0 && len(tc.repairs) == 0) {
+			if !maps.Equal(h.Repairs, tc.repairs) && !(len(h.Repairs) == 0 && len(tc.repairs) == 0) {
 				t.Errorf("repairs = %v, want %v", h.Repairs, tc.repairs)
 			}
 			var span int64

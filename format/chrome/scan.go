@@ -143,6 +143,30 @@ func (s *scanner) closes(close byte) bool {
 	return false
 }
 
+// object reads an object whose '{' is the next byte: for each member it
+// reads the key and the ':' after it and calls member, which reads the
+// value; the key is valid until the next string is read. what names the
+// object in errors.
+func (s *scanner) object(what string, member func(key []byte) error) error {
+	s.pos++
+	if s.closes('}') {
+		return nil
+	}
+	for {
+		key, err := s.memberKey()
+		if err != nil {
+			return err
+		}
+		if err := member(key); err != nil {
+			return err
+		}
+		more, err := s.moreIn('}', what)
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
 // memberKey reads the key of an object member and the ':' after it; the
 // key is valid until the next string is read.
 func (s *scanner) memberKey() ([]byte, error) {

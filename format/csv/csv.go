@@ -56,6 +56,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -175,7 +176,8 @@ func ExportTable(w io.Writer, table string, h *trace.Header, r trace.Reader) err
 // been written completely, and an obstacle to a rename (a directory of a
 // table's name) is looked for before the first one. Only a failure of
 // rename itself, or a crash, could leave some tables replaced and others
-// not; a crash may also leave hidden ".NAME.csv.tmp-*" files behind.
+// not; a crash may also leave hidden temporary files behind (see package
+// atomicfile), which the next export to the directory removes.
 func Export(dir string, h *trace.Header, r trace.Reader, bbv trace.Reader, opts Options) error {
 	if h == nil {
 		h = &trace.Header{}
@@ -242,10 +244,8 @@ type exporter struct {
 }
 
 type outFile struct {
-	f     *os.File
-	tmp   string // temporary name
-	final string
-	w     *rowWriter
+	f *atomicfile.File
+	w *rowWriter
 }
 
 func (x *exporter) record(r *trace.Record) error {
@@ -267,48 +267,36 @@ func (x *exporter) record(r *trace.Record) error {
 	return f.w.err
 }
 
-// file creates the temporary file of table i and writes its header line.
+// file starts the file of table i under a temporary name (see package
+// atomicfile) and writes its header line. Anything but a regular file in
+// the way of the table (a directory of its name) is refused here, before
+// any table is renamed into place.
 func (x *exporter) file(i int) (*outFile, error) {
-	name := tables[i].name + ".csv"
-	f, err := os.CreateTemp(x.dir, "."+name+".tmp-*")
+	f, err := atomicfile.Create(filepath.Join(x.dir, tables[i].name+".csv"), atomicfile.RegularFile)
 	if err != nil {
 		return nil, fmt.Errorf("csv: %w", err)
 	}
-	o := &outFile{f: f, tmp: f.Name(), final: filepath.Join(x.dir, name), w: newRowWriter(f)}
+	o := &outFile{f: f, w: newRowWriter(f)}
 	x.files[i] = o
 	o.w.line(tables[i].header)
 	return o, nil
 }
 
-// commit completes every temporary file and renames them into place, then
-// removes the files of selected tables that stayed empty.
+// commit completes every temporary file, then renames them into place,
+// then removes the files of selected tables that stayed empty.
 func (x *exporter) commit() error {
 	for _, o := range x.files {
-		if o == nil {
-			continue
-		}
-		err := o.w.flush()
-		if err == nil {
-			err = o.f.Chmod(0o644)
-		}
-		if e := o.f.Close(); err == nil {
-			err = e
-		}
-		o.f = nil
-		if err != nil {
-			return fmt.Errorf("csv: writing %s: %w", o.final, err)
-		}
-		// A directory in the way would make its rename fail after others
-		// succeeded; find it before renaming anything.
-		if fi, err := os.Lstat(o.final); err == nil && fi.IsDir() {
-			return fmt.Errorf("csv: cannot write %s: it is a directory", o.final)
+		if o != nil {
+			if err := o.w.flush(); err != nil {
+				return fmt.Errorf("csv: writing %s: %w", o.f.Name(), err)
+			}
 		}
 	}
 	for i, o := range x.files {
 		if o == nil {
 			continue
 		}
-		if err := os.Rename(o.tmp, o.final); err != nil {
+		if err := o.f.Commit(); err != nil {
 			return fmt.Errorf("csv: %w", err)
 		}
 		x.files[i] = nil
@@ -328,17 +316,13 @@ func (x *exporter) commit() error {
 	return nil
 }
 
-// abort closes and removes the temporary files not yet renamed.
+// abort removes the temporary files not yet renamed.
 func (x *exporter) abort() {
 	for i, o := range x.files {
-		if o == nil {
-			continue
+		if o != nil {
+			o.f.Abort()
+			x.files[i] = nil
 		}
-		if o.f != nil {
-			o.f.Close()
-		}
-		os.Remove(o.tmp)
-		x.files[i] = nil
 	}
 }
 

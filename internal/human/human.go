@@ -77,8 +77,12 @@ func Bytes(n int64) string {
 }
 
 // Nanos formats a time in nanoseconds with four significant digits in the
-// largest unit it reaches among ns, µs, ms and s: 1234567 is "1.235ms".
+// largest unit it reaches among ns, µs, ms and s: 1234567 is "1.235ms";
+// from 10,000 s on, whole seconds ("12346s"), never an exponent.
 func Nanos(ns float64) string {
+	if s := ns / 1e9; math.Abs(s) >= 9999.5 { // 4 digits would round to 1e+04
+		return strconv.FormatFloat(s, 'f', 0, 64) + "s"
+	}
 	for _, u := range []struct {
 		name  string
 		scale float64
@@ -89,6 +93,10 @@ func Nanos(ns float64) string {
 	}
 	return strconv.FormatFloat(ns, 'g', 4, 64) + "ns"
 }
+
+// Percent formats a fraction as a percentage with one decimal: 0.1234 is
+// "12.3%".
+func Percent(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }
 
 // Seconds formats a time in seconds as Nanos does: 0.0015 is "1.5ms".
 func Seconds(s float64) string { return Nanos(math.Round(s * 1e9)) }

@@ -51,6 +51,14 @@ func TestBytes(t *testing.T) {
 	}
 }
 
+func TestPercent(t *testing.T) {
+	for x, want := range map[float64]string{0: "0.0%", 0.1234: "12.3%", 1: "100.0%", -0.005: "-0.5%", 0.99999: "100.0%"} {
+		if got := Percent(x); got != want {
+			t.Errorf("Percent(%g) = %q, want %q", x, got, want)
+		}
+	}
+}
+
 func TestDurations(t *testing.T) {
 	for _, c := range []struct {
 		ns   float64
@@ -58,6 +66,7 @@ func TestDurations(t *testing.T) {
 	}{
 		{0, "0ns"}, {12, "12ns"}, {999, "999ns"}, {1000, "1µs"}, {1234567, "1.235ms"},
 		{2.5e9, "2.5s"}, {3723e9, "3723s"}, {-1500, "-1.5µs"},
+		{12345.6e9, "12346s"}, {-98765e9, "-98765s"}, {9999.4e9, "9999s"}, {9999.7e9, "10000s"},
 	} {
 		if got := Nanos(c.ns); got != c.want {
 			t.Errorf("Nanos(%g) = %q, want %q", c.ns, got, c.want)

@@ -2,7 +2,17 @@
 // done of a total, the rate and the time left) on a terminal, and nothing
 // when its output goes to a pipe or a file. It also holds the level of
 // detail that the global --quiet and --verbose flags choose, so that every
-// command honours them the same way.
+// command honours them the same way, and writes the notes and warnings of
+// a command so that none lands on a progress line: the bar drawn is
+// cleared first (and drawn again below a note), and Results does the same
+// for a command's results on a terminal.
+//
+// The rule of the levels: Quiet silences the progress line and the notes
+// (what was done), never an error and never a warning. A warning says that
+// the result is not all that the input would give (data lost, left out or
+// repaired on the way) or that the command does something the user may
+// not expect (serving traces on a non-loopback address); Warnf writes it
+// at every level.
 package progress
 
 import (
@@ -24,7 +34,7 @@ import (
 type Level int
 
 const (
-	// Quiet reports errors only: no progress, no notes.
+	// Quiet reports errors and warnings only: no progress, no notes.
 	Quiet Level = -1
 	// Normal shows progress on a terminal and one-line notes of what was
 	// done.
@@ -42,18 +52,70 @@ func SetLevel(l Level) { level.Store(int32(l)) }
 // CurrentLevel returns the level SetLevel chose (Normal by default).
 func CurrentLevel() Level { return Level(level.Load()) }
 
-// Notef writes a note to w unless the level is Quiet.
+// Notef writes a note to w unless the level is Quiet, above the progress
+// line if one is drawn.
 func Notef(w io.Writer, format string, args ...any) {
 	if CurrentLevel() > Quiet {
-		fmt.Fprintf(w, format, args...)
+		above(w, format, args...)
 	}
 }
 
-// Detailf writes a detail to w only when the level is Verbose.
+// Detailf writes a detail to w only when the level is Verbose, above the
+// progress line if one is drawn.
 func Detailf(w io.Writer, format string, args ...any) {
 	if CurrentLevel() >= Verbose {
-		fmt.Fprintf(w, format, args...)
+		above(w, format, args...)
 	}
+}
+
+// Warnf writes "warning: " and the formatted message to w at every level,
+// Quiet included (see the package's rule), above the progress line if one
+// is drawn. The message ends with a newline if format does not.
+func Warnf(w io.Writer, format string, args ...any) {
+	if !strings.HasSuffix(format, "\n") {
+		format += "\n"
+	}
+	above(w, "warning: "+format, args...)
+}
+
+// current is the bar last started and not yet done: the one a note,
+// warning or result must not be written onto.
+var current atomic.Pointer[Bar]
+
+// above writes the formatted text to w with the current bar, if drawn,
+// cleared first and drawn again after it.
+func above(w io.Writer, format string, args ...any) {
+	b := current.Load()
+	if b == nil {
+		fmt.Fprintf(w, format, args...)
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	drawn := b.drawn
+	b.clear()
+	fmt.Fprintf(w, format, args...)
+	if drawn {
+		b.draw(b.now(), true)
+	}
+}
+
+// Results returns the writer a command's results should go to, given
+// stdout: w itself, unless w is a terminal, in which case every write first
+// ends the current bar as Done does (it shares the terminal with stderr),
+// so that no result is written onto the progress line.
+func Results(w io.Writer) io.Writer {
+	if !isTerminal(w) {
+		return w
+	}
+	return resultWriter{w}
+}
+
+type resultWriter struct{ w io.Writer }
+
+func (r resultWriter) Write(p []byte) (int, error) {
+	current.Load().Done()
+	return r.w.Write(p)
 }
 
 // Unit is what a bar counts.
@@ -110,6 +172,7 @@ func To(w io.Writer, what string, total int64, unit Unit) *Bar {
 func newBar(w io.Writer, what string, total int64, unit Unit, now func() time.Time) *Bar {
 	b := &Bar{w: w, unit: unit, what: what, now: now, start: now()}
 	b.total.Store(total)
+	current.Store(b)
 	return b
 }
 
@@ -150,22 +213,6 @@ func (b *Bar) Describe(what string) {
 	b.maybeDraw(true)
 }
 
-// Notef writes a note as the package's Notef does, above the bar: the bar
-// is cleared first and drawn again below the note.
-func (b *Bar) Notef(w io.Writer, format string, args ...any) {
-	if b == nil {
-		Notef(w, format, args...)
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.drawn {
-		io.WriteString(b.w, "\r\x1b[K")
-	}
-	Notef(w, format, args...)
-	b.draw(b.now(), true)
-}
-
 // Live redraws the bar every Interval until Done, so that the elapsed
 // time moves while a step that reports nothing runs.
 func (b *Bar) Live() {
@@ -197,11 +244,15 @@ func (b *Bar) Live() {
 	}(b.stop)
 }
 
-// Stages returns a writer whose every line becomes the bar's description
-// and counts one step: for code that logs the stage it has reached.
-func (b *Bar) Stages() io.Writer { return stageWriter{b} }
+// Stages returns a writer whose every line, after what and ": ", becomes
+// the bar's description and counts one step: for code that logs the stage
+// it has reached ("probe build: vectors: …").
+func (b *Bar) Stages(what string) io.Writer { return stageWriter{b, what} }
 
-type stageWriter struct{ b *Bar }
+type stageWriter struct {
+	b    *Bar
+	what string
+}
 
 func (s stageWriter) Write(p []byte) (int, error) {
 	b := s.b
@@ -222,7 +273,7 @@ func (s stageWriter) Write(p []byte) (int, error) {
 	b.mu.Unlock()
 	for _, l := range lines {
 		b.done.Add(1)
-		b.Describe(l)
+		b.Describe(s.what + ": " + l)
 	}
 	return len(p), nil
 }
@@ -240,6 +291,11 @@ func (b *Bar) Done() {
 		close(b.stop)
 		b.stop = nil
 	}
+	b.clear()
+}
+
+// clear erases the line if the bar is drawn; b.mu is held.
+func (b *Bar) clear() {
 	if b.drawn {
 		io.WriteString(b.w, "\r\x1b[K")
 		b.drawn = false

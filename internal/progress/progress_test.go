@@ -22,7 +22,7 @@ func withFakeTerminal(t *testing.T) {
 	t.Helper()
 	old := isTerminal
 	isTerminal = func(w io.Writer) bool { _, ok := w.(*fakeTerminal); return ok }
-	t.Cleanup(func() { isTerminal = old; SetLevel(Normal) })
+	t.Cleanup(func() { isTerminal = old; SetLevel(Normal); current.Store(nil) })
 }
 
 func TestNotATerminalShowsNothing(t *testing.T) {
@@ -140,13 +140,13 @@ func TestStagesAndLive(t *testing.T) {
 		t.Fatalf("before any step\n got %q\nwant %q", got, want)
 	}
 	ft.Reset()
-	w := b.Stages()
+	w := b.Stages("probe build")
 	io.WriteString(w, "vectors: 10 blocks")
 	if ft.Len() != 0 {
 		t.Fatalf("a partial line redrew the bar: %q", ft.String())
 	}
 	io.WriteString(w, " in 2 steps\nphases: 3\n")
-	if got, want := ft.String(), "\rvectors: 10 blocks in 2 steps  1 done\x1b[K\rphases: 3  2 done\x1b[K"; got != want {
+	if got, want := ft.String(), "\rprobe build: vectors: 10 blocks in 2 steps  1 done\x1b[K\rprobe build: phases: 3  2 done\x1b[K"; got != want {
 		t.Fatalf("stages drew\n got %q\nwant %q", got, want)
 	}
 	if b.done.Load() != 2 {
@@ -190,21 +190,63 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func TestNoteAboveTheBar(t *testing.T) {
+// TestNotesAndWarningsAboveTheBar checks that a note, a detail and a
+// warning clear the bar drawn, are written, and redraw it below; that a
+// warning is written at the Quiet level too while notes are not; and that
+// after Done nothing is redrawn.
+func TestNotesAndWarningsAboveTheBar(t *testing.T) {
+	t.Cleanup(func() { SetLevel(Normal); current.Store(nil) })
 	var ft fakeTerminal
 	c := &clock{time.Unix(0, 0)}
 	b := newBar(&ft, "sweep", 4, Steps, c.now)
 	b.Set(1)
 	ft.Reset()
-	b.Notef(&ft, "trial %d done\n", 1)
-	want := "\r\x1b[Ktrial 1 done\n\rsweep  1 / 4 done   25% [=====               ]\x1b[K"
-	if got := ft.String(); got != want {
+	Notef(&ft, "trial %d done\n", 1)
+	bar := "\rsweep  1 / 4 done   25% [=====               ]\x1b[K"
+	if got, want := ft.String(), "\r\x1b[Ktrial 1 done\n"+bar; got != want {
 		t.Fatalf("note\n got %q\nwant %q", got, want)
 	}
-	var nilBar *Bar
 	ft.Reset()
-	nilBar.Notef(&ft, "plain\n")
-	if ft.String() != "plain\n" {
-		t.Fatalf("a nil bar's note = %q", ft.String())
+	Warnf(&ft, "%d records lost", 3)
+	if got, want := ft.String(), "\r\x1b[Kwarning: 3 records lost\n"+bar; got != want {
+		t.Fatalf("warning\n got %q\nwant %q", got, want)
+	}
+	ft.Reset()
+	SetLevel(Quiet)
+	Notef(&ft, "note\n")
+	Detailf(&ft, "detail\n")
+	Warnf(&ft, "repaired %s\n", "x")
+	if got, want := ft.String(), "\r\x1b[Kwarning: repaired x\n"+bar; got != want {
+		t.Fatalf("quiet: got %q, want only the warning %q", got, want)
+	}
+	SetLevel(Verbose)
+	b.Done()
+	ft.Reset()
+	Detailf(&ft, "took %s\n", "1s")
+	if got := ft.String(); got != "took 1s\n" {
+		t.Fatalf("after Done: %q, want the detail alone, the bar not redrawn", got)
+	}
+}
+
+// TestResultsEndTheBar checks that a result written to a terminal ends the
+// bar first, so that it starts at the line's start, and that Results
+// leaves a writer that is not a terminal as it is.
+func TestResultsEndTheBar(t *testing.T) {
+	withFakeTerminal(t)
+	t.Cleanup(func() { current.Store(nil) })
+	var ft fakeTerminal
+	b := To(&ft, "phases", 0, Steps)
+	b.Describe("phases: x.bb")
+	out := Results(&ft)
+	io.WriteString(out, "phase  weight\n")
+	b.Add(1) // the bar may be drawn again after its end
+	io.WriteString(out, "0      1.0\n")
+	want := "\rphases: x.bb  0 done\x1b[K\r\x1b[Kphase  weight\n\rphases: x.bb  1 done\x1b[K\r\x1b[K0      1.0\n"
+	if got := ft.String(); got != want {
+		t.Fatalf("results\n got %q\nwant %q", got, want)
+	}
+	var buf bytes.Buffer
+	if w := Results(&buf); w != io.Writer(&buf) {
+		t.Fatalf("Results(buffer) = %T, want the buffer itself", w)
 	}
 }

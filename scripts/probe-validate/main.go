@@ -281,7 +281,7 @@ func run(outJSON, plots, curvesJSON, only string, repeat, refRuns, actualRuns in
 	for name, c := range curves {
 		printCurve(name, c)
 		if plots != "" {
-			if err := plotCurve(filepath.Join(plots, "probes-curve-"+name+".png"), name, c); err != nil {
+			if err := writeCurve(filepath.Join(plots, "probes-curve-"+name+".png"), name, c); err != nil {
 				return err
 			}
 		}
@@ -505,22 +505,16 @@ func replotCurves(path, dir string) error {
 		if len(c) == 0 {
 			return fmt.Errorf("%s: curve %s has no points", path, name)
 		}
-		if err := plotCurve(filepath.Join(dir, "probes-curve-"+name+".png"), name, c); err != nil {
+		if err := writeCurve(filepath.Join(dir, "probes-curve-"+name+".png"), name, c); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func plotCurve(path, name string, pts []probe.CurvePoint) error {
-	full := float64(pts[len(pts)-1].Bytes)
-	var q, s plot.Series
-	q.Name, s.Name = "prediction quality (100 − |error| %)", "probe size (% of all phases)"
-	for _, pt := range pts {
-		q.X, q.Y = append(q.X, float64(pt.K)), append(q.Y, 100-100*pt.Error)
-		s.X, s.Y = append(s.X, float64(pt.K)), append(s.Y, 100*float64(pt.Bytes)/full)
-	}
-	fig, err := plot.Lines(path, "Prediction quality x probe size: "+name, "phases kept (heaviest first)", "%", []plot.Series{q, s})
+// writeCurve draws a curve (plot.ProbeCurve) to path.
+func writeCurve(path, name string, pts []probe.CurvePoint) error {
+	fig, err := plot.ProbeCurve(path, name, pts)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@
 package storetest
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -46,6 +47,25 @@ func Open(tb testing.TB, path string) *store.Store {
 	return s
 }
 
+// Read reads the whole .pst at path: its header, its timed records in the
+// store's time-merged order (which keeps each process's stream order) and
+// its basic block vectors; it fails tb on any error.
+func Read(tb testing.TB, path string) (h *trace.Header, timed, bbv []trace.Record) {
+	tb.Helper()
+	s, err := store.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer s.Close()
+	if timed, err = trace.ReadAll(s.Records(store.ReadOptions{})); err != nil {
+		tb.Fatal(err)
+	}
+	if bbv, err = trace.ReadAll(s.BBV(store.ReadOptions{})); err != nil {
+		tb.Fatal(err)
+	}
+	return s.Header(), timed, bbv
+}
+
 // New writes recs under the header h (Create) to the store name (say
 // "p.pst", the trace's name in the engine's messages) in a temporary
 // folder and opens it (Open).
@@ -54,4 +74,27 @@ func New(tb testing.TB, name string, h *trace.Header, recs []trace.Record) *stor
 	path := filepath.Join(tb.TempDir(), name)
 	Create(tb, path, h, recs)
 	return Open(tb, path)
+}
+
+// Copy copies the .pst directory from to the directory to (created if
+// needed), file by file, so that a test can damage the copy; it fails tb
+// on any error.
+func Copy(tb testing.TB, from, to string) {
+	tb.Helper()
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, e := range ents {
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }

@@ -44,3 +44,25 @@ func TestCreateEmpty(t *testing.T) {
 		t.Errorf("%d state records", n)
 	}
 }
+
+// TestCopy: a copy opens as the original, and holds the same files.
+func TestCopy(t *testing.T) {
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}, Runs: []trace.RunInfo{{ID: 0, Procs: 1}},
+		States: []trace.StateDef{{ID: 0, Name: "a"}}}
+	s := New(t, "one.pst", h, []trace.Record{trace.State(0, 0, 0, 0), trace.State(0, 0, 7, 0)})
+	to := filepath.Join(t.TempDir(), "copy.pst")
+	Copy(t, s.Dir(), to)
+	c := Open(t, to)
+	back, err := trace.ReadAll(c.Records(store.ReadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != 2 || back[1].T != 7 || c.Header().States[0].Name != "a" {
+		t.Fatalf("the copy holds %v, header %+v", back, c.Header())
+	}
+	from, _ := filepath.Glob(filepath.Join(s.Dir(), "*"))
+	copied, _ := filepath.Glob(filepath.Join(to, "*"))
+	if len(from) == 0 || len(copied) != len(from) {
+		t.Fatalf("%d files copied of %d", len(copied), len(from))
+	}
+}

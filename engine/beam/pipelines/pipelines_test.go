@@ -25,6 +25,7 @@ import (
 	"github.com/parscope/parscope/format"
 	_ "github.com/parscope/parscope/format/all"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 	"github.com/parscope/parscope/trace/tracetest"
 )
@@ -334,22 +335,7 @@ func TestFewerKindsFail(t *testing.T) {
 func copyStore(t *testing.T, from string) string {
 	t.Helper()
 	to := filepath.Join(t.TempDir(), filepath.Base(from))
-	if err := os.MkdirAll(to, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ents, err := os.ReadDir(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		data, err := os.ReadFile(filepath.Join(from, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.Copy(t, from, to)
 	return to
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/probe"
-	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -25,16 +25,8 @@ type Trace struct {
 // Load reads the .pst at path.
 func Load(t testing.TB, path string) *Trace {
 	t.Helper()
-	s, err := store.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	recs, err := trace.ReadAll(s.Records(store.ReadOptions{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &Trace{Header: s.Header(), Merged: recs, Procs: map[int32][]trace.Record{}}
+	h, recs, _ := storetest.Read(t, path)
+	tr := &Trace{Header: h, Merged: recs, Procs: map[int32][]trace.Record{}}
 	for _, r := range recs {
 		tr.Procs[r.Proc] = append(tr.Procs[r.Proc], r)
 	}
