@@ -171,3 +171,35 @@ func TestErrors(t *testing.T) {
 		t.Errorf("a missing temporary directory: %v", err)
 	}
 }
+
+// TestSet counts random keys, many repeated, with a budget of a few keys
+// (many runs, merged on the way) and with room for all, then again after
+// Close.
+func TestSet(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	for _, budget := range []int64{0, 10 * setKeyCost, 1 << 20} {
+		s := NewSet("test", budget)
+		for round := range 2 {
+			rng := rand.New(rand.NewPCG(uint64(round), 3))
+			want := map[uint64]bool{}
+			for range 5000 {
+				k := rng.Uint64N(3000) * 0x9E3779B97F4A7C15
+				want[k] = true
+				if err := s.Add(k); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 2 {
+				if n, err := s.Len(); err != nil || n != len(want) {
+					t.Fatalf("budget %d, round %d: %d keys (%v), want %d", budget, round, n, err, len(want))
+				}
+			}
+			if spilled := s.runs != nil && s.runs.Len() > 0; spilled != (budget < 1<<16) {
+				t.Errorf("budget %d: spilled %v", budget, spilled)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
