@@ -32,6 +32,12 @@ const (
 	envLimit = "PARSCOPE_MEMLIMIT_BYTES"
 )
 
+// Child reports whether this process is a child that Run started to run a
+// test under a limit: a TestMain that prepares what the package's other
+// tests need (building a binary, say) can skip it there, where it would
+// only cost time, and count in the child's peak memory.
+func Child() bool { return os.Getenv(envChild) != "" }
+
 // Run runs body under a memory limit of limit bytes in a child process and
 // returns the child's peak resident set size in bytes. It must be called
 // from a top-level test (not a subtest), once per test. In the child, Run
