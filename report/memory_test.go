@@ -85,7 +85,7 @@ func TestLongTraceMemory(t *testing.T) {
 // TestRandomTraceMemory builds the report of a .pst of 10^7 random state
 // records (64 processes among 8 states, one record per ns: a new
 // macrostate and a new class of parallel states nearly every record,
-// millions in all) under a 256 MiB memory limit: the occupancy table, the
+// millions in all) under a 384 MiB memory limit: the occupancy table, the
 // entropy's classes and the states' distinct classes are spilled past
 // their budgets instead of held (analyze took 1.37 GB on 3·10^6 such
 // records). The figures computed by different analyses are checked
@@ -98,7 +98,7 @@ func TestRandomTraceMemory(t *testing.T) {
 	if memlimit.Race {
 		n = 100_000
 	}
-	memlimit.Run(t, 256<<20, func(t *testing.T) {
+	memlimit.Run(t, 384<<20, func(t *testing.T) {
 		g := &tracetest.RandomStates{Procs: 64, States: 8, Limit: n, Seed: 2}
 		path := filepath.Join(t.TempDir(), "random.pst")
 		storetest.CreateFrom(t, path, g.Header(), g)

@@ -17,7 +17,7 @@ import (
 // TestRandomRunMemory computes the entropy of 10^7 random state records
 // (64 processes among 8 states, one record per ns: a new class of parallel
 // states nearly every record, millions in all), as `parscope entropy`
-// does, under a 256 MiB memory limit: the classes past the budget are
+// does, under a 384 MiB memory limit: the classes past the budget are
 // spilled instead of held (0.8 GB for 5·10^6 records before). The states
 // analysis, fed the same records, counts the same classes in its own way.
 func TestRandomRunMemory(t *testing.T) {
@@ -25,7 +25,7 @@ func TestRandomRunMemory(t *testing.T) {
 	if memlimit.Race {
 		n = 100_000
 	}
-	memlimit.Run(t, 256<<20, func(t *testing.T) {
+	memlimit.Run(t, 384<<20, func(t *testing.T) {
 		g := &tracetest.RandomStates{Procs: 64, States: 8, Limit: n, Seed: 3}
 		tr := &engine.Trace{Name: "random.pst", Header: g.Header(),
 			Stats: &store.Stats{Runs: []store.RunStats{{Run: 0, Procs: 64, TMax: int64(n - 1)}}}}

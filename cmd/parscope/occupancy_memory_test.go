@@ -44,7 +44,7 @@ func (c *csvRows) Write(p []byte) (int, error) {
 // TestOccupancyRandomMemory runs what `parscope occupancy` runs, on 10^7
 // random state records of 64 processes among 8 states (one record per
 // ns: nearly every record a new macrostate, millions in all), under a
-// 192 MiB memory limit: the default answer (the summary and the top rows)
+// 384 MiB memory limit: the default answer (the summary and the top rows)
 // and the whole table streamed as CSV (--all --csv). Holding the table
 // took 2.5 GB for 5·10^6 records. The summary is checked against what is
 // computed apart: the mean node occupancy from the per-process counters,
@@ -55,7 +55,7 @@ func TestOccupancyRandomMemory(t *testing.T) {
 	if memlimit.Race {
 		n = 100_000
 	}
-	memlimit.Run(t, 192<<20, func(t *testing.T) {
+	memlimit.Run(t, 384<<20, func(t *testing.T) {
 		g := &tracetest.RandomStates{Procs: 64, States: 8, Limit: n, Seed: 1}
 		path := filepath.Join(t.TempDir(), "random.pst")
 		storetest.CreateFrom(t, path, g.Header(), g)
