@@ -602,7 +602,6 @@ func (a *Accumulator) table(res *Result) error {
 		rows = nil
 	}
 	if a.opts.Stream {
-		res.Table = slices.Clip(res.Table)
 		res.Stream = rows
 	}
 	return err

@@ -163,7 +163,6 @@ type rowSorter struct {
 	budget int64
 	kbuf   []byte
 	vbuf   []byte
-	sorted bool
 }
 
 func newRowSorter(t *table) *rowSorter {
@@ -240,7 +239,7 @@ func (r *TableStream) Len() int {
 
 // Each calls fn with every row in order of first appearance, stopping at
 // fn's first error. m.Counts is valid only during the call (copy it to keep
-// it). Each can be called again until Close.
+// it). Each can be called again until Close, one call at a time.
 func (r *TableStream) Each(fn func(m Macro) error) error {
 	if r == nil {
 		return nil

@@ -204,14 +204,6 @@ func (t *table) merge(counts []int32, key uint64, occ, first int64) {
 	}
 }
 
-// occ returns the occupancy accumulated in memory in entry e.
-func (t *table) occOf(e int) int64 {
-	if t.packed {
-		return t.slots[e].occ
-	}
-	return t.svals[e].occ
-}
-
 // inMemory returns the number of macrostates in memory.
 func (t *table) inMemory() int {
 	if t.packed {
