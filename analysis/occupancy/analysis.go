@@ -476,7 +476,7 @@ func (a *analysis) Result() (any, error) {
 	if a.p.Counters {
 		cs, err := ReadCounters(context.Background(), a.t.Header, trace.NewSliceReader(a.cntRecs), a.modes)
 		if err != nil {
-			return nil, err
+			return nil, errors.Join(err, (&Report{Runs: a.done}).Close())
 		}
 		for _, c := range cs {
 			for i := range a.done {
