@@ -203,9 +203,10 @@ func combineClass(dst, src []byte) []byte {
 	return dst
 }
 
-// each calls fn with every class in order of hash, and returns how many
-// there are. With spilled runs, the classes in memory are spilled first.
-func (a *Accumulator) each(fn func(c classStat)) (int, error) {
+// each calls fn with every class (its hash and figures) in order of hash,
+// and returns how many there are. With spilled runs, the classes in
+// memory are spilled first.
+func (a *Accumulator) each(fn func(k uint64, c classStat)) (int, error) {
 	if a.runs == nil {
 		a.keys = a.keys[:0]
 		for k := range a.classes {
@@ -213,7 +214,7 @@ func (a *Accumulator) each(fn func(c classStat)) (int, error) {
 		}
 		slices.Sort(a.keys)
 		for _, k := range a.keys {
-			fn(a.classes[k])
+			fn(k, a.classes[k])
 		}
 		return len(a.keys), nil
 	}
@@ -223,9 +224,9 @@ func (a *Accumulator) each(fn func(c classStat)) (int, error) {
 		}
 	}
 	n := 0
-	err := a.runs.Merge(func(_, val []byte) error {
+	err := a.runs.Merge(func(key, val []byte) error {
 		n++
-		fn(decodeClass(val))
+		fn(binary.BigEndian.Uint64(key), decodeClass(val))
 		return nil
 	})
 	return n, err
@@ -365,7 +366,7 @@ func (a *Accumulator) Result() (Result, error) {
 	// its p); classes are visited in key order so that sums are
 	// reproducible, and the same whether they were spilled or not.
 	lnN := math.Log(float64(n))
-	distinct, err := a.each(func(c classStat) {
+	distinct, err := a.each(func(_ uint64, c classStat) {
 		lp := (c.lnW - float64(c.procs)*lnN) / math.Ln2
 		pl := math.Exp2(lp) * lp
 		r.CombEntropy -= c.weight * pl

@@ -132,8 +132,51 @@ func TestSpilledEqualsInMemory(t *testing.T) {
 		js, _ := json.Marshal(v)
 		return string(js)
 	}
-	if got, want := analyse(tiny), analyse(0); got != want {
+	want := analyse(0)
+	if got := analyse(tiny); got != want {
 		t.Fatalf("the analysis of three runs, spilled:\n%.600s\nwant\n%.600s", got, want)
+	}
+	// Run 0 on one accumulator, encoded (engine.Portable), decoded into
+	// another that takes runs 1 and 2, both spilling.
+	fresh := func() *analysis {
+		p := DefaultParams()
+		p.Window = 5000
+		a, err := newAnalysis(tr, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.opts.Budget = tiny
+		a.all = NewAccumulator(a.opts)
+		return a
+	}
+	first := fresh()
+	cut := len(recs3) / 3
+	if err := first.Add(recs3[:cut]); err != nil {
+		t.Fatal(err)
+	}
+	data, err := first.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.close(); err != nil {
+		t.Fatal(err)
+	}
+	second := fresh()
+	if err := second.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if second.all.runs == nil {
+		t.Fatal("the decoded measures of run 0 did not spill")
+	}
+	if err := second.Add(recs3[cut:]); err != nil {
+		t.Fatal(err)
+	}
+	v, err := second.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if js, _ := json.Marshal(v); string(js) != want {
+		t.Fatalf("run 0 encoded and decoded, then runs 1 and 2, spilled:\n%.600s\nwant\n%.600s", js, want)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("%d temporary files left in %s", len(ents), dir)

@@ -93,6 +93,27 @@ func TestDistinctClassesSpilled(t *testing.T) {
 		if merged != js {
 			t.Fatalf("budget %d: merged\n%.400s\nwhole\n%.400s", budget, merged, js)
 		}
+		// Run 0 encoded (engine.Portable) and decoded into an accumulator
+		// that takes runs 1 and 2.
+		first, second = acc(budget), acc(budget)
+		if err := first.Add(recs[0]); err != nil {
+			t.Fatal(err)
+		}
+		data, err := first.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := second.UnmarshalBinary(data); err != nil {
+			t.Fatal(err)
+		}
+		for _, rs := range recs[1:] {
+			if err := second.Add(rs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if travelled, _ := summary(second); travelled != js {
+			t.Fatalf("budget %d: run 0 encoded and decoded\n%.400s\nwhole\n%.400s", budget, travelled, js)
+		}
 		outs = append(outs, js)
 	}
 	if outs[0] != outs[1] {
