@@ -6,10 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/parscope/parscope/analysis/entropy"
 	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/analysis/state"
 	"github.com/parscope/parscope/internal/memlimit"
 	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
+	"github.com/parscope/parscope/trace/tracetest"
 )
 
 // TestLongTraceMemory builds the report of a .pst of 10^7 state records
@@ -75,5 +79,48 @@ func TestLongTraceMemory(t *testing.T) {
 			t.Fatalf("the state analyses are missing or hold more than %d points", DefaultMaxPoints)
 		}
 		t.Logf("%d states, %d sampled", pc.Runs[0].States, len(pc.Runs[0].Index))
+	})
+}
+
+// TestRandomTraceMemory builds the report of a .pst of 10^7 random state
+// records (64 processes among 8 states, one record per ns: a new
+// macrostate and a new class of parallel states nearly every record,
+// millions in all) under a 384 MiB memory limit: the occupancy table, the
+// entropy's classes and the states' distinct classes are spilled past
+// their budgets instead of held (analyze took 1.37 GB on 3·10^6 such
+// records). The figures computed by different analyses are checked
+// against each other: the states and entropy analyses count the same
+// classes, which are the occupancy's macrostates (the last state, of no
+// duration, aside), and the mean node occupancy from the table equals
+// that from the per-process counters.
+func TestRandomTraceMemory(t *testing.T) {
+	n := 10_000_000
+	if memlimit.Race {
+		n = 100_000
+	}
+	memlimit.Run(t, 384<<20, func(t *testing.T) {
+		g := &tracetest.RandomStates{Procs: 64, States: 8, Limit: n, Seed: 2}
+		path := filepath.Join(t.TempDir(), "random.pst")
+		storetest.CreateFrom(t, path, g.Header(), g)
+		b, err := Build(context.Background(), path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := occRuns(t, b)[0]
+		if o.StateRecords != int64(n) || o.ObservedMacrostates < n/3 || len(o.Table) != OccupancyTableRows || o.EndNS != int64(n-1) {
+			t.Fatalf("occupancy: %d records, %d macrostates, %d rows, end %d", o.StateRecords, o.ObservedMacrostates, len(o.Table), o.EndNS)
+		}
+		for _, m := range o.Mean {
+			if math.Abs(m.GlobalNS-m.LocalNS) > 1e-9*float64(o.EndNS) {
+				t.Errorf("mode %s: %v ns from the table, %v from the per-process counters", m.Mode, m.GlobalNS, m.LocalNS)
+			}
+		}
+		ent := b.Entropy.Result.(*entropy.Report).Runs[0]
+		st := b.States.Result.(*state.Summary).Runs[0]
+		if ent.Rows != int64(n) || st.DistinctClasses != ent.DistinctClasses ||
+			ent.DistinctClasses != o.ObservedMacrostates && ent.DistinctClasses != o.ObservedMacrostates+1 {
+			t.Fatalf("%d entropy rows; %d classes (entropy), %d (states), %d macrostates (occupancy)", ent.Rows, ent.DistinctClasses, st.DistinctClasses, o.ObservedMacrostates)
+		}
+		t.Logf("%d macrostates, %d classes", o.ObservedMacrostates, ent.DistinctClasses)
 	})
 }

@@ -98,6 +98,10 @@ type analysis struct {
 	cur  *Accumulator
 	run  int32
 	rep  Report
+	// last is the run before cur, and all the runs before it merged: a
+	// run is merged into all only once another follows, so that the
+	// classes of a trace of one run are not copied.
+	last *Accumulator
 	all  *Accumulator
 	// mixed is set when runs of different process counts make All
 	// meaningless.
@@ -148,7 +152,9 @@ func newAnalysis(t *engine.Trace, p *Params) (*analysis, error) {
 // Row implements state.RowReader.
 func (a *analysis) Row(r *state.Row) error {
 	if a.cur == nil || r.Run != a.run {
-		a.flush()
+		if err := a.flush(); err != nil {
+			return err
+		}
 		a.cur, a.run = NewAccumulator(a.opts), r.Run
 	}
 	if err := a.cur.Add(r); err != nil {
@@ -170,15 +176,51 @@ func (a *analysis) Records(batch []trace.Record) error {
 }
 
 // flush ends the current run.
-func (a *analysis) flush() {
+func (a *analysis) flush() error {
 	if a.cur == nil {
-		return
+		return nil
 	}
-	a.rep.Runs = append(a.rep.Runs, RunResult{a.run, a.cur.Result()})
-	if !a.mixed && a.all.Merge(a.cur) != nil {
+	res, err := a.cur.Result()
+	if err != nil {
+		return err
+	}
+	a.rep.Runs = append(a.rep.Runs, RunResult{a.run, res})
+	err = a.fold()
+	a.last, a.cur = a.cur, nil
+	return err
+}
+
+// fold merges the last run into all: its classes spilled first, so that
+// its runs move instead of its map being copied. Runs of different
+// process counts make all meaningless (mixed).
+func (a *analysis) fold() error {
+	last := a.last
+	if last == nil {
+		return nil
+	}
+	a.last = nil
+	if a.mixed {
+		return last.Close()
+	}
+	if err := last.spillAll(); err != nil {
+		return errors.Join(err, last.Close())
+	}
+	if a.all.Merge(last) != nil {
 		a.mixed = true
+		return errors.Join(last.Close(), a.all.Close())
 	}
-	a.cur = nil
+	return nil
+}
+
+// close lets the classes of every accumulator go.
+func (a *analysis) close() error {
+	var errs []error
+	for _, acc := range []*Accumulator{a.cur, a.last, a.all} {
+		if acc != nil {
+			errs = append(errs, acc.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Merge implements engine.Accumulator for the states of later runs (the
@@ -191,8 +233,9 @@ func (a *analysis) Merge(o engine.Accumulator) error {
 	if err := errors.Join(a.EndPass(), b.EndPass()); err != nil {
 		return err
 	}
-	a.flush()
-	b.flush()
+	if err := errors.Join(a.flush(), b.flush(), a.fold(), b.fold()); err != nil {
+		return err
+	}
 	if len(a.rep.Runs) > 0 && len(b.rep.Runs) > 0 && b.rep.Runs[0].Run <= a.rep.Runs[len(a.rep.Runs)-1].Run {
 		return fmt.Errorf("entropy: merging run %d after run %d (only later runs merge)", b.rep.Runs[0].Run, a.rep.Runs[len(a.rep.Runs)-1].Run)
 	}
@@ -202,6 +245,9 @@ func (a *analysis) Merge(o engine.Accumulator) error {
 	a.rep.Runs = append(a.rep.Runs, b.rep.Runs...)
 	if a.mixed || b.mixed || a.all.Merge(b.all) != nil {
 		a.mixed = true
+		if err := errors.Join(a.all.Close(), b.all.Close()); err != nil {
+			return err
+		}
 	}
 	if a.win != nil {
 		a.win.points = append(a.win.Result(), b.win.Result()...)
@@ -211,17 +257,28 @@ func (a *analysis) Merge(o engine.Accumulator) error {
 
 // Result implements engine.Accumulator.
 func (a *analysis) Result() (any, error) {
+	defer a.close()
 	if err := a.EndPass(); err != nil {
 		return nil, err
 	}
-	a.flush()
+	if err := a.flush(); err != nil {
+		return nil, err
+	}
 	rep := a.rep
 	if rep.Runs == nil {
 		rep.Runs = []RunResult{}
 	}
-	if !a.mixed && len(rep.Runs) > 1 {
-		all := a.all.Result()
-		rep.All = &all
+	if len(rep.Runs) > 1 {
+		if err := a.fold(); err != nil {
+			return nil, err
+		}
+		if !a.mixed {
+			all, err := a.all.Result()
+			if err != nil {
+				return nil, err
+			}
+			rep.All = &all
+		}
 	}
 	if a.win != nil {
 		rep.WindowNS = int64(a.p.Window)

@@ -20,12 +20,13 @@
 package entropy
 
 import (
-	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
 
 	"github.com/parscope/parscope/analysis/state"
+	"github.com/parscope/parscope/internal/spill"
 )
 
 // LnMultiplicity returns ln W = lnΓ(P+1) − Σ_k lnΓ(b_k+1) for block counts
@@ -78,11 +79,28 @@ type Options struct {
 	Blocks int
 	// TimeWeighted weights each state by its duration instead of 1.
 	TimeWeighted bool
+	// Budget bounds the memory (bytes) of the table of distinct classes:
+	// past it, the table is written, sorted by class, to a temporary file
+	// in os.TempDir() and merged back at Result (package spill). 0 means
+	// DefaultBudget.
+	Budget int64
 }
+
+// DefaultBudget is the default of Options.Budget.
+const DefaultBudget = 16 << 20
+
+// classCost is what a class costs in the accumulator's map: its key and
+// classStat, and the map's overhead.
+const classCost = 64
 
 // Accumulator collects the measures over a stream of states of one run (or
 // of runs with the same number of processes). It is a reduction: Add rows,
-// Merge accumulators of other shards, take the Result.
+// Merge accumulators of other shards, take the Result, and Close.
+//
+// Its memory is bounded by Options.Budget: the classes past it are
+// spilled, sorted, to temporary files, and merged back by class at Result,
+// which visits the classes in the same order (by class hash) either way,
+// so that the measures do not depend on the budget.
 type Accumulator struct {
 	opts Options
 	p    int
@@ -93,6 +111,11 @@ type Accumulator struct {
 	histSum float64 // Σ w h_t
 	// classes maps a class hash to its ln W and accumulated weight.
 	classes map[uint64]classStat
+	// runs holds the classes spilled (nil before the first spill).
+	runs *spill.Runs
+	keys []uint64
+	kbuf []byte
+	vbuf []byte
 }
 
 type classStat struct {
@@ -104,6 +127,128 @@ type classStat struct {
 // NewAccumulator returns an empty accumulator.
 func NewAccumulator(opts Options) *Accumulator {
 	return &Accumulator{opts: opts, classes: map[uint64]classStat{}}
+}
+
+// maxClasses is the number of classes the budget holds in memory.
+func (a *Accumulator) maxClasses() int {
+	b := a.opts.Budget
+	if b <= 0 {
+		b = DefaultBudget
+	}
+	return int(max(b/classCost, 4))
+}
+
+// addClass adds a class's weight, spilling the classes past the budget.
+func (a *Accumulator) addClass(k uint64, lnW, w float64, procs int) error {
+	cs, ok := a.classes[k]
+	cs.lnW = lnW
+	cs.weight += w
+	cs.procs = procs
+	a.classes[k] = cs
+	if !ok && len(a.classes) > a.maxClasses() {
+		return a.spill()
+	}
+	return nil
+}
+
+// spill writes the classes in memory, sorted by hash, as a run and clears
+// the map.
+func (a *Accumulator) spill() error {
+	if a.runs == nil {
+		a.runs = spill.New("entropy", combineClass)
+	}
+	a.keys = a.keys[:0]
+	for k := range a.classes {
+		a.keys = append(a.keys, k)
+	}
+	slices.Sort(a.keys)
+	w, err := a.runs.Create()
+	if err != nil {
+		return err
+	}
+	for _, k := range a.keys {
+		a.kbuf = binary.BigEndian.AppendUint64(a.kbuf[:0], k)
+		if err := w.Add(a.kbuf, a.encode(a.classes[k])); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	clear(a.classes)
+	return w.Close()
+}
+
+// encode encodes a class as a run's value: ln W and the weight as float64
+// bits, then the processes.
+func (a *Accumulator) encode(c classStat) []byte {
+	b := binary.BigEndian.AppendUint64(a.vbuf[:0], math.Float64bits(c.lnW))
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(c.weight))
+	a.vbuf = binary.AppendUvarint(b, uint64(c.procs))
+	return a.vbuf
+}
+
+func decodeClass(v []byte) classStat {
+	procs, _ := binary.Uvarint(v[16:])
+	return classStat{lnW: math.Float64frombits(binary.BigEndian.Uint64(v)),
+		weight: math.Float64frombits(binary.BigEndian.Uint64(v[8:])), procs: int(procs)}
+}
+
+// combineClass adds the weight of a class in a later run to its weight,
+// and takes the later run's ln W and processes, as Add does: the ln W of
+// a state is kept up to date by the tracker, and may differ in its last
+// bits from one state of the class to another.
+func combineClass(dst, src []byte) []byte {
+	w := math.Float64frombits(binary.BigEndian.Uint64(dst[8:])) + math.Float64frombits(binary.BigEndian.Uint64(src[8:]))
+	dst = append(dst[:0], src...)
+	binary.BigEndian.PutUint64(dst[8:], math.Float64bits(w))
+	return dst
+}
+
+// each calls fn with every class (its hash and figures) in order of hash,
+// and returns how many there are. With spilled runs, the classes in
+// memory are spilled first.
+func (a *Accumulator) each(fn func(k uint64, c classStat)) (int, error) {
+	if a.runs == nil {
+		a.keys = a.keys[:0]
+		for k := range a.classes {
+			a.keys = append(a.keys, k)
+		}
+		slices.Sort(a.keys)
+		for _, k := range a.keys {
+			fn(k, a.classes[k])
+		}
+		return len(a.keys), nil
+	}
+	if len(a.classes) > 0 {
+		if err := a.spill(); err != nil {
+			return 0, err
+		}
+	}
+	n := 0
+	err := a.runs.Merge(func(key, val []byte) error {
+		n++
+		fn(binary.BigEndian.Uint64(key), decodeClass(val))
+		return nil
+	})
+	return n, err
+}
+
+// spillAll writes every class in memory to a run, so that a Merge of the
+// accumulator into another moves its runs without copying its map.
+func (a *Accumulator) spillAll() error {
+	if len(a.classes) == 0 {
+		return nil
+	}
+	return a.spill()
+}
+
+// Close removes the temporary files of the classes spilled. The
+// accumulator is empty afterwards.
+func (a *Accumulator) Close() error {
+	clear(a.classes)
+	if a.runs == nil {
+		return nil
+	}
+	return a.runs.Close()
 }
 
 func (a *Accumulator) blocks(t *state.Tracker) int {
@@ -132,15 +277,12 @@ func (a *Accumulator) Add(r *state.Row) error {
 	a.rows++
 	a.weight += w
 	a.histSum += w * r.HistogramEntropy()
-	cs := a.classes[r.ClassHash()]
-	cs.lnW = lnW
-	cs.weight += w
-	cs.procs = r.Present()
-	a.classes[r.ClassHash()] = cs
-	return nil
+	return a.addClass(r.ClassHash(), lnW, w, r.Present())
 }
 
-// Merge adds the states of another accumulator with the same options.
+// Merge adds the states of another accumulator with the same options,
+// which follow a's. The spilled classes of b move to a; b must not be
+// used afterwards.
 func (a *Accumulator) Merge(b *Accumulator) error {
 	if b.rows == 0 {
 		return nil
@@ -153,13 +295,26 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 	a.rows += b.rows
 	a.weight += b.weight
 	a.histSum += b.histSum
-	for k, v := range b.classes {
-		cs := a.classes[k]
-		cs.lnW = v.lnW
-		cs.weight += v.weight
-		cs.procs = v.procs
-		a.classes[k] = cs
+	// The runs stay in the order of the states, so that the later ln W
+	// of a class is kept: a's classes in memory go to a run before b's
+	// runs, and b's classes in memory come last.
+	if b.runs != nil {
+		if err := a.spillAll(); err != nil {
+			return err
+		}
+		if a.runs == nil {
+			a.runs = spill.New("entropy", combineClass)
+		}
+		if err := a.runs.Take(b.runs); err != nil {
+			return err
+		}
 	}
+	for k, v := range b.classes {
+		if err := a.addClass(k, v.lnW, v.weight, v.procs); err != nil {
+			return err
+		}
+	}
+	clear(b.classes)
 	return nil
 }
 
@@ -199,29 +354,19 @@ type Result struct {
 }
 
 // Result computes the measures. N is Options.Blocks, or the largest
-// number of blocks the states used.
-func (a *Accumulator) Result() Result {
+// number of blocks the states used. The accumulator keeps its classes (a
+// Merge into another accumulator may follow); Close lets them go.
+func (a *Accumulator) Result() (Result, error) {
 	n := a.opts.Blocks
 	if n == 0 {
 		n = max(a.n, 1)
 	}
-	r := Result{Units: "bits", P: a.p, N: n, Rows: a.rows, Weight: a.weight, DistinctClasses: len(a.classes)}
-	if a.rows == 0 {
-		return r
-	}
+	r := Result{Units: "bits", P: a.p, N: n, Rows: a.rows, Weight: a.weight}
 	// Every row measure is a sum over classes (the rows of a class share
-	// its p); classes are visited in key order so that sums are reproducible.
-	type entry struct {
-		key uint64
-		classStat
-	}
-	entries := make([]entry, 0, len(a.classes))
-	for k, c := range a.classes {
-		entries = append(entries, entry{k, c})
-	}
-	slices.SortFunc(entries, func(x, y entry) int { return cmp.Compare(x.key, y.key) })
+	// its p); classes are visited in key order so that sums are
+	// reproducible, and the same whether they were spilled or not.
 	lnN := math.Log(float64(n))
-	for _, c := range entries {
+	distinct, err := a.each(func(_ uint64, c classStat) {
 		lp := (c.lnW - float64(c.procs)*lnN) / math.Ln2
 		pl := math.Exp2(lp) * lp
 		r.CombEntropy -= c.weight * pl
@@ -231,6 +376,13 @@ func (a *Accumulator) Result() Result {
 			f := c.weight / a.weight
 			r.EmpiricalEntropy -= f * math.Log2(f)
 		}
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	r.DistinctClasses = distinct
+	if a.rows == 0 {
+		return r, nil
 	}
 	r.SignedCombEntropy = -r.CombEntropy
 	r.SignedCombEntropyDistinct = -r.CombEntropyDistinct
@@ -243,7 +395,7 @@ func (a *Accumulator) Result() Result {
 		r.DistinctFraction = r.CombEntropyDistinct / r.ClassEntropyMax
 	}
 	r.EmpiricalEntropy = max(r.EmpiricalEntropy, 0)
-	return r
+	return r, nil
 }
 
 func lgamma(x float64) float64 {

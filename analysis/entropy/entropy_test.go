@@ -227,7 +227,17 @@ func measure(t *testing.T, h *trace.Header, recs []trace.Record, opts Options) R
 	if err != nil {
 		t.Fatal(err)
 	}
-	return acc.Result()
+	return result(t, acc)
+}
+
+// result returns acc's result, failing the test on an error.
+func result(t testing.TB, acc *Accumulator) Result {
+	t.Helper()
+	r, err := acc.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // A lockstep execution (everyone always in the same block) has zero
@@ -287,7 +297,7 @@ func TestMerge(t *testing.T) {
 	if err := a.Merge(b); err != nil {
 		t.Fatal(err)
 	}
-	x, y := whole.Result(), a.Result()
+	x, y := result(t, whole), result(t, a)
 	if !near(x.CombEntropy, y.CombEntropy, 1e-12) || x.DistinctClasses != y.DistinctClasses || !near(x.EmpiricalEntropy, y.EmpiricalEntropy, 1e-12) || !near(x.HistogramEntropyMean, y.HistogramEntropyMean, 1e-12) {
 		t.Fatalf("merged %+v\nwhole %+v", y, x)
 	}
@@ -296,7 +306,7 @@ func TestMerge(t *testing.T) {
 // Degenerate inputs give zeros, never NaN.
 func TestDegenerate(t *testing.T) {
 	one := measure(t, &trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: 1}}}, []trace.Record{trace.State(0, 0, 5, 2)}, Options{Blocks: 1})
-	empty := NewAccumulator(Options{}).Result()
+	empty := result(t, NewAccumulator(Options{}))
 	for _, r := range []Result{one, empty} {
 		for _, v := range []float64{r.CombEntropy, r.CombEntropyDistinct, r.SurprisalTotal, r.SurprisalMean, r.HistogramEntropyMean, r.EmpiricalEntropy, r.ClassEntropyMax, r.DistinctFraction} {
 			if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -23,20 +23,27 @@ type classSnapshot struct {
 	Procs  int     `json:"procs"`
 }
 
-func (a *Accumulator) snapshot() accSnapshot {
-	s := accSnapshot{Opts: a.opts, P: a.p, N: a.n, Rows: a.rows, Weight: a.weight, HistSum: a.histSum, Classes: make(map[uint64]classSnapshot, len(a.classes))}
-	for k, c := range a.classes {
+// snapshot returns the accumulator's state, every class in it, those
+// spilled to runs included.
+func (a *Accumulator) snapshot() (accSnapshot, error) {
+	s := accSnapshot{Opts: a.opts, P: a.p, N: a.n, Rows: a.rows, Weight: a.weight, HistSum: a.histSum, Classes: map[uint64]classSnapshot{}}
+	_, err := a.each(func(k uint64, c classStat) {
 		s.Classes[k] = classSnapshot{LnW: c.lnW, Weight: c.weight, Procs: c.procs}
-	}
-	return s
+	})
+	return s, err
 }
 
-func fromSnapshot(s accSnapshot) *Accumulator {
-	a := &Accumulator{opts: s.Opts, p: s.P, n: s.N, rows: s.Rows, weight: s.Weight, histSum: s.HistSum, classes: make(map[uint64]classStat, len(s.Classes))}
+// fromSnapshot returns the accumulator of a snapshot, its classes past the
+// budget spilled.
+func fromSnapshot(s accSnapshot) (*Accumulator, error) {
+	a := NewAccumulator(s.Opts)
+	a.p, a.n, a.rows, a.weight, a.histSum = s.P, s.N, s.Rows, s.Weight, s.HistSum
 	for k, c := range s.Classes {
-		a.classes[k] = classStat{lnW: c.LnW, weight: c.Weight, procs: c.Procs}
+		if err := a.addClass(k, c.LnW, c.Weight, c.Procs); err != nil {
+			return nil, errors.Join(err, a.Close())
+		}
 	}
-	return a
+	return a, nil
 }
 
 // analysisSnapshot is what an entropy accumulator holds once its runs
@@ -59,8 +66,16 @@ func (a *analysis) MarshalBinary() ([]byte, error) {
 	if err := a.EndPass(); err != nil {
 		return nil, err
 	}
-	a.flush()
-	s := analysisSnapshot{Runs: a.rep.Runs, All: a.all.snapshot(), Mixed: a.mixed}
+	// The measures of all runs take the last run now: the decoded
+	// accumulator holds them, and takes only later runs.
+	if err := errors.Join(a.flush(), a.fold()); err != nil {
+		return nil, err
+	}
+	all, err := a.all.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	s := analysisSnapshot{Runs: a.rep.Runs, All: all, Mixed: a.mixed}
 	if a.win != nil {
 		s.Series = a.win.Result()
 	}
@@ -93,7 +108,14 @@ func (a *analysis) UnmarshalBinary(data []byte) error {
 	if len(s.Series) > 0 && a.win == nil || s.Ranked && a.rank == nil {
 		return errors.New("entropy: decoding an accumulator of other options")
 	}
-	a.cur, a.rep.Runs, a.all, a.mixed = nil, s.Runs, fromSnapshot(s.All), s.Mixed
+	all, err := fromSnapshot(s.All)
+	if err != nil {
+		return err
+	}
+	if err := a.close(); err != nil {
+		return err
+	}
+	a.cur, a.last, a.rep.Runs, a.all, a.mixed = nil, nil, s.Runs, all, s.Mixed
 	if a.win != nil {
 		a.win.points = s.Series
 	}

@@ -179,9 +179,13 @@ func Subsets(ctx context.Context, h *trace.Header, open func() trace.Reader, k i
 	}
 }
 
+// minWindowBudget is the least memory budget of a window's accumulator.
+const minWindowBudget = 64 << 10
+
 // Ranker computes Subsets in one pass over the records: it rebuilds the
 // partial state of every window of processes at once, giving each record
-// of run 0 to the windows that hold its process.
+// of run 0 to the windows that hold its process. The windows share
+// Options.Budget (each holds at least minWindowBudget).
 type Ranker struct {
 	m        Measure
 	procs    [][]int32
@@ -212,6 +216,12 @@ func NewRanker(h *trace.Header, k int, cyclic bool, opts Options, m Measure, so 
 		last = p - 1
 	}
 	rk := &Ranker{m: m, of: make([][]int, p)}
+	// The windows share the budget: each holds its part of it.
+	budget := opts.Budget
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	opts.Budget = max(budget/int64(last+1), minWindowBudget)
 	for s := 0; s <= last; s++ {
 		procs := make([]int32, k)
 		for i := range procs {
@@ -268,12 +278,20 @@ func (rk *Ranker) Seen() bool { return rk.started }
 
 // Result ends the pass and ranks the windows, most anomalous first.
 func (rk *Ranker) Result() ([]SubsetResult, error) {
+	defer func() {
+		for _, acc := range rk.accs {
+			acc.Close()
+		}
+	}()
 	var out []SubsetResult
 	for s, b := range rk.builders {
 		if err := b.Close(); err != nil {
 			return nil, err
 		}
-		res := rk.accs[s].Result()
+		res, err := rk.accs[s].Result()
+		if err != nil {
+			return nil, err
+		}
 		v, _ := res.Value(rk.m)
 		out = append(out, SubsetResult{Procs: rk.procs[s], Result: res, Value: v})
 	}

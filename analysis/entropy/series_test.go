@@ -126,7 +126,7 @@ func BenchmarkAllMeasures(b *testing.B) {
 		if err := state.Reconstruct(context.Background(), h, trace.NewSliceReader(recs), state.Options{}, acc.Add); err != nil {
 			b.Fatal(err)
 		}
-		if acc.Result().Rows == 0 {
+		if result(b, acc).Rows == 0 {
 			b.Fatal("no rows")
 		}
 	}
@@ -178,7 +178,7 @@ func TestRankerOnePass(t *testing.T) {
 				if err := state.Reconstruct(context.Background(), h, r, o, acc.Add); err != nil {
 					t.Fatal(err)
 				}
-				if want := acc.Result(); g.Result != want || want.Rows == 0 {
+				if want := result(t, acc); g.Result != want || want.Rows == 0 {
 					t.Errorf("cyclic %v, %+v: window %v:\n got %+v\nwant %+v", cyclic, so, g.Procs, g.Result, want)
 				}
 			}

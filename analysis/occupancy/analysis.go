@@ -3,6 +3,8 @@ package occupancy
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -91,7 +93,9 @@ type RunReport struct {
 	Compression float64 `json:"compression"`
 	// Table is the occupancy table (T3) in order of first appearance:
 	// with Params.Top, the rows of the largest occupancy only, and
-	// TableOmitted counts the others.
+	// TableOmitted counts the others. With Top 0 the analysis' result
+	// holds the whole table in temporary files instead, read by EachRow
+	// (and written into "table" by MarshalJSON); Table is then nil.
 	Table        []Macro `json:"table"`
 	TableOmitted int     `json:"table_omitted"`
 	// Projection is T4 (with Params.Project).
@@ -110,6 +114,57 @@ type RunReport struct {
 	// ("table" or "projection"), with Params.Rates.
 	Work   *float64 `json:"work,omitempty"`
 	WorkOf string   `json:"work_of,omitempty"`
+
+	// stream is the whole table with Params.Top 0, until Report.Close.
+	stream *TableStream
+}
+
+// EachRow calls fn with every row of the run's occupancy table that the
+// report holds, in order of first appearance: the whole table with
+// Params.Top 0 (streamed from temporary files: m.Counts is valid only
+// during the call), else the rows of Table. It stops at fn's first error.
+func (r *RunReport) EachRow(fn func(m Macro) error) error {
+	if r.stream != nil {
+		return r.stream.Each(fn)
+	}
+	for _, m := range r.Table {
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Streamed reports whether the run's table is streamed by EachRow rather
+// than held in Table.
+func (r *RunReport) Streamed() bool { return r.stream != nil }
+
+// runReportJSON is RunReport without its methods, for MarshalJSON.
+type runReportJSON RunReport
+
+// MarshalJSON writes the run's report; with a streamed table, "table"
+// holds every row, read into memory for the occasion (the CLI writes it
+// row by row instead).
+func (r RunReport) MarshalJSON() ([]byte, error) {
+	if r.stream != nil {
+		all, err := r.stream.All()
+		if err != nil {
+			return nil, err
+		}
+		r.Table = all
+	}
+	return json.Marshal(runReportJSON(r))
+}
+
+// Close removes the temporary files of the tables streamed with
+// Params.Top 0. The tables cannot be read afterwards.
+func (r *Report) Close() error {
+	var errs []error
+	for i := range r.Runs {
+		errs = append(errs, r.Runs[i].stream.Close())
+		r.Runs[i].stream = nil
+	}
+	return errors.Join(errs...)
 }
 
 // Projection is the occupancy table projected on some modes (T4).
@@ -286,7 +341,11 @@ func (a *analysis) begin(run int32) error {
 	if a.p.Start != "" {
 		begin = 0
 	}
-	acc, err := NewAccumulator(a.modes, p, begin, Options{Start: a.p.Start})
+	// The whole table is read row by row for the face that asked for it
+	// (Top 0), a projection or the work of the table; the summary and the
+	// top rows need no more than one pass over the macrostates.
+	stream := a.p.Top == 0 || a.keep != nil || a.ratesOn == "table"
+	acc, err := NewAccumulator(a.modes, p, begin, Options{Start: a.p.Start, Top: a.p.Top, Stream: stream})
 	if err != nil {
 		return err
 	}
@@ -310,6 +369,12 @@ func (a *analysis) finish() error {
 	res.Run = a.run
 	rep, err := a.report(res)
 	if err != nil {
+		res.Stream.Close()
+		return fmt.Errorf("run %d: %w", a.run, err)
+	}
+	if a.p.Top == 0 {
+		rep.stream = res.Stream
+	} else if err := res.Stream.Close(); err != nil {
 		return fmt.Errorf("run %d: %w", a.run, err)
 	}
 	a.done = append(a.done, rep)
@@ -321,15 +386,14 @@ func (a *analysis) finish() error {
 func (a *analysis) report(res *Result) (RunReport, error) {
 	rep := RunReport{Run: res.Run, Procs: res.Procs, Modes: res.Modes, StartMode: a.p.Start, BeginNS: res.Begin, EndNS: res.End, AbsentNS: res.AbsentNS,
 		StateRecords: res.Records, Microstates: res.Microstates, MacrostateRows: res.Rows,
-		PossibleMacrostates: res.Possible().String(), ObservedMacrostates: len(res.Table)}
-	if len(res.Table) > 0 {
-		rep.Compression = float64(res.Records) / float64(len(res.Table))
+		PossibleMacrostates: res.Possible().String(), ObservedMacrostates: res.Observed}
+	if res.Observed > 0 {
+		rep.Compression = float64(res.Records) / float64(res.Observed)
 	}
 	rep.Table = res.Table
 	if a.p.Top > 0 {
-		rep.Table = TopMacros(res.Table, a.p.Top)
+		rep.TableOmitted = res.Observed - len(rep.Table)
 	}
-	rep.TableOmitted = len(res.Table) - len(rep.Table)
 	if a.keep != nil {
 		pt, err := res.Project(a.keep)
 		if err != nil {
@@ -349,14 +413,10 @@ func (a *analysis) report(res *Result) (RunReport, error) {
 			m.Share = g[j] / total
 		}
 		rep.Mean = append(rep.Mean, m)
-		proj, err := res.Project([]int{j})
-		if err != nil {
-			return rep, err
-		}
 		hist := make([]float64, res.Procs+1)
-		for _, e := range proj {
-			if total > 0 && int(e.Counts[0]) < len(hist) {
-				hist[e.Counts[0]] = float64(e.Occupancy) / total
+		for k, occ := range res.Histogram[j] {
+			if total > 0 && occ != 0 {
+				hist[k] = float64(occ) / total
 			}
 		}
 		rep.Histogram = append(rep.Histogram, hist)
@@ -365,11 +425,13 @@ func (a *analysis) report(res *Result) (RunReport, error) {
 		rep.WindowNS, rep.ProcessesPerWindow = a.ser.result()
 	}
 	if a.rates != nil {
-		rows := res.Table
+		var w float64
+		var err error
 		if a.ratesOn == "projection" {
-			rows = rep.Projection.Table
+			w, err = WorkOf(rep.Projection.Table, a.rates)
+		} else {
+			w, err = res.Work(a.rates)
 		}
-		w, err := WorkOf(rows, a.rates)
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", a.p.Rates, err)
 		}
@@ -414,7 +476,7 @@ func (a *analysis) Result() (any, error) {
 	if a.p.Counters {
 		cs, err := ReadCounters(context.Background(), a.t.Header, trace.NewSliceReader(a.cntRecs), a.modes)
 		if err != nil {
-			return nil, err
+			return nil, errors.Join(err, (&Report{Runs: a.done}).Close())
 		}
 		for _, c := range cs {
 			for i := range a.done {
@@ -513,4 +575,11 @@ func (s *series) result() (float64, [][]float64) {
 		s.since[i] = s.end
 	}
 	return s.width, s.acc
+}
+
+// WithTable returns a copy of r whose Table is rows and which streams
+// nothing: for a face that writes a streamed table itself.
+func (r RunReport) WithTable(rows []Macro) RunReport {
+	r.Table, r.stream = rows, nil
+	return r
 }

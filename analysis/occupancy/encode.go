@@ -14,6 +14,9 @@ type accState struct {
 	T0        int64
 	Trace     bool
 	Start     string
+	Top       int
+	Stream    bool
+	Budget    int64
 	Now, MaxT int64
 	Records   int64
 	Micro     int64
@@ -29,13 +32,15 @@ type accState struct {
 
 	Prefix []prefixState
 	Table  []Macro
-	Rows   []Row
-	NRows  int64
-	HasCur bool
-	CurIdx int // table index of the current T2 row
-	CurKey uint64
-	CurCnt []int32
-	First  []int32
+	// FirstSeen is the first appearance of each row of Table (ns).
+	FirstSeen []int64
+	Rows      []Row
+	NRows     int64
+	HasCur    bool
+	CurIdx    int // table index of the current T2 row
+	CurKey    uint64
+	CurCnt    []int32
+	First     []int32
 }
 
 type prefixState struct {
@@ -52,15 +57,24 @@ func (a *Accumulator) MarshalBinary() ([]byte, error) {
 		return nil, errors.New("occupancy: an accumulator with a microstate callback cannot be encoded")
 	}
 	a.sync()
-	st := accState{P: a.p, T0: a.t0, Trace: a.opts.Trace, Start: a.opts.Start, Now: a.now, MaxT: a.maxT,
+	st := accState{P: a.p, T0: a.t0, Trace: a.opts.Trace, Start: a.opts.Start, Top: a.opts.Top, Stream: a.opts.Stream, Budget: a.opts.Budget, Now: a.now, MaxT: a.maxT,
 		Records: a.records, Micro: a.micro, Mode: a.mode, Counts: a.counts, Key: a.key, Unknown: a.unknown,
-		Since: a.since, Local: a.local, UnknownDur: a.unknownDur, FirstRow: a.firstRow, Table: a.table,
-		Rows: a.trace, NRows: a.rows, HasCur: a.hasCur, CurKey: a.curKey, CurCnt: a.current(), First: a.first, CurIdx: -1}
-	if a.hasCur {
-		st.CurIdx = a.cur
-		if a.packed {
-			st.CurIdx = int(a.index.slots[a.cur].idx)
+		Since: a.since, Local: a.local, UnknownDur: a.unknownDur, FirstRow: a.firstRow,
+		Rows: a.trace, NRows: a.rows, HasCur: a.hasCur, CurKey: a.curKey, CurCnt: slices.Clone(a.current()), First: a.first, CurIdx: -1}
+	// The whole table, spilled runs included (each leaves it in runs).
+	err := a.tab.each(func(counts []int32, _ []byte, occ, first int64) error {
+		if a.hasCur && slices.Equal(counts, st.CurCnt) {
+			st.CurIdx = len(st.Table)
 		}
+		st.Table = append(st.Table, Macro{Counts: slices.Clone(counts), Occupancy: occ})
+		st.FirstSeen = append(st.FirstSeen, first)
+		return nil
+	})
+	if a.hasCur {
+		a.cur = a.tab.entry(st.CurCnt, a.curKey, later)
+	}
+	if err != nil {
+		return nil, err
 	}
 	for _, r := range a.prefix {
 		st.Prefix = append(st.Prefix, prefixState{T: r.t, Dur: r.dur, Micro: r.micro, Counts: r.counts})
@@ -73,21 +87,21 @@ func (a *Accumulator) MarshalBinary() ([]byte, error) {
 }
 
 // UnmarshalAccumulator decodes an accumulator MarshalBinary encoded, for
-// the same modes. Accumulators to be merged must be decoded with the same
+// the same modes, with the same options (its memory budget included). Accumulators to be merged must be decoded with the same
 // *Modes. Data that is not a consistent accumulator is an error.
 func UnmarshalAccumulator(data []byte, modes *Modes) (*Accumulator, error) {
 	var st accState
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
 		return nil, fmt.Errorf("occupancy: decoding an accumulator: %w", err)
 	}
-	a, err := NewAccumulator(modes, st.P, st.T0, Options{Trace: st.Trace, Start: st.Start})
+	a, err := NewAccumulator(modes, st.P, st.T0, Options{Trace: st.Trace, Start: st.Start, Top: st.Top, Stream: st.Stream, Budget: st.Budget})
 	if err != nil {
 		return nil, err
 	}
 	p, m := a.p, a.m
 	bad := len(st.Mode) != p || len(st.Counts) != m || len(st.Since) != p || len(st.Local) != p*m ||
 		len(st.UnknownDur) != p || len(st.FirstRow) != p || st.Unknown < 0 || st.Unknown > p ||
-		len(st.CurCnt) != m || (st.First != nil && len(st.First) != m) ||
+		len(st.CurCnt) != m || (st.First != nil && len(st.First) != m) || len(st.FirstSeen) != len(st.Table) ||
 		(st.HasCur && (st.CurIdx < 0 || st.CurIdx >= len(st.Table)))
 	for _, k := range st.Mode {
 		bad = bad || k < absentMode || int(k) >= m
@@ -107,33 +121,26 @@ func UnmarshalAccumulator(data []byte, modes *Modes) (*Accumulator, error) {
 	for _, r := range st.Prefix {
 		a.prefix = append(a.prefix, prefixRow{t: r.T, dur: r.Dur, micro: r.Micro, counts: r.Counts})
 	}
-	a.table, a.trace, a.rows, a.first = st.Table, st.Rows, st.NRows, st.First
-	// Rebuild the index of the table and the current row's entry.
-	for i, e := range a.table {
-		if a.packed {
-			s, added := a.index.slotOf(a.packKey(e.Counts), int32(i))
-			if !added {
-				return nil, fmt.Errorf("occupancy: an encoded accumulator lists macrostate %v twice", e.Counts)
-			}
-			a.index.slots[s].occ = e.Occupancy
-		} else {
-			k := Key(e.Counts)
-			if _, dup := a.sindex[k]; dup {
-				return nil, fmt.Errorf("occupancy: an encoded accumulator lists macrostate %v twice", e.Counts)
-			}
-			a.sindex[k] = int32(i)
+	a.trace, a.rows, a.first = st.Rows, st.NRows, st.First
+	// Rebuild the table and the current row's entry.
+	for i, e := range st.Table {
+		key := a.packKey(e.Counts)
+		if a.tab.has(e.Counts, key) {
+			a.tab.close()
+			return nil, fmt.Errorf("occupancy: an encoded accumulator lists macrostate %v twice", e.Counts)
 		}
+		a.tab.merge(e.Counts, key, e.Occupancy, st.FirstSeen[i])
 	}
 	a.hasCur = st.HasCur
 	if a.hasCur {
-		cnt := a.table[st.CurIdx].Counts
+		cnt := st.Table[st.CurIdx].Counts
 		copy(a.curCnt, cnt)
-		a.curKey = st.CurKey
-		a.cur = st.CurIdx
-		if a.packed {
-			a.curKey = a.packKey(cnt)
-			a.cur, _ = a.index.slotOf(a.curKey, int32(st.CurIdx))
-		}
+		a.curKey = a.packKey(cnt)
+		a.cur = a.tab.entry(cnt, a.curKey, later)
+	}
+	if a.tab.err != nil {
+		a.tab.close()
+		return nil, a.tab.err
 	}
 	if !slices.Equal(a.counts, st.Counts) {
 		return nil, errors.New("occupancy: internal error decoding the counts")

@@ -20,6 +20,14 @@
 // record). Accumulators of consecutive time shards of a run can be computed
 // in parallel and merged: a shard does not need to know the modes of the
 // processes at its beginning; they are resolved by Merge.
+//
+// The memory of an Accumulator is bounded by Options.Budget, not by the
+// number of distinct macrostates: past the budget, its table of
+// macrostates is written, sorted, to temporary files (package spill) and
+// merged back at Result, exactly. The Result holds the summary (how many
+// macrostates, the mean node occupancy, each mode's histogram), the
+// Options.Top rows of largest occupancy, and, with Options.Stream, the whole
+// table to stream in order of first appearance.
 package occupancy
 
 import (
@@ -51,6 +59,22 @@ type Options struct {
 	// record. When empty, a process does not exist before its first state
 	// record: it is in no mode.
 	Start string
+	// Top keeps in Result.Table only the rows of largest occupancy, at
+	// most Top (ties to the earlier row), in order of first appearance. 0
+	// keeps every row: the whole table, in memory (unless Stream is set).
+	Top int
+	// Stream keeps the whole table in Result.Stream, to be read row by
+	// row in order of first appearance, in temporary files when it
+	// outgrows the budget; Result.Table then holds the Top rows only (none
+	// with Top 0). The caller must close Result.Stream.
+	Stream bool
+	// Budget bounds the memory (bytes) of the table of distinct
+	// macrostates, and at Result that of sorting the rows: past it, they
+	// are written, sorted, to temporary files in os.TempDir(). 0 means
+	// DefaultBudget. Each accumulator has its own: shards accumulated in
+	// parallel take one each, and a Merge holds both shards' tables until
+	// the merged one is let go.
+	Budget int64
 }
 
 // Row is one row of the macrostate trace (T2).
@@ -115,14 +139,12 @@ type Accumulator struct {
 
 	prefix []prefixRow // rows with processes of unknown mode
 
-	table  []Macro
-	index  *keyTable
-	sindex map[string]int32
+	tab    *table
 	lut    []int32 // state id -> mode, unknownMode none, absentMode absent, for small ids
 	trace  []Row
 	rows   int64 // T2 rows
 	hasCur bool
-	cur    int     // entry (see entry) of the current T2 row
+	cur    int     // table entry of the current T2 row (valid until the next new entry)
 	curDur int64   // its duration not yet added to its entry
 	curKey uint64  // its packed key
 	curCnt []int32 // its counts
@@ -148,11 +170,10 @@ func NewAccumulator(modes *Modes, p int, t0 int64, opts Options) (*Accumulator, 
 	a.shift = uint(bits.Len(uint(p)))
 	a.packed = int(a.shift)*m <= 64
 	a.fast = a.packed && !opts.Trace && opts.Micro == nil
-	if a.packed {
-		a.index = newKeyTable()
-	} else {
-		a.sindex = map[string]int32{}
+	if opts.Top < 0 {
+		return nil, fmt.Errorf("occupancy: top %d rows: want 0 or more", opts.Top)
 	}
+	a.tab = newTable(a.packed, m, a.shift, opts.Budget)
 	a.mode = make([]int32, p)
 	for i := range a.mode {
 		a.mode[i] = -1
@@ -224,6 +245,9 @@ func (a *Accumulator) Add(r *trace.Record) error {
 			a.curDur += dur
 		} else {
 			a.emit(dur)
+			if a.tab.err != nil {
+				return a.tab.err
+			}
 		}
 		a.now = r.T
 	}
@@ -304,9 +328,9 @@ func (a *Accumulator) push(t, dur, micro, n int64, counts []int32, key uint64) {
 		return
 	}
 	if a.hasCur {
-		a.addAt(a.cur, a.curDur)
+		a.tab.add(a.cur, a.curDur)
 	}
-	a.cur = a.entry(counts, key)
+	a.cur = a.tab.entry(counts, key, t)
 	a.curDur = dur
 	a.curKey = key
 	if !a.packed {
@@ -332,48 +356,11 @@ func (a *Accumulator) current() []int32 {
 	return a.curCnt
 }
 
-// entry returns where the occupancy of a macrostate accumulates: its
-// key-table slot when keys are packed (valid until the next new
-// macrostate), else its table index. A new macrostate is appended to the
-// table.
-func (a *Accumulator) entry(counts []int32, key uint64) int {
-	if a.packed {
-		e, added := a.index.slotOf(key, int32(len(a.table)))
-		if added {
-			a.table = append(a.table, Macro{Counts: slices.Clone(counts)})
-		}
-		return e
-	}
-	k := Key(counts)
-	if j, ok := a.sindex[k]; ok {
-		return int(j)
-	}
-	a.sindex[k] = int32(len(a.table))
-	a.table = append(a.table, Macro{Counts: slices.Clone(counts)})
-	return len(a.table) - 1
-}
-
-// addAt adds dur to the occupancy of entry e.
-func (a *Accumulator) addAt(e int, dur int64) {
-	if a.packed {
-		a.index.slots[e].occ += dur
-	} else {
-		a.table[e].Occupancy += dur
-	}
-}
-
-// sync brings the occupancies of the table up to date.
+// sync adds the current T2 row's duration so far to its entry.
 func (a *Accumulator) sync() {
 	if a.hasCur {
-		a.addAt(a.cur, a.curDur)
+		a.tab.add(a.cur, a.curDur)
 		a.curDur = 0
-	}
-	if a.packed {
-		for _, sl := range a.index.slots {
-			if sl.idx >= 0 {
-				a.table[sl.idx].Occupancy = sl.occ
-			}
-		}
 	}
 }
 
@@ -406,6 +393,12 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 	if a.opts.Trace != b.opts.Trace {
 		return errors.New("occupancy: merging a shard that keeps the macrostate trace with one that does not")
 	}
+	if a.packed != b.packed {
+		return errors.New("occupancy: merging shards of packed and string keys")
+	}
+	if err := errors.Join(a.tab.err, b.tab.err); err != nil {
+		return err
+	}
 	if b.t0 < a.now {
 		return fmt.Errorf("occupancy: the shard beginning at %d ns overlaps the previous shard, which ends at %d ns", b.t0, a.now)
 	}
@@ -415,7 +408,7 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 	if stateless {
 		a.records += b.records
 		a.maxT = max(a.maxT, b.maxT)
-		return nil
+		return b.tab.close()
 	}
 	a.advance(b.t0)
 	// Resolve b's rows with processes of unknown mode from a's final modes.
@@ -466,12 +459,15 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 				if slices.Equal(a.current(), b.first) {
 					a.rows--
 				}
-				a.addAt(a.cur, a.curDur)
+				a.tab.add(a.cur, a.curDur)
 				a.curDur = 0
 			}
 			b.sync()
-			for _, e := range b.table {
-				a.addAt(a.entry(e.Counts, a.packKey(e.Counts)), e.Occupancy)
+			b.tab.eachMem(func(counts []int32, key uint64, occ, first int64) {
+				a.tab.merge(counts, key, occ, first)
+			})
+			if err := a.tab.take(b.tab); err != nil {
+				return err
 			}
 			a.rows += b.rows
 			if a.first == nil {
@@ -479,7 +475,7 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 			}
 		}
 		if !a.opts.Trace {
-			a.cur = a.entry(b.current(), b.curKey)
+			a.cur = a.tab.entry(b.current(), b.curKey, later)
 		}
 		a.curKey = b.curKey
 		copy(a.curCnt, b.current())
@@ -517,7 +513,10 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 	a.micro += b.micro
 	a.records += b.records
 	a.maxT = max(a.maxT, b.maxT)
-	return nil
+	if err := b.tab.close(); err != nil {
+		return err
+	}
+	return a.tab.err
 }
 
 // Result ends the run at end (when end is less than the last record's
@@ -531,7 +530,12 @@ func (a *Accumulator) Result(end int64) (*Result, error) {
 	if len(a.prefix) > 0 {
 		s, err := NewAccumulator(a.modes, a.p, a.t0, a.opts)
 		if err != nil {
+			a.tab.close()
 			return nil, err
+		}
+		if !a.packed {
+			// (Tests force string keys on an accumulator that could pack.)
+			s.packed, s.fast, s.tab = false, false, newTable(false, s.m, s.shift, s.opts.Budget)
 		}
 		s.opts.Micro = nil
 		before := absentMode
@@ -542,6 +546,8 @@ func (a *Accumulator) Result(end int64) (*Result, error) {
 			s.set(i, before)
 		}
 		if err := s.Merge(a); err != nil {
+			a.tab.close()
+			s.tab.close()
 			return nil, err
 		}
 		s.advance(end)
@@ -549,7 +555,10 @@ func (a *Accumulator) Result(end int64) (*Result, error) {
 	}
 	a.sync()
 	res := &Result{Modes: a.modes.Names, Procs: a.p, Begin: a.t0, End: end, Records: a.records,
-		Microstates: a.micro, Rows: a.rows, Trace: a.trace, Table: a.table}
+		Microstates: a.micro, Rows: a.rows, Trace: a.trace}
+	if err := a.table(res); err != nil {
+		return nil, err
+	}
 	res.Local = make([][]int64, a.p)
 	res.AbsentNS = int64(a.p) * (end - a.t0)
 	for i := range a.p {
@@ -559,6 +568,43 @@ func (a *Accumulator) Result(end int64) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// table fills res's table and summary from the accumulator's table, and
+// lets the table go.
+func (a *Accumulator) table(res *Result) error {
+	defer a.tab.close()
+	if a.tab.err != nil {
+		return a.tab.err
+	}
+	whole := a.opts.Top == 0 && !a.opts.Stream
+	s := newSummary(a.m, a.p, a.opts.Top, a.opts.Stream || whole, a.tab)
+	err := a.tab.each(s.add)
+	var rows *TableStream
+	if s.rows != nil {
+		var e error
+		rows, e = s.rows.done()
+		err = errors.Join(err, e)
+	}
+	if err != nil {
+		rows.Close()
+		return err
+	}
+	res.Observed, res.Histogram, res.modeSum = s.observed, s.hist, s.modeSum
+	switch {
+	case s.top != nil:
+		res.Table = s.top.macros(a.tab)
+	case whole:
+		res.Table, err = rows.All()
+		if e := rows.Close(); err == nil {
+			err = e
+		}
+		rows = nil
+	}
+	if a.opts.Stream {
+		res.Stream = rows
+	}
+	return err
 }
 
 // Result holds the occupancies of one run.
@@ -576,14 +622,47 @@ type Result struct {
 	Records, Microstates, Rows int64
 	// Trace is the macrostate trace (T2), when Options.Trace was set.
 	Trace []Row
-	// Table is the occupancy table (T3), in order of first appearance.
+	// Table is the occupancy table (T3) in order of first appearance: the
+	// whole table, or with Options.Top the rows of largest occupancy only,
+	// or none with Options.Stream and no Top.
 	Table []Macro
+	// Observed is the number of distinct macrostates: the rows of the
+	// whole table.
+	Observed int
+	// Stream is the whole table, to be read in order of first appearance,
+	// with Options.Stream (nil otherwise); the caller closes it.
+	Stream *TableStream `json:"-"`
+	// Histogram[j][k] is the time (ns) with k processes in mode j: the
+	// table projected on mode j.
+	Histogram [][]int64
 	// Local is the occupancy of each process in each mode (ns): the
 	// counters a local collection keeps.
 	Local [][]int64
 	// AbsentNS is the time processes did not exist, summed over the
 	// processes (ns): p·(End−Begin) minus every Local counter.
 	AbsentNS int64
+
+	// modeSum[j] is Σ count_j·occupancy over the table, exactly (128
+	// bits), for Mean.
+	modeSum [][2]uint64
+}
+
+// eachRow calls fn with every row of the whole table in order of first
+// appearance (m.Counts valid only during the call), from Stream or Table;
+// it is an error when Table holds only the rows of largest occupancy.
+func (r *Result) eachRow(fn func(m Macro) error) error {
+	if r.Stream != nil {
+		return r.Stream.Each(fn)
+	}
+	if r.Observed != 0 && len(r.Table) != r.Observed {
+		return fmt.Errorf("occupancy: the result holds %d of the %d rows of the occupancy table (Options.Top); this needs the whole table (Options.Stream)", len(r.Table), r.Observed)
+	}
+	for _, m := range r.Table {
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Possible returns the number of possible macrostates: C(p+m−1, p) when
@@ -608,8 +687,8 @@ func (r *Result) Project(keep []int) ([]Macro, error) {
 	}
 	idx := map[string]int{}
 	var out []Macro
-	for _, e := range r.Table {
-		c := make([]int32, len(keep))
+	c := make([]int32, len(keep))
+	err := r.eachRow(func(e Macro) error {
 		for i, k := range keep {
 			c[i] = e.Counts[k]
 		}
@@ -618,18 +697,26 @@ func (r *Result) Project(keep []int) ([]Macro, error) {
 		if !ok {
 			j = len(out)
 			idx[s] = j
-			out = append(out, Macro{Counts: c})
+			out = append(out, Macro{Counts: slices.Clone(c)})
 		}
 		out[j].Occupancy += e.Occupancy
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(x, y Macro) int { return slices.Compare(y.Counts, x.Counts) })
 	return out, nil
 }
 
 // Mean returns the mean node occupancy of each mode from the occupancy
-// table (T5): Σ over macrostates of (A_j/p)·occupancy, in ns. Absent time
-// is in no mode: the means then sum to less than End−Begin.
+// table (T5): Σ over macrostates of (A_j/p)·occupancy, in ns, the sum
+// computed exactly (in integers) and divided by p. Absent time is in no
+// mode: the means then sum to less than End−Begin.
 func (r *Result) Mean() []float64 {
+	if r.modeSum != nil {
+		return means(r.modeSum, r.Procs)
+	}
 	out := make([]float64, len(r.Modes))
 	if r.Procs == 0 {
 		return out
@@ -676,34 +763,64 @@ type Rates map[string]float64
 // list.
 const DefaultRate = "*"
 
-// Work returns the total work Σ occupancy × rate over the occupancy
-// table (occupancy in seconds), or an error naming the observed
-// macrostates the table has no rate for.
-func (r *Result) Work(rates Rates) (float64, error) { return WorkOf(r.Table, rates) }
+// Work returns the total work Σ occupancy × rate over the whole
+// occupancy table (occupancy in seconds), summed in order of first
+// appearance, or an error naming the observed macrostates the table has no
+// rate for.
+func (r *Result) Work(rates Rates) (float64, error) {
+	var w work
+	if err := r.eachRow(func(m Macro) error { w.add(m, rates); return nil }); err != nil {
+		return 0, err
+	}
+	return w.result()
+}
 
 // WorkOf returns Σ occupancy × rate over rows (the occupancy table, or a
 // projection of it with rates r_j of the projected counts), occupancy in
 // seconds, or an error naming the rows the table has no rate for.
 func WorkOf(rows []Macro, rates Rates) (float64, error) {
-	var w float64
-	var missing []string
-	def, hasDef := rates[DefaultRate]
-	for _, e := range rows {
-		k := Key(e.Counts)
-		rate, ok := rates[k]
-		if !ok {
-			if !hasDef {
-				missing = append(missing, "("+k+")")
-				continue
+	var w work
+	for _, m := range rows {
+		w.add(m, rates)
+	}
+	return w.result()
+}
+
+// maxMissing is the number of macrostates without a rate an error names.
+const maxMissing = 20
+
+// work sums occupancy × rate row by row.
+type work struct {
+	w       float64
+	missing []string
+	more    int
+}
+
+func (w *work) add(m Macro, rates Rates) {
+	k := Key(m.Counts)
+	rate, ok := rates[k]
+	if !ok {
+		if rate, ok = rates[DefaultRate]; !ok {
+			if len(w.missing) < maxMissing {
+				w.missing = append(w.missing, "("+k+")")
+			} else {
+				w.more++
 			}
-			rate = def
+			return
 		}
-		w += rate * float64(e.Occupancy) / 1e9
 	}
-	if missing != nil {
-		return 0, fmt.Errorf("occupancy: no rate for macrostate(s) %s", strings.Join(missing, ", "))
+	w.w += rate * float64(m.Occupancy) / 1e9
+}
+
+func (w *work) result() (float64, error) {
+	if w.missing != nil {
+		more := ""
+		if w.more > 0 {
+			more = fmt.Sprintf(" and %d more", w.more)
+		}
+		return 0, fmt.Errorf("occupancy: no rate for macrostate(s) %s%s", strings.Join(w.missing, ", "), more)
 	}
-	return w, nil
+	return w.w, nil
 }
 
 // Key formats a macrostate as "c1,c2,...,cm", the key of a Rates table.

@@ -221,7 +221,7 @@ func single(t *testing.T, modes *Modes, p int, recs []trace.Record, end int64, o
 		t.Fatal(err)
 	}
 	if unpacked {
-		acc.packed, acc.fast, acc.sindex = false, false, map[string]int32{}
+		acc.packed, acc.fast, acc.tab = false, false, newTable(false, acc.m, acc.shift, acc.opts.Budget)
 	}
 	for i := range recs {
 		if err := acc.Add(&recs[i]); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/parscope/parscope/engine"
+	"github.com/parscope/parscope/internal/spill"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -275,23 +276,32 @@ func init() {
 	})
 }
 
+// ClassesBudget bounds the memory (bytes) the states analysis holds to
+// count the distinct classes of a run: past it, the class hashes are
+// written, sorted, to temporary files and merged back to count them
+// (spill.Set).
+const ClassesBudget = 16 << 20
+
 // statesAcc is the states analysis' accumulator.
 type statesAcc struct {
 	Reading
-	t       *engine.Trace
-	p       *StatesParams
-	runs    []RunSummary
-	classes map[uint64]bool
-	prevX   []int32
-	prevEnd int64 // the end of the state prevX holds (the first state's time before it)
-	next    int
+	t    *engine.Trace
+	p    *StatesParams
+	runs []RunSummary
+	// classes holds the class hashes of the current run, counted when
+	// the run ends (counting: a run's classes are pending).
+	classes  *spill.Set
+	counting bool
+	prevX    []int32
+	prevEnd  int64 // the end of the state prevX holds (the first state's time before it)
+	next     int
 }
 
 func newStates(t *engine.Trace, p *StatesParams) (*statesAcc, error) {
 	if p.TimelineSamples < 0 {
 		return nil, fmt.Errorf("timeline samples %d: want 0 or more", p.TimelineSamples)
 	}
-	a := &statesAcc{t: t, p: p, classes: map[uint64]bool{}}
+	a := &statesAcc{t: t, p: p, classes: spill.NewSet("states", ClassesBudget)}
 	var err error
 	a.Reading, err = NewReading(t.Header, &p.Params, a)
 	return a, err
@@ -300,9 +310,11 @@ func newStates(t *engine.Trace, p *StatesParams) (*statesAcc, error) {
 // Row implements RowReader.
 func (a *statesAcc) Row(r *Row) error {
 	if len(a.runs) == 0 || a.runs[len(a.runs)-1].Run != r.Run {
-		a.fill()
+		if err := a.end(); err != nil {
+			return err
+		}
 		a.runs = append(a.runs, RunSummary{Run: r.Run, Procs: r.P(), FirstNS: r.T})
-		clear(a.classes)
+		a.counting = true
 		a.prevX, a.next = a.prevX[:0], 0
 		if n := a.p.TimelineSamples; n > 0 && r.P() <= MaxTimelineProcs {
 			// Before the run's first state no process exists.
@@ -323,9 +335,8 @@ func (a *statesAcc) Row(r *Row) error {
 	cur := &a.runs[len(a.runs)-1]
 	cur.States++
 	cur.LastNS = r.T
-	if h := r.ClassHash(); !a.classes[h] {
-		a.classes[h] = true
-		cur.DistinctClasses++
+	if err := a.classes.Add(r.ClassHash()); err != nil {
+		return err
 	}
 	if tl := cur.Timeline; tl != nil {
 		// The samples before this state's time show the previous one, or
@@ -384,6 +395,18 @@ func (tl *Timeline) change(prev []int32, r *Row) {
 	}
 }
 
+// end ends the current run: its samples filled, its classes counted.
+func (a *statesAcc) end() error {
+	a.fill()
+	if !a.counting {
+		return nil
+	}
+	a.counting = false
+	n, err := a.classes.Len()
+	a.runs[len(a.runs)-1].DistinctClasses = n
+	return errors.Join(err, a.classes.Close())
+}
+
 // fill gives the samples after the current run's last state that state.
 func (a *statesAcc) fill() {
 	if len(a.runs) == 0 || len(a.prevX) == 0 {
@@ -409,8 +432,9 @@ func (a *statesAcc) Merge(o engine.Accumulator) error {
 	if err := errors.Join(a.EndPass(), b.EndPass()); err != nil {
 		return err
 	}
-	a.fill()
-	b.fill()
+	if err := errors.Join(a.end(), b.end()); err != nil {
+		return err
+	}
 	if len(a.runs) > 0 && len(b.runs) > 0 && b.runs[0].Run <= a.runs[len(a.runs)-1].Run {
 		return fmt.Errorf("states: merging run %d after run %d (only later runs merge)", b.runs[0].Run, a.runs[len(a.runs)-1].Run)
 	}
@@ -424,7 +448,9 @@ func (a *statesAcc) Result() (any, error) {
 	if err := a.EndPass(); err != nil {
 		return nil, err
 	}
-	a.fill()
+	if err := a.end(); err != nil {
+		return nil, err
+	}
 	a.prevX = nil
 	s := &Summary{BlockNames: BlockNames(a.t.Header), Runs: a.runs}
 	if s.Runs == nil {

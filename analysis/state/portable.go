@@ -18,7 +18,9 @@ func (a *statesAcc) MarshalBinary() ([]byte, error) {
 	if err := a.EndPass(); err != nil {
 		return nil, err
 	}
-	a.fill()
+	if err := a.end(); err != nil {
+		return nil, err
+	}
 	a.prevX = nil
 	return json.Marshal(statesSnapshot{Runs: a.runs})
 }
@@ -29,7 +31,6 @@ func (a *statesAcc) UnmarshalBinary(data []byte) error {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("states: decoding an accumulator: %w", err)
 	}
-	a.runs, a.prevX, a.next = s.Runs, nil, 0
-	clear(a.classes)
-	return nil
+	a.runs, a.prevX, a.next, a.counting = s.Runs, nil, 0, false
+	return a.classes.Close()
 }

@@ -118,6 +118,7 @@ func TestFileOutputsNeedForce(t *testing.T) {
 		{"mentropy --plot", []string{"mentropy", "--plot", OUT, ring}, ring, true},
 		{"occupancy --plot", []string{"occupancy", "--windows", "4", "--plot", OUT, am}, am, true},
 		{"occupancy --bars", []string{"occupancy", "--bars", OUT, am}, am, true},
+		{"occupancy --output", []string{"occupancy", "--all", "--csv", "-o", OUT, am}, am, true},
 		{"comm --plot", []string{"comm", "--unknown-comm-as-world", "--plot", OUT, ring}, ring, true},
 		{"phases --save-simpoints", []string{"phases", "--save-simpoints", OUT, gz}, gz, true},
 		{"phases --save-weights", []string{"phases", "--save-weights", OUT, gz}, gz, true},
@@ -135,7 +136,7 @@ func TestFileOutputsNeedForce(t *testing.T) {
 		covered = append(covered, tc.flag)
 		name := strings.ReplaceAll(tc.flag, " ", "")
 		victim := filepath.Join(dir, name+"-"+string(rune('a'+i))+".png")
-		if strings.Contains(tc.flag, "csv") || tc.flag == "states --output" || tc.flag == "fit --output" {
+		if strings.Contains(tc.flag, "csv") || tc.flag == "states --output" || tc.flag == "fit --output" || tc.flag == "occupancy --output" {
 			victim = strings.TrimSuffix(victim, ".png") + ".txt"
 		}
 		if err := os.WriteFile(victim, []byte("important\n"), 0o644); err != nil {

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -26,7 +30,9 @@ func init() {
 		runs               string
 		mean, asJSON, all  bool
 		force              bool
+		asCSV              bool
 		plotPath, barsPath string
+		out                string
 	)
 	cmd := &cobra.Command{
 		Use:   "occupancy TRACE",
@@ -42,9 +48,14 @@ many were observed, and the compression from records to table rows.
 
 The table shows the --top macrostates of largest occupancy (20 by default),
 still in order of first appearance, and says how many rows it left out;
---all keeps every row. --json prints the result in the JSON envelope every
-face of parscope shares (schema_version, analysis, trace, options, result;
-see docs/results.md).
+--all (or --top 0) keeps every row: the whole table streams from the
+analysis to the output row by row, in memory bounded by a budget (the
+table of a random trace can hold a row per record; past the budget it is
+sorted in temporary files, see docs/occupancy.md). --json prints the result
+in the JSON envelope every face of parscope shares (schema_version,
+analysis, trace, options, result; see docs/results.md); --csv writes the
+occupancy table as CSV (run, one column per mode, occupancy_ns), and -o
+writes to a file.
 
 --rates reads a rate table r(.) (lines "C1,...,Ck RATE", the counts of a
 macrostate and its rate; "* RATE" for every macrostate not listed) and prints
@@ -84,12 +95,16 @@ first run analysed.`,
 			if plotPath != "" && params.Windows == 0 {
 				return usagef("--plot draws the processes-per-mode series: give --windows > 0")
 			}
+			if asJSON && asCSV {
+				return usagef("--json and --csv: choose one")
+			}
 			env, s, err := runSelected(cmd, args[0], occupancy.Name, params, sel)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
 			rep := env.Result.(*occupancy.Report)
+			defer rep.Close()
 			if plotPath != "" {
 				if err := plotMountains(plotPath, force, &rep.Runs[0]); err != nil {
 					return err
@@ -100,10 +115,23 @@ first run analysed.`,
 					return err
 				}
 			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), env)
+			write := func(w io.Writer) error {
+				switch {
+				case asJSON:
+					return writeOccupancyJSON(w, env, rep)
+				case asCSV:
+					return writeOccupancyCSV(w, rep)
+				}
+				return printOccupancy(w, rep, mean || params.Counters, params.Top)
 			}
-			return printOccupancy(cmd.OutOrStdout(), rep, mean || params.Counters, params.Top)
+			if out == "" || out == "-" {
+				bw := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
+				if err := write(bw); err != nil {
+					return err
+				}
+				return bw.Flush()
+			}
+			return createOutput(out, force, write)
 		},
 	}
 	fl := cmd.Flags()
@@ -114,6 +142,8 @@ first run analysed.`,
 	addProcFlags(cmd, occupancy.Name)
 	fl.BoolVar(&mean, "mean", false, "also print the mean node occupancy of each mode (--json always holds it)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	fl.BoolVar(&asCSV, "csv", false, "write the occupancy table as CSV: run, one column per mode, occupancy_ns (the --top rows, every row with --all)")
+	fileOutputFlag(fl, &out, "output", "o", "", "write the output to this file (default stdout)")
 	addTraceFlags(cmd, "format")
 	fl.BoolVar(&all, "all", false, "keep every row of the occupancy table, in order of first appearance (as --top 0)")
 	fileOutputFlag(fl, &plotPath, "plot", "", "", "draw the processes per mode over time (stacked, from --windows windows) to this .png or .svg")
@@ -148,7 +178,7 @@ func printOccupancy(w io.Writer, rep *occupancy.Report, mean bool, top int) erro
 		if r.TableOmitted > 0 {
 			fmt.Fprintf(w, "the %d rows of the largest occupancy, in order of first appearance; %d more rows (--all prints all)\n", len(r.Table), r.TableOmitted)
 		}
-		if err := printMacros(w, cols, r.Table, r.EndNS-r.BeginNS); err != nil {
+		if err := printMacros(w, cols, r.EachRow, r.EndNS-r.BeginNS); err != nil {
 			return err
 		}
 		if r.Projection != nil {
@@ -157,7 +187,7 @@ func printOccupancy(w io.Writer, rep *occupancy.Report, mean bool, top int) erro
 			for _, k := range r.Projection.ModeIndices {
 				pcols = append(pcols, cols[k])
 			}
-			if err := printMacros(w, pcols, r.Projection.Table, r.EndNS-r.BeginNS); err != nil {
+			if err := printMacros(w, pcols, eachMacro(r.Projection.Table), r.EndNS-r.BeginNS); err != nil {
 				return err
 			}
 		}
@@ -209,10 +239,25 @@ func columnNames(modes []string) []string {
 // text of a whole table is never held at once.
 const printMacrosBlock = 4096
 
-func printMacros(w io.Writer, modes []string, rows []occupancy.Macro, total int64) error {
+// eachMacro calls fn with every row of rows: printMacros' source for a
+// table held in memory.
+func eachMacro(rows []occupancy.Macro) func(fn func(occupancy.Macro) error) error {
+	return func(fn func(occupancy.Macro) error) error {
+		for _, m := range rows {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// printMacros prints the rows each gives as an aligned table.
+func printMacros(w io.Writer, modes []string, each func(fn func(occupancy.Macro) error) error, total int64) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, strings.Join(modes, "\t")+"\toccupancy\tshare")
-	for n, m := range rows {
+	n := 0
+	err := each(func(m occupancy.Macro) error {
 		for _, c := range m.Counts {
 			fmt.Fprintf(tw, "%d\t", c)
 		}
@@ -221,13 +266,129 @@ func printMacros(w io.Writer, modes []string, rows []occupancy.Macro, total int6
 			share = 100 * float64(m.Occupancy) / float64(total)
 		}
 		fmt.Fprintf(tw, "%s\t%.2f%%\n", human.Nanos(float64(m.Occupancy)), share)
-		if (n+1)%printMacrosBlock == 0 {
-			if err := tw.Flush(); err != nil {
+		if n++; n%printMacrosBlock == 0 {
+			return tw.Flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Flush()
+}
+
+// writeOccupancyCSV writes the occupancy table of every run: run, the
+// count of each mode (columns named by the modes), occupancy_ns. Runs of
+// different modes (a --modes file applies to all) share the header of
+// the first.
+func writeOccupancyCSV(w io.Writer, rep *occupancy.Report) error {
+	cw := csv.NewWriter(w)
+	var rec []string
+	for i, r := range rep.Runs {
+		if i == 0 {
+			rec = append(append(rec[:0], "run"), r.Modes...)
+			if err := cw.Write(append(rec, "occupancy_ns")); err != nil {
 				return err
 			}
 		}
+		run := strconv.Itoa(int(r.Run))
+		err := r.EachRow(func(m occupancy.Macro) error {
+			rec = append(rec[:0], run)
+			for _, c := range m.Counts {
+				rec = append(rec, strconv.Itoa(int(c)))
+			}
+			return cw.Write(append(rec, strconv.FormatInt(m.Occupancy, 10)))
+		})
+		if err != nil {
+			return err
+		}
 	}
-	return tw.Flush()
+	cw.Flush()
+	return cw.Error()
+}
+
+// tableMark is the occupancy of the row writeOccupancyJSON puts in place
+// of run i's streamed table (tableMark+i), which no table holds (an
+// occupancy is never negative).
+const tableMark = math.MinInt64
+
+// writeOccupancyJSON writes the envelope as writeJSON does, the whole
+// table of a run that streams it (--all) written row by row from the
+// stream, so that it is never held in memory: the envelope is encoded
+// with a marker row in place of each such table, and the marker's array
+// replaced by the rows, indented as the encoder indents them.
+func writeOccupancyJSON(w io.Writer, env *engine.Envelope, rep *occupancy.Report) error {
+	cp := *rep
+	cp.Runs = slices.Clone(rep.Runs)
+	var streamed []int
+	for i := range cp.Runs {
+		if cp.Runs[i].Streamed() {
+			cp.Runs[i] = cp.Runs[i].WithTable([]occupancy.Macro{{Occupancy: tableMark + int64(len(streamed))}})
+			streamed = append(streamed, i)
+		}
+	}
+	if streamed == nil {
+		return writeJSON(w, env)
+	}
+	e := *env
+	e.Result = &cp
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, &e); err != nil {
+		return err
+	}
+	doc := buf.Bytes()
+	for k, i := range streamed {
+		mark := []byte(`"occupancy_ns": ` + strconv.FormatInt(tableMark+int64(k), 10) + "\n")
+		at := bytes.Index(doc, mark)
+		open := bytes.LastIndexByte(doc[:max(at, 0)], '[')
+		end := bytes.IndexByte(doc[max(at, 0):], ']')
+		if at < 0 || open < 0 || end < 0 {
+			return fmt.Errorf("occupancy: internal error: the table of run %d is not where the JSON envelope has it", rep.Runs[i].Run)
+		}
+		end += at
+		indent := string(doc[bytes.LastIndexByte(doc[:open], '\n')+1 : open])
+		indent = indent[:len(indent)-len(strings.TrimLeft(indent, " "))]
+		if _, err := w.Write(doc[:open]); err != nil {
+			return err
+		}
+		if err := writeRowsJSON(w, &rep.Runs[i], indent); err != nil {
+			return err
+		}
+		doc = doc[end+1:]
+	}
+	_, err := w.Write(doc)
+	return err
+}
+
+// writeRowsJSON writes the rows of r's table as a JSON array whose lines
+// are indented after indent, as encoding/json indents them at that depth.
+func writeRowsJSON(w io.Writer, r *occupancy.RunReport, indent string) error {
+	n := 0
+	err := r.EachRow(func(m occupancy.Macro) error {
+		b, err := json.MarshalIndent(m, indent+"  ", "  ")
+		if err != nil {
+			return err
+		}
+		sep := ",\n"
+		if n == 0 {
+			sep = "[\n"
+		}
+		n++
+		if _, err := io.WriteString(w, sep+indent+"  "); err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	end := "\n" + indent + "]"
+	if n == 0 {
+		end = "null" // as encoding/json writes the nil Table of no rows
+	}
+	_, err = io.WriteString(w, end)
+	return err
 }
 
 // plotMountains draws the processes in each mode over time as stacked

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
@@ -13,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/analysis/occupancy"
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/internal/needtool"
 	"github.com/parscope/parscope/store/storetest"
@@ -238,6 +242,77 @@ func TestOccupancyTop(t *testing.T) {
 	txtAll := mustRun(t, "occupancy", "--runs", "2", "--all", pst)
 	if n := strings.Count(txtAll, "\n"); n < 923 {
 		t.Errorf("--all printed %d lines, fewer than the 923 rows", n)
+	}
+}
+
+// TestOccupancyAllStreamed checks the whole table of --all, which streams
+// from the analysis to the output: the JSON is byte for byte what encoding
+// the result holding every row gives (amoeba's five runs, five tables
+// streamed), and --csv -o writes the same rows.
+func TestOccupancyAllStreamed(t *testing.T) {
+	pst := importAmoeba(t)
+	out := mustRun(t, "occupancy", "--all", "--json", pst)
+	s := storetest.Open(t, pst)
+	params := occupancy.DefaultParams()
+	params.Top = 0
+	res, err := engine.Run(context.Background(), s, []engine.Request{{Analysis: occupancy.Name, Options: params}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := res.Envelopes[0].Result.(*occupancy.Report)
+	defer rep.Close()
+	var whole bytes.Buffer
+	// writeJSON encodes each streamed table whole (RunReport.MarshalJSON).
+	if err := writeJSON(&whole, res.Envelopes[0]); err != nil {
+		t.Fatal(err)
+	}
+	if whole.String() != out {
+		t.Fatalf("--all --json streamed differs from the whole result encoded:\n%.2000s\nwant\n%.2000s", out, whole.String())
+	}
+	runs := decodeOccupancy(t, out)
+	if len(runs) != 5 {
+		t.Fatalf("%d runs, want amoeba's 5", len(runs))
+	}
+	for _, r := range runs {
+		if r.TableOmitted != 0 || len(r.Table) != r.ObservedMacrostates || len(r.Table) < 100 {
+			t.Fatalf("run %d: %d rows of %d observed, %d omitted", r.Run, len(r.Table), r.ObservedMacrostates, r.TableOmitted)
+		}
+		checkConsistent(t, r)
+	}
+	path := filepath.Join(t.TempDir(), "table.csv")
+	mustRun(t, "occupancy", "--all", "--csv", "-o", path, pst)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append(append([]string{"run"}, runs[0].Modes...), "occupancy_ns"); !slices.Equal(recs[0], want) {
+		t.Fatalf("CSV header %q, want %q", recs[0], want)
+	}
+	recs = recs[1:]
+	for _, r := range runs {
+		for _, m := range r.Table {
+			want := []string{strconv.Itoa(int(r.Run))}
+			for _, c := range m.Counts {
+				want = append(want, strconv.Itoa(int(c)))
+			}
+			want = append(want, strconv.FormatInt(m.Occupancy, 10))
+			if len(recs) == 0 || !slices.Equal(recs[0], want) {
+				t.Fatalf("run %d: CSV row %q, want %q", r.Run, recs[:min(1, len(recs))], want)
+			}
+			recs = recs[1:]
+		}
+	}
+	if len(recs) != 0 {
+		t.Fatalf("%d CSV rows more than the tables", len(recs))
+	}
+	top := mustRun(t, "occupancy", "--csv", "--top", "3", "--runs", "2", pst)
+	if n := strings.Count(top, "\n"); n != 4 {
+		t.Errorf("--csv --top 3 of one run wrote %d lines, want a header and 3 rows:\n%s", n, top)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -82,6 +83,10 @@ server stops; the last few selections are kept, each computed once.`,
 			if err != nil {
 				return err
 			}
+			// The server keeps the results (a few MB); the memory that
+			// computing them took is garbage now. Give it back to the
+			// system rather than let the server sit on the peak.
+			debug.FreeOSMemory()
 			// Before the stores close (deferred above, so run after).
 			defer h.Close()
 			ln, err := net.Listen("tcp", addr)

@@ -92,7 +92,11 @@ func histogramEntropy(t *testing.T, tr *tracecheck.Trace) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return acc.Result().HistogramEntropyMean
+	r, err := acc.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.HistogramEntropyMean
 }
 
 // Table 3's ordering by entropy, mpi < sos < none, on the simulated

@@ -7,7 +7,10 @@
 // lowers its data-segment limit (RLIMIT_DATA, which counts the memory the
 // Go runtime maps for its heap, not the address space it only reserves, as
 // RLIMIT_AS would) and sets the GC's soft limit (debug.SetMemoryLimit) to
-// three quarters of it. An allocation past the hard limit kills the child
+// three quarters of it. What the runtime maps runs well above what it
+// touches (heap given back to the system stays mapped): a body whose peak
+// resident set is 170 MiB can map 270 MiB, so a limit leaves room for
+// about twice the resident peak. An allocation past the hard limit kills the child
 // with "out of memory"; the parent then fails the test with the child's
 // output. The parent also fails the test when the child's peak resident set
 // (getrusage's ru_maxrss) reaches the limit.
@@ -31,6 +34,12 @@ const (
 	envChild = "PARSCOPE_MEMLIMIT_TEST"
 	envLimit = "PARSCOPE_MEMLIMIT_BYTES"
 )
+
+// Child reports whether this process is a child that Run started to run a
+// test under a limit: a TestMain that prepares what the package's other
+// tests need (building a binary, say) can skip it there, where it would
+// only cost time, and count in the child's peak memory.
+func Child() bool { return os.Getenv(envChild) != "" }
 
 // Run runs body under a memory limit of limit bytes in a child process and
 // returns the child's peak resident set size in bytes. It must be called

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -267,4 +268,7 @@ func (c *selector) compute(i int, sel Selection, key string, e *selEntry) {
 		return
 	}
 	e.sv = &sv
+	// The selection's results are kept; the memory of computing them
+	// goes back to the system, as after the server's start.
+	debug.FreeOSMemory()
 }

@@ -35,6 +35,27 @@ func Create(tb testing.TB, path string, h *trace.Header, recs []trace.Record) {
 	}
 }
 
+// CreateFrom writes a store at path holding the records of r, read in
+// order without holding them (a trace too long for memory), under the
+// header h, and fails the test as Create does.
+func CreateFrom(tb testing.TB, path string, h *trace.Header, r trace.Reader) {
+	tb.Helper()
+	w, err := store.Create(path, store.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer w.Abort()
+	if h != nil {
+		*w.Header() = *h
+	}
+	if err := trace.Each(r, func(rec *trace.Record) error { return w.Add(*rec) }); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // Open opens the store at path for reading; it is closed when the test
 // ends.
 func Open(tb testing.TB, path string) *store.Store {

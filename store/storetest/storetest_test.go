@@ -66,3 +66,27 @@ func TestCopy(t *testing.T) {
 		t.Fatalf("%d files copied of %d", len(copied), len(from))
 	}
 }
+
+// TestCreateFrom: a store written from a reader holds its records.
+func TestCreateFrom(t *testing.T) {
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}, Runs: []trace.RunInfo{{ID: 0, Procs: 3}},
+		States: []trace.StateDef{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}}
+	var recs []trace.Record
+	for i := range int64(10000) {
+		recs = append(recs, trace.State(0, int32(i%3), i, int32(i/7%2)))
+	}
+	path := filepath.Join(t.TempDir(), "from.pst")
+	CreateFrom(t, path, h, trace.NewSliceReader(recs))
+	back, err := trace.ReadAll(Open(t, path).Records(store.ReadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(recs) {
+		t.Fatalf("%d records read back, want %d", len(back), len(recs))
+	}
+	for i := range recs {
+		if back[i].T != recs[i].T || back[i].Proc != recs[i].Proc || back[i].ID != recs[i].ID {
+			t.Fatalf("record %d: %v, want %v", i, back[i], recs[i])
+		}
+	}
+}

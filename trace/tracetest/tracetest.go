@@ -5,6 +5,7 @@ package tracetest
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/parscope/parscope/trace"
@@ -86,6 +87,47 @@ func (g *Stream) fill() {
 			g.pend = append(g.pend, trace.Event(0, p, t+500, 1, s), trace.Counter(0, p, t+500, 0, float64(s)/3))
 		}
 	}
+}
+
+// RandomStates is a trace.Reader of one run of Procs processes in which
+// record i, at time i ns, puts a random process in a random one of States
+// states (PCG of Seed): nearly every record makes a macrostate, and a
+// class of parallel states, not seen before, the worst case of the
+// occupancy and entropy tables. It produces Limit records without holding
+// them.
+type RandomStates struct {
+	Procs, States int32
+	Limit         int
+	Seed          uint64
+
+	n   int
+	rng *rand.Rand
+}
+
+// Header returns the header of the trace: run 0 with Procs processes and
+// the states S0..S(States-1), on a 1 ns clock.
+func (g *RandomStates) Header() *trace.Header {
+	h := &trace.Header{Meta: trace.Meta{ClockResolution: 1}, Runs: []trace.RunInfo{{ID: 0, Procs: g.Procs}}}
+	for s := range g.States {
+		h.States = append(h.States, trace.StateDef{ID: s, Name: fmt.Sprintf("S%d", s)})
+	}
+	return h
+}
+
+// Read implements trace.Reader.
+func (g *RandomStates) Read(buf []trace.Record) (int, error) {
+	if g.rng == nil {
+		g.rng = rand.New(rand.NewPCG(g.Seed, g.Seed^0x9e3779b97f4a7c15))
+	}
+	k := 0
+	for ; k < len(buf) && g.n < g.Limit; k++ {
+		buf[k] = trace.State(0, g.rng.Int32N(g.Procs), int64(g.n), g.rng.Int32N(g.States))
+		g.n++
+	}
+	if k == 0 {
+		return 0, io.EOF
+	}
+	return k, nil
 }
 
 // ComputeThenSend returns a trace of two processes under "main", one run

@@ -65,3 +65,48 @@ func TestMPIRing(t *testing.T) {
 		t.Errorf("%d receives, want 12", n)
 	}
 }
+
+// TestRandomStates checks that the random trace is as documented: Limit
+// records, record i at i ns, processes and states in range, the same for
+// a seed and different for another, and nearly every macrostate new.
+func TestRandomStates(t *testing.T) {
+	g := &RandomStates{Procs: 8, States: 4, Limit: 5000, Seed: 3}
+	recs, err := trace.ReadAll(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 5000 || len(g.Header().States) != 4 || g.Header().Runs[0].Procs != 8 {
+		t.Fatalf("%d records, header %+v", len(recs), g.Header())
+	}
+	counts := make([]int, 4)
+	mode := []int32{-1, -1, -1, -1, -1, -1, -1, -1}
+	seen := map[[4]int]bool{}
+	for i, r := range recs {
+		if r.Kind != trace.KindState || r.T != int64(i) || r.Proc < 0 || r.Proc >= 8 || r.ID < 0 || r.ID >= 4 {
+			t.Fatalf("record %d: %v", i, r)
+		}
+		if mode[r.Proc] >= 0 {
+			counts[mode[r.Proc]]--
+		}
+		mode[r.Proc] = r.ID
+		counts[r.ID]++
+		seen[[4]int(counts)] = true
+	}
+	if len(seen) < 100 {
+		t.Errorf("%d distinct macrostates in 5000 records", len(seen))
+	}
+	again, _ := trace.ReadAll(&RandomStates{Procs: 8, States: 4, Limit: 5000, Seed: 3})
+	other, _ := trace.ReadAll(&RandomStates{Procs: 8, States: 4, Limit: 5000, Seed: 4})
+	same := 0
+	for i := range recs {
+		if again[i] != recs[i] {
+			t.Fatalf("record %d differs for the same seed", i)
+		}
+		if other[i] == recs[i] {
+			same++
+		}
+	}
+	if same > 1000 {
+		t.Errorf("another seed repeats %d of 5000 records", same)
+	}
+}
