@@ -143,13 +143,25 @@ func (w *rewriter) threadCalls(body *ast.BlockStmt, wrapped map[*ast.CallExpr]bo
 	})
 }
 
-// threadParam gives a threaded function its handle parameter.
+// threadParam gives a threaded function its handle parameter. Parameters
+// without names ("func f(int)") are named "_" then, since Go does not mix
+// named and unnamed parameters.
 func (w *rewriter) threadParam(d *ast.FuncDecl) {
-	sep := ", "
-	if d.Type.Params.NumFields() == 0 {
-		sep = ""
+	text := "parscopeP *parscopeProcess"
+	for i, f := range d.Type.Params.List {
+		if len(f.Names) > 0 {
+			break
+		}
+		if i == 0 {
+			text += ", _ "
+			continue
+		}
+		w.ed.open(w.off(f.Type.Pos()), "_ ")
 	}
-	w.ed.open(w.off(d.Type.Params.Opening)+1, "parscopeP *parscopeProcess"+sep)
+	if d.Type.Params.NumFields() > 0 && len(d.Type.Params.List[0].Names) > 0 {
+		text += ", "
+	}
+	w.ed.open(w.off(d.Type.Params.Opening)+1, text)
 }
 
 // goPlan says whether goStmt can wrap a go statement whose function is
