@@ -576,3 +576,56 @@ func TestRunSelectsProcesses(t *testing.T) {
 		t.Errorf("envelope without a selection names one: %s", data)
 	}
 }
+
+// TestRunSharedFilter: requests that take the same records of each batch
+// (the same kinds, runs and processes) are fed one filtered copy between
+// them; each must still see exactly its records, beside requests that
+// filter otherwise and one that takes everything.
+func TestRunSharedFilter(t *testing.T) {
+	s, want := writeStore(t)
+	all, err := trace.ReadAll(s.Records(store.ReadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states01 int64
+	for _, r := range all {
+		if r.Kind == trace.KindState && (r.Proc == 0 || r.Proc == 1) {
+			states01++
+		}
+	}
+	mpi := []string{"send", "recv", "enter", "exit"}
+	src := &countingSource{Store: s}
+	res, err := engine.Run(context.Background(), src, []engine.Request{
+		{Analysis: "test-count", Options: &countOptions{Scale: 1, Kinds: mpi}, Runs: []int32{1}},
+		{Analysis: "test-count"},
+		{Analysis: "test-count", Options: &countOptions{Scale: 3, Kinds: mpi}, Runs: []int32{1}},
+		{Analysis: "test-count", Procs: []int32{0, 1}},
+		{Analysis: "test-count", Options: &countOptions{Scale: 2, Kinds: mpi}, Runs: []int32{1}},
+		{Analysis: "test-count", Procs: []int32{0, 1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.reads != 1 {
+		t.Fatalf("%d reads, want one", src.reads)
+	}
+	got := func(i int, kind string) int64 { return res.Envelopes[i].Result.(*countResult).Records[kind] }
+	for i, scale := range map[int]int64{0: 1, 2: 3, 4: 2} {
+		for _, k := range mpi {
+			if g, w := got(i, k), scale*want[k]/2; g != w {
+				t.Errorf("request %d: %d %s records, want %d", i, g, k, w)
+			}
+		}
+		if g := got(i, "state"); g != 0 {
+			t.Errorf("request %d: %d state records, want none", i, g)
+		}
+	}
+	if g := got(1, "state"); g != want["state"] {
+		t.Errorf("request 1: %d state records, want %d", g, want["state"])
+	}
+	for _, i := range []int{3, 5} {
+		if g := got(i, "state"); g != states01 {
+			t.Errorf("request %d: %d state records of processes 0 and 1, want %d", i, g, states01)
+		}
+	}
+}

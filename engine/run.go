@@ -59,7 +59,13 @@ func (j *job) wants(r *trace.Record) bool {
 		return false
 	}
 	return int(r.Kind) < len(j.kinds) && j.kinds[r.Kind] && (j.runs == nil || slices.Contains(j.runs, r.Run)) &&
-		(j.only == nil || j.only[r.Proc]) && !j.skip[r.Proc]
+		(j.only == nil || j.only[r.Proc]) && (j.skip == nil || !j.skip[r.Proc])
+}
+
+// filterKey names the records of a batch the job takes: jobs of equal
+// keys take the same ones.
+func (j *job) filterKey() string {
+	return fmt.Sprintf("%v|%v|%s|%d", j.kinds, j.runs, j.procKey, j.states)
 }
 
 // selectProcs sets the job's process selection from a request.
@@ -83,6 +89,10 @@ func (j *job) selectProcs(req Request) {
 // feed gives the job the records of b it is fed.
 func (j *job) feed(b *batch) error {
 	recs := b.recs
+	if b.filtered {
+		// Filtered for this job (and others that take the same records).
+		return j.in.Add(recs)
+	}
 	if b.bbv {
 		// A batch of the BBV table holds BBV records only.
 		if !j.kinds[trace.KindBBV] {
@@ -278,9 +288,10 @@ func group(active []*job) ([]*job, error) {
 // last one to finish with it returns it to the pool.
 type batch struct {
 	recs []trace.Record
-	// bbv is true for a batch of the BBV table.
-	bbv  bool
-	refs atomic.Int32
+	// bbv is true for a batch of the BBV table; filtered for one that
+	// holds only the records of a filter group's jobs (sharedFilter).
+	bbv, filtered bool
+	refs          atomic.Int32
 }
 
 var batches = sync.Pool{New: func() any { return &batch{recs: make([]trace.Record, BatchSize)} }}
@@ -353,12 +364,10 @@ func pass(ctx context.Context, src Source, jobs []*job) error {
 		}
 		return ctxOr(ctx, err, name)
 	}
-	chans := make([]chan *batch, len(jobs))
 	var wg sync.WaitGroup
 	var failed atomic.Bool
-	for i, j := range jobs {
+	consume := func(j *job) chan *batch {
 		ch := make(chan *batch, 4)
-		chans[i] = ch
 		wg.Go(func() {
 			for b := range ch {
 				if j.err == nil {
@@ -369,6 +378,38 @@ func pass(ctx context.Context, src Source, jobs []*job) error {
 				b.release()
 			}
 		})
+		return ch
+	}
+	// Jobs that filter the batches the same way (comm and the wait
+	// states, say, or the state analyses and occupancy) share one
+	// filtered copy of each batch instead of each making its own.
+	var chans []chan *batch
+	filters := map[string][]*job{}
+	var keys []string
+	for _, j := range jobs {
+		if j.all {
+			chans = append(chans, consume(j))
+			continue
+		}
+		k := j.filterKey()
+		if filters[k] == nil {
+			keys = append(keys, k)
+		}
+		filters[k] = append(filters[k], j)
+	}
+	for _, k := range keys {
+		js := filters[k]
+		if len(js) == 1 {
+			chans = append(chans, consume(js[0]))
+			continue
+		}
+		outs := make([]chan *batch, len(js))
+		for i, j := range js {
+			outs[i] = consume(j)
+		}
+		in := make(chan *batch, 4)
+		chans = append(chans, in)
+		wg.Go(func() { sharedFilter(js[0], in, outs) })
 	}
 	err := read(ctx, readers, bbvAt, func(b *batch) error {
 		if failed.Load() {
@@ -391,6 +432,44 @@ func pass(ctx context.Context, src Source, jobs []*job) error {
 		}
 	}
 	return ctxOr(ctx, err, name)
+}
+
+// sharedFilter hands each batch from in, filtered as j filters, to outs,
+// the channels of jobs that filter as j does, and closes them when in is
+// closed. A BBV batch goes to them as it is: each job takes what it wants
+// of it.
+func sharedFilter(j *job, in chan *batch, outs []chan *batch) {
+	defer func() {
+		for _, ch := range outs {
+			close(ch)
+		}
+	}()
+	for b := range in {
+		if b.bbv {
+			b.refs.Add(int32(len(outs) - 1))
+			for _, ch := range outs {
+				ch <- b
+			}
+			continue
+		}
+		fb := batches.Get().(*batch)
+		fb.recs, fb.bbv, fb.filtered = fb.recs[:0], false, true
+		for i := range b.recs {
+			if j.wants(&b.recs[i]) {
+				fb.recs = append(fb.recs, b.recs[i])
+			}
+		}
+		b.release()
+		if len(fb.recs) == 0 {
+			fb.filtered = false
+			batches.Put(fb)
+			continue
+		}
+		fb.refs.Store(int32(len(outs)))
+		for _, ch := range outs {
+			ch <- fb
+		}
+	}
 }
 
 // ctxOr returns the error that ended a read, as the caller should see it.
@@ -416,7 +495,7 @@ func read(ctx context.Context, readers []trace.Reader, bbv int, fn func(*batch) 
 			}
 			b := batches.Get().(*batch)
 			b.refs.Store(1)
-			b.bbv = i == bbv
+			b.bbv, b.filtered = i == bbv, false
 			n, err := rd.Read(b.recs[:BatchSize])
 			if n > 0 {
 				// fn owns b from here; its capacity stays BatchSize.
