@@ -534,6 +534,7 @@ type runState struct {
 	run     int32
 	limit   int
 	procs   map[int32]*procState
+	cache   trace.ProcCache[procState]
 	last    *procState
 	comms   *trace.Communicators
 	match   trace.Matcher
@@ -584,7 +585,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 
 // newRun makes the state of a run on its first record.
 func (a *Accumulator) newRun(run int32) (*runState, error) {
-	r := &runState{run: run, limit: a.p.Segments, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)),
+	r := &runState{run: run, limit: a.p.Segments, procs: map[int32]*procState{}, cache: trace.NewProcCache[procState](a.t.Procs(run)), comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)),
 		sides: map[int64]*side{},
 		empty: &node{root: true}}
 	r.probes.less = func(x, y **side) bool { return (*x).probeX() < (*y).probeX() }
@@ -609,10 +610,13 @@ func (r *runState) proc(p int32) *procState {
 	if r.last != nil && r.last.id == p {
 		return r.last
 	}
-	ps := r.procs[p]
+	ps := r.cache.Get(p)
 	if ps == nil {
-		ps = &procState{id: p, cur: none, parent: r.empty, region: NoRegion, t0: r.begin}
-		r.procs[p] = ps
+		if ps = r.procs[p]; ps == nil {
+			ps = &procState{id: p, cur: none, parent: r.empty, region: NoRegion, t0: r.begin}
+			r.procs[p] = ps
+		}
+		r.cache.Put(p, ps)
 	}
 	r.last = ps
 	return ps

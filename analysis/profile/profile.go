@@ -257,6 +257,7 @@ type treeKey struct {
 type runAcc struct {
 	run      int32
 	procs    map[int32]*procAcc
+	cache    trace.ProcCache[procAcc]
 	nodes    []treeKey // node id → (parent, region)
 	nodeOf   map[treeKey]int
 	msgs     Messages
@@ -291,7 +292,7 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 		return nil, err
 	}
 	a := &Accumulator{t: t, p: p, of: of, names: map[int32]string{}}
-	a.runs.New = newRun
+	a.runs.New = func(run int32) (*runAcc, error) { return newRun(run, t.Procs(run)) }
 	if of == "regions" {
 		for _, r := range t.Header.Regions {
 			a.names[r.ID] = r.Name()
@@ -322,9 +323,9 @@ func (a *Accumulator) name(id int32) string {
 	return fmt.Sprintf("region %d", id)
 }
 
-// newRun makes the state of a run on its first record.
-func newRun(run int32) (*runAcc, error) {
-	return &runAcc{run: run, procs: map[int32]*procAcc{}, nodeOf: map[treeKey]int{},
+// newRun makes the state of a run of procs processes on its first record.
+func newRun(run int32, procs int) (*runAcc, error) {
+	return &runAcc{run: run, procs: map[int32]*procAcc{}, cache: trace.NewProcCache[procAcc](procs), nodeOf: map[treeKey]int{},
 		byRegion: map[int32]*RegionMessages{}, byPair: map[[2]int32]*PairMessages{}}, nil
 }
 
@@ -334,12 +335,16 @@ func (a *Accumulator) runOf(run int32) *runAcc {
 }
 
 func (r *runAcc) proc(p int32) *procAcc {
+	if pa := r.cache.Get(p); pa != nil {
+		return pa
+	}
 	pa := r.procs[p]
 	if pa == nil {
 		pa = &procAcc{active: map[int32]int{}, visits: map[int32]int64{}, incl: map[int32]int64{}, excl: map[int32]int64{},
 			nVisits: map[int]int64{}, nIncl: map[int]int64{}, nExcl: map[int]int64{}}
 		r.procs[p] = pa
 	}
+	r.cache.Put(p, pa)
 	return pa
 }
 

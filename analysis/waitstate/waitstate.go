@@ -431,6 +431,7 @@ type siteKey struct {
 type runState struct {
 	run     int32
 	procs   map[int32]*procState
+	cache   trace.ProcCache[procState]
 	comms   *trace.Communicators
 	match   trace.Matcher
 	sides   map[int64]*side
@@ -549,8 +550,8 @@ func isNonBlocking(name string) bool {
 // correction's second pass the run starts with the clock check and the
 // correction of the first.
 func (a *Accumulator) newRun(run int32) (*runState, error) {
-	r := &runState{run: run, procs: map[int32]*procState{}, comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)),
-		sides: map[int64]*side{}, sites: map[siteKey]*Amount{},
+	r := &runState{run: run, procs: map[int32]*procState{}, cache: trace.NewProcCache[procState](a.t.Procs(run)),
+		comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)), sides: map[int64]*side{}, sites: map[siteKey]*Amount{},
 		clockPairs: map[[2]int32]*ClockPair{}}
 	switch {
 	case a.estimating:
@@ -576,11 +577,15 @@ func (a *Accumulator) newRun(run int32) (*runState, error) {
 }
 
 func (r *runState) proc(p int32) *procState {
+	if ps := r.cache.Get(p); ps != nil {
+		return ps
+	}
 	ps := r.procs[p]
 	if ps == nil {
 		ps = &procState{proc: p}
 		r.procs[p] = ps
 	}
+	r.cache.Put(p, ps)
 	return ps
 }
 
