@@ -55,7 +55,9 @@ const (
 func DefaultParams() *Params { return &Params{Top: DefaultTop, Windows: DefaultWindows} }
 
 // Report is the result of the occupancy analysis: one entry per run with
-// state records, in run order.
+// state records, and with Params.Counters per run with occupancy counters
+// (a trace recorded for the local collection alone may hold no state
+// records: instrument.DropKinds(trace.KindState)), in run order.
 type Report struct {
 	Runs []RunReport `json:"runs"`
 }
@@ -102,6 +104,11 @@ type RunReport struct {
 	Projection *Projection `json:"projection,omitempty"`
 	// Mean is the mean node occupancy of each mode (T5).
 	Mean []ModeMean `json:"mean"`
+	// CountersSpanNS is the elapsed time the instrument library's counters
+	// cover (Counters.Span: from the earliest beginning of a process, its
+	// end minus the sum of its counters, to the latest end), with
+	// Params.Counters in a run that has occupancy counters; 0 otherwise.
+	CountersSpanNS float64 `json:"counters_span_ns,omitempty"`
 	// Histogram[j][k] is the fraction of the run's time with k processes
 	// in mode j.
 	Histogram [][]float64 `json:"histogram"`
@@ -192,6 +199,14 @@ func init() {
 		Name:  Name,
 		Doc:   "state occupancies: macrostates, occupancy tables, mean node occupancy (Lyon 1990)",
 		Needs: []trace.Kind{trace.KindState},
+		// With the counters, a trace of the local collection alone (the
+		// counters without state records) is read too.
+		NeedsOf: func(o any) []trace.Kind {
+			if o.(*Params).Counters {
+				return []trace.Kind{trace.KindState, trace.KindCounter}
+			}
+			return []trace.Kind{trace.KindState}
+		},
 		Feeds: func(o any) []trace.Kind {
 			if o.(*Params).Counters {
 				return []trace.Kind{trace.KindState, trace.KindCounter}
@@ -469,27 +484,47 @@ func (a *analysis) Result() (any, error) {
 	if err := a.finish(); err != nil {
 		return nil, err
 	}
+	if a.p.Counters {
+		if err := a.addCounters(); err != nil {
+			return nil, errors.Join(err, (&Report{Runs: a.done}).Close())
+		}
+	}
 	if len(a.done) == 0 {
+		if a.p.Counters {
+			return nil, fmt.Errorf("no state records or occupancy counters in the runs selected")
+		}
 		return nil, fmt.Errorf("no state records in the runs selected")
 	}
 	slices.SortFunc(a.done, func(x, y RunReport) int { return cmp.Compare(x.Run, y.Run) })
-	if a.p.Counters {
-		cs, err := ReadCounters(context.Background(), a.t.Header, trace.NewSliceReader(a.cntRecs), a.modes)
-		if err != nil {
-			return nil, errors.Join(err, (&Report{Runs: a.done}).Close())
-		}
-		for _, c := range cs {
-			for i := range a.done {
-				if a.done[i].Run != c.Run {
-					continue
-				}
-				for j, v := range c.Mean() {
-					a.done[i].Mean[j].CountersNS = &v
-				}
-			}
-		}
-	}
 	return &Report{Runs: a.done}, nil
+}
+
+// addCounters adds the instrument library's counters to the runs' reports:
+// their means and span. A run with counters but no state records gets a
+// report of its own, from no state records: its processes are absent
+// throughout, or in the start mode.
+func (a *analysis) addCounters() error {
+	cs, err := ReadCounters(context.Background(), a.t.Header, trace.NewSliceReader(a.cntRecs), a.modes)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		i := slices.IndexFunc(a.done, func(r RunReport) bool { return r.Run == c.Run })
+		if i < 0 {
+			if err := a.begin(c.Run); err != nil {
+				return err
+			}
+			if err := a.finish(); err != nil {
+				return err
+			}
+			i = len(a.done) - 1
+		}
+		for j, v := range c.Mean() {
+			a.done[i].Mean[j].CountersNS = &v
+		}
+		a.done[i].CountersSpanNS = c.Span()
+	}
+	return nil
 }
 
 // TopMacros returns the at most n rows of table with the largest

@@ -16,6 +16,11 @@ import (
 // the time in ns a process spent in the state, recorded at its end.
 const CounterPrefix = "occupancy "
 
+// ErrNoCounters is the error of ReadCounters, and (wrapped) of the
+// occupancy analysis with Params.Counters, on a trace that declares no
+// occupancy counters.
+var ErrNoCounters = errors.New("occupancy: the trace has no occupancy counters (record it with the instrument library's Options.Occupancy)")
+
 // Counters are the local occupancy counters of one run.
 type Counters struct {
 	Run int32
@@ -30,7 +35,7 @@ type Counters struct {
 // summed per mode (several states may map to one mode). It is the local
 // collection of Lyon's section "Local State Information": no global
 // state is reconstructed. A counter of a state that maps to no mode is an
-// error; so is a trace without occupancy counters.
+// error; so is a trace without occupancy counters (ErrNoCounters).
 func ReadCounters(ctx context.Context, h *trace.Header, r trace.Reader, modes *Modes) ([]Counters, error) {
 	stateOf := map[int32]int32{} // counter id -> state id
 	byName := map[string]int32{}
@@ -56,7 +61,7 @@ func ReadCounters(ctx context.Context, h *trace.Header, r trace.Reader, modes *M
 		stateOf[c.ID] = id
 	}
 	if len(stateOf) == 0 {
-		return nil, errors.New("occupancy: the trace has no occupancy counters (record it with the instrument library's Options.Occupancy)")
+		return nil, ErrNoCounters
 	}
 	var out []Counters
 	index := map[int32]int{}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/regular"
 )
 
 // FitOptions control the estimator fit of a sweep.
@@ -596,6 +597,38 @@ func (f *Fit) Predict(v []float64) (Prediction, error) {
 	return p, nil
 }
 
+// ParsePoint parses a parameter setting "n=16,p=8,g=100" into one value
+// per parameter of params, in params' order. Every parameter needs a
+// finite value, given once; a name not in params is an error.
+func ParsePoint(spec string, params []string) ([]float64, error) {
+	v := make([]float64, len(params))
+	seen := make([]bool, len(params))
+	for _, kv := range strings.Split(spec, ",") {
+		k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: expected NAME=VALUE", kv)
+		}
+		i := slices.Index(params, k)
+		if i < 0 {
+			return nil, fmt.Errorf("%q is not a parameter of the fit (%s)", k, strings.Join(params, ", "))
+		}
+		x, err := strconv.ParseFloat(val, 64)
+		if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil, fmt.Errorf("%s=%q: expected a finite number", k, val)
+		}
+		if seen[i] {
+			return nil, fmt.Errorf("%s given twice", k)
+		}
+		v[i], seen[i] = x, true
+	}
+	for i, ok := range seen {
+		if !ok {
+			return nil, fmt.Errorf("no value for %s", params[i])
+		}
+	}
+	return v, nil
+}
+
 func formatValues(params []string, v []float64) string {
 	parts := make([]string, len(params))
 	for i, p := range params {
@@ -635,6 +668,98 @@ func (f *Fit) Check(s *Sweep) ([]float64, error) {
 	return out, nil
 }
 
+// Comparison is a fit's predictions of the measured trials of a sweep
+// (Fit.Compare).
+type Comparison struct {
+	// Trials are the sweep's trials, in its order.
+	Trials []Compared
+	// Errors are |T̂ − T| / T per trial (Fit.Check), Acc95 their 95th
+	// percentile (Quantile95) and MaxErr the largest.
+	Errors        []float64
+	Acc95, MaxErr float64
+}
+
+// Compared is one trial of a Comparison.
+type Compared struct {
+	// Values are the trial's values of the fit's parameters, in the fit's
+	// order.
+	Values []float64
+	// Predicted is the fit's estimate T̂ of the elapsed time and Measured
+	// the trial's T (its elapsed time, or without one the sum of its
+	// means), in seconds.
+	Predicted, Measured float64
+}
+
+// Error returns the trial's signed relative error (T̂ − T) / T.
+func (c Compared) Error() float64 { return (c.Predicted - c.Measured) / c.Measured }
+
+// Compare compares the fit's predictions with the measured trials of s, as
+// Check does, and returns each trial's predicted and measured elapsed
+// time with the errors' summary. s must have every parameter of the fit,
+// the same modes and at least one trial.
+func (f *Fit) Compare(s *Sweep) (*Comparison, error) {
+	errs, err := f.Check(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) == 0 {
+		return nil, errors.New("check: the sweep has no trials")
+	}
+	c := &Comparison{Errors: errs, Acc95: quantile95(errs), MaxErr: slices.Max(errs)}
+	idx, _ := f.ParamIndex(s.Params) // Check found them
+	for _, t := range s.Trials {
+		v := make([]float64, len(f.Params))
+		for k, j := range idx {
+			v[k] = t.Values[j]
+		}
+		p, _ := f.Predict(v) // Check predicted it
+		c.Trials = append(c.Trials, Compared{Values: v, Predicted: p.Total, Measured: t.Total(s.HasElapsed)})
+	}
+	return c, nil
+}
+
+// Tableau is Lyon's tableau of several workloads' fits: one column per fit,
+// one row per mode of any of them, each column summing to the estimated
+// elapsed time T.
+type Tableau struct {
+	// Fits are the columns.
+	Fits []*Fit
+	// Modes are the rows: every fit's modes, in order of first appearance.
+	Modes []string
+	// Measurements and Equations are the fits' totals, and Compression
+	// measurements per equation over all the fits.
+	Measurements, Equations int
+	Compression             float64
+}
+
+// NewTableau returns the tableau of fits.
+func NewTableau(fits []*Fit) *Tableau {
+	t := &Tableau{Fits: fits}
+	for _, f := range fits {
+		for _, m := range f.Modes {
+			if !slices.Contains(t.Modes, m) {
+				t.Modes = append(t.Modes, m)
+			}
+		}
+		t.Measurements += f.Measurements
+		t.Equations += len(f.Equations)
+	}
+	if t.Equations > 0 {
+		t.Compression = float64(t.Measurements) / float64(t.Equations)
+	}
+	return t
+}
+
+// Equation returns the cell of fit i (a column) and mode (a row): the
+// fit's equation of the mode, or nil when the fit has no such mode.
+func (t *Tableau) Equation(i int, mode string) *Equation {
+	f := t.Fits[i]
+	if j := slices.Index(f.Modes, mode); j >= 0 {
+		return &f.Equations[j]
+	}
+	return nil
+}
+
 // Quantile95 returns the 95th percentile (nearest rank) of errs.
 func Quantile95(errs []float64) float64 { return quantile95(errs) }
 
@@ -645,6 +770,16 @@ func WriteFits(w io.Writer, fits []*Fit) error {
 	return enc.Encode(struct {
 		Fits []*Fit `json:"fits"`
 	}{fits})
+}
+
+// ReadFitsFile reads the fits of the file at path (ReadFits).
+func ReadFitsFile(path string) ([]*Fit, error) {
+	f, err := regular.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadFits(f, path)
 }
 
 // ReadFits reads fits written by WriteFits (name is used in errors),

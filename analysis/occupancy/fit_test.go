@@ -415,3 +415,119 @@ func TestRates(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTermsAndPoint(t *testing.T) {
+	params := []string{"n", "g"}
+	got, err := ParseTerms([]string{"U=g/n+1", "S=n*g"}, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(got["U"]) != 2 || got["U"][0].Format(params) != "g/n" || got["U"][1].Format(params) != "1" || got["S"][0].Format(params) != "n*g" {
+		t.Errorf("ParseTerms: %v", got)
+	}
+	if got, err := ParseTerms(nil, params); got != nil || err != nil {
+		t.Errorf("no specs: %v, %v; want nil, nil", got, err)
+	}
+	for spec, want := range map[string]string{
+		"U":       `"U": expected MODE=TERM+TERM+...`,
+		"=g":      `"=g": expected MODE=`,
+		"U=":      `"U=": expected MODE=`,
+		"U=n*x":   `U: term "n*x": "x" is not a parameter`,
+		"U=g/n+":  `U: term "": empty`,
+		"U=1,S=n": "U: term",
+	} {
+		if _, err := ParseTerms([]string{spec}, params); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseTerms(%q): %v, want %q", spec, err, want)
+		}
+	}
+	if _, err := ParseTerms([]string{"U=n", "U=g"}, params); err == nil || err.Error() != "mode U given twice" {
+		t.Errorf("a mode twice: %v", err)
+	}
+
+	// A setting in any order, in the parameters' order.
+	v, err := ParsePoint("g=40, n=8", params)
+	if err != nil || !slices.Equal(v, []float64{8, 40}) {
+		t.Errorf("ParsePoint: %v, %v; want [8 40]", v, err)
+	}
+	for spec, want := range map[string]string{
+		"n=8":         "no value for g",
+		"n=8,g=1,p=2": `"p" is not a parameter of the fit (n, g)`,
+		"n=8,g":       `"g": expected NAME=VALUE`,
+		"n=8,g=x":     `g="x": expected a finite number`,
+		"n=8,g=Inf":   "finite number",
+		"n=8,g=1,n=2": "n given twice",
+	} {
+		if _, err := ParsePoint(spec, params); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParsePoint(%q): %v, want %q", spec, err, want)
+		}
+	}
+}
+
+// TestCompareAndTableau checks the numbers parscope predict --check and
+// parscope fit print: each trial's predicted and measured T, the errors'
+// summary, and the tableau's rows, cells and totals.
+func TestCompareAndTableau(t *testing.T) {
+	model := map[string]map[string]float64{"A": {"g/n": 1e-4, "1": 2e-5}, "B": {"n*g": 3e-6, "1": 7e-6}}
+	s := makeSweep(t, axes(t, "n=1,2,4,5", "g=10:30:10"), []string{"A", "B"}, model, 0)
+	f, err := FitSweep(s, FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Measured 10% above the fit's estimate in the first trial, 20% below
+	// in the second; parameters in another order than the fit's.
+	check := &Sweep{Params: []string{"g", "n"}, Modes: []string{"A", "B"}, HasElapsed: true}
+	for _, p := range [][2]float64{{10, 2}, {20, 4}} {
+		pr, err := f.Predict([]float64{p[1], p[0]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check.Trials = append(check.Trials, Trial{Values: p[:], Means: pr.Means, Elapsed: pr.Total})
+	}
+	check.Trials[0].Elapsed *= 1 / 1.1
+	check.Trials[1].Elapsed *= 1 / 0.8
+	c, err := f.Compare(check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Trials) != 2 || !slices.Equal(c.Trials[0].Values, []float64{2, 10}) || !slices.Equal(c.Trials[1].Values, []float64{4, 20}) {
+		t.Fatalf("compared %+v", c.Trials)
+	}
+	for i, want := range []float64{0.1, -0.2} {
+		tr := c.Trials[i]
+		if math.Abs(tr.Error()-want) > 1e-12 || tr.Measured != check.Trials[i].Elapsed {
+			t.Errorf("trial %d: predicted %g, measured %g, error %g; want measured %g, error %g", i, tr.Predicted, tr.Measured, tr.Error(), check.Trials[i].Elapsed, want)
+		}
+		if math.Abs(c.Errors[i]-math.Abs(want)) > 1e-12 {
+			t.Errorf("trial %d: |error| %g, want %g", i, c.Errors[i], math.Abs(want))
+		}
+	}
+	if math.Abs(c.Acc95-0.2) > 1e-12 || math.Abs(c.MaxErr-0.2) > 1e-12 {
+		t.Errorf("acc95 %g, largest %g; want 0.2, 0.2", c.Acc95, c.MaxErr)
+	}
+	// A table of no trials has nothing to compare (it was a panic).
+	if _, err := f.Compare(&Sweep{Params: []string{"n", "g"}, Modes: []string{"A", "B"}, HasElapsed: true}); err == nil || !strings.Contains(err.Error(), "no trials") {
+		t.Errorf("comparing with no trials: %v", err)
+	}
+
+	// Two workloads, the second with a mode the first lacks.
+	g, err := FitSweep(makeSweep(t, axes(t, "n=1,2,4,5", "g=10:30:10"), []string{"B", "C"}, map[string]map[string]float64{"B": {"g": 1e-5}, "C": {"1": 1e-3}}, 0), FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := NewTableau([]*Fit{f, g})
+	if !slices.Equal(tab.Modes, []string{"A", "B", "C"}) {
+		t.Errorf("rows %v, want A B C", tab.Modes)
+	}
+	if e := tab.Equation(0, "B"); e == nil || e.Mode != "B" || e.Format() != f.Equations[1].Format() {
+		t.Errorf("cell (0, B) = %+v, want the first fit's B", e)
+	}
+	if e := tab.Equation(1, "B"); e == nil || e.Format() != g.Equations[0].Format() {
+		t.Errorf("cell (1, B) = %+v, want the second fit's B", e)
+	}
+	if tab.Equation(0, "C") != nil || tab.Equation(1, "A") != nil {
+		t.Error("a cell of a mode the fit lacks is not nil")
+	}
+	if tab.Measurements != 48 || tab.Equations != 4 || tab.Compression != 12 {
+		t.Errorf("totals %d measurements, %d equations, %g:1; want 48, 4, 12:1", tab.Measurements, tab.Equations, tab.Compression)
+	}
+}

@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/regular"
 )
 
 // Sweep is a table of trials of one workload over a grid of parameters, as
@@ -255,6 +257,22 @@ func ReadSweep(r io.Reader, name string) (*Sweep, error) {
 		return nil, &format.Error{File: name, Offset: -1, Msg: "expected a header line, found no lines"}
 	}
 	return s, nil
+}
+
+// ReadSweepFile reads the sweep file at path (ReadSweep) and returns it
+// with the name of its workload, which names its fit (Fit.Name): the
+// file's base name without its extension ("ring" for runs/ring.csv).
+func ReadSweepFile(path string) (*Sweep, string, error) {
+	f, err := regular.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	s, err := ReadSweep(f, path)
+	if err != nil {
+		return nil, "", err
+	}
+	return s, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), nil
 }
 
 // Axis is one parameter of a sweep grid and its values.

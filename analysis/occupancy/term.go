@@ -127,6 +127,34 @@ func ParseTerm(s string, params []string) (Term, error) {
 	return t, nil
 }
 
+// ParseTerms parses the terms of some modes' estimator equations, fixed
+// rather than selected (FitOptions.Terms): each spec is "MODE=T1+T2+..."
+// (e.g. "U=g/n+1"), each term parsed by ParseTerm against params. A mode
+// given twice is an error. No specs return nil.
+func ParseTerms(specs []string, params []string) (map[string][]Term, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	out := map[string][]Term{}
+	for _, spec := range specs {
+		mode, list, ok := strings.Cut(spec, "=")
+		if !ok || mode == "" || list == "" {
+			return nil, fmt.Errorf("%q: expected MODE=TERM+TERM+... (e.g. U=g/n+1)", spec)
+		}
+		if _, dup := out[mode]; dup {
+			return nil, fmt.Errorf("mode %s given twice", mode)
+		}
+		for _, ts := range strings.Split(list, "+") {
+			t, err := ParseTerm(ts, params)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", mode, err)
+			}
+			out[mode] = append(out[mode], t)
+		}
+	}
+	return out, nil
+}
+
 func (t Term) add(name string, e int8, params []string, src string) error {
 	if name == "1" {
 		return nil

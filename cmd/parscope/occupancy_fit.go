@@ -1,16 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,9 +14,6 @@ import (
 	"github.com/parscope/parscope/analysis/occupancy"
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/internal/progress"
-	"github.com/parscope/parscope/internal/regular"
-	"github.com/parscope/parscope/store"
-	"github.com/parscope/parscope/trace"
 )
 
 // The parameter sweeps, estimator fits and predictions of Lyon (1990)
@@ -86,73 +76,28 @@ the sweep; -o is written only when every run succeeded.`,
 				}
 				axes = append(axes, a)
 			}
-			if !slices.ContainsFunc(args, func(s string) bool { return strings.Contains(s, "{out}") }) {
-				return usagef("the command must write its trace to {out} (e.g. -o {out})")
+			cfg := occupancy.SweepConfig{Axes: axes, Command: args, Repeat: repeat, Timeout: timeout, Keep: keep,
+				Means: occupancy.MeansOptions{Modes: modesFile, Start: start, Global: global}}
+			if err := cfg.Check(); err != nil {
+				return usagef("%v", err)
 			}
-			dir := keep
-			if dir == "" {
-				tmp, err := os.MkdirTemp("", "parscope-sweep-")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(tmp)
-				dir = tmp
-			} else if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			sw := &occupancy.Sweep{HasElapsed: true}
-			for _, a := range axes {
-				sw.Params = append(sw.Params, a.Name)
-			}
-			grid := occupancy.Grid(axes)
-			bar := progress.Start("sweep", int64(len(grid)), progress.Steps)
+			bar := progress.Start("sweep", int64(len(occupancy.Grid(axes))), progress.Steps)
 			bar.Live()
 			defer bar.Done()
-			for i, v := range grid {
-				bar.Describe(fmt.Sprintf("sweep: trial %d (%s)", i+1, pointString(sw.Params, v)))
-				path := filepath.Join(dir, fmt.Sprintf("trial-%04d.pst", i+1))
-				argv := substitute(args, sw.Params, v, path)
-				began := time.Now()
-				var reps []occupancy.Trial
-				var modes []string
-				for range repeat {
-					// A fresh {out} for every run: programs may refuse to
-					// replace a trace. Only a trace is removed (--keep may
-					// name a directory that holds other things).
-					if _, err := os.Lstat(path); err == nil {
-						if err := store.Replaceable(path); err != nil {
-							return fmt.Errorf("--keep: %w", err)
-						}
-						if err := os.RemoveAll(path); err != nil {
-							return err
-						}
-					}
-					if err := runTrial(cmd.Context(), argv, timeout); err != nil {
-						return fmt.Errorf("trial %d of %d (%s): %w", i+1, len(grid), pointString(sw.Params, v), err)
-					}
-					m, means, elapsed, err := trialMeans(cmd.Context(), path, modesFile, start, global)
-					if err != nil {
-						return fmt.Errorf("trial %d of %d (%s): %w", i+1, len(grid), pointString(sw.Params, v), err)
-					}
-					modes = m
-					reps = append(reps, occupancy.Trial{Values: v, Means: means, Elapsed: elapsed})
+			cfg.Progress = func(p occupancy.SweepProgress) {
+				if !p.Done {
+					bar.Describe(fmt.Sprintf("sweep: trial %d (%s)", p.Trial, p.Point))
+					return
 				}
-				// The replicate of median elapsed time: its occupancies
-				// still sum to its elapsed time.
-				slices.SortStableFunc(reps, func(a, b occupancy.Trial) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
-				trial := reps[(len(reps)-1)/2]
-				elapsed := trial.Elapsed
-				if sw.Modes == nil {
-					sw.Modes = modes
-				} else if !slices.Equal(sw.Modes, modes) {
-					return fmt.Errorf("trial %d (%s): modes %s, the trials before have %s", i+1, pointString(sw.Params, v), strings.Join(modes, ","), strings.Join(sw.Modes, ","))
-				}
-				sw.Trials = append(sw.Trials, trial)
-				if keep == "" {
-					os.RemoveAll(path) // in our own temporary directory
-				}
-				progress.Notef(cmd.ErrOrStderr(), "trial %d/%d %s: elapsed %s (ran in %s)\n", i+1, len(grid), pointString(sw.Params, v), human.Seconds(elapsed), human.Duration(time.Since(began)))
-				bar.Set(int64(i + 1))
+				progress.Notef(cmd.ErrOrStderr(), "trial %d/%d %s: elapsed %s (ran in %s)\n", p.Trial, p.Trials, p.Point, human.Seconds(p.Kept.Elapsed), human.Duration(p.Took))
+				bar.Set(int64(p.Trial))
+			}
+			sw, err := occupancy.RunSweep(cmd.Context(), cfg)
+			if errors.Is(err, occupancy.ErrNoCounters) && !global {
+				err = fmt.Errorf("%w (or give --global)", err)
+			}
+			if err != nil {
+				return err
 			}
 			bar.Done() // before anything is written: -o may be stdout
 			if out != "" {
@@ -174,122 +119,10 @@ the sweep; -o is written only when every run succeeded.`,
 	fileOutputFlag(fl, &out, "output", "o", "", "write the sweep table (CSV) to this file")
 	forceFlag(fl, &force)
 	fl.StringVar(&keep, "keep", "", "keep the traces in this directory (trial-NNNN.pst)")
-	fl.DurationVar(&timeout, "timeout", 10*time.Minute, "kill a run that takes longer")
+	fl.DurationVar(&timeout, "timeout", 10*time.Minute, "kill a run that takes longer (0: no limit)")
 	fl.IntVar(&repeat, "repeat", 1, "run each point this many times and keep the run of median elapsed time")
 	fl.BoolVar(&asJSON, "json", false, "print the table as JSON")
 	root.AddCommand(cmd)
-}
-
-// substitute replaces {NAME} by the parameter values and {out} by path.
-func substitute(args, names []string, v []float64, path string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		for k, name := range names {
-			a = strings.ReplaceAll(a, "{"+name+"}", strconv.FormatFloat(v[k], 'g', -1, 64))
-		}
-		out[i] = strings.ReplaceAll(a, "{out}", path)
-	}
-	return out
-}
-
-func pointString(names []string, v []float64) string {
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = n + "=" + strconv.FormatFloat(v[i], 'g', -1, 64)
-	}
-	return strings.Join(parts, " ")
-}
-
-// runTrial runs one workload, reporting the end of its stderr on failure.
-func runTrial(ctx context.Context, argv []string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var stderr bytes.Buffer
-	c.Stderr = &stderr
-	if err := c.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > 2000 {
-			msg = "..." + msg[len(msg)-2000:]
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("%s: killed after %v", argv[0], timeout)
-		}
-		if msg != "" {
-			return fmt.Errorf("%s: %w: %s", argv[0], err, msg)
-		}
-		return fmt.Errorf("%s: %w", argv[0], err)
-	}
-	return nil
-}
-
-// trialMeans reduces one trial's trace to the mean node occupancy of each
-// mode (s) and the elapsed time (s), averaged over the trace's runs.
-func trialMeans(ctx context.Context, path, modesFile, start string, global bool) ([]string, []float64, float64, error) {
-	s, err := store.Open(path)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("the command wrote no readable trace at {out}: %w", err)
-	}
-	defer s.Close()
-	h := s.Header()
-	modes, err := loadModes(h, modesFile)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	var means [][]float64
-	var elapsed []float64
-	if global {
-		// Only the means are needed: they come from the table's sums, and
-		// the table need not be kept beyond its one largest row.
-		res, err := occupancy.Compute(ctx, h, s.Records(store.ReadOptions{}), modes, occupancy.Options{Start: start, Top: 1})
-		if err != nil {
-			return nil, nil, 0, fmt.Errorf("%s: %w", path, err)
-		}
-		for _, r := range res {
-			means = append(means, r.Mean())
-			elapsed = append(elapsed, float64(r.End-r.Begin))
-		}
-	} else {
-		cs, err := occupancy.ReadCounters(ctx, h, s.Records(store.ReadOptions{Kinds: []trace.Kind{trace.KindCounter}}), modes)
-		if err != nil {
-			return nil, nil, 0, fmt.Errorf("%s: %w (or give --global)", path, err)
-		}
-		for _, c := range cs {
-			means = append(means, c.Mean())
-			elapsed = append(elapsed, c.Span())
-		}
-	}
-	if len(means) == 0 {
-		return nil, nil, 0, fmt.Errorf("%s: no runs", path)
-	}
-	m := make([]float64, len(modes.Names))
-	var e float64
-	for r := range means {
-		for j := range m {
-			m[j] += means[r][j] / 1e9 / float64(len(means))
-		}
-		e += elapsed[r] / 1e9 / float64(len(means))
-	}
-	return modes.Names, m, e, nil
-}
-
-// loadModes returns the modes of h: its states, or the mapping file's.
-func loadModes(h *trace.Header, modesFile string) (*occupancy.Modes, error) {
-	modes := occupancy.StateModes(h)
-	if modesFile != "" {
-		f, err := regular.Open(modesFile)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if modes, err = occupancy.ParseModes(f, modesFile, h); err != nil {
-			return nil, err
-		}
-	}
-	if len(modes.Names) == 0 {
-		return nil, errors.New("the trace defines no states (give --modes)")
-	}
-	return modes, nil
 }
 
 type sweepTrialJSON struct {
@@ -343,47 +176,6 @@ func printSweep(w io.Writer, sw *occupancy.Sweep) error {
 	return tw.Flush()
 }
 
-// readSweepFile reads a sweep table; its name (without extension) names
-// the fit.
-func readSweepFile(path string) (*occupancy.Sweep, string, error) {
-	f, err := regular.Open(path)
-	if err != nil {
-		return nil, "", err
-	}
-	defer f.Close()
-	sw, err := occupancy.ReadSweep(f, path)
-	if err != nil {
-		return nil, "", err
-	}
-	return sw, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), nil
-}
-
-// parseTermsFlag parses --terms MODE=T1+T2+... against a sweep's
-// parameters.
-func parseTermsFlag(specs []string, params []string) (map[string][]occupancy.Term, error) {
-	if len(specs) == 0 {
-		return nil, nil
-	}
-	out := map[string][]occupancy.Term{}
-	for _, spec := range specs {
-		mode, list, ok := strings.Cut(spec, "=")
-		if !ok || mode == "" || list == "" {
-			return nil, fmt.Errorf("--terms %q: expected MODE=TERM+TERM+... (e.g. U=g/n+1)", spec)
-		}
-		if _, dup := out[mode]; dup {
-			return nil, fmt.Errorf("--terms: mode %s given twice", mode)
-		}
-		for _, ts := range strings.Split(list, "+") {
-			t, err := occupancy.ParseTerm(ts, params)
-			if err != nil {
-				return nil, fmt.Errorf("--terms %s: %w", mode, err)
-			}
-			out[mode] = append(out[mode], t)
-		}
-	}
-	return out, nil
-}
-
 func init() {
 	var (
 		maxOrder, maxTerms int
@@ -422,13 +214,13 @@ simpler ones and terms collinear with the selected ones are reported.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var fits []*occupancy.Fit
 			for _, path := range args {
-				sw, name, err := readSweepFile(path)
+				sw, name, err := occupancy.ReadSweepFile(path)
 				if err != nil {
 					return err
 				}
-				fixed, err := parseTermsFlag(terms, sw.Params)
+				fixed, err := occupancy.ParseTerms(terms, sw.Params)
 				if err != nil {
-					return usagef("%s: %v", path, err)
+					return usagef("%s: --terms %v", path, err)
 				}
 				f, err := occupancy.FitSweep(sw, occupancy.FitOptions{MaxOrder: maxOrder, MaxTerms: maxTerms, MinGain: minGain, Terms: fixed})
 				if err != nil {
@@ -464,14 +256,7 @@ func pct(x float64) string { return "±" + human.Percent(x) }
 
 // printTableau prints the fits as Lyon's tableau, then their details.
 func printTableau(w io.Writer, fits []*occupancy.Fit) error {
-	var modes []string
-	for _, f := range fits {
-		for _, m := range f.Modes {
-			if !slices.Contains(modes, m) {
-				modes = append(modes, m)
-			}
-		}
-	}
+	tab := occupancy.NewTableau(fits)
 	fmt.Fprintln(w, "estimators of the mean node occupancy (s); each column sums to the elapsed time T")
 	tw := newTable(w)
 	row := []string{"mode"}
@@ -479,12 +264,12 @@ func printTableau(w io.Writer, fits []*occupancy.Fit) error {
 		row = append(row, f.Name)
 	}
 	fmt.Fprintln(tw, strings.Join(row, "\t"))
-	for _, m := range modes {
+	for _, m := range tab.Modes {
 		row = []string{m}
-		for _, f := range fits {
+		for i := range fits {
 			cell := "n.a."
-			if j := slices.Index(f.Modes, m); j >= 0 {
-				cell = f.Equations[j].Format()
+			if e := tab.Equation(i, m); e != nil {
+				cell = e.Format()
 			}
 			row = append(row, cell)
 		}
@@ -513,12 +298,7 @@ func printTableau(w io.Writer, fits []*occupancy.Fit) error {
 		return err
 	}
 	if len(fits) > 1 {
-		meas, eqs := 0, 0
-		for _, f := range fits {
-			meas += f.Measurements
-			eqs += len(f.Equations)
-		}
-		fmt.Fprintf(w, "all: %d measurements : %d equations = %.0f:1\n", meas, eqs, float64(meas)/float64(eqs))
+		fmt.Fprintf(w, "all: %d measurements : %d equations = %.0f:1\n", tab.Measurements, tab.Equations, tab.Compression)
 	}
 	for _, f := range fits {
 		fmt.Fprintf(w, "\n%s: %d trials over %s\n", f.Name, f.Trials, strings.Join(f.Params, ", "))
@@ -570,12 +350,7 @@ measured elapsed time. --fit selects a fit by name when the file has several.`,
 			if (len(at) == 0) == (check == "") {
 				return usagef("give --at NAME=V,... (repeatable) or --check SWEEP.csv")
 			}
-			r, err := regular.Open(args[0])
-			if err != nil {
-				return err
-			}
-			fits, err := occupancy.ReadFits(r, args[0])
-			r.Close()
+			fits, err := occupancy.ReadFitsFile(args[0])
 			if err != nil {
 				return err
 			}
@@ -596,7 +371,7 @@ measured elapsed time. --fit selects a fit by name when the file has several.`,
 			}
 			var preds []occupancy.Prediction
 			for _, spec := range at {
-				v, err := parsePoint(spec, f.Params)
+				v, err := occupancy.ParsePoint(spec, f.Params)
 				if err != nil {
 					return usagef("--at %s: %v", spec, err)
 				}
@@ -643,48 +418,16 @@ measured elapsed time. --fit selects a fit by name when the file has several.`,
 	root.AddCommand(cmd)
 }
 
-// parsePoint parses "n=16,p=8,g=100" into values in params' order.
-func parsePoint(spec string, params []string) ([]float64, error) {
-	v := make([]float64, len(params))
-	seen := make([]bool, len(params))
-	for _, kv := range strings.Split(spec, ",") {
-		k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok {
-			return nil, fmt.Errorf("%q: expected NAME=VALUE", kv)
-		}
-		i := slices.Index(params, k)
-		if i < 0 {
-			return nil, fmt.Errorf("%q is not a parameter of the fit (%s)", k, strings.Join(params, ", "))
-		}
-		x, err := strconv.ParseFloat(val, 64)
-		if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
-			return nil, fmt.Errorf("%s=%q: expected a finite number", k, val)
-		}
-		if seen[i] {
-			return nil, fmt.Errorf("%s given twice", k)
-		}
-		v[i], seen[i] = x, true
-	}
-	for i, ok := range seen {
-		if !ok {
-			return nil, fmt.Errorf("no value for %s", params[i])
-		}
-	}
-	return v, nil
-}
-
 // predictCheck compares a fit's predictions with a sweep's measurements.
 func predictCheck(w io.Writer, f *occupancy.Fit, path string, asJSON bool) error {
-	sw, _, err := readSweepFile(path)
+	sw, _, err := occupancy.ReadSweepFile(path)
 	if err != nil {
 		return err
 	}
-	errs, err := f.Check(sw)
+	c, err := f.Compare(sw)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	q := occupancy.Quantile95(errs)
-	worst := slices.Max(errs)
 	if asJSON {
 		return writeJSON(w, struct {
 			Fit    string    `json:"fit"`
@@ -692,28 +435,21 @@ func predictCheck(w io.Writer, f *occupancy.Fit, path string, asJSON bool) error
 			Acc95  float64   `json:"acc95"`
 			MaxErr float64   `json:"max_err"`
 			Errors []float64 `json:"errors"`
-		}{f.Name, len(errs), q, worst, errs})
+		}{f.Name, len(c.Errors), c.Acc95, c.MaxErr, c.Errors})
 	}
-	idx, _ := f.ParamIndex(sw.Params)
 	tw := newTable(w)
 	fmt.Fprintln(tw, strings.Join(f.Params, "\t")+"\tpredicted T (s)\tmeasured T (s)\terror")
-	v := make([]float64, len(f.Params))
-	for i, t := range sw.Trials {
-		for k, j := range idx {
-			v[k] = t.Values[j]
-		}
-		p, _ := f.Predict(v)
+	for _, t := range c.Trials {
 		var row []string
-		for _, x := range v {
+		for _, x := range t.Values {
 			row = append(row, strconv.FormatFloat(x, 'g', -1, 64))
 		}
-		row = append(row, strconv.FormatFloat(p.Total, 'g', 4, 64), strconv.FormatFloat(t.Total(sw.HasElapsed), 'g', 4, 64), fmt.Sprintf("%+.1f%%", 100*(p.Total-t.Total(sw.HasElapsed))/t.Total(sw.HasElapsed)))
-		_ = errs[i]
+		row = append(row, strconv.FormatFloat(t.Predicted, 'g', 4, 64), strconv.FormatFloat(t.Measured, 'g', 4, 64), fmt.Sprintf("%+.1f%%", 100*t.Error()))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%d trials: T within %s of the measured elapsed time at 95%% (largest error %s)\n", len(errs), pct(q), pct(worst))
+	fmt.Fprintf(w, "%d trials: T within %s of the measured elapsed time at 95%% (largest error %s)\n", len(c.Errors), pct(c.Acc95), pct(c.MaxErr))
 	return nil
 }
