@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -88,7 +89,11 @@ func init() {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// Ctrl-C, and the SIGTERM of kill, systemd or a container's stop,
+	// cancel the command's context: a long command stops where it is and
+	// removes what it had not finished (a temporary import, a half-written
+	// output), and serve shuts down and removes its imports on the fly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(execute(ctx, os.Args[1:]))
 }

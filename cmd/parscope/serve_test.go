@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,8 +22,11 @@ import (
 
 // startServe starts cmd, a parscope serve of n traces, and returns the
 // address it serves at (from the first line it prints) and what it writes
-// to its standard error; the server is killed when the test ends, if it
-// has not stopped by then.
+// to its standard error. When the test ends the server, if it has not
+// stopped by then, gets a SIGTERM, as kill or a service manager would send,
+// and is killed only if it has not stopped 10 s later: a clean stop removes
+// the traces it imported on the fly, which a kill leaves in the temporary
+// directory.
 func startServe(t *testing.T, cmd *exec.Cmd, n int) (string, *strings.Builder) {
 	t.Helper()
 	stdout, err := cmd.StdoutPipe()
@@ -34,7 +38,20 @@ func startServe(t *testing.T, cmd *exec.Cmd, n int) (string, *strings.Builder) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill() })
+	t.Cleanup(func() {
+		if cmd.ProcessState != nil {
+			return // waited for by the test
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		stopped := make(chan struct{})
+		go func() { cmd.Wait(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-stopped
+		}
+	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		t.Fatalf("serve printed nothing: %v (%s)", err, stderr.String())
@@ -180,5 +197,40 @@ func TestServeSelection(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, "*", "amoeba.srt")); len(left) != 0 {
 		t.Errorf("after serve stopped, the temporary .pst is left: %q", left)
+	}
+}
+
+// TestServeStopsOnSIGTERM serves a trace file, which serve imports into a
+// temporary .pst, and stops the server with SIGTERM, as kill, systemd or a
+// container's stop do: it exits 0 and leaves nothing in the temporary
+// directory. Without SIGTERM handled the process died at once and left the
+// import behind.
+func TestServeStopsOnSIGTERM(t *testing.T) {
+	tmp := t.TempDir()
+	cmd := exec.Command(bin, "serve", filepath.Join(examples, "amoeba.srt"))
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	url, stderr := startServe(t, cmd, 1)
+	if res, err := (&http.Client{Timeout: 30 * time.Second}).Get(url + "api/traces"); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("serve: %v %v", res, err)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) == 0 {
+		t.Fatalf("serve imported amoeba.srt outside TMPDIR %s: the test would prove nothing", tmp)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve after SIGTERM: %v (stderr %s)", err, stderr)
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("serve did not stop within 20 s of SIGTERM")
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("serve left %d entries in TMPDIR after SIGTERM (%s ...)", len(entries), entries[0].Name())
 	}
 }
