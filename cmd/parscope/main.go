@@ -105,6 +105,10 @@ func execute(ctx context.Context, args []string) int {
 	checkUsage(root)
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Not "context canceled": the user stopped it.
+			err = errors.New("stopped by a signal before it finished")
+		}
 		fmt.Fprintln(os.Stderr, "parscope:", err)
 		var ue usageError
 		if errors.As(err, &ue) {
