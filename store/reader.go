@@ -173,7 +173,7 @@ func (s *Store) BBV(opts ReadOptions) trace.Reader {
 type readFilter struct {
 	runs  map[int32]bool
 	procs map[int32]bool
-	kinds map[trace.Kind]bool
+	kinds kindSet
 	from  int64
 	to    int64
 }
@@ -196,13 +196,33 @@ func newFilter(o ReadOptions) readFilter {
 		}
 	}
 	if o.Kinds != nil {
-		f.kinds = map[trace.Kind]bool{}
+		f.kinds = kindSet{}
 		for _, k := range o.Kinds {
-			f.kinds[k] = true
+			f.kinds.add(k)
 		}
 	}
 	return f
 }
+
+// kindSet is a set of record kinds, indexed by kind: the filter asks it
+// once per row, which a map made a tenth of a pass's reading time. nil
+// holds every kind.
+type kindSet []bool
+
+// add puts k in the set; a kind that is not valid is never in it.
+func (s *kindSet) add(k trace.Kind) {
+	if !k.Valid() {
+		return
+	}
+	if int(k) >= len(*s) {
+		*s = append(*s, make([]bool, int(k)+1-len(*s))...)
+	}
+	(*s)[k] = true
+}
+
+// has reports whether k is in the set; a kind read from a damaged column
+// (out of range) is not.
+func (s kindSet) has(k trace.Kind) bool { return int(k) < len(s) && s[k] }
 
 // timeBound reports whether the reader selects a time range.
 func (f *readFilter) timeBound() bool { return f.from != 0 || f.to != math.MaxInt64 }
@@ -211,8 +231,8 @@ func (f *readFilter) wantsTable(t table) bool {
 	if f.kinds == nil {
 		return true
 	}
-	for k := range f.kinds {
-		if tableOf(k) == t {
+	for k, in := range f.kinds {
+		if in && tableOf(trace.Kind(k)) == t {
 			return true
 		}
 	}
@@ -685,7 +705,7 @@ func (r *tableReader) filter() {
 	f := &r.f
 	timeBound := f.timeBound()
 	kc := kindColumn[r.tf.t]
-	if !timeBound && (f.kinds == nil || kc < 0 && f.kinds[defaultKind[r.tf.t]]) {
+	if !timeBound && (f.kinds == nil || kc < 0 && f.kinds.has(defaultKind[r.tf.t])) {
 		return
 	}
 	tcol := r.cols[timeColumn[r.tf.t]]
@@ -702,7 +722,7 @@ func (r *tableReader) filter() {
 			if kc >= 0 {
 				k = trace.Kind(r.cols[kc][i])
 			}
-			if !f.kinds[k] {
+			if !f.kinds.has(k) {
 				continue
 			}
 		}

@@ -242,17 +242,21 @@ type cursorHeap struct {
 	less func(a, b *Record) bool
 }
 
-func (h *cursorHeap) Len() int { return len(h.c) }
-func (h *cursorHeap) Less(i, j int) bool {
-	a, b := &h.c[i].buf[h.c[i].pos], &h.c[j].buf[h.c[j].pos]
+func (h *cursorHeap) Len() int           { return len(h.c) }
+func (h *cursorHeap) Less(i, j int) bool { return h.before(h.c[i], h.c[j]) }
+
+// before reports whether c's head comes before d's: the heap's order.
+func (h *cursorHeap) before(c, d *cursor) bool {
+	a, b := &c.buf[c.pos], &d.buf[d.pos]
 	if h.less(a, b) {
 		return true
 	}
 	if h.less(b, a) {
 		return false
 	}
-	return h.c[i].idx < h.c[j].idx
+	return c.idx < d.idx
 }
+
 func (h *cursorHeap) Swap(i, j int) { h.c[i], h.c[j] = h.c[j], h.c[i] }
 func (h *cursorHeap) Push(x any)    { h.c = append(h.c, x.(*cursor)) }
 func (h *cursorHeap) Pop() any {
@@ -280,10 +284,25 @@ func (m *merger) Read(buf []Record) (int, error) {
 	n := 0
 	for n < len(buf) && len(m.h.c) > 0 {
 		c := m.h.c[0]
-		buf[n] = c.buf[c.pos]
-		n++
-		c.pos++
-		if c.fill() {
+		// The cursor after c is one of the root's children. c's records
+		// go out while they come before that cursor's head: one comparison
+		// a record instead of restoring the heap after each.
+		var next *cursor
+		if len(m.h.c) > 1 {
+			next = m.h.c[1]
+			if len(m.h.c) > 2 && m.h.Less(2, 1) {
+				next = m.h.c[2]
+			}
+		}
+		for {
+			buf[n] = c.buf[c.pos]
+			n++
+			c.pos++
+			if n == len(buf) || c.pos >= c.n || next != nil && !m.h.before(c, next) {
+				break
+			}
+		}
+		if c.pos < c.n || c.fill() {
 			heap.Fix(&m.h, 0)
 			continue
 		}

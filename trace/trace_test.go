@@ -169,6 +169,49 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// TestMergeTiesAndRuns merges inputs whose records share processes and
+// times, in long runs from one input and short ones, read through buffers
+// of every small size: the merge must equal a stable sort of the inputs
+// concatenated in order (equal keys in input order, then stream order).
+func TestMergeTiesAndRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	var ins [][]Record
+	var all []Record
+	for in := 0; in < 5; in++ {
+		var s []Record
+		tm := int64(0)
+		for i := 0; i < 2000; i++ {
+			if rng.IntN(4) == 0 {
+				tm += int64(rng.IntN(50)) // else a run of equal times
+			}
+			s = append(s, State(0, int32(rng.IntN(3)), tm, int32(in*10000+i)))
+		}
+		slices.SortStableFunc(s, Compare)
+		ins = append(ins, s)
+		all = append(all, s...)
+	}
+	slices.SortStableFunc(all, Compare)
+	for size := 1; size <= 9; size++ {
+		var inputs []Reader
+		for _, s := range ins {
+			inputs = append(inputs, NewSliceReader(s))
+		}
+		m := Merge(inputs...)
+		var got []Record
+		buf := make([]Record, size)
+		for {
+			n, err := m.Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		if !slices.Equal(got, all) {
+			t.Fatalf("buffer of %d: merge differs from a stable sort (%d of %d records)", size, len(got), len(all))
+		}
+	}
+}
+
 type errReader struct{ err error }
 
 func (e errReader) Read([]Record) (int, error) { return 0, e.err }

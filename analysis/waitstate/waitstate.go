@@ -1009,7 +1009,7 @@ func (r *runState) message(p pair) {
 				c.longestEntry = e
 			}
 		}
-		heap.Push(&rp.recvs, e)
+		rp.recvs.push(e)
 		switch {
 		case !r.corrected:
 			r.checkClock(snd, rcv)
@@ -1154,18 +1154,48 @@ func (e recvEntry) before(o recvEntry) bool {
 	return cmp.Or(cmp.Compare(e.fin, o.fin), cmp.Compare(e.seq, o.seq)) < 0
 }
 
-// entryHeap is a min-heap of receives in replay order.
+// entryHeap is a min-heap of receives in replay order. Its push and pop
+// take and give a recvEntry itself: container/heap's would box each one
+// in an interface, two allocations a message.
 type entryHeap []recvEntry
 
-func (h entryHeap) Len() int           { return len(h) }
-func (h entryHeap) Less(i, j int) bool { return h[i].before(h[j]) }
-func (h entryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *entryHeap) Push(x any)        { *h = append(*h, x.(recvEntry)) }
-func (h *entryHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = recvEntry{}
-	*h = old[:len(old)-1]
+// push adds e to the heap.
+func (h *entryHeap) push(e recvEntry) {
+	a := append(*h, e)
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !a[i].before(a[p]) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+	*h = a
+}
+
+// pop removes and returns the first receive in replay order.
+func (h *entryHeap) pop() recvEntry {
+	a := *h
+	e := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	a[n] = recvEntry{}
+	a = a[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		if r := l + 1; r < n && a[r].before(a[l]) {
+			l = r
+		}
+		if !a[l].before(a[i]) {
+			break
+		}
+		a[i], a[l] = a[l], a[i]
+		i = l
+	}
+	*h = a
 	return e
 }
 
@@ -1248,7 +1278,7 @@ func (r *runState) release() {
 			if c := e.c; c != nil && !(c.done && c.unsettled == 0 && c.exit < r.now) {
 				break
 			}
-			heap.Pop(&ps.recvs)
+			ps.recvs.pop()
 			r.replay(ps, e)
 		}
 	}
@@ -1257,7 +1287,7 @@ func (r *runState) release() {
 // replayAll replays every receive left, at the end of the run.
 func (r *runState) replayAll(ps *procState) {
 	for len(ps.recvs) > 0 {
-		r.replay(ps, heap.Pop(&ps.recvs).(recvEntry))
+		r.replay(ps, ps.recvs.pop())
 	}
 	ps.buf = nil
 }
