@@ -2,6 +2,8 @@ package instrument
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/parscope/parscope/trace"
 )
@@ -129,6 +131,36 @@ func (r *Recorder) addFilterStats(extra map[string]string) {
 	})
 	extra[FilterStatsKey] = fmt.Sprintf("blocks and region enters kept %d, dropped %d (filter %d, throttle %d after %d calls)",
 		total[kept], total[dropFiltered]+total[dropThrottled], total[dropFiltered], total[dropThrottled], r.opts.Throttle)
+}
+
+// DroppedStates reads back what the recorder reported under
+// FilterStatsKey in extra (a trace's metadata): the records dropped of
+// each state, by state id. A key it wrote that does not parse is an error
+// naming it.
+func DroppedStates(extra map[string]string) (map[int32]int64, error) {
+	out := map[int32]int64{}
+	prefix := FilterStatsKey + ".state."
+	for k, v := range extra {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			continue
+		}
+		id, err := strconv.ParseInt(rest, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("metadata %s: expected a state id after %s", k, prefix)
+		}
+		// "NAME: kept K, dropped D: WHY"; the name may hold ": kept ".
+		i := strings.LastIndex(v, ": kept ")
+		var kept, dropped int64
+		if i < 0 {
+			return nil, fmt.Errorf("metadata %s: %q: expected \"NAME: kept K, dropped D: WHY\"", k, v)
+		}
+		if _, err := fmt.Sscanf(v[i:], ": kept %d, dropped %d:", &kept, &dropped); err != nil {
+			return nil, fmt.Errorf("metadata %s: %q: expected \"NAME: kept K, dropped D: WHY\"", k, v)
+		}
+		out[int32(id)] += dropped
+	}
+	return out, nil
 }
 
 // defName is a state's description, else its name, else its id.

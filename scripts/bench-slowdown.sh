@@ -97,17 +97,35 @@ GO
 	printf 'module shootout\n\ngo 1.26\n\nrequire github.com/parscope/parscope v0.0.0\n\nreplace github.com/parscope/parscope => %s\n' "$PWD" > "$d/inst/go.mod"
 	cp go.sum "$d/inst/go.sum"
 	(cd "$d/inst" && GOFLAGS=-mod=mod go build -o "$d/inst.bin" .) || { echo "$prog: rewritten copy does not build"; continue; }
-	for v in orig off rec rtrace; do : > "$d/$v.ms"; done
+	# The Score-P workflow: a first recording run, a filter file suggested
+	# from its trace (parscope filter suggest), and a copy rewritten with
+	# it, whose filtered functions record nothing and cost nothing.
+	PARSCOPE_OUT="$d/first.pst" "$d/inst.bin" $pargs >/dev/null
+	"$tmp/parscope" filter suggest -q -o "$d/filter.txt" "$d/first.pst" > "$d/suggest.txt"
+	if ! "$tmp/parscope" instrument --filter "$d/filter.txt" -o "$d/instf" "$d/orig" 2>"$d/instf.log"; then
+		echo "$prog: parscope instrument --filter failed: $(cat "$d/instf.log")"; continue
+	fi
+	cp "$d/inst/go.mod" "$d/inst/go.sum" "$d/instf/"
+	(cd "$d/instf" && GOFLAGS=-mod=mod go build -o "$d/instf.bin" .) || { echo "$prog: filtered copy does not build"; continue; }
+	for v in orig off rec rtrace offf recf; do : > "$d/$v.ms"; done
 	for ((i = 0; i < pairs; i++)); do
 		t0=$(now_ms); "$d/orig.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/orig.ms"
 		t0=$(now_ms); PARSCOPE_OUT=off "$d/inst.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/off.ms"
 		t0=$(now_ms); PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/rec.ms"
 		t0=$(now_ms); RTRACE_OUT="$d/rt.out" "$d/rtrace.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/rtrace.ms"
+		t0=$(now_ms); PARSCOPE_OUT=off "$d/instf.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/offf.ms"
+		t0=$(now_ms); PARSCOPE_OUT="$d/recf.pst" "$d/instf.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/recf.ms"
 	done
 	o=$(median < "$d/orig.ms"); f=$(median < "$d/off.ms"); r=$(median < "$d/rec.ms"); g=$(median < "$d/rtrace.ms")
+	ff=$(median < "$d/offf.ms"); rf=$(median < "$d/recf.ms")
 	pct() { echo "100*($1-$o)/$o" | bc -l; }
 	printf '%-36s %9.0f %9.0f %9.0f %9.0f %7.1f%% %7.1f%% %7.1f%%\n' "$prog $pargs" "$o" "$f" "$r" "$g" "$(pct "$f")" "$(pct "$r")" "$(pct "$g")"
 	if [[ -d "$d/rec.pst" ]]; then
 		"$tmp/parscope" info "$d/rec.pst" | grep -E '^(records|dropped|meta parscope.filtered )' | sed 's/^/    /' || true
+	fi
+	printf '%-36s %9s %9.0f %9.0f %9s %7.1f%% %7.1f%%   (excluded: %s)\n' "  with the suggested filter" "" "$ff" "$rf" "" "$(pct "$ff")" "$(pct "$rf")" \
+		"$(grep -E '^exclude' "$d/filter.txt" | sed 's/^exclude //' | tr '\n' ' ')"
+	if [[ -d "$d/recf.pst" ]]; then
+		"$tmp/parscope" info "$d/recf.pst" | grep -E '^(records|dropped)' | sed 's/^/    /' || true
 	fi
 done

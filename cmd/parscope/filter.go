@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/collect/rewrite"
+	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -37,8 +38,15 @@ its calls carry at most --max-entropy nats each: it costs much and its
 records say little more than its count. main and function literals are
 never excluded (a filter cannot name them).
 
+A function not excluded is suggested coarse (its entry and exit recorded,
+no block or region inside it: function-level instrumentation, as
+Score-P's) when its calls run at least --min-blocks-per-call block events
+each, recorded or dropped by the recorder's filter and throttle, and its
+events are at least 1% of the trace's: its loops are what recording it
+costs.
+
 With -o FILE it writes the suggestion as a filter file ("exclude PATTERN"
-lines) for parscope instrument --filter. A throttled trace (parscope info
+and "coarse PATTERN" lines) for parscope instrument --filter. A throttled trace (parscope info
 lists what was dropped) undercounts calls beyond the throttle.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -72,6 +80,8 @@ lists what was dropped) undercounts calls beyond the throttle.`,
 	fl.Float64Var(&o.MaxCallNs, "max-call-ns", rewrite.DefaultSuggestMaxCallNs, "exclude only functions whose mean call is shorter (ns)")
 	fl.Float64Var(&o.MaxEntropy, "max-entropy", rewrite.DefaultSuggestMaxEntropy, "exclude only functions whose calls carry at most this modified entropy each (nats)")
 	fl.Float64Var(&o.RecordCostNs, "record-cost", rewrite.DefaultRecordCostNs, "estimated cost of one record (ns)")
+	fl.Float64Var(&o.DropCostNs, "drop-cost", rewrite.DefaultDropCostNs, "estimated cost of an event the recorder dropped (ns)")
+	fl.Float64Var(&o.MinBlocksPerCall, "min-blocks-per-call", rewrite.DefaultSuggestMinBlocksPerCall, "make coarse only functions whose calls run at least this many block events each")
 	group.AddCommand(suggest)
 	root.AddCommand(group)
 }
@@ -79,18 +89,23 @@ lists what was dropped) undercounts calls beyond the throttle.`,
 // printSuggestion prints the functions by decreasing estimated cost.
 func printSuggestion(w io.Writer, s *rewrite.Suggestion) error {
 	tw := newTable(w)
-	fmt.Fprintf(tw, "function\tcalls\trecords\tcost ms\tmean call ns\tpaths\tentropy/call\tsuggestion\n")
+	fmt.Fprintf(tw, "function\tcalls\trecords\tdropped\tcost ms\tmean call ns\tpaths\tentropy/call\tsuggestion\n")
 	var excl, cost float64
 	for _, f := range s.Functions {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t%.0f\t%d\t%.4g\t%s\n", f.Function, f.Calls, f.Records, f.CostNs/1e6, f.MeanCallNs, f.Paths, f.Entropy, f.Why)
-		if f.Exclude {
-			excl += float64(f.Records)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%.0f\t%d\t%.4g\t%s\n", f.Function, human.Count(f.Calls), human.Count(f.Records), human.Count(f.Dropped), f.CostNs/1e6, f.MeanCallNs, f.Paths, f.Entropy, f.Why)
+		switch {
+		case f.Exclude:
+			excl += float64(f.Records + f.Dropped)
 			cost += f.CostNs
+		case f.Coarse:
+			// Its entry and exit blocks stay.
+			excl += float64(f.Records + f.Dropped - 2*f.Calls)
+			cost += f.CostNs * float64(f.Records+f.Dropped-2*f.Calls) / float64(f.Records+f.Dropped)
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "excluding the suggested functions saves %.0f of %d records (est. %.3f ms of recording)\n", excl, s.Records, cost/1e6)
+	_, err := fmt.Fprintf(w, "the suggested filter saves %s of %s events, recorded or dropped (est. %.3f ms of recording)\n", human.Count(int64(excl)), human.Count(s.Records+s.Dropped), cost/1e6)
 	return err
 }

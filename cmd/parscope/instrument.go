@@ -71,8 +71,9 @@ overrides at run time.`,
 				if err != nil {
 					return err
 				}
-				opts.Exclude, err = rewrite.ReadFilter(f)
+				rules, err := rewrite.ReadFilter(f)
 				f.Close()
+				opts.Exclude, opts.Coarse = rules.Exclude, rules.Coarse
 				if err != nil {
 					return fmt.Errorf("%s: %w", filter, err)
 				}

@@ -10,15 +10,25 @@ import (
 	"github.com/parscope/parscope/format"
 )
 
-// ReadFilter reads a filter file, the static filter of Score-P's
-// filter files: one rule a line, "exclude PATTERN..." with patterns of
-// function names in path.Match syntax as the dictionary writes them ("f",
-// "(*T).m"); "#" starts a comment. It returns the patterns, for
-// Options.Exclude. Suggest and Suggestion.WriteFilter (the command
-// `parscope filter suggest TRACE.pst`) write such a file from a first
-// run's trace.
-func ReadFilter(r io.Reader) ([]string, error) {
-	var out []string
+// Filter is a filter file's rules, for Options.Exclude and
+// Options.Coarse.
+type Filter struct {
+	// Exclude are the patterns of "exclude" rules.
+	Exclude []string
+	// Coarse are the patterns of "coarse" rules.
+	Coarse []string
+}
+
+// ReadFilter reads a filter file, the static filter of Score-P's filter
+// files: one rule a line, "exclude PATTERN..." (the functions record no
+// blocks and no regions of their own) or "coarse PATTERN..." (they record
+// their entry and exit and nothing between: function-level
+// instrumentation), with patterns of function names in path.Match syntax
+// as the dictionary writes them ("f", "(*T).m"); "#" starts a comment.
+// Suggest and Suggestion.WriteFilter (the command `parscope filter
+// suggest TRACE.pst`) write such a file from a first run's trace.
+func ReadFilter(r io.Reader) (Filter, error) {
+	var out Filter
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		line, _, _ := strings.Cut(sc.Text(), "#")
@@ -26,14 +36,21 @@ func ReadFilter(r io.Reader) ([]string, error) {
 		if len(fields) == 0 {
 			continue
 		}
-		if fields[0] != "exclude" || len(fields) == 1 {
-			return nil, fmt.Errorf("filter line %d: %q: want \"exclude PATTERN...\"", n, format.Excerpt([]byte(strings.TrimSpace(line))))
+		var to *[]string
+		switch fields[0] {
+		case "exclude":
+			to = &out.Exclude
+		case "coarse":
+			to = &out.Coarse
+		}
+		if to == nil || len(fields) == 1 {
+			return Filter{}, fmt.Errorf("filter line %d: %q: want \"exclude PATTERN...\" or \"coarse PATTERN...\"", n, format.Excerpt([]byte(strings.TrimSpace(line))))
 		}
 		for _, p := range fields[1:] {
 			if _, err := path.Match(p, ""); err != nil {
-				return nil, fmt.Errorf("filter line %d: pattern %q: %w", n, format.Excerpt([]byte(p)), err)
+				return Filter{}, fmt.Errorf("filter line %d: pattern %q: %w", n, format.Excerpt([]byte(p)), err)
 			}
-			out = append(out, p)
+			*to = append(*to, p)
 		}
 	}
 	return out, sc.Err()

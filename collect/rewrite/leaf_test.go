@@ -85,6 +85,51 @@ func TestExclude(t *testing.T) {
 	}
 }
 
+// TestCoarse checks function-level instrumentation: functions named by a
+// coarse pattern record their entry and exit blocks and their messages
+// (tagged with the entry block), and no block or region between them;
+// the other functions are rewritten as before.
+func TestCoarse(t *testing.T) {
+	res := rewritePkgOpts(t, "prodcons", Options{Coarse: []string{"cons*"}})
+	if got := uninstrumentedNames(res.Dict); len(got) != 0 {
+		t.Errorf("uninstrumented %q, want none", got)
+	}
+	var kinds []string
+	entry := int32(-1)
+	for _, b := range res.Dict.Blocks {
+		if b.Function == "consume" {
+			kinds = append(kinds, b.Kind)
+			if b.Kind == "entry" {
+				entry = b.ID
+			}
+		}
+	}
+	if strings.Join(kinds, ",") != "entry,exit" {
+		t.Errorf("blocks of coarse consume: %q, want entry,exit", kinds)
+	}
+	for _, g := range res.Dict.Regions {
+		if g.Function == "consume" {
+			t.Errorf("region %d (%s) of coarse consume", g.ID, g.Name())
+		}
+	}
+	src := string(fileOf(t, res, "main.go"))
+	i := strings.Index(src, "func consume(")
+	body := src[i : i+1+strings.Index(src[i+1:], "\nfunc ")] // up to the next function
+	if n := strings.Count(body, ".Block("); n != 2 || strings.Contains(body, ".Enter(") ||
+		!strings.Contains(body, fmt.Sprintf("parscopeRecvd(parscopeP, in, 16, %d)", entry)) {
+		t.Errorf("coarse consume rewritten as\n%s\nwant its entry and exit blocks (%d .Block calls), its messages tagged %d, no region", body, n, entry)
+	}
+	var produce []string
+	for _, b := range res.Dict.Blocks {
+		if b.Function == "produce" {
+			produce = append(produce, b.Kind)
+		}
+	}
+	if len(produce) <= 2 {
+		t.Errorf("produce, not coarse, has blocks %q: want its loop's blocks too", produce)
+	}
+}
+
 // TestExitAtReturn checks where exit blocks are recorded: before each
 // return and at the end of a body when nothing after the return could
 // record (no defer, returned expressions without calls of the package),
@@ -269,11 +314,11 @@ func TestRewrittenInlines(t *testing.T) {
 
 // TestReadFilter checks the filter file's syntax and its errors.
 func TestReadFilter(t *testing.T) {
-	got, err := ReadFilter(strings.NewReader("# first run\nexclude evalA (*Vec).* # hot\n\nexclude wait\n"))
-	if err != nil || strings.Join(got, " ") != "evalA (*Vec).* wait" {
-		t.Errorf("ReadFilter = %q, %v; want evalA (*Vec).* wait", got, err)
+	got, err := ReadFilter(strings.NewReader("# first run\nexclude evalA (*Vec).* # hot\n\ncoarse (Vec).Times\nexclude wait\n"))
+	if err != nil || strings.Join(got.Exclude, " ") != "evalA (*Vec).* wait" || strings.Join(got.Coarse, " ") != "(Vec).Times" {
+		t.Errorf("ReadFilter = %q, %v; want exclude evalA (*Vec).* wait, coarse (Vec).Times", got, err)
 	}
-	for _, bad := range []string{"include f\n", "exclude\n", "exclude [\n"} {
+	for _, bad := range []string{"include f\n", "exclude\n", "coarse\n", "exclude [\n", "coarse [\n"} {
 		if _, err := ReadFilter(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line 1") {
 			t.Errorf("ReadFilter(%q) error %v, want one at line 1", bad, err)
 		}
@@ -285,7 +330,7 @@ func TestReadFilter(t *testing.T) {
 func TestReadFilterLongLineClipped(t *testing.T) {
 	long := strings.Repeat("w", 60_000) // bufio.Scanner's lines stop at 64 KiB
 	for _, tc := range []struct{ in, want string }{
-		{"include " + long + "\n", `filter line 1: "include ` + long[:format.MaxEcho-8] + `… (60008 bytes)": want "exclude PATTERN..."`},
+		{"include " + long + "\n", `filter line 1: "include ` + long[:format.MaxEcho-8] + `… (60008 bytes)": want "exclude PATTERN..." or "coarse PATTERN..."`},
 		{"exclude [" + long + "\n", `filter line 1: pattern "[` + long[:format.MaxEcho-1] + `… (60001 bytes)": syntax error in pattern`},
 	} {
 		_, err := ReadFilter(strings.NewReader(tc.in))

@@ -67,6 +67,14 @@ type Options struct {
 	// filter of Score-P, applied when the program is rewritten, where it
 	// costs nothing at run time (see ReadFilter).
 	Exclude []string
+	// Coarse are patterns of function names, as Exclude's: a function
+	// matching one (and not excluded) records its entry and exit blocks
+	// and its messages, but no block and no region between them, as a
+	// function-level instrumenter (Score-P's compiler instrumentation)
+	// does: its hot loops cost nothing, and its time is its entry block's
+	// (after a call to an instrumented function returns, the callee's exit
+	// block's, until the function's own exit).
+	Coarse []string
 	// Throttle is the rewritten program's default throttle (TAU's, see
 	// instrument.Options.Throttle): a process records at most this many
 	// blocks of one id and enters of one region, and the trace's metadata
@@ -298,6 +306,10 @@ type fn struct {
 	// quiet: the function records no blocks and regions (its messages and
 	// literals still record); its messages are tagged 0.
 	quiet bool
+	// coarse: the function records its entry and exit blocks and nothing
+	// between them, no block and no region of its own (Options.Coarse);
+	// its messages are tagged with its entry block.
+	coarse bool
 	// atReturn: the exit block is recorded before each return and at the
 	// end of the body instead of by a defer (see exitAtReturn); returns
 	// are the offsets of the return statements.
@@ -311,9 +323,16 @@ func (w *rewriter) line(p token.Pos) int { return w.tf.Line(p) }
 
 func (w *rewriter) where(p token.Pos) string { return fmt.Sprintf("%s:%d", w.file, w.line(p)) }
 
+// inner reports whether f records nothing between its entry and exit
+// blocks: no blocks and no regions.
+func (f *fn) inner() bool { return f.quiet || f.coarse }
+
 func (w *rewriter) newBlock(f *fn, kind string, p token.Pos, desc string) int32 {
 	if f.quiet {
 		return 0
+	}
+	if f.coarse && kind != "entry" && kind != "exit" {
+		return f.cur
 	}
 	id := w.nextID
 	w.nextID++
@@ -350,7 +369,8 @@ func (w *rewriter) funcDecl(d *ast.FuncDecl) {
 		w.quietBody(name, d.Body, handle, pre)
 		return
 	}
-	w.body(name, d.Body, handle, pre, false)
+	_, coarse := excluded(w.opts.Coarse, name)
+	w.body(name, d.Body, handle, pre, false, coarse)
 }
 
 // hasIntVar reports whether name is an integer parameter of d or an
@@ -389,8 +409,8 @@ func directive(doc *ast.CommentGroup) string {
 // body rewrites a function body: the handle, the entry block and the
 // exit block recorded on return. quiet bodies record neither (see
 // quietBody).
-func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string, quiet bool) {
-	f := &fn{name: name, quiet: quiet, atReturn: pre == "" && w.exitAtReturn(b)}
+func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string, quiet, coarse bool) {
+	f := &fn{name: name, quiet: quiet, coarse: coarse, atReturn: pre == "" && w.exitAtReturn(b)}
 	at := w.off(b.Lbrace) + 1
 	if quiet {
 		if handle != "" {
@@ -428,7 +448,7 @@ func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string, quiet
 // messages and function literals record, with the handle it would have
 // had; it records no block and no region.
 func (w *rewriter) quietBody(name string, b *ast.BlockStmt, handle, pre string) {
-	w.body(name, b, handle, pre, true)
+	w.body(name, b, handle, pre, true, false)
 }
 
 // list rewrites a statement list: a new block begins at each statement
@@ -437,7 +457,7 @@ func (w *rewriter) quietBody(name string, b *ast.BlockStmt, handle, pre string) 
 func (w *rewriter) list(f *fn, stmts []ast.Stmt) bool {
 	need := false
 	for _, s := range stmts {
-		if need && !f.quiet {
+		if need && !f.inner() {
 			id := w.newBlock(f, "next", s.Pos(), "statement at "+w.where(s.Pos()))
 			w.ed.open(w.off(s.Pos()), fmt.Sprintf("parscopeP.Block(%d); ", id))
 		}
@@ -455,7 +475,7 @@ func (w *rewriter) clauseBody(f *fn, stmts []ast.Stmt, emptyAt token.Pos, kind, 
 	}
 	id := w.newBlock(f, kind, p, desc)
 	prefix = strings.ReplaceAll(prefix, "TAG", fmt.Sprint(id))
-	if f.quiet {
+	if f.inner() {
 		if prefix != "" {
 			w.ed.open(w.off(p), prefix)
 		}
@@ -596,7 +616,7 @@ func (w *rewriter) ifStmt(f *fn, s *ast.IfStmt, label *ast.Ident) bool {
 // region declares a loop or if region around s: Enter before it (before
 // its label), Exit after it.
 func (w *rewriter) region(f *fn, kind trace.RegionKind, what string, s ast.Stmt, label *ast.Ident) int32 {
-	if f.quiet {
+	if f.inner() {
 		return -1
 	}
 	parent := int32(-1)
@@ -677,10 +697,10 @@ func (w *rewriter) branch(f *fn, s *ast.BranchStmt) {
 func (w *rewriter) funcLit(f *fn, lit *ast.FuncLit, root bool) {
 	name := f.name + ".func@" + w.where(lit.Pos())
 	if root {
-		w.body(name, lit.Body, "parscopeGoBegin()", "defer parscopeGoEnd(parscopeP); ", f.quiet)
+		w.body(name, lit.Body, "parscopeGoBegin()", "defer parscopeGoEnd(parscopeP); ", f.quiet, false)
 		return
 	}
-	w.body(name, lit.Body, "parscopeSelf()", "", f.quiet)
+	w.body(name, lit.Body, "parscopeSelf()", "", f.quiet, false)
 }
 
 // exprs rewrites the receives, function literals and synchronising calls

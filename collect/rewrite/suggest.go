@@ -32,6 +32,14 @@ const (
 	// block with its timestamp, 17.8–22.3 ns on two cores
 	// (docs/performance.md).
 	DefaultRecordCostNs = 20
+	// DefaultDropCostNs is the estimated cost of a block or region enter
+	// the recorder drops (filter or throttle): about 8 ns an event on
+	// spectral-norm (docs/performance.md).
+	DefaultDropCostNs = 8
+	// DefaultSuggestMinBlocksPerCall is the fewest block events a call
+	// (recorded and dropped, over its calls) of a function the suggestion
+	// makes coarse: its loops, not its calls, are what recording costs.
+	DefaultSuggestMinBlocksPerCall = 1000
 )
 
 // SuggestOptions configure Suggest. Zero fields take the defaults above.
@@ -39,8 +47,12 @@ type SuggestOptions struct {
 	MinCalls   int64
 	MaxCallNs  float64
 	MaxEntropy float64
-	// RecordCostNs is the estimated cost of one record, in ns.
-	RecordCostNs float64
+	// RecordCostNs is the estimated cost of one record, in ns, and
+	// DropCostNs that of an event the recorder dropped.
+	RecordCostNs, DropCostNs float64
+	// MinBlocksPerCall is the fewest block events a call of a function
+	// the suggestion makes coarse (see Suggest).
+	MinBlocksPerCall float64
 }
 
 // FunctionCost is what a first run's trace says about one function of a
@@ -52,7 +64,11 @@ type FunctionCost struct {
 	Calls int64 `json:"calls"`
 	// Records counts its block records and its regions' enters and exits.
 	Records int64 `json:"records"`
-	// CostNs is Records × SuggestOptions.RecordCostNs.
+	// Dropped counts the events of its blocks the recorder dropped (its
+	// filter and throttle, from the trace's metadata).
+	Dropped int64 `json:"dropped"`
+	// CostNs is Records × SuggestOptions.RecordCostNs + Dropped ×
+	// SuggestOptions.DropCostNs.
 	CostNs float64 `json:"cost_ns"`
 	// MeanCallNs is the mean time from a call's entry block to its exit
 	// block (calls without an exit block are not counted).
@@ -62,8 +78,10 @@ type FunctionCost struct {
 	Paths int `json:"paths"`
 	// Entropy is the mean modified entropy of a call (see Suggest).
 	Entropy float64 `json:"entropy"`
-	// Exclude says the suggestion excludes it; Why says why or why not.
+	// Exclude says the suggestion excludes it, Coarse that it makes it
+	// coarse (its entry and exit only); Why says why or why not.
 	Exclude bool   `json:"exclude"`
+	Coarse  bool   `json:"coarse"`
 	Why     string `json:"why"`
 }
 
@@ -72,9 +90,16 @@ type FunctionCost struct {
 type Suggestion struct {
 	Options   SuggestOptions `json:"options"`
 	Functions []FunctionCost `json:"functions"`
-	// Records is the trace's block records and region enters and exits.
+	// Records is the trace's block records and region enters and exits,
+	// and Dropped the block events its recorder dropped.
 	Records int64 `json:"records"`
+	Dropped int64 `json:"dropped"`
 }
+
+// coarseShare is the smallest share of a trace's events (recorded and
+// dropped) of a function the suggestion makes coarse: one that costs
+// little is left as it is, whatever its calls' length.
+const coarseShare = 0.01
 
 // Suggest reads a first run's trace of a program rewritten by Package
 // (its block dictionary is the trace's state dictionary) and suggests the
@@ -93,6 +118,14 @@ type Suggestion struct {
 // path has calls of almost no entropy, and one whose calls change path
 // has peaks. Such a function costs much (CostNs, from its records) and
 // its records say little more than its count.
+//
+// A function it does not exclude is made coarse (recording its entry and
+// exit only, Options.Coarse) when its calls run at least MinBlocksPerCall
+// block events each on average, recorded or dropped by the recorder's
+// filter and throttle (the trace's metadata), and its events are at least
+// 1% of the trace's: its loops, not its calls,
+// are what recording it costs, and a call's path through them is what
+// the coarse rule gives up.
 func Suggest(ctx context.Context, h *trace.Header, r trace.Reader, o SuggestOptions) (*Suggestion, error) {
 	if o.MinCalls == 0 {
 		o.MinCalls = DefaultSuggestMinCalls
@@ -106,6 +139,16 @@ func Suggest(ctx context.Context, h *trace.Header, r trace.Reader, o SuggestOpti
 	if o.RecordCostNs == 0 {
 		o.RecordCostNs = DefaultRecordCostNs
 	}
+	if o.DropCostNs == 0 {
+		o.DropCostNs = DefaultDropCostNs
+	}
+	if o.MinBlocksPerCall == 0 {
+		o.MinBlocksPerCall = DefaultSuggestMinBlocksPerCall
+	}
+	dropped, err := instrument.DroppedStates(h.Meta.Extra)
+	if err != nil {
+		return nil, err
+	}
 	funcOf, isEntry, isExit, names := blockFunctions(h.States)
 	regionFunc := map[int32]int{}
 	index := map[string]int{}
@@ -118,15 +161,20 @@ func Suggest(ctx context.Context, h *trace.Header, r trace.Reader, o SuggestOpti
 		}
 	}
 	type stat struct {
-		calls, records, timed int64
-		callNs                float64
-		paths                 map[uint64]int32
-		streams               map[[2]int32][]int32 // (run, proc) → path ids
+		calls, records, timed, dropped int64
+		callNs                         float64
+		paths                          map[uint64]int32
+		streams                        map[[2]int32][]int32 // (run, proc) → path ids
 	}
 	stats := make([]stat, len(names))
 	for i := range stats {
 		stats[i].paths = map[uint64]int32{}
 		stats[i].streams = map[[2]int32][]int32{}
+	}
+	for id, n := range dropped {
+		if fn, ok := funcOf[id]; ok {
+			stats[fn].dropped += n
+		}
 	}
 	type frame struct {
 		fn    int
@@ -154,7 +202,7 @@ func Suggest(ctx context.Context, h *trace.Header, r trace.Reader, o SuggestOpti
 		}
 		s.streams[fr.owner] = append(s.streams[fr.owner], id)
 	}
-	err := trace.Each(r, func(rec *trace.Record) error {
+	err = trace.Each(r, func(rec *trace.Record) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -213,13 +261,18 @@ func Suggest(ctx context.Context, h *trace.Header, r trace.Reader, o SuggestOpti
 	}
 	c := instrument.DefaultEntropyConfig()
 	c.K = 1
-	out := &Suggestion{Options: o, Records: total}
+	events := total // block events and region enters, recorded or dropped
+	for _, n := range dropped {
+		events += n
+	}
+	out := &Suggestion{Options: o, Records: total, Dropped: events - total}
 	for i, n := range names {
 		s := &stats[i]
 		if s.records == 0 {
 			continue
 		}
-		fc := FunctionCost{Function: n, Calls: s.calls, Records: s.records, CostNs: float64(s.records) * o.RecordCostNs, Paths: len(s.paths)}
+		fc := FunctionCost{Function: n, Calls: s.calls, Records: s.records, Dropped: s.dropped,
+			CostNs: float64(s.records)*o.RecordCostNs + float64(s.dropped)*o.DropCostNs, Paths: len(s.paths)}
 		if s.timed > 0 {
 			fc.MeanCallNs = s.callNs / float64(s.timed)
 		}
@@ -243,6 +296,11 @@ func Suggest(ctx context.Context, h *trace.Header, r trace.Reader, o SuggestOpti
 			fc.Entropy = sum / float64(ncalls)
 		}
 		fc.Exclude, fc.Why = suggestRule(fc, o)
+		if !fc.Exclude && !strings.Contains(fc.Function, ".func@") && fc.Calls > 0 && float64(fc.Records+fc.Dropped) >= coarseShare*float64(events) {
+			if per := float64(fc.Records+fc.Dropped) / float64(fc.Calls); per >= o.MinBlocksPerCall {
+				fc.Coarse, fc.Why = true, fmt.Sprintf("coarse: %.0f block events a call", per)
+			}
+		}
 		out.Functions = append(out.Functions, fc)
 	}
 	slices.SortStableFunc(out.Functions, func(a, b FunctionCost) int {
@@ -316,11 +374,18 @@ func (s *Suggestion) WriteFilter(w io.Writer) error {
 		o.MinCalls, o.MaxCallNs, o.MaxEntropy); err != nil {
 		return err
 	}
+	if _, err := fmt.Fprintf(w, "# coarse: functions whose calls run at least %.0f block events each record their entry and exit only\n", o.MinBlocksPerCall); err != nil {
+		return err
+	}
 	for _, f := range s.Functions {
-		if !f.Exclude {
+		rule := "exclude"
+		switch {
+		case f.Coarse:
+			rule = "coarse"
+		case !f.Exclude:
 			continue
 		}
-		if _, err := fmt.Fprintf(w, "exclude %s # %s, %d records, est. %.3g ms\n", escapePattern(f.Function), f.Why, f.Records, f.CostNs/1e6); err != nil {
+		if _, err := fmt.Fprintf(w, "%s %s # %s, %d records, %d dropped, est. %.3g ms\n", rule, escapePattern(f.Function), f.Why, f.Records, f.Dropped, f.CostNs/1e6); err != nil {
 			return err
 		}
 	}

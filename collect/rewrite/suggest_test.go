@@ -3,9 +3,12 @@ package rewrite
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -132,10 +135,11 @@ func TestSuggestExcludesHotRepetitiveFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := buf.String()
-	pats, err := ReadFilter(&buf)
+	rules, err := ReadFilter(&buf)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}
+	pats := rules.Exclude
 	if len(pats) != 2 {
 		t.Fatalf("patterns %q", pats)
 	}
@@ -170,5 +174,56 @@ func TestSuggestThresholds(t *testing.T) {
 		if f.Exclude {
 			t.Errorf("%s (%v ns a call) excluded with MaxCallNs 100", f.Function, f.MeanCallNs)
 		}
+	}
+}
+
+// TestSuggestCoarse checks the coarse rule: rare, called 200 times, whose
+// then-block the recorder dropped 10^7 times (the trace's metadata, as the
+// instrument library writes it), runs 50,000 block events a call and is
+// made coarse; main runs 20,000 a call too but is under 1% of the trace's
+// events, and the excluded functions stay excluded. The filter file says
+// "coarse rare" and reads back so.
+func TestSuggestCoarse(t *testing.T) {
+	h, recs := suggestTrace()
+	var rareThen int32 = -1
+	for i, s := range h.States {
+		if s.Description == "entry of rare" {
+			rareThen = h.States[i+1].ID
+		}
+	}
+	h.Meta.Extra = map[string]string{
+		instrument.FilterStatsKey + fmt.Sprintf(".state.%06d", rareThen): "then of if at x.go:20: kept 100, dropped 10000000: throttled after 100000 calls",
+	}
+	s, err := Suggest(t.Context(), h, trace.NewSliceReader(recs), SuggestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]FunctionCost{}
+	for _, f := range s.Functions {
+		got[f.Function] = f
+	}
+	if f := got["rare"]; !f.Coarse || f.Exclude || f.Dropped != 10_000_000 || f.Calls != 200 {
+		t.Errorf("rare: %+v, want coarse with 10^7 dropped over 200 calls", f)
+	}
+	if f := got["main"]; f.Coarse {
+		t.Errorf("main made coarse: %+v (under 1%% of the events)", f)
+	}
+	if f := got["hot"]; !f.Exclude || f.Coarse {
+		t.Errorf("hot: %+v, want excluded, not coarse", f)
+	}
+	if s.Dropped != 10_000_000 {
+		t.Errorf("Suggestion.Dropped %d, want 10^7", s.Dropped)
+	}
+	var buf bytes.Buffer
+	if err := s.WriteFilter(&buf); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := ReadFilter(strings.NewReader(buf.String()))
+	if err != nil || strings.Join(rules.Coarse, ",") != "rare" || !slices.Contains(rules.Exclude, "hot") {
+		t.Errorf("filter file\n%s\nread as %+v, %v; want coarse rare, exclude hot", buf.String(), rules, err)
+	}
+	h.Meta.Extra[instrument.FilterStatsKey+".state.000001"] = "garbage"
+	if _, err := Suggest(t.Context(), h, trace.NewSliceReader(recs), SuggestOptions{}); err == nil || !strings.Contains(err.Error(), "parscope.filtered.state.000001") {
+		t.Errorf("unreadable metadata: %v, want an error naming its key", err)
 	}
 }
