@@ -123,8 +123,8 @@ GO
 	if [[ -d "$d/rec.pst" ]]; then
 		"$tmp/parscope" info "$d/rec.pst" | grep -E '^(records|dropped|meta parscope.filtered )' | sed 's/^/    /' || true
 	fi
-	printf '%-36s %9s %9.0f %9.0f %9s %7.1f%% %7.1f%%   (excluded: %s)\n' "  with the suggested filter" "" "$ff" "$rf" "" "$(pct "$ff")" "$(pct "$rf")" \
-		"$(grep -E '^exclude' "$d/filter.txt" | sed 's/^exclude //' | tr '\n' ' ')"
+	printf '%-36s %9s %9.0f %9.0f %9s %7.1f%% %7.1f%%   (%s)\n' "  with the suggested filter" "" "$ff" "$rf" "" "$(pct "$ff")" "$(pct "$rf")" \
+		"$(grep -E '^(exclude|coarse) ' "$d/filter.txt" | sed 's/ *#.*//' | paste -sd ';' - | sed 's/;/; /g')"
 	if [[ -d "$d/recf.pst" ]]; then
 		"$tmp/parscope" info "$d/recf.pst" | grep -E '^(records|dropped)' | sed 's/^/    /' || true
 	fi

@@ -85,6 +85,41 @@ func TestExclude(t *testing.T) {
 	}
 }
 
+// TestExcludedLooksUpNoHandle checks that an excluded function in which
+// nothing records does not look its goroutine's handle up (recording, a
+// look-up reads runtime.Stack: a microsecond a call of a hot function),
+// while an excluded main still gets the handle its deferred close needs.
+func TestExcludedLooksUpNoHandle(t *testing.T) {
+	src := `package main
+
+func Sum(n int) int {
+	s := 0
+	for i := 0; i < n; i++ {
+		s += i * i
+	}
+	return s
+}
+
+func main() { println(Sum(1000)) }
+`
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Package(t.Context(), dir, Options{Exclude: []string{"Sum", "main"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(fileOf(t, res, "main.go"))
+	i := strings.Index(got, "func Sum(")
+	if body := got[i : i+strings.Index(got[i:], "\nfunc main")]; strings.Contains(body, "parscope") {
+		t.Errorf("excluded Sum (exported, so not given the handle as a parameter), in which nothing records, rewritten as\n%s\nwant it untouched", body)
+	}
+	if !strings.Contains(got, "func main() { parscopeP := parscopeSelf(); _ = parscopeP; defer parscopeClose(parscopeP); ") {
+		t.Errorf("excluded main rewritten as\n%s\nwant its handle and deferred close", got)
+	}
+}
+
 // TestCoarse checks function-level instrumentation: functions named by a
 // coarse pattern record their entry and exit blocks and their messages
 // (tagged with the entry block), and no block or region between them;

@@ -413,12 +413,23 @@ func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string, quiet
 	f := &fn{name: name, quiet: quiet, coarse: coarse, atReturn: pre == "" && w.exitAtReturn(b)}
 	at := w.off(b.Lbrace) + 1
 	if quiet {
-		if handle != "" {
+		// The handle is looked up only when something in the body records
+		// with it (a message, a call that takes it, a function literal):
+		// recording, a look-up is the goroutine's id from runtime.Stack,
+		// about a microsecond, which a hot excluded function would pay on
+		// every call for nothing.
+		first := len(w.ed.edits)
+		w.list(f, b.List)
+		uses := strings.Contains(pre, "parscopeP")
+		for _, e := range w.ed.edits[first:] {
+			uses = uses || strings.Contains(e.text, "parscopeP")
+		}
+		switch {
+		case handle != "" && uses:
 			w.ed.prologue(at, fmt.Sprintf(" parscopeP := %s; _ = parscopeP; %s", handle, pre))
-		} else if pre != "" {
+		case pre != "":
 			w.ed.prologue(at, " "+pre)
 		}
-		w.list(f, b.List)
 		return
 	}
 	entry := w.newBlock(f, "entry", b.Lbrace, "entry of "+name)
