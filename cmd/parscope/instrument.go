@@ -45,8 +45,10 @@ To keep the program as fast as it was, tiny leaf functions (at most
 communicating) are left uninstrumented so that the compiler still
 inlines them, and exit blocks are recorded at each return rather than by
 a defer where that records the same. --filter FILE names more functions
-to leave without blocks and regions ("exclude PATTERN..." lines; parscope
-filter suggest writes one from a first run's trace). parscope-blocks.json
+to leave without blocks and regions ("exclude PATTERN..." lines) and
+functions to record at their entry and exit only ("coarse PATTERN..."
+lines: their loops record nothing); parscope filter suggest writes one
+from a first run's trace. parscope-blocks.json
 lists the functions left uninstrumented and why. A process of the
 rewritten program records at most --throttle blocks of one id and enters
 of one region (TAU's throttle; PARSCOPE_THROTTLE overrides it at run
@@ -97,7 +99,7 @@ overrides at run time.`,
 	cmd.Flags().IntVar(&leafSize, "leaf-size", rewrite.DefaultLeafSize, "leave leaf functions of at most this many syntax nodes uninstrumented (-1: instrument every function)")
 	cmd.Flags().Int64Var(&throttle, "throttle", rewrite.DefaultThrottle, "blocks of one id and enters of one region a process records (-1: all)")
 	cmd.Flags().BoolVar(&entropyFilter, "entropy-filter", true, "record with the entropy filter (Özmen 2002, Table 4): drop low-entropy repeats of a block, keeping their count (PARSCOPE_ENTROPY_FILTER=off|on at run time)")
-	cmd.Flags().StringVar(&filter, "filter", "", "filter file: functions to leave without blocks and regions (\"exclude PATTERN...\" lines)")
+	cmd.Flags().StringVar(&filter, "filter", "", "filter file: functions to leave without blocks and regions (\"exclude PATTERN...\" lines) or to record at entry and exit only (\"coarse PATTERN...\")")
 	root.AddCommand(cmd)
 }
 
