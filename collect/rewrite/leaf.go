@@ -48,7 +48,7 @@ func (w *rewriter) uninstrumented(files []*ast.File) map[types.Object]string {
 			if directive(fd.Doc) != "" || (w.opts.ProcessVar != "" && w.hasIntVar(fd, w.opts.ProcessVar)) {
 				continue
 			}
-			if n, ok := w.leafSize(fd.Body); ok && n <= limit {
+			if n, ok := w.leafSize(fd.Body, obj); ok && n <= limit {
 				out[obj] = fmt.Sprintf("leaf of %d nodes", n)
 			}
 		}
@@ -90,8 +90,11 @@ func excluded(patterns []string, name string) (string, bool) {
 // interface method, of the instrument library or of a synchronising
 // method; no channel operation, go, defer, select or function literal).
 // Conversions, built-ins and static calls into other packages are leaves'
-// calls.
-func (w *rewriter) leafSize(body *ast.BlockStmt) (int, bool) {
+// calls, and so are calls of the function itself (self, its object): a
+// tiny recursive function (a tree's walk, binary-trees' bottomUpTree)
+// records nothing in any of its calls, and its whole recursion counts in
+// its caller's block.
+func (w *rewriter) leafSize(body *ast.BlockStmt, self types.Object) (int, bool) {
 	n, leaf := 0, true
 	ast.Inspect(body, func(x ast.Node) bool {
 		if x == nil || !leaf {
@@ -106,7 +109,7 @@ func (w *rewriter) leafSize(body *ast.BlockStmt) (int, bool) {
 				leaf = false
 			}
 		case *ast.CallExpr:
-			if !w.silentCall(x) {
+			if id := calleeIdent(x); !w.silentCall(x) && (self == nil || id == nil || w.info.Uses[id] != self) {
 				leaf = false
 			}
 		}

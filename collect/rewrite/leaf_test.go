@@ -64,6 +64,66 @@ func TestLeafRule(t *testing.T) {
 	}
 }
 
+// TestRecursiveLeaf checks that a tiny function calling only itself (a
+// tree's build and walk, as binary-trees') is a leaf, its whole recursion
+// uninstrumented, while one that calls another function of the package
+// (mutual recursion) is not, nor is a larger one.
+func TestRecursiveLeaf(t *testing.T) {
+	src := `package main
+
+type Node struct{ left, right *Node }
+
+func bottomUpTree(depth int) *Node {
+	if depth <= 0 {
+		return &Node{}
+	}
+	return &Node{bottomUpTree(depth - 1), bottomUpTree(depth - 1)}
+}
+
+func (n *Node) itemCheck() int {
+	if n.left == nil {
+		return 1
+	}
+	return 1 + n.left.itemCheck() + n.right.itemCheck()
+}
+
+func even(n int) bool {
+	if n == 0 {
+		return true
+	}
+	return odd(n - 1)
+}
+
+func odd(n int) bool {
+	if n == 0 {
+		return false
+	}
+	return even(n - 1)
+}
+
+func main() { println(bottomUpTree(4).itemCheck(), even(4)) }
+`
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Package(t.Context(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(uninstrumentedNames(res.Dict), "\n")
+	if want := "(*Node).itemCheck: leaf of 26 nodes\nbottomUpTree: leaf of 24 nodes"; got != want {
+		t.Errorf("uninstrumented\n%s\nwant\n%s", got, want)
+	}
+	res, err = Package(t.Context(), dir, Options{LeafSize: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(uninstrumentedNames(res.Dict), "\n"); got != "bottomUpTree: leaf of 24 nodes" {
+		t.Errorf("LeafSize 24: uninstrumented\n%s\nwant bottomUpTree only", got)
+	}
+}
+
 // TestExclude checks the static filter: functions named by a pattern
 // record no block and no region, but their messages still record.
 func TestExclude(t *testing.T) {
