@@ -273,6 +273,7 @@ func (r *Recorder) Process(id int) *Process {
 		p.throttle, p.tally = r.opts.Throttle, &tally{}
 	}
 	p.slow = p.filter != nil || p.throttle > 0 || p.occ != nil || p.bbv != nil
+	p.quickThrottle = p.throttle > 0 && p.occ == nil && p.bbv == nil && p.sim == nil
 	r.procs[id] = p
 	return p
 }
