@@ -39,9 +39,9 @@ type Process struct {
 	occ *occupancy
 	bbv *bbvCounter
 
-	throttle int64         // Options.Throttle
-	tally    *tally        // per state and region: kept and dropped, when filtering or throttling
-	openDrop map[int32]int // per region: enters dropped by the throttle whose exit is pending
+	throttle int64   // Options.Throttle
+	tally    *tally  // per state and region: kept and dropped, when filtering or throttling
+	openDrop []int32 // per region id: enters dropped by the throttle whose exit is pending
 
 	sim *SimClock // the simulated clock, nil on the wall clock
 	vt  int64     // virtual time in ns on the simulated clock
@@ -125,7 +125,8 @@ func (p *Process) EventValue(id int32, value int64) {
 // block is Block on a non-nil handle.
 func (p *Process) block(id int32) {
 	if p.quickThrottle {
-		// tally.seen and tally.count, with one look-up.
+		// throttles' test for a block, written out: this is the hot path
+		// of a throttled program, and a call costs more than the test.
 		if c := p.tally.slot(trace.KindState, id); c != nil && c[kept]+c[dropFiltered] >= p.throttle {
 			c[dropThrottled]++
 			p.drops++
@@ -145,6 +146,26 @@ func (p *Process) block(id int32) {
 
 // record is the other recording methods on a non-nil handle.
 func (p *Process) record(k trace.Kind, id, peer int32, v int64, tag int32) {
+	if p.quickThrottle && (k == trace.KindEnter || k == trace.KindExit) {
+		// As block: a region's enter or exit the throttle drops needs no
+		// time.
+		if p.throttles(k, id) {
+			p.drops++
+			p.untimed = true
+			return
+		}
+		t := p.now()
+		if p.filter != nil && !p.keep(k, id, t) {
+			p.tally.count(k, id, dropFiltered)
+			return
+		}
+		p.tally.count(k, id, kept)
+		if p.drops != 0 {
+			p.flushDrops(t)
+		}
+		p.add(t, v, id, peer, tag, k)
+		return
+	}
 	t := p.now()
 	if p.slow && !p.recordHooks(k, id, t) {
 		return
@@ -170,31 +191,43 @@ func (p *Process) recordHooks(k trace.Kind, id int32, t int64) bool {
 }
 
 // throttled reports whether the throttle drops a block or a region's
-// enter or exit (the exit of an enter it dropped), counting the drop.
+// enter or exit (the exit of an enter it dropped), counting the drop at
+// time t.
 func (p *Process) throttled(k trace.Kind, id int32, t int64) bool {
+	if !p.throttles(k, id) {
+		return false
+	}
+	p.drops++
+	p.lastDrop = t
+	return true
+}
+
+// throttles is throttled without the time: whether the throttle drops
+// the record, counting it in the tally (not in drops).
+func (p *Process) throttles(k trace.Kind, id int32) bool {
 	switch k {
 	case trace.KindExit:
-		if p.openDrop[id] == 0 {
+		if id < 0 || int(id) >= len(p.openDrop) || p.openDrop[id] == 0 {
 			return false
 		}
 		p.openDrop[id]--
 	case trace.KindEnter:
-		if p.tally.seen(k, id) < p.throttle {
+		c := p.tally.slot(k, id)
+		if c == nil || c[kept]+c[dropFiltered] < p.throttle {
 			return false
 		}
-		if p.openDrop == nil {
-			p.openDrop = map[int32]int{}
+		if int(id) >= len(p.openDrop) { // id < maxTallyID: slot is not nil
+			p.openDrop = append(p.openDrop, make([]int32, int(id)+1-len(p.openDrop))...)
 		}
 		p.openDrop[id]++
-		p.tally.count(k, id, dropThrottled)
+		c[dropThrottled]++
 	default:
-		if p.tally.seen(k, id) < p.throttle {
+		c := p.tally.slot(k, id)
+		if c == nil || c[kept]+c[dropFiltered] < p.throttle {
 			return false
 		}
-		p.tally.count(k, id, dropThrottled)
+		c[dropThrottled]++
 	}
-	p.drops++
-	p.lastDrop = t
 	return true
 }
 
@@ -245,15 +278,21 @@ func (p *Process) keep(k trace.Kind, id int32, t int64) bool {
 	return true
 }
 
+// dropGap is how many ticks before the record it precedes the count of
+// untimed drops is put: at least a nanosecond on any clock parscope reads
+// (a time stamp counter of up to 64 GHz, or nanoseconds).
+const dropGap = 64
+
 // flushDrops writes the count of the events dropped since the last kept
 // record, just before the record of time t (or the process's end): at the
 // time of the last of them, or, when the throttle dropped some without
-// reading the clock, one tick before t (not before the last record
-// written), so that it still sorts before the record it precedes.
+// reading the clock, dropGap ticks before t (not before the last record
+// written), so that it still sorts before the record it precedes once
+// ticks are nanoseconds.
 func (p *Process) flushDrops(t int64) {
 	at := p.lastDrop
 	if p.untimed {
-		at = max(t-1, p.lastT)
+		at = max(t-dropGap, p.lastT)
 	}
 	p.add(at, p.drops, p.dropEv, trace.NoPeer, 0, trace.KindEvent)
 	p.drops, p.untimed = 0, false
