@@ -65,16 +65,6 @@ func (t *tally) count(k trace.Kind, id int32, why dropWhy) {
 	}
 }
 
-// seen is how many records of kind k and id the process was asked to
-// record before the throttle stopped it.
-func (t *tally) seen(k trace.Kind, id int32) int64 {
-	c := t.slot(k, id)
-	if c == nil {
-		return 0
-	}
-	return c[kept] + c[dropFiltered]
-}
-
 // addFilterStats sums the processes' tallies into extra (see
 // FilterStatsKey). The processes have finished recording.
 func (r *Recorder) addFilterStats(extra map[string]string) {
