@@ -155,15 +155,9 @@ func (p *Process) record(k trace.Kind, id, peer int32, v int64, tag int32) {
 			return
 		}
 		t := p.now()
-		if p.filter != nil && !p.keep(k, id, t) {
-			p.tally.count(k, id, dropFiltered)
-			return
+		if p.admit(k, id, t) {
+			p.add(t, v, id, peer, tag, k)
 		}
-		p.tally.count(k, id, kept)
-		if p.drops != 0 {
-			p.flushDrops(t)
-		}
-		p.add(t, v, id, peer, tag, k)
 		return
 	}
 	t := p.now()
@@ -179,6 +173,13 @@ func (p *Process) recordHooks(k trace.Kind, id int32, t int64) bool {
 	if p.throttle > 0 && (k == trace.KindEnter || k == trace.KindExit) && p.throttled(k, id, t) {
 		return false
 	}
+	return p.admit(k, id, t)
+}
+
+// admit applies the filter to a record the throttle kept, counts it kept
+// or dropped, and reports whether it is kept; a kept record first gets
+// the count of the events dropped before it.
+func (p *Process) admit(k trace.Kind, id int32, t int64) bool {
 	if p.filter != nil && !p.keep(k, id, t) {
 		p.tally.count(k, id, dropFiltered)
 		return false
@@ -253,15 +254,7 @@ func (p *Process) blockHooks(id int32, t int64) bool {
 	if p.throttle > 0 && p.throttled(trace.KindState, id, t) {
 		return false
 	}
-	if p.filter != nil && !p.keep(trace.KindState, id, t) {
-		p.tally.count(trace.KindState, id, dropFiltered)
-		return false
-	}
-	p.tally.count(trace.KindState, id, kept)
-	if p.drops != 0 {
-		p.flushDrops(t)
-	}
-	return true
+	return p.admit(trace.KindState, id, t)
 }
 
 // keep asks the filter; a dropped event is counted, and the count is
