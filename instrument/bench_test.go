@@ -65,25 +65,9 @@ func BenchmarkRecordBlock(b *testing.B) {
 		}
 		report(b)
 	})
-	b.Run("parscope-filter-drop", func(b *testing.B) {
-		opts := Options{Filter: drop, Path: filepath.Join(b.TempDir(), "bench.pst")}
-		rec, err := Start(opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		p := rec.Process(0)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			p.Block(2)
-		}
-		b.StopTimer()
-		report(b)
-		rec.Abort()
-	})
-	// A block the throttle drops (Throttle 1, the default filter off): it
-	// costs a count, not a clock reading (Process.quickThrottle).
-	b.Run("parscope-throttled", func(b *testing.B) {
-		opts := Options{Throttle: 1, Path: filepath.Join(b.TempDir(), "bench.pst")}
+	// One block id over and over, after a first one: the dropping paths.
+	dropping := func(b *testing.B, opts Options) {
+		opts.Path = filepath.Join(b.TempDir(), "bench.pst")
 		rec, err := Start(opts)
 		if err != nil {
 			b.Fatal(err)
@@ -97,7 +81,11 @@ func BenchmarkRecordBlock(b *testing.B) {
 		b.StopTimer()
 		report(b)
 		rec.Abort()
-	})
+	}
+	b.Run("parscope-filter-drop", func(b *testing.B) { dropping(b, Options{Filter: drop}) })
+	// A block the throttle drops (Throttle 1, the default filter off): it
+	// costs a count, not a clock reading (Process.quickThrottle).
+	b.Run("parscope-throttled", func(b *testing.B) { dropping(b, Options{Throttle: 1}) })
 	b.Run("parscope-occupancy-bbv", func(b *testing.B) {
 		record(b, Options{Occupancy: true, BBVInterval: 1 << 20})
 	})

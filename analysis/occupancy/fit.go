@@ -589,7 +589,7 @@ func (f *Fit) Predict(v []float64) (Prediction, error) {
 	for j := range f.Equations {
 		y := f.Equations[j].Eval(v)
 		if math.IsInf(y, 0) || math.IsNaN(y) {
-			return Prediction{}, fmt.Errorf("predict: the equation of %s is undefined at %s (a division by zero)", f.Modes[j], formatValues(f.Params, v))
+			return Prediction{}, fmt.Errorf("predict: the equation of %s is undefined at %s (a division by zero)", f.Modes[j], formatValues(f.Params, v, ","))
 		}
 		p.Means[j] = y
 		p.Total += y
@@ -629,12 +629,14 @@ func ParsePoint(spec string, params []string) ([]float64, error) {
 	return v, nil
 }
 
-func formatValues(params []string, v []float64) string {
+// formatValues writes a point of the parameters, "n=4" for each joined
+// by sep: "n=4,g=20" in messages, "n=4 g=20" to name a sweep's trial.
+func formatValues(params []string, v []float64, sep string) string {
 	parts := make([]string, len(params))
 	for i, p := range params {
 		parts[i] = p + "=" + strconv.FormatFloat(v[i], 'g', -1, 64)
 	}
-	return strings.Join(parts, ",")
+	return strings.Join(parts, sep)
 }
 
 // Check compares the fit's predictions with the measured trials of s (for

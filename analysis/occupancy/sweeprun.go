@@ -143,7 +143,7 @@ func RunSweep(ctx context.Context, c SweepConfig) (*Sweep, error) {
 	}
 	grid := Grid(c.Axes)
 	for i, v := range grid {
-		point := pointString(sw.Params, v)
+		point := formatValues(sw.Params, v, " ")
 		fail := func(err error) error { return fmt.Errorf("trial %d of %d (%s): %w", i+1, len(grid), point, err) }
 		progress(SweepProgress{Trial: i + 1, Trials: len(grid), Point: point})
 		path := filepath.Join(dir, fmt.Sprintf("trial-%04d.pst", i+1))
@@ -202,15 +202,6 @@ func substitute(args, names []string, v []float64, path string) []string {
 		out[i] = strings.ReplaceAll(a, "{out}", path)
 	}
 	return out
-}
-
-// pointString names a point of the grid: "n=4 g=20".
-func pointString(names []string, v []float64) string {
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = n + "=" + strconv.FormatFloat(v[i], 'g', -1, 64)
-	}
-	return strings.Join(parts, " ")
 }
 
 // runTrial runs one workload, killing it after timeout (0: no limit), and

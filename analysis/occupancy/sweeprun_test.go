@@ -121,7 +121,7 @@ func TestSubstitute(t *testing.T) {
 	if got := substitute([]string{"{e}", "{f}"}, []string{"e", "f"}, []float64{1e21, 150000}, ""); !slices.Equal(got, []string{"1e+21", "150000"}) {
 		t.Errorf("substitute of large values = %q", got)
 	}
-	if got := pointString([]string{"n", "g"}, []float64{4, 0.25}); got != "n=4 g=0.25" {
+	if got := formatValues([]string{"n", "g"}, []float64{4, 0.25}, " "); got != "n=4 g=0.25" {
 		t.Errorf("pointString = %q", got)
 	}
 }
