@@ -163,3 +163,43 @@ func (m *Matcher) Unmatched() (sends, recvs []Record) {
 	sortRecords(recvs)
 	return sends, recvs
 }
+
+// Slots keeps the values that ride with records through a Matcher: Put
+// stores a value and returns the id to carry in the record's Value, and
+// Take, given that id back in OnMatch, returns the value and frees the id
+// for a later Put. The ids index a slice, so a message costs no hashing;
+// memory is proportional to the most values held at once, as a map's is.
+type Slots[T any] struct {
+	items []T
+	held  []bool
+	free  []int64
+}
+
+// Put holds v and returns its id: the last one freed, if any.
+func (s *Slots[T]) Put(v T) int64 {
+	if n := len(s.free); n > 0 {
+		id := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.items[id], s.held[id] = v, true
+		return id
+	}
+	s.items, s.held = append(s.items, v), append(s.held, true)
+	return int64(len(s.items) - 1)
+}
+
+// Take returns the value held under id and frees the id. An id not held
+// (never returned by Put, or taken already) gives the zero value and
+// frees nothing.
+func (s *Slots[T]) Take(id int64) T {
+	var zero T
+	if id < 0 || id >= int64(len(s.items)) || !s.held[id] {
+		return zero
+	}
+	v := s.items[id]
+	s.items[id], s.held[id] = zero, false
+	s.free = append(s.free, id)
+	return v
+}
+
+// Len returns the number of values held.
+func (s *Slots[T]) Len() int { return len(s.items) - len(s.free) }

@@ -400,3 +400,35 @@ func TestIsMPICall(t *testing.T) {
 		t.Errorf("a region whose function is MPI_Sendrecv is not an MPI call")
 	}
 }
+
+// TestSlots checks that Slots gives each held value back under its id,
+// reuses only freed ids, and ignores ids that are not held.
+func TestSlots(t *testing.T) {
+	var s Slots[string]
+	a, b, c := s.Put("a"), s.Put("b"), s.Put("c")
+	if a != 0 || b != 1 || c != 2 || s.Len() != 3 {
+		t.Fatalf("ids %d %d %d, %d held; want 0 1 2, 3 held", a, b, c, s.Len())
+	}
+	if v := s.Take(b); v != "b" {
+		t.Fatalf("Take(%d) = %q, want b", b, v)
+	}
+	if v := s.Take(b); v != "" || s.Len() != 2 {
+		t.Fatalf("second Take(%d) = %q with %d held; want the zero value and 2 held", b, v, s.Len())
+	}
+	if v := s.Take(7); v != "" || s.Take(-1) != "" {
+		t.Fatalf("Take of an id never given = %q, want the zero value", v)
+	}
+	// b's id is freed once only, so two Puts do not share it.
+	d, e := s.Put("d"), s.Put("e")
+	if d != b || e != 3 {
+		t.Fatalf("ids after freeing %d: %d %d, want %d 3", b, d, e, b)
+	}
+	for id, want := range map[int64]string{a: "a", c: "c", d: "d", e: "e"} {
+		if v := s.Take(id); v != want {
+			t.Errorf("Take(%d) = %q, want %q", id, v, want)
+		}
+	}
+	if s.Len() != 0 {
+		t.Errorf("%d held after taking every one, want 0", s.Len())
+	}
+}

@@ -538,8 +538,7 @@ type runState struct {
 	last    *procState
 	comms   *trace.Communicators
 	match   trace.Matcher
-	sides   map[int64]*side
-	nextID  int64
+	sides   trace.Slots[*side] // the sides waiting in match, by their record's id
 	colls   trace.Gathering[instance]
 	unc     Uncomputed
 	scratch trace.Record
@@ -586,15 +585,12 @@ func New(t *engine.Trace, p *Params) (*Accumulator, error) {
 // newRun makes the state of a run on its first record.
 func (a *Accumulator) newRun(run int32) (*runState, error) {
 	r := &runState{run: run, limit: a.p.Segments, procs: map[int32]*procState{}, cache: trace.NewProcCache[procState](a.t.Procs(run)), comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)),
-		sides: map[int64]*side{},
 		empty: &node{root: true}}
 	r.probes.less = func(x, y **side) bool { return (*x).probeX() < (*y).probeX() }
 	r.blocking.less = func(x, y **side) bool { return (*x).end < (*y).end }
 	r.deps.less = func(x, y *dep) bool { return x.arrival < y.arrival }
 	r.match.OnMatch = func(s, rv *trace.Record) {
-		ss, vs := r.sides[s.Value], r.sides[rv.Value]
-		delete(r.sides, s.Value)
-		delete(r.sides, rv.Value)
+		ss, vs := r.sides.Take(s.Value), r.sides.Take(rv.Value)
 		ss.peer, vs.peer = vs, ss
 		r.tryPair(vs)
 	}
@@ -672,11 +668,8 @@ func (a *Accumulator) Add(batch []trace.Record) error {
 				r.events = append(r.events, event{t: rec.T, ps: ps, ref: &s.snapRef})
 			}
 			r.probeAt(s)
-			id := r.nextID
-			r.nextID++
-			r.sides[id] = s
 			r.scratch = *rec
-			r.scratch.Value = id
+			r.scratch.Value = r.sides.Put(s)
 			r.match.Add(&r.scratch)
 		case trace.KindCollective:
 			r.collective(rec, ps)
