@@ -429,12 +429,14 @@ type siteKey struct {
 
 // runState is the running state of one run.
 type runState struct {
-	run     int32
-	procs   map[int32]*procState
-	cache   trace.ProcCache[procState]
-	comms   *trace.Communicators
-	match   trace.Matcher
-	sides   map[int64]*side
+	run   int32
+	procs map[int32]*procState
+	cache trace.ProcCache[procState]
+	comms *trace.Communicators
+	match trace.Matcher
+	// sides holds the sides waiting in match, by the id their record
+	// carries; nextID numbers the sides in order of arrival.
+	sides   trace.Slots[*side]
 	nextID  int64
 	pairs   []pair
 	colls   trace.Gathering[instance]
@@ -551,7 +553,7 @@ func isNonBlocking(name string) bool {
 // correction of the first.
 func (a *Accumulator) newRun(run int32) (*runState, error) {
 	r := &runState{run: run, procs: map[int32]*procState{}, cache: trace.NewProcCache[procState](a.t.Procs(run)),
-		comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)), sides: map[int64]*side{}, sites: map[siteKey]*Amount{},
+		comms: trace.NewCommunicators(a.t.Header, a.t.Procs(run)), sites: map[siteKey]*Amount{},
 		clockPairs: map[[2]int32]*ClockPair{}}
 	switch {
 	case a.estimating:
@@ -564,9 +566,7 @@ func (a *Accumulator) newRun(run int32) (*runState, error) {
 		r.clock, r.clockPairs, r.cc, r.off, r.corrected = k.check, k.pairs, k.cc, k.off, true
 	}
 	r.match.OnMatch = func(s, rv *trace.Record) {
-		ss, rs := r.sides[s.Value], r.sides[rv.Value]
-		delete(r.sides, s.Value)
-		delete(r.sides, rv.Value)
+		ss, rs := r.sides.Take(s.Value), r.sides.Take(rv.Value)
 		if a.estimating {
 			r.bound(ss, rs, a.p.ClockMinLatency)
 			return
@@ -745,45 +745,70 @@ func mpiRegion(ps *procState, t int64) (int32, bool) {
 	return NoRegion, false
 }
 
+// spanKnown reports whether the span of the record rec is known: its End
+// is set, and not before its time.
+func spanKnown(rec *trace.Record) bool {
+	return rec.End >= rec.T && (rec.End != 0 || rec.T == 0)
+}
+
 // spanCall returns the call of a record outside every MPI region, spanning
 // the record, or nil when its span is not known.
 func spanCall(ps *procState, rec *trace.Record, label string) *call {
-	if rec.End < rec.T || (rec.End == 0 && rec.T != 0) {
+	if !spanKnown(rec) {
 		return nil
 	}
+	c := new(call)
+	outsideCall(c, ps, rec, rec.End, label)
+	return c
+}
+
+// outsideCall makes c the call, from the time of the record rec to exit,
+// of a record outside every MPI region, counted in its process's MPI time.
+func outsideCall(c *call, ps *procState, rec *trace.Record, exit int64, label string) {
 	caller := NoRegion
 	if n := len(ps.stack); n > 0 {
 		caller = ps.stack[n-1].region
 	}
-	ps.mpiNS += rec.End - rec.T
-	return &call{proc: rec.Proc, enter: rec.T, exit: rec.End, region: NoRegion, caller: caller, label: label, done: true}
+	ps.mpiNS += exit - rec.T
+	*c = call{proc: rec.Proc, enter: rec.T, exit: exit, region: NoRegion, caller: caller, label: label, done: true}
+}
+
+// sideCall is a message's side and the call it is posted in, allocated
+// together when the call is the message's own (outside every MPI region).
+type sideCall struct {
+	s side
+	c call
 }
 
 // message feeds a send or receive record.
 func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
-	s := &side{recv: rec.Kind == trace.KindRecv, blocking: rec.Seq == trace.NoRequest, proc: rec.Proc, t: rec.T, seq: r.nextID, open: -1}
+	recv, blocking := rec.Kind == trace.KindRecv, rec.Seq == trace.NoRequest
 	label := "(send)"
-	if s.recv {
+	if recv {
 		label = "(receive)"
 	}
+	var s *side
 	c := callAt(ps, rec.T)
 	switch {
 	case c != nil:
 		// A message posted in MPI_Isend or MPI_Irecv is non-blocking
 		// whatever its record says (Paraver's say nothing).
-		s.blocking = s.blocking && !a.nonBlocking[c.region]
-	case !a.spans:
-	case s.blocking:
-		c = spanCall(ps, rec, label)
+		blocking = blocking && !a.nonBlocking[c.region]
+		s = new(side)
+	case !a.spans, blocking && !spanKnown(rec):
+		s = new(side)
+	case blocking:
+		sc := new(sideCall)
+		s, c = &sc.s, &sc.c
+		outsideCall(c, ps, rec, rec.End, label)
 	default:
 		// A non-blocking message posted outside every MPI region: its
 		// post is the record's time.
-		caller := NoRegion
-		if n := len(ps.stack); n > 0 {
-			caller = ps.stack[n-1].region
-		}
-		c = &call{proc: rec.Proc, enter: rec.T, exit: rec.T, region: NoRegion, caller: caller, label: label, done: true}
+		sc := new(sideCall)
+		s, c = &sc.s, &sc.c
+		outsideCall(c, ps, rec, rec.T, label)
 	}
+	*s = side{recv: recv, blocking: blocking, proc: rec.Proc, t: rec.T, seq: r.nextID, open: -1}
 	if c == nil {
 		r.unc.UnknownSpan++
 	}
@@ -794,7 +819,7 @@ func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
 	case s.recv && rec.End == rec.T && c != nil:
 		s.setWait(c) // completed in the call that posted it
 	case s.recv:
-		if rec.End < rec.T || (rec.End == 0 && rec.T != 0) {
+		if !spanKnown(rec) {
 			s.noWait = true
 		} else {
 			s.end = rec.End
@@ -819,7 +844,7 @@ func completion(rec *trace.Record, blocking bool) (int64, bool) {
 		// A blocking receive's record spans its call, or is stamped at
 		// its completion (OTF2's, without End).
 		return rec.EndTime(), true
-	case rec.End < rec.T || (rec.End == 0 && rec.T != 0):
+	case !spanKnown(rec):
 		return 0, false
 	}
 	return rec.End, true
@@ -827,11 +852,9 @@ func completion(rec *trace.Record, blocking bool) (int64, bool) {
 
 // post hands the side s of the message rec to the matcher.
 func (r *runState) post(s *side, rec *trace.Record) {
-	id := r.nextID
 	r.nextID++
-	r.sides[id] = s
 	r.scratch = *rec
-	r.scratch.Value = id
+	r.scratch.Value = r.sides.Put(s)
 	r.match.Add(&r.scratch)
 }
 
