@@ -230,21 +230,40 @@ func init() {
 type frame struct {
 	region int32
 	node   int   // call-tree node
+	slot   int32 // the node's slot in its process's procAcc
 	entry  int64 // entry time
 }
 
-// procAcc is the running profile of one process.
+// procAcc is the running profile of one process. It counts by call-tree
+// node, in slots of its own (a process visits few of a run's nodes); the
+// flat profile's figures per region are summed from the nodes at the end.
 type procAcc struct {
-	stack  []frame
-	active map[int32]int // open instances per region (recursion)
-	first  int64         // first region (state) record
-	last   int64         // last record of any fed kind
-	seen   bool
-	// per region: visits, inclusive, exclusive.
-	visits, incl, excl map[int32]int64
-	// per node: visits, inclusive, exclusive.
-	nVisits, nIncl, nExcl map[int]int64
-	at                    int64 // time up to which exclusive time is counted
+	stack []frame
+	first int64 // first region (state) record
+	last  int64 // last record of any fed kind
+	seen  bool
+	// slotOf is the slot of each node the process entered, by its key;
+	// node, visits, incl and excl hold, by slot, the node and its visits,
+	// inclusive and exclusive time on the process.
+	slotOf             map[treeKey]int32
+	node               []int
+	visits, incl, excl []int64
+	at                 int64 // time up to which exclusive time is counted
+}
+
+// slot returns the slot of the call-tree node of region under the node
+// parent (−1: a root) on the process, making the node and the slot.
+func (pa *procAcc) slot(r *runAcc, parent int, region int32) (int32, int) {
+	k := treeKey{parent, region}
+	if sl, ok := pa.slotOf[k]; ok {
+		return sl, pa.node[sl]
+	}
+	nd := r.node(parent, region)
+	sl := int32(len(pa.node))
+	pa.slotOf[k] = sl
+	pa.node = append(pa.node, nd)
+	pa.visits, pa.incl, pa.excl = append(pa.visits, 0), append(pa.incl, 0), append(pa.excl, 0)
+	return sl, nd
 }
 
 // treeKey identifies a call-tree node: its parent and region.
@@ -255,11 +274,15 @@ type treeKey struct {
 
 // runAcc is the running profile of one run.
 type runAcc struct {
-	run      int32
-	procs    map[int32]*procAcc
-	cache    trace.ProcCache[procAcc]
-	nodes    []treeKey // node id → (parent, region)
-	nodeOf   map[treeKey]int
+	run    int32
+	procs  map[int32]*procAcc
+	cache  trace.ProcCache[procAcc]
+	nodes  []treeKey // node id → (parent, region)
+	nodeOf map[treeKey]int
+	// outer tells, by node, that no ancestor of the node is of its
+	// region: its inclusive time is its region's (a recursive call's is
+	// in its outermost caller's already).
+	outer    []bool
 	msgs     Messages
 	bySize   [65]SizeBucket
 	byRegion map[int32]*RegionMessages
@@ -340,8 +363,7 @@ func (r *runAcc) proc(p int32) *procAcc {
 	}
 	pa := r.procs[p]
 	if pa == nil {
-		pa = &procAcc{active: map[int32]int{}, visits: map[int32]int64{}, incl: map[int32]int64{}, excl: map[int32]int64{},
-			nVisits: map[int]int64{}, nIncl: map[int]int64{}, nExcl: map[int]int64{}}
+		pa = &procAcc{slotOf: map[treeKey]int32{}}
 		r.procs[p] = pa
 	}
 	r.cache.Put(p, pa)
@@ -357,15 +379,20 @@ func (r *runAcc) node(parent int, region int32) int {
 	id := len(r.nodes)
 	r.nodes = append(r.nodes, k)
 	r.nodeOf[k] = id
+	// The walk up stops at the first ancestor of the region, so it is no
+	// longer than the distinct regions above the node.
+	outer := true
+	for p := parent; p >= 0 && outer; p = r.nodes[p].parent {
+		outer = r.nodes[p].region != region
+	}
+	r.outer = append(r.outer, outer)
 	return id
 }
 
 // advance charges the time from pa.at to t to the innermost open region.
 func (pa *procAcc) advance(t int64) {
 	if n := len(pa.stack); n > 0 && t > pa.at {
-		top := pa.stack[n-1]
-		pa.excl[top.region] += t - pa.at
-		pa.nExcl[top.node] += t - pa.at
+		pa.excl[pa.stack[n-1].slot] += t - pa.at
 	}
 	if t > pa.at {
 		pa.at = t
@@ -378,22 +405,16 @@ func (r *runAcc) enter(pa *procAcc, region int32, t int64) {
 	if n := len(pa.stack); n > 0 {
 		parent = pa.stack[n-1].node
 	}
-	nd := r.node(parent, region)
-	pa.stack = append(pa.stack, frame{region: region, node: nd, entry: t})
-	pa.active[region]++
-	pa.visits[region]++
-	pa.nVisits[nd]++
+	sl, nd := pa.slot(r, parent, region)
+	pa.stack = append(pa.stack, frame{region: region, node: nd, slot: sl, entry: t})
+	pa.visits[sl]++
 }
 
 // pop closes the innermost frame at t.
 func (pa *procAcc) pop(t int64) {
 	f := pa.stack[len(pa.stack)-1]
 	pa.stack = pa.stack[:len(pa.stack)-1]
-	d := max(t-f.entry, 0)
-	pa.nIncl[f.node] += d
-	if pa.active[f.region]--; pa.active[f.region] == 0 {
-		pa.incl[f.region] += d
-	}
+	pa.incl[f.slot] += max(t-f.entry, 0)
 }
 
 func (r *runAcc) exit(pa *procAcc, region int32, t int64) {
@@ -532,19 +553,32 @@ func (a *Accumulator) finish(r *runAcc) RunProfile {
 	slices.Sort(procs)
 	rp.Procs = len(procs)
 
-	// Flat profile.
+	// Flat profile: each process's figures by region, from its nodes.
+	type figures struct{ visits, incl, excl int64 }
+	byRegion := make([]map[int32]figures, len(procs))
 	regions := map[int32]bool{}
-	for _, p := range procs {
-		for id := range r.procs[p].visits {
+	for i, p := range procs {
+		pa := r.procs[p]
+		m := map[int32]figures{}
+		for sl, nd := range pa.node {
+			id := r.nodes[nd].region
+			f := m[id]
+			f.visits += pa.visits[sl]
+			f.excl += pa.excl[sl]
+			if r.outer[nd] {
+				f.incl += pa.incl[sl]
+			}
+			m[id] = f
 			regions[id] = true
 		}
+		byRegion[i] = m
 	}
 	for id := range regions {
 		e := Entry{Region: id, Name: a.name(id)}
 		var incl, excl []int64
-		for _, p := range procs {
-			pa := r.procs[p]
-			v, in, ex := pa.visits[id], pa.incl[id], pa.excl[id]
+		for i, p := range procs {
+			f := byRegion[i][id]
+			v, in, ex := f.visits, f.incl, f.excl
 			if v > 0 {
 				e.Procs++
 			}
@@ -627,15 +661,11 @@ func (a *Accumulator) tree(r *runAcc, procs []int32) ([]Node, int) {
 	procCount := make([]int, n)
 	for _, p := range procs {
 		pa := r.procs[p]
-		for id, v := range pa.nVisits {
-			visits[id] += v
+		for sl, id := range pa.node {
+			visits[id] += pa.visits[sl]
+			incl[id] += pa.incl[sl]
+			excl[id] += pa.excl[sl]
 			procCount[id]++
-		}
-		for id, v := range pa.nIncl {
-			incl[id] += v
-		}
-		for id, v := range pa.nExcl {
-			excl[id] += v
 		}
 	}
 	depth := make([]int, n)
