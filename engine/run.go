@@ -62,6 +62,25 @@ func (j *job) wants(r *trace.Record) bool {
 		(j.only == nil || j.only[r.Proc]) && (j.skip == nil || !j.skip[r.Proc])
 }
 
+// keep appends to dst the records of recs the job is fed, and returns it.
+func (j *job) keep(dst, recs []trace.Record) []trace.Record {
+	if j.runs == nil && j.only == nil && j.skip == nil && j.states == 0 {
+		// By kind alone: the common case, without wants' other tests.
+		for i := range recs {
+			if k := recs[i].Kind; int(k) < len(j.kinds) && j.kinds[k] {
+				dst = append(dst, recs[i])
+			}
+		}
+		return dst
+	}
+	for i := range recs {
+		if j.wants(&recs[i]) {
+			dst = append(dst, recs[i])
+		}
+	}
+	return dst
+}
+
 // filterKey names the records of a batch the job takes: jobs of equal
 // keys take the same ones.
 func (j *job) filterKey() string {
@@ -104,12 +123,7 @@ func (j *job) feed(b *batch) error {
 	} else if j.all {
 		return j.in.Add(recs)
 	}
-	j.scratch = j.scratch[:0]
-	for i := range recs {
-		if j.wants(&recs[i]) {
-			j.scratch = append(j.scratch, recs[i])
-		}
-	}
+	j.scratch = j.keep(j.scratch[:0], recs)
 	if len(j.scratch) == 0 {
 		return nil
 	}
@@ -453,12 +467,7 @@ func sharedFilter(j *job, in chan *batch, outs []chan *batch) {
 			continue
 		}
 		fb := batches.Get().(*batch)
-		fb.recs, fb.bbv, fb.filtered = fb.recs[:0], false, true
-		for i := range b.recs {
-			if j.wants(&b.recs[i]) {
-				fb.recs = append(fb.recs, b.recs[i])
-			}
-		}
+		fb.recs, fb.bbv, fb.filtered = j.keep(fb.recs[:0], b.recs), false, true
 		b.release()
 		if len(fb.recs) == 0 {
 			fb.filtered = false

@@ -98,11 +98,19 @@ func (a *Accumulator) Add(r *state.Row) error {
 func (a *Accumulator) change(j int, v float64) {
 	xj, lj, p := a.x[j], a.last[j], a.p
 	a.sum[j] += xj * (a.cumW - lj)
-	row := a.cross[j*p : (j+1)*p]
-	sinceJ := a.cumW - lj
-	for i, li := range a.last[:p] {
-		since := min(a.cumW-li, sinceJ)
-		row[i] += a.x[i] * xj * since
+	// Slices of one length, so the loop runs without bounds checks.
+	last := a.last[:p]
+	row, x := a.cross[j*p : (j+1)*p][:len(last)], a.x[:len(last)]
+	w := a.cumW
+	sinceJ := w - lj
+	for i, li := range last {
+		// min(w−li, sinceJ) without min's NaN and signed-zero cases:
+		// the weights are finite.
+		since := w - li
+		if since > sinceJ {
+			since = sinceJ
+		}
+		row[i] += x[i] * xj * since
 	}
 	a.x[j], a.last[j] = v, a.cumW
 }

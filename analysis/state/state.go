@@ -394,6 +394,7 @@ type Tracker struct {
 	bLnBSum    float64   // Σ_k b_k ln b_k
 	ln         []float64 // ln b for b = 0..P (ln 0 unused)
 	xlnx       []float64 // b ln b for b = 0..P
+	lnFact     []float64 // lnΓ(n+1) for n = 0..P
 	classHash  uint64    // Σ over columns of h(block), a multiset hash
 	blockHash  []uint64
 	hashSource *rand.PCG
@@ -403,10 +404,13 @@ type Tracker struct {
 // absent when start is Absent).
 func NewTracker(p int, blocks *BlockIndex, start int32) *Tracker {
 	t := &Tracker{X: make([]int32, p), dense: make([]int, p), marked: make([]bool, p), blocks: blocks, hashSource: rand.NewPCG(0x5eed, 0xc1a55)}
-	t.ln, t.xlnx = make([]float64, p+2), make([]float64, p+2)
+	t.ln, t.xlnx, t.lnFact = make([]float64, p+2), make([]float64, p+2), make([]float64, p+1)
 	for b := 1; b <= p+1; b++ {
 		t.ln[b] = math.Log(float64(b))
 		t.xlnx[b] = float64(b) * t.ln[b]
+	}
+	for n := range t.lnFact {
+		t.lnFact[n] = lgamma(float64(n) + 1)
 	}
 	if start == Absent {
 		for i := range t.X {
@@ -422,7 +426,7 @@ func NewTracker(p int, blocks *BlockIndex, start int32) *Tracker {
 	}
 	t.Counts[k] = p
 	t.present = p
-	t.lnFactSum = lgamma(float64(p) + 1)
+	t.lnFactSum = t.lnFact[p]
 	t.bLnBSum = t.xlnx[p]
 	t.classHash = uint64(p) * t.blockHash[k]
 	return t
@@ -509,7 +513,7 @@ func (t *Tracker) Present() int { return t.present }
 // present: the log of the number of ordered states in the current state's
 // class.
 func (t *Tracker) LnMultiplicity() float64 {
-	return lgamma(float64(t.present)+1) - t.lnFactSum
+	return t.lnFact[t.present] - t.lnFactSum
 }
 
 // LnProb returns ln p = ln W − P ln N, P the processes present, the
