@@ -352,3 +352,90 @@ func TestReplayMemory(t *testing.T) {
 	}
 	t.Logf("late sender %d ns, at most %d receives held", w.Patterns[LateSender].WaitNS, most)
 }
+
+// TestOwnCallsReference checks the analysis against the reference on
+// traces whose messages and collectives are outside every MPI region, so
+// that each record is its own call (a sideCall), and the calls of
+// measured sends are reused for later messages: randomMPI's traces
+// without their MPI regions, each blocking send spanning what was its
+// MPI_Send, read in batches of 1, 3, 16 records and all at once. The
+// traces must have Late Sender, Late Receiver and wrong order waits for
+// the comparison to mean something.
+func TestOwnCallsReference(t *testing.T) {
+	var ls, lr, wo int
+	for seed := range uint64(200) {
+		procs := 2 + int(seed%4)
+		opt := randomOptions{collectives: int(seed % 3)}
+		var recs []trace.Record
+		lastSend := map[int32]int{}
+		for _, r := range randomMPIWith(seed, procs, 10+int(seed%50), opt) {
+			switch {
+			case r.Kind == trace.KindSend && r.Seq == trace.NoRequest:
+				lastSend[r.Proc] = len(recs)
+			case r.Kind == trace.KindExit && r.ID == rSend:
+				recs[lastSend[r.Proc]].End = r.T
+			}
+			if (r.Kind == trace.KindEnter || r.Kind == trace.KindExit) && r.ID != rCompute {
+				continue
+			}
+			recs = append(recs, r)
+		}
+		p := DefaultParams()
+		p.Top, p.ClockCorrection = 0, false
+		tr := func() *engine.Trace {
+			h := &trace.Header{Regions: randomRegions[:1], Runs: []trace.RunInfo{{ID: 0, Procs: int32(procs)}}}
+			return &engine.Trace{Header: h, Stats: &store.Stats{}}
+		}
+		ref, err := newRef(tr(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ref.Add(recs); err != nil {
+			t.Fatal(err)
+		}
+		res, err := ref.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := res.(*Result)
+		w := want.Runs[0]
+		if w.Patterns[LateSender].WaitNS > 0 {
+			ls++
+		}
+		if w.Patterns[LateReceiver].WaitNS > 0 {
+			lr++
+		}
+		if w.SubPatterns[LateSenderWrongOrder].WaitNS > 0 {
+			wo++
+		}
+		for _, n := range []int{1, 3, 16, 0} {
+			a, err := New(tr(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < len(recs); i += max(n, 1) {
+				end := len(recs)
+				if n > 0 {
+					end = min(i+n, len(recs))
+				}
+				if err := a.Add(recs[i:end]); err != nil {
+					t.Fatal(err)
+				}
+				if n == 0 {
+					break
+				}
+			}
+			got, err := a.Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("seed %d, batches of %d:\n%s", seed, n, diffWaits(got.(*Result).Runs[0], w))
+			}
+		}
+	}
+	t.Logf("of 200 traces, %d have Late Sender, %d Late Receiver, %d wrong order waits", ls, lr, wo)
+	if ls < 50 || lr < 50 || wo < 20 {
+		t.Errorf("of 200 traces, %d have Late Sender, %d Late Receiver, %d wrong order waits; want at least 50, 50, 20", ls, lr, wo)
+	}
+}

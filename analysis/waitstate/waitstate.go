@@ -351,23 +351,26 @@ type frame struct {
 // receive, the call that waited for it (the same call when blocking).
 type side struct {
 	post, wait *call
+	// own is the sideCall the side and its post call are, for a message
+	// outside every MPI region (nil otherwise).
+	own *sideCall
 	// end is a non-blocking receive's completion time; pending while its
 	// completing call is looked for.
-	end      int64
-	blocking bool
-	noWait   bool
-	recv     bool
-	// proc is the side's process, t its record's time (a send's send
-	// time), seq its order of arrival; fin is a receive's completion
-	// time, when finOK.
-	proc  int32
-	t     int64
-	seq   int64
-	fin   int64
-	finOK bool
+	end int64
+	// t is the side's record's time (a send's send time), seq its order
+	// of arrival; fin is a receive's completion time, when finOK.
+	t   int64
+	seq int64
+	fin int64
 	// open is the side's index in its process's heap of receives not yet
 	// measured (openRecvs), -1 when not in it.
 	open int
+	// proc is the side's process.
+	proc     int32
+	blocking bool
+	noWait   bool
+	recv     bool
+	finOK    bool
 }
 
 // recvEntry is a receive, as the wrong order search replays them on the
@@ -436,8 +439,10 @@ type runState struct {
 	match trace.Matcher
 	// sides holds the sides waiting in match, by the id their record
 	// carries; nextID numbers the sides in order of arrival.
-	sides   trace.Slots[*side]
-	nextID  int64
+	sides  trace.Slots[*side]
+	nextID int64
+	// spare are sideCalls of measured sends, for reuse.
+	spare   []*sideCall
 	pairs   []pair
 	colls   trace.Gathering[instance]
 	ready   []*instance
@@ -780,6 +785,25 @@ type sideCall struct {
 	c call
 }
 
+// maxSpare bounds the sideCalls a run keeps for reuse (320 KB): about
+// the sends measured after one batch of the engine's.
+const maxSpare = 1024
+
+// sideCall returns a sideCall for the caller to fill whole (side and
+// call), one of the run's spares if it has any: reused memory is in the
+// cache, where a new one is not (allocating and first touching them was
+// a third of the analysis' time).
+func (r *runState) sideCall() *sideCall {
+	n := len(r.spare)
+	if n == 0 {
+		return new(sideCall)
+	}
+	sc := r.spare[n-1]
+	r.spare[n-1] = nil
+	r.spare = r.spare[:n-1]
+	return sc
+}
+
 // message feeds a send or receive record.
 func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
 	recv, blocking := rec.Kind == trace.KindRecv, rec.Seq == trace.NoRequest
@@ -788,6 +812,7 @@ func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
 		label = "(receive)"
 	}
 	var s *side
+	var own *sideCall
 	c := callAt(ps, rec.T)
 	switch {
 	case c != nil:
@@ -797,18 +822,18 @@ func (a *Accumulator) message(r *runState, ps *procState, rec *trace.Record) {
 		s = new(side)
 	case !a.spans, blocking && !spanKnown(rec):
 		s = new(side)
-	case blocking:
-		sc := new(sideCall)
-		s, c = &sc.s, &sc.c
-		outsideCall(c, ps, rec, rec.End, label)
 	default:
-		// A non-blocking message posted outside every MPI region: its
-		// post is the record's time.
-		sc := new(sideCall)
-		s, c = &sc.s, &sc.c
-		outsideCall(c, ps, rec, rec.T, label)
+		// The message's own call: spanning a blocking message's record;
+		// at the record's time for a non-blocking one (its post).
+		exit := rec.T
+		if blocking {
+			exit = rec.End
+		}
+		own = r.sideCall()
+		s, c = &own.s, &own.c
+		outsideCall(c, ps, rec, exit, label)
 	}
-	*s = side{recv: recv, blocking: blocking, proc: rec.Proc, t: rec.T, seq: r.nextID, open: -1}
+	*s = side{own: own, recv: recv, blocking: blocking, proc: rec.Proc, t: rec.T, seq: r.nextID, open: -1}
 	if c == nil {
 		r.unc.UnknownSpan++
 	}
@@ -915,6 +940,13 @@ func (r *runState) settle(final bool) {
 			continue
 		}
 		r.message(p)
+		// A send outside every MPI region is referred to by nothing
+		// once measured: its own call took its Late Receiver wait, the
+		// one wait it can be charged. (A receive's call stays referred
+		// to by its replay entry.)
+		if sc := p.send.own; sc != nil && len(r.spare) < maxSpare {
+			r.spare = append(r.spare, sc)
+		}
 	}
 	clear(r.pairs[len(keep):])
 	r.pairs = keep
