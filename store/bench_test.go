@@ -65,6 +65,25 @@ func BenchmarkWrite(b *testing.B) {
 	}
 }
 
+// BenchmarkWriteSmall measures writing a store of 2,000 records of four
+// kinds (states, regions, messages, events): the size of a filtered
+// recording, which the instrumented program writes at exit, where the
+// fixed cost of each table's writer is what counts.
+func BenchmarkWriteSmall(b *testing.B) {
+	var recs []trace.Record
+	for i := range 500 {
+		t, p := int64(i)*5000, int32(i%4)
+		recs = append(recs, trace.State(0, p, t, int32(i%3)), trace.Enter(0, p, t+1000, 1),
+			trace.Send(0, p, t+2000, t+3000, (p+1)%4, 64, 0, 0), trace.Event(0, p, t+4000, 7, int64(i)))
+	}
+	dir := b.TempDir()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		writeStore(b, filepath.Join(dir, fmt.Sprint(i, ".pst")), Options{}, benchHeader, recs)
+	}
+}
+
 // BenchmarkWriteUnsorted measures writing the same records process by
 // process, which takes the sort-and-spill path.
 func BenchmarkWriteUnsorted(b *testing.B) {

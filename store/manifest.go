@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/internal/regular"
@@ -277,7 +276,7 @@ func plainFileName(name string) bool {
 // a row per (table, row group, process) it is a tenth of a store of
 // thousands of processes when left uncompressed.
 func writeIndex(path string, index []indexRow) error {
-	return parquet.WriteFile(path, index, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
+	return parquet.WriteFile(path, index, parquet.Compression(tableCodec),
 		parquet.CreatedBy("parscope", "", ""))
 }
 

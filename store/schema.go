@@ -393,10 +393,17 @@ func newDivider(unit int64) divider {
 // div returns t / unit for t a multiple of unit.
 func (d divider) div(t int64) int64 { return int64(uint64(t>>d.shift) * d.inv) }
 
+// tableCodec compresses every table of every store the process writes. One
+// codec for all keeps one pool of zstd encoders: each encoder holds
+// megabytes of match tables, and a codec per table made new ones for each
+// table of each store, which was most of the time a small recording took
+// to write its .pst at exit.
+var tableCodec = &zstd.Codec{Level: zstd.SpeedDefault}
+
 // newGroupWriter returns a writer of t's row groups to w: zstd for tables,
 // Snappy for temporary spill runs (fast is set).
 func newGroupWriter(t table, w io.Writer, unit int64, fast bool) groupWriter {
-	var codec compress.Codec = &zstd.Codec{Level: zstd.SpeedDefault}
+	var codec compress.Codec = tableCodec
 	if fast {
 		// Spill runs are read back all at once by the final merge: Snappy
 		// needs no large decoder window per open run, unlike zstd.

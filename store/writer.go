@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/trace"
@@ -523,12 +524,17 @@ type builder struct {
 // to simulate a full disk.
 var tableWriter = func(f *os.File) io.Writer { return f }
 
+// tableBuffers recycles the builders' 1 MiB write buffers: a store has a
+// builder per table, and a large import one per spilled run besides.
+var tableBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 1<<20) }}
+
 func newBuilder(t table, path string, unit int64, target func() int, fast bool) (*builder, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	bw := bufio.NewWriterSize(tableWriter(f), 1<<20)
+	bw := tableBuffers.Get().(*bufio.Writer)
+	bw.Reset(tableWriter(f))
 	return &builder{t: t, path: path, f: f, bw: bw, gw: newGroupWriter(t, bw, unit, fast), target: target}, nil
 }
 
@@ -594,8 +600,15 @@ func (b *builder) finish() error {
 		err = cerr
 	}
 	// A finished run waiting to be merged keeps only its path and index.
-	b.bw, b.gw = nil, nil
+	b.release()
 	return err
+}
+
+// release gives the builder's write buffer back for another builder.
+func (b *builder) release() {
+	b.bw.Reset(nil)
+	tableBuffers.Put(b.bw)
+	b.bw, b.gw = nil, nil
 }
 
 func (b *builder) abort() {
@@ -603,7 +616,7 @@ func (b *builder) abort() {
 		b.done = true
 		b.gw.close()
 		b.f.Close()
-		b.bw, b.gw = nil, nil
+		b.release()
 	}
 	os.Remove(b.path)
 }
