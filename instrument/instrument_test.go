@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"
@@ -511,5 +513,70 @@ func TestFlushSurvivesExit(t *testing.T) {
 	}
 	if _, err := Recover(path, RecoverOptions{}); err == nil {
 		t.Error("a second Recover succeeded")
+	}
+}
+
+// TestClockShortAndLongRuns checks the tick-to-nanosecond conversion with
+// no wait at Start or Close: in a run of about 1 ms and one of 150 ms,
+// each with a gap between two blocks timed on the monotonic clock, the
+// trace must show the gap to within 20 µs (a wrong tick rate is off by a
+// large factor). In the long run, the spill header's calibration must
+// have been refreshed at least refreshCalibration after the start, with a
+// process recording meanwhile (under -race, the refresh against it).
+func TestClockShortAndLongRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gap  time.Duration
+		long bool
+	}{{"short", time.Millisecond, false}, {"long", 150 * time.Millisecond, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.pst")
+			rec, err := Start(Options{Path: path, Program: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := rec.Process(0)
+			a := nanotime()
+			p.Block(1)
+			for i := int32(0); nanotime()-a < int64(tc.gap); i++ {
+				if tc.long && i%1024 == 0 {
+					p.Block(3 + i/1024%2) // recording while the header is refreshed
+				}
+			}
+			b := nanotime()
+			p.Block(2)
+			if tc.long {
+				data, err := os.ReadFile(filepath.Join(SpillDir(path), headerFile))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var h spillHeader
+				if err := json.Unmarshal(data, &h); err != nil {
+					t.Fatal(err)
+				}
+				if d := time.Duration(h.Calibrated.Nanos - h.Start.Nanos); d < refreshCalibration {
+					t.Errorf("the spill header's calibration spans %v after %v of recording, want at least %v", d, tc.gap, refreshCalibration)
+				}
+			}
+			if err := rec.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, by := readBack(t, path)
+			var t1, t2 int64 = -1, -1
+			for _, r := range by[0] {
+				switch {
+				case r.Kind == trace.KindState && r.ID == 1 && t1 < 0:
+					t1 = r.T
+				case r.Kind == trace.KindState && r.ID == 2:
+					t2 = r.T
+				}
+			}
+			if t1 < 0 || t2 < 0 {
+				t.Fatalf("blocks 1 and 2 not found in %d records", len(by[0]))
+			}
+			if got, want := t2-t1, b-a; got < want-20_000 || got > want+20_000 {
+				t.Errorf("the trace puts %d ns between the blocks, the monotonic clock %d ns", got, want)
+			}
+		})
 	}
 }

@@ -81,7 +81,9 @@ type Recorder struct {
 	sp     *spiller
 	start  clockPair
 	scale0 float64 // ns per tick from the start-up calibration
-	wall   time.Time
+	// refresh rewrites the header with a later calibration pair.
+	refresh *time.Timer
+	wall    time.Time
 
 	hdrMu    sync.Mutex // serialises writes of the spill header
 	hdrDirty bool       // guarded by mu: dictionaries changed since the last write
@@ -170,7 +172,7 @@ func Start(opts Options) (*Recorder, error) {
 		// Virtual nanoseconds from 0: nothing to calibrate.
 		r.scale0 = 1
 	} else {
-		r.start, cal = calibrate(2 * time.Millisecond)
+		r.start, cal = calibrate(startCalibration)
 		r.scale0 = nsPerTick(r.start, cal)
 	}
 	r.events, r.occSet = map[string]int32{}, map[int32]bool{}
@@ -187,8 +189,26 @@ func Start(opts Options) (*Recorder, error) {
 		os.RemoveAll(spill)
 		return nil, err
 	}
+	if opts.SimClock == nil {
+		// The header's calibration is what Recover converts ticks with
+		// after a crash; a later pair makes it as good as a long one.
+		r.refresh = time.AfterFunc(refreshCalibration, func() {
+			r.whileOpen(func() error { return r.writeHeader(readPair()) })
+		})
+	}
 	return r, nil
 }
+
+// startCalibration is how long Start measures the tick rate for the
+// filters' clock while recording: the pairs are read to within tens of
+// nanoseconds, so the rate is good to about 0.05 %. The trace itself is
+// converted with the rate from Start to Close, and Recover with the one
+// the header holds, refreshed refreshCalibration after Start and at every
+// Flush.
+const (
+	startCalibration   = 100 * time.Microsecond
+	refreshCalibration = 100 * time.Millisecond
+)
 
 // ErrClosed is returned by Flush and Done once the recorder is closed.
 var ErrClosed = errors.New("instrument: the recorder is closed")
@@ -329,6 +349,7 @@ func (r *Recorder) Close() error {
 	}
 	r.closed = true
 	r.mu.Unlock()
+	r.stopRefresh()
 	end := ticks()
 	for _, p := range r.sortedProcs() {
 		if p.sim != nil {
@@ -343,11 +364,9 @@ func (r *Recorder) Close() error {
 	if r.opts.SimClock == nil {
 		cal = readPair()
 	}
-	if r.opts.SimClock == nil && cal.Nanos-r.start.Nanos < int64(10*time.Millisecond) {
-		// A short run: wait so that the tick rate is measured over 10 ms.
-		time.Sleep(time.Duration(r.start.Nanos + int64(10*time.Millisecond) - cal.Nanos))
-		cal = readPair()
-	}
+	// However short the run, the rate from Start to here converts every
+	// tick of it to within the pairs' own error: both ends are measured,
+	// and what lies between is interpolated.
 	if err := r.sp.stop(); err != nil {
 		return err
 	}
@@ -373,8 +392,16 @@ func (r *Recorder) Abort() {
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
+	r.stopRefresh()
 	r.sp.stop()
 	os.RemoveAll(r.spill)
+}
+
+// stopRefresh stops the header's calibration refresh, if pending.
+func (r *Recorder) stopRefresh() {
+	if r.refresh != nil {
+		r.refresh.Stop()
+	}
 }
 
 // spillHeader is what the spill directory keeps besides the records:
