@@ -82,6 +82,7 @@ lists what was dropped) undercounts calls beyond the throttle.`,
 	fl.Float64Var(&o.RecordCostNs, "record-cost", rewrite.DefaultRecordCostNs, "estimated cost of one record (ns)")
 	fl.Float64Var(&o.DropCostNs, "drop-cost", rewrite.DefaultDropCostNs, "estimated cost of an event the recorder dropped (ns)")
 	fl.Float64Var(&o.MinBlocksPerCall, "min-blocks-per-call", rewrite.DefaultSuggestMinBlocksPerCall, "make coarse only functions whose calls run at least this many block events each")
+	fl.Int64Var(&o.ThrottleCalls, "throttle-calls", rewrite.DefaultSuggestThrottleCalls, "exclude functions called at least this often with calls shorter than --max-call-ns, whatever their entropy (TAU's throttle rule; negative: never)")
 	group.AddCommand(suggest)
 	root.AddCommand(group)
 }

@@ -40,6 +40,12 @@ const (
 	// (recorded and dropped, over its calls) of a function the suggestion
 	// makes coarse: its loops, not its calls, are what recording costs.
 	DefaultSuggestMinBlocksPerCall = 1000
+	// DefaultSuggestThrottleCalls is the call count from which the
+	// suggestion excludes a function of short calls whatever their
+	// entropy: TAU's throttle (100,000 calls of under 10 µs each), which
+	// the rewritten program's recorder applies at run time in any case
+	// (DefaultThrottle), only paying to drop each event.
+	DefaultSuggestThrottleCalls = DefaultThrottle
 )
 
 // SuggestOptions configure Suggest. Zero fields take the defaults above.
@@ -53,6 +59,10 @@ type SuggestOptions struct {
 	// MinBlocksPerCall is the fewest block events a call of a function
 	// the suggestion makes coarse (see Suggest).
 	MinBlocksPerCall float64
+	// ThrottleCalls is the call count from which a function of calls
+	// shorter than MaxCallNs is excluded whatever its entropy (see
+	// Suggest); negative: never.
+	ThrottleCalls int64
 }
 
 // FunctionCost is what a first run's trace says about one function of a
@@ -62,6 +72,8 @@ type FunctionCost struct {
 	Function string `json:"function"`
 	// Calls counts its entry blocks, over all processes.
 	Calls int64 `json:"calls"`
+	// AllCalls is Calls and the entry blocks the recorder dropped.
+	AllCalls int64 `json:"all_calls"`
 	// Records counts its block records and its regions' enters and exits.
 	Records int64 `json:"records"`
 	// Dropped counts the events of its blocks the recorder dropped (its
@@ -119,6 +131,13 @@ const coarseShare = 0.01
 // has peaks. Such a function costs much (CostNs, from its records) and
 // its records say little more than its count.
 //
+// A function called at least ThrottleCalls times (recorded or dropped),
+// each call shorter than MaxCallNs, is excluded whatever its entropy:
+// that is TAU's throttle rule, which the recorder of a rewritten program
+// applies at run time anyway (DefaultThrottle), dropping the events one
+// by one after that many calls; excluding the function saves the cost of
+// the drops and of the calls before them.
+//
 // A function it does not exclude is made coarse (recording its entry and
 // exit only, Options.Coarse) when its calls run at least MinBlocksPerCall
 // block events each on average, recorded or dropped by the recorder's
@@ -145,6 +164,9 @@ func Suggest(ctx context.Context, h *trace.Header, r trace.Reader, o SuggestOpti
 	if o.MinBlocksPerCall == 0 {
 		o.MinBlocksPerCall = DefaultSuggestMinBlocksPerCall
 	}
+	if o.ThrottleCalls == 0 {
+		o.ThrottleCalls = DefaultSuggestThrottleCalls
+	}
 	dropped, err := instrument.DroppedStates(h.Meta.Extra)
 	if err != nil {
 		return nil, err
@@ -162,6 +184,7 @@ func Suggest(ctx context.Context, h *trace.Header, r trace.Reader, o SuggestOpti
 	}
 	type stat struct {
 		calls, records, timed, dropped int64
+		droppedCalls                   int64
 		callNs                         float64
 		paths                          map[uint64]int32
 		streams                        map[[2]int32][]int32 // (run, proc) → path ids
@@ -174,6 +197,9 @@ func Suggest(ctx context.Context, h *trace.Header, r trace.Reader, o SuggestOpti
 	for id, n := range dropped {
 		if fn, ok := funcOf[id]; ok {
 			stats[fn].dropped += n
+			if isEntry[id] {
+				stats[fn].droppedCalls += n
+			}
 		}
 	}
 	type frame struct {
@@ -271,7 +297,7 @@ func Suggest(ctx context.Context, h *trace.Header, r trace.Reader, o SuggestOpti
 		if s.records == 0 {
 			continue
 		}
-		fc := FunctionCost{Function: n, Calls: s.calls, Records: s.records, Dropped: s.dropped,
+		fc := FunctionCost{Function: n, Calls: s.calls, AllCalls: s.calls + s.droppedCalls, Records: s.records, Dropped: s.dropped,
 			CostNs: float64(s.records)*o.RecordCostNs + float64(s.dropped)*o.DropCostNs, Paths: len(s.paths)}
 		if s.timed > 0 {
 			fc.MeanCallNs = s.callNs / float64(s.timed)
@@ -320,14 +346,16 @@ func suggestRule(fc FunctionCost, o SuggestOptions) (bool, string) {
 	switch {
 	case fc.Function == "main" || strings.Contains(fc.Function, ".func@"):
 		return false, "kept: a filter cannot exclude it"
-	case fc.Calls < o.MinCalls:
-		return false, fmt.Sprintf("kept: %d calls < %d", fc.Calls, o.MinCalls)
+	case fc.AllCalls < o.MinCalls:
+		return false, fmt.Sprintf("kept: %d calls < %d", fc.AllCalls, o.MinCalls)
 	case fc.MeanCallNs >= o.MaxCallNs:
 		return false, fmt.Sprintf("kept: %.0f ns a call ≥ %.0f", fc.MeanCallNs, o.MaxCallNs)
+	case fc.Entropy > o.MaxEntropy && o.ThrottleCalls > 0 && fc.AllCalls >= o.ThrottleCalls:
+		return true, fmt.Sprintf("%d calls of %.0f ns ≥ %d (TAU's throttle rule), entropy %.4g a call", fc.AllCalls, fc.MeanCallNs, o.ThrottleCalls, fc.Entropy)
 	case fc.Entropy > o.MaxEntropy:
 		return false, fmt.Sprintf("kept: entropy %.4g a call > %.4g", fc.Entropy, o.MaxEntropy)
 	}
-	return true, fmt.Sprintf("%d calls of %.0f ns, entropy %.4g a call", fc.Calls, fc.MeanCallNs, fc.Entropy)
+	return true, fmt.Sprintf("%d calls of %.0f ns, entropy %.4g a call", fc.AllCalls, fc.MeanCallNs, fc.Entropy)
 }
 
 // blockFunctions maps each block of a rewritten program's state

@@ -227,3 +227,43 @@ func TestSuggestCoarse(t *testing.T) {
 		t.Errorf("unreadable metadata: %v, want an error naming its key", err)
 	}
 }
+
+// TestSuggestThrottleRule checks TAU's throttle rule: branchy's calls
+// carry too much entropy to be excluded for it, but once its entry blocks
+// the recorder dropped bring it to 100,000 calls of under 10 µs it is
+// excluded, and not with a higher --throttle-calls or with the rule off.
+func TestSuggestThrottleRule(t *testing.T) {
+	h, recs := suggestTrace()
+	var entry int32 = -1
+	for _, s := range h.States {
+		if s.Description == "entry of branchy" {
+			entry = s.ID
+		}
+	}
+	h.Meta.Extra = map[string]string{
+		instrument.FilterStatsKey + fmt.Sprintf(".state.%06d", entry): "entry of branchy: kept 40000, dropped 60000: throttled after 100000 calls",
+	}
+	for _, tc := range []struct {
+		throttle int64
+		exclude  bool
+	}{{0, true}, {100_001, false}, {-1, false}} {
+		s, err := Suggest(t.Context(), h, trace.NewSliceReader(recs), SuggestOptions{ThrottleCalls: tc.throttle})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range s.Functions {
+			if f.Function != "branchy" {
+				continue
+			}
+			if f.Calls != 40_000 || f.AllCalls != 100_000 {
+				t.Errorf("branchy: %d calls, %d with the dropped ones; want 40000 and 100000", f.Calls, f.AllCalls)
+			}
+			if f.Exclude != tc.exclude {
+				t.Errorf("throttle calls %d: branchy excluded %v (%s), want %v", tc.throttle, f.Exclude, f.Why, tc.exclude)
+			}
+			if tc.exclude && !strings.Contains(f.Why, "TAU's throttle rule") {
+				t.Errorf("why %q, want it to name TAU's throttle rule", f.Why)
+			}
+		}
+	}
+}
