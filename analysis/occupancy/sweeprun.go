@@ -43,6 +43,10 @@ type SweepConfig struct {
 	// NNNNth point (from 1, in grid order; the point's last run). Empty
 	// writes them to a temporary directory, each removed once reduced.
 	Keep string
+	// Force lets the sweep replace traces already in Keep; without it a
+	// trial's path that exists ends the sweep before any run. A path that
+	// holds something other than a trace is never replaced.
+	Force bool
 	// Progress, when not nil, is called before and after each point's
 	// runs, in the goroutine of RunSweep.
 	Progress func(SweepProgress)
@@ -142,11 +146,31 @@ func RunSweep(ctx context.Context, c SweepConfig) (*Sweep, error) {
 		sw.Params = append(sw.Params, a.Name)
 	}
 	grid := Grid(c.Axes)
+	trialPath := func(i int) string { return filepath.Join(dir, fmt.Sprintf("trial-%04d.pst", i+1)) }
+	failAt := func(i int, err error) error {
+		return fmt.Errorf("trial %d of %d (%s): %w", i+1, len(grid), formatValues(sw.Params, grid[i], " "), err)
+	}
+	if c.Keep != "" {
+		// Nothing already in Keep is replaced unless Force says so, and
+		// this is known before the first run.
+		for i := range grid {
+			path := trialPath(i)
+			if _, err := os.Lstat(path); err != nil {
+				continue
+			}
+			if err := store.Replaceable(path); err != nil {
+				return nil, failAt(i, err)
+			}
+			if !c.Force {
+				return nil, failAt(i, fmt.Errorf("%s exists: give --force to replace the traces in %s, or keep them elsewhere", path, c.Keep))
+			}
+		}
+	}
 	for i, v := range grid {
 		point := formatValues(sw.Params, v, " ")
-		fail := func(err error) error { return fmt.Errorf("trial %d of %d (%s): %w", i+1, len(grid), point, err) }
+		fail := func(err error) error { return failAt(i, err) }
 		progress(SweepProgress{Trial: i + 1, Trials: len(grid), Point: point})
-		path := filepath.Join(dir, fmt.Sprintf("trial-%04d.pst", i+1))
+		path := trialPath(i)
 		argv := substitute(c.Command, sw.Params, v, path)
 		began := time.Now()
 		var reps []Trial
@@ -154,7 +178,8 @@ func RunSweep(ctx context.Context, c SweepConfig) (*Sweep, error) {
 		for range max(c.Repeat, 1) {
 			// A fresh {out} for every run: programs may refuse to replace
 			// a trace. Only a trace is removed (Keep may name a directory
-			// that holds other things).
+			// that holds other things): this point's run before, or one
+			// Force lets the sweep replace.
 			if _, err := os.Lstat(path); err == nil {
 				if err := store.Replaceable(path); err != nil {
 					return nil, fail(err)

@@ -389,3 +389,46 @@ func TestTrialMeans(t *testing.T) {
 		t.Errorf("no counters recorded: %v", err)
 	}
 }
+
+// TestRunSweepKeepNeedsForce runs a sweep into a --keep directory twice:
+// the second time, without Force, it ends before any run, naming the
+// first trace already there and leaving every kept trace as it was; with
+// Force it replaces them.
+func TestRunSweepKeepNeedsForce(t *testing.T) {
+	keep := t.TempDir()
+	c := SweepConfig{Axes: []Axis{{Name: "n", Values: []float64{1, 2}}}, Command: workload(t, "states", "{n}", "10", "{out}"), Keep: keep}
+	if _, err := RunSweep(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	// A mark in each kept trace tells whether it was replaced.
+	marks := []string{filepath.Join(keep, "trial-0001.pst", "mark"), filepath.Join(keep, "trial-0002.pst", "mark")}
+	for _, m := range marks {
+		if err := os.WriteFile(m, []byte("kept\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ran int
+	c.Progress = func(SweepProgress) { ran++ }
+	_, err := RunSweep(context.Background(), c)
+	want := "trial 1 of 2 (n=1): " + filepath.Join(keep, "trial-0001.pst") + " exists: give --force"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("a second sweep into the same directory: %v, want %q...", err, want)
+	}
+	if ran != 0 {
+		t.Errorf("%d progress calls before the error, want none (no run)", ran)
+	}
+	for _, m := range marks {
+		if _, err := os.Stat(m); err != nil {
+			t.Errorf("a kept trace was replaced without Force: %v", err)
+		}
+	}
+	c.Force = true
+	if _, err := RunSweep(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range marks {
+		if _, err := os.Stat(m); !os.IsNotExist(err) {
+			t.Errorf("with Force, %s is still there (%v): the trace was not replaced", m, err)
+		}
+	}
+}

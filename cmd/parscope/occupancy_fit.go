@@ -76,7 +76,7 @@ the sweep; -o is written only when every run succeeded.`,
 				}
 				axes = append(axes, a)
 			}
-			cfg := occupancy.SweepConfig{Axes: axes, Command: args, Repeat: repeat, Timeout: timeout, Keep: keep,
+			cfg := occupancy.SweepConfig{Axes: axes, Command: args, Repeat: repeat, Timeout: timeout, Keep: keep, Force: force,
 				Means: occupancy.MeansOptions{Modes: modesFile, Start: start, Global: global}}
 			if err := cfg.Check(); err != nil {
 				return usagef("%v", err)
@@ -118,7 +118,7 @@ the sweep; -o is written only when every run succeeded.`,
 	fl.BoolVar(&global, "global", false, "compute the occupancies from the state records instead of the occupancy counters")
 	fileOutputFlag(fl, &out, "output", "o", "", "write the sweep table (CSV) to this file")
 	forceFlag(fl, &force)
-	fl.StringVar(&keep, "keep", "", "keep the traces in this directory (trial-NNNN.pst)")
+	fl.StringVar(&keep, "keep", "", "keep the traces in this directory (trial-NNNN.pst; --force replaces traces already there)")
 	fl.DurationVar(&timeout, "timeout", 10*time.Minute, "kill a run that takes longer (0: no limit)")
 	fl.IntVar(&repeat, "repeat", 1, "run each point this many times and keep the run of median elapsed time")
 	fl.BoolVar(&asJSON, "json", false, "print the table as JSON")
