@@ -81,6 +81,33 @@ func Excerpt(s []byte) string {
 	return fmt.Sprintf("%s… (%d bytes)", s[:n], len(s))
 }
 
+// maxMessage is about how many bytes of another library's error message
+// (a JSON decoder's, say, which quotes the input) ClipError keeps.
+const maxMessage = 4 * MaxEcho
+
+// ClipError returns err with its message cut, as Excerpt cuts an input, to
+// about 256 bytes: a decoder's message may quote a field of the input
+// whole. errors.Is and errors.As still see err. A nil err gives nil.
+func ClipError(err error) error {
+	if err == nil || len(err.Error()) <= maxMessage {
+		return err
+	}
+	return &clippedError{err}
+}
+
+type clippedError struct{ err error }
+
+func (c *clippedError) Error() string {
+	s := c.err.Error()
+	n := maxMessage
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:n], len(s))
+}
+
+func (c *clippedError) Unwrap() error { return c.err }
+
 // WarningPrefix starts the Header.Meta.Extra keys that hold an import's
 // warnings: what an importer noticed about its input and went on with.
 const WarningPrefix = "warning."

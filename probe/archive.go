@@ -328,7 +328,7 @@ func Unmarshal(b []byte) (*Probe, error) {
 	dec := json.NewDecoder(bytes.NewReader(body[headerLen : int64(headerLen)+m]))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p.Manifest); err != nil {
-		return nil, fmt.Errorf("offset %d: manifest: %w", headerLen, err)
+		return nil, fmt.Errorf("offset %d: manifest: %w", headerLen, format.ClipError(err))
 	}
 	if err := p.Manifest.validate(); err != nil {
 		return nil, fmt.Errorf("offset %d: manifest: %w", headerLen, err)

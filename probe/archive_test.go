@@ -250,3 +250,17 @@ func TestDecodeSnapshotFrameChecksum(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestUnknownFieldClipped: a manifest with an unknown field of a
+// megabyte gets an error that names the field's start and its length, not
+// the whole field.
+func TestManifestUnknownFieldClipped(t *testing.T) {
+	manifest := []byte(`{"` + strings.Repeat("z", 1<<20) + `":1}`)
+	data := append([]byte(Magic), byte(len(manifest)), byte(len(manifest)>>8), byte(len(manifest)>>16), byte(len(manifest)>>24))
+	data = append(data, manifest...)
+	sum := sha256.Sum256(data)
+	_, err := Unmarshal(append(data, sum[:]...))
+	if err == nil || len(err.Error()) > 400 || !strings.Contains(err.Error(), `manifest: json: unknown field "zzz`) || !strings.Contains(err.Error(), " bytes)") {
+		t.Errorf("%.300v\nwant a short message naming the unknown field", err)
+	}
+}

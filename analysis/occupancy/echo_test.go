@@ -38,4 +38,6 @@ func TestLongFieldsClipped(t *testing.T) {
 	check("fit mode", err, "fit.json: fit 1: equation 1 is for "+head+`, expected mode "U"`)
 	_, err = ReadFits(strings.NewReader(`{"fits":[{"params":["n"],"modes":["U"],"equations":[{"mode":"U","terms":[{"term":"`+long+`","coef":1}]}]}]}`), "fit.json")
 	check("fit term", err, "fit.json: fit 1, mode U: term "+head+": "+head+" is not a parameter")
+	_, err = ReadFits(strings.NewReader(`{"fits":[],"`+long+`":1}`), "fit.json")
+	check("unknown field", err, `fit.json: expected a fit file (JSON written by parscope fit): json: unknown field "qqq`)
 }

@@ -795,9 +795,9 @@ func ReadFits(r io.Reader, name string) ([]*Fit, error) {
 	if err := dec.Decode(&doc); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return nil, fmt.Errorf("%s: offset %d: expected a fit file (JSON written by parscope fit): %v", name, se.Offset, err)
+			return nil, fmt.Errorf("%s: offset %d: expected a fit file (JSON written by parscope fit): %v", name, se.Offset, format.ClipError(err))
 		}
-		return nil, fmt.Errorf("%s: expected a fit file (JSON written by parscope fit): %v", name, err)
+		return nil, fmt.Errorf("%s: expected a fit file (JSON written by parscope fit): %v", name, format.ClipError(err))
 	}
 	if len(doc.Fits) == 0 {
 		return nil, fmt.Errorf("%s: expected {\"fits\": [...]} with at least one fit", name)
