@@ -120,3 +120,24 @@ func BenchmarkRecordBlock(b *testing.B) {
 		report(b)
 	})
 }
+
+// BenchmarkProcessLifecycle measures what a short-lived goroutine of a
+// rewritten program pays to be a process of its own: creating the
+// process, one block, and Done (which flushes it to the spill file), as
+// a rewritten go statement does, with 1,024-record buffers as there.
+func BenchmarkProcessLifecycle(b *testing.B) {
+	rec, err := Start(Options{Path: filepath.Join(b.TempDir(), "bench.pst"), BufferRecords: 1024})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rec.Abort()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p := rec.Process(i % trace.MaxProcs)
+		p.Block(1)
+		if err := p.Done(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
