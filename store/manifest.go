@@ -384,7 +384,7 @@ func describeFile(dir, name string, files map[string]TableInfo) error {
 	if err != nil {
 		return err
 	}
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipBloomFilters(true))
+	pf, err := parquet.OpenFile(f, st.Size(), parquetOpen...)
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Name(), err)
 	}

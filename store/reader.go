@@ -303,12 +303,26 @@ func readIndex(root *os.Root, dir string) ([]indexRow, error) {
 		return nil, err
 	}
 	defer f.Close()
-	index, err := parquet.Read[indexRow](f, size)
+	path := filepath.Join(dir, indexFile)
+	pf, err := parquet.OpenFile(f, size, parquetOpen...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, indexFile), err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return index, nil
+	index := make([]indexRow, pf.NumRows())
+	r := parquet.NewGenericReader[indexRow](pf)
+	defer r.Close()
+	n, err := r.Read(index)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return index[:n], nil
 }
+
+// parquetOpen are the options every Parquet file of a store is opened
+// with. The store reads neither bloom filters nor page indexes (its own
+// index says where each process's rows are), and a damaged page index
+// made parquet-go panic (FuzzOpen).
+var parquetOpen = []parquet.FileOption{parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true)}
 
 // openTable opens the table file name inside root (the directory dir).
 func openTable(root *os.Root, dir, name string, t table, unit int64, index []indexRow) (*tableFile, error) {
@@ -317,7 +331,7 @@ func openTable(root *os.Root, dir, name string, t table, unit int64, index []ind
 	if err != nil {
 		return nil, err
 	}
-	pf, err := parquet.OpenFile(f, size, parquet.SkipBloomFilters(true))
+	pf, err := parquet.OpenFile(f, size, parquetOpen...)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
