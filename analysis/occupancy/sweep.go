@@ -75,7 +75,10 @@ func WriteSweep(w io.Writer, s *Sweep) error {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if strings.ContainsAny(name, ",\"") || strings.HasPrefix(name, "#") {
+		// Quoted: a name with a comma or a quote, one that would read as
+		// a comment, and a first one whose bytes would read as gzip's
+		// magic number (ReadSweep would take the file for gzipped).
+		if strings.ContainsAny(name, ",\"") || strings.HasPrefix(name, "#") || (i == 0 && format.IsGzip([]byte(name))) {
 			name = `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 		}
 		b.WriteString(name)
