@@ -386,18 +386,7 @@ func TestOwnCallsReference(t *testing.T) {
 			h := &trace.Header{Regions: randomRegions[:1], Runs: []trace.RunInfo{{ID: 0, Procs: int32(procs)}}}
 			return &engine.Trace{Header: h, Stats: &store.Stats{}}
 		}
-		ref, err := newRef(tr(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ref.Add(recs); err != nil {
-			t.Fatal(err)
-		}
-		res, err := ref.Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := res.(*Result)
+		want := runReferenceOn(t, tr(), recs, p)
 		w := want.Runs[0]
 		if w.Patterns[LateSender].WaitNS > 0 {
 			ls++

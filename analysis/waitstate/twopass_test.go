@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -12,7 +13,13 @@ import (
 // it was when the clock correction held every message of a run, over recs.
 func runReference(t *testing.T, recs []trace.Record, procs int, p *Params) *Result {
 	t.Helper()
-	a, err := newRef(randomTrace(procs), p)
+	return runReferenceOn(t, randomTrace(procs), recs, p)
+}
+
+// runReferenceOn is runReference over recs of the trace tr.
+func runReferenceOn(t *testing.T, tr *engine.Trace, recs []trace.Record, p *Params) *Result {
+	t.Helper()
+	a, err := newRef(tr, p)
 	if err != nil {
 		t.Fatal(err)
 	}
