@@ -580,3 +580,70 @@ func TestClockShortAndLongRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestBufferGrowsBeforeSpilling records more entries than a process's first
+// buffer holds and fewer than Options.BufferRecords: the buffer doubles
+// instead of handing chunks to the spill writer, a process that is done
+// keeps no buffer, and the trace holds every entry in order. A process of
+// a full buffer and more hands whole chunks of BufferRecords.
+func TestBufferGrowsBeforeSpilling(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g.pst")
+	rec, err := Start(Options{Path: path, BufferRecords: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, big := rec.Process(0), rec.Process(1)
+	if len(small.buf) != firstBuffer {
+		t.Fatalf("first buffer holds %d entries, want %d", len(small.buf), firstBuffer)
+	}
+	for i := range 300 {
+		small.Block(int32(i))
+	}
+	if len(small.buf) != 512 || small.spilled {
+		t.Fatalf("after 300 entries: buffer of %d, spilled %v; want 512 entries, nothing spilled", len(small.buf), small.spilled)
+	}
+	for i := range 2500 {
+		big.Block(int32(i))
+	}
+	if !big.spilled || len(big.buf) != 1000 {
+		t.Fatalf("after 2500 entries: buffer of %d, spilled %v; want a full buffer of 1000 after spilling", len(big.buf), big.spilled)
+	}
+	if err := small.Done(); err != nil {
+		t.Fatal(err)
+	}
+	if small.buf != nil {
+		t.Fatalf("a finished process holds a buffer of %d entries", len(small.buf))
+	}
+	if err := big.Done(); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, c := range rec.sp.chunks[1] {
+		sizes = append(sizes, c.n)
+	}
+	nSmall := len(rec.sp.chunks[0])
+	if fmt.Sprint(sizes) != "[1000 1000 500]" || nSmall != 1 {
+		t.Fatalf("chunks of process 1: %v, want [1000 1000 500]; process 0 has %d chunks, want 1", sizes, nSmall)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, by := readBack(t, path)
+	for p, n := range map[int32]int{0: 300, 1: 2500} {
+		var ids []int32
+		for _, r := range by[p] {
+			if r.Kind == trace.KindState {
+				ids = append(ids, r.ID)
+			}
+		}
+		// The start block (0) and the end block come first and last.
+		if len(ids) < n {
+			t.Fatalf("process %d: %d blocks in the trace, want at least %d", p, len(ids), n)
+		}
+		for i := range n {
+			if ids[i] != int32(i) {
+				t.Fatalf("process %d: block %d is %d, want %d", p, i, ids[i], i)
+			}
+		}
+	}
+}

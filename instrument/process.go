@@ -46,8 +46,9 @@ type Process struct {
 	sim *SimClock // the simulated clock, nil on the wall clock
 	vt  int64     // virtual time in ns on the simulated clock
 
-	rec  *Recorder
-	done bool
+	rec     *Recorder
+	done    bool
+	spilled bool // some buffer was handed to the spill writer (see more)
 }
 
 // now is the time of a record: the virtual time on the simulated clock,
@@ -232,10 +233,11 @@ func (p *Process) throttles(k trace.Kind, id int32) bool {
 	return true
 }
 
-// add appends one entry, handing a full buffer to the spill writer first.
+// add appends one entry, making room first when the buffer is full (see
+// more).
 func (p *Process) add(t, v int64, id, peer, tag int32, k trace.Kind) {
 	if p.n == len(p.buf) {
-		p.queue()
+		p.more()
 	}
 	p.buf[p.n] = entry{T: t, V: v, ID: id, Peer: peer, Tag: tag, Kind: k}
 	p.n++
@@ -303,21 +305,47 @@ func (p *Process) bbvFlush(t int64) {
 	b.n = 0
 }
 
-// queue hands the buffered entries to the spill writer and continues in a
-// recycled buffer, or a new one.
+// firstBuffer is how many entries a process's first buffer holds. It
+// doubles as the process records, up to Options.BufferRecords, before
+// anything is handed to the spill writer: a program with many short-lived
+// processes (a goroutine each) that record a few entries allocates a few
+// kilobytes for each, not a whole buffer (128 KiB by default), and the
+// trace is built at Close from as little memory.
+const firstBuffer = 64
+
+// more makes room in a full buffer: a buffer smaller than
+// Options.BufferRecords doubles; a full-sized one is handed to the spill
+// writer and recording continues in a recycled buffer, or a new one.
+func (p *Process) more() {
+	full := p.rec.opts.BufferRecords
+	if p.n > 0 && p.n < full {
+		b := make([]entry, min(2*p.n, full))
+		copy(b, p.buf[:p.n])
+		p.buf = b
+		return
+	}
+	p.queue()
+	select {
+	case b := <-p.rec.sp.free:
+		p.buf = b[:cap(b)]
+	default:
+		if p.spilled {
+			p.buf = make([]entry, full)
+		} else {
+			p.buf = make([]entry, min(firstBuffer, full))
+		}
+	}
+}
+
+// queue hands the buffered entries to the spill writer. The process holds
+// no buffer afterwards until it records again (see more): a process that
+// is done, or flushed and idle, keeps no memory.
 func (p *Process) queue() {
 	if p.n == 0 {
 		return
 	}
-	sp := p.rec.sp
-	sp.reqs <- spillReq{proc: p.id, buf: p.buf[:p.n]}
-	select {
-	case b := <-sp.free:
-		p.buf = b[:cap(b)]
-	default:
-		p.buf = make([]entry, p.rec.opts.BufferRecords)
-	}
-	p.n = 0
+	p.rec.sp.reqs <- spillReq{proc: p.id, buf: p.buf[:p.n]}
+	p.buf, p.n, p.spilled = nil, 0, true
 }
 
 // finish closes the process's counters at end (ticks): occupancy counters,

@@ -273,7 +273,7 @@ func (r *Recorder) Process(id int) *Process {
 	p := &Process{
 		id:     int32(id),
 		rec:    r,
-		buf:    make([]entry, r.opts.BufferRecords),
+		buf:    make([]entry, min(firstBuffer, r.opts.BufferRecords)),
 		filter: r.opts.Filter,
 		dropEv: r.dropEv,
 		t0:     r.start.Ticks,

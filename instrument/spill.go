@@ -365,7 +365,7 @@ func (r *procReader) Read(buf []trace.Record) (int, error) {
 		c := r.chunks[0]
 		m := min(c.n-r.pos, len(buf)-k, batch)
 		if cap(r.raw) < m*entrySize {
-			r.raw = make([]byte, batch*entrySize)
+			r.raw = make([]byte, m*entrySize)
 		}
 		if c.mem != nil {
 			for _, e := range c.mem[r.pos : r.pos+m] {

@@ -202,7 +202,7 @@ func Merge(inputs ...Reader) Reader { return MergeFunc(Less, inputs...) }
 func MergeFunc(less func(a, b *Record) bool, inputs ...Reader) Reader {
 	m := &merger{h: cursorHeap{less: less}}
 	for i, in := range inputs {
-		m.cursors = append(m.cursors, &cursor{r: in, idx: i, buf: make([]Record, 1024)})
+		m.cursors = append(m.cursors, &cursor{r: in, idx: i, buf: make([]Record, firstBatch)})
 	}
 	return m
 }
@@ -216,10 +216,22 @@ type cursor struct {
 	err error
 }
 
+// firstBatch and maxBatch bound a merge cursor's batch: it starts small
+// and doubles each time a read fills it, so that merging many short inputs
+// (the processes of a short recording) holds little memory, and a long
+// input is read in batches of maxBatch records.
+const (
+	firstBatch = 32
+	maxBatch   = 1024
+)
+
 func (c *cursor) fill() bool {
 	for c.pos >= c.n {
 		if c.err != nil {
 			return false
+		}
+		if c.n == len(c.buf) && len(c.buf) < maxBatch {
+			c.buf = make([]Record, 2*len(c.buf))
 		}
 		c.n, c.err = c.r.Read(c.buf)
 		c.pos = 0
