@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -645,5 +646,34 @@ func TestBufferGrowsBeforeSpilling(t *testing.T) {
 				t.Fatalf("process %d: block %d is %d, want %d", p, i, ids[i], i)
 			}
 		}
+	}
+}
+
+// TestHeaderWriteFails makes the spill header's writes fail: Start, which
+// writes the first one in the background, succeeds; Flush and Close report
+// the failure, and Close writes no trace.
+func TestHeaderWriteFails(t *testing.T) {
+	full := errors.New("no space left on device")
+	old := writeHeaderFile
+	writeHeaderFile = func(string, *spillHeader) error { return full }
+	defer func() { writeHeaderFile = old }()
+	path := filepath.Join(t.TempDir(), "h.pst")
+	rec, err := Start(Options{Path: path})
+	if err != nil {
+		t.Fatalf("Start: %v (the header is written in the background)", err)
+	}
+	p := rec.Process(0)
+	p.Block(1)
+	if err := rec.Flush(); !errors.Is(err, full) {
+		t.Fatalf("Flush: err = %v, want the header's write error", err)
+	}
+	if err := p.Flush(); !errors.Is(err, full) {
+		t.Fatalf("Process.Flush: err = %v, want the header's write error", err)
+	}
+	if err := rec.Close(); !errors.Is(err, full) {
+		t.Fatalf("Close: err = %v, want the header's write error", err)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Close wrote %s after the header failed (err %v)", path, err)
 	}
 }

@@ -405,5 +405,8 @@ func (p *Process) flush() error {
 	if err := r.sp.sync(); err != nil {
 		return err
 	}
+	if err := r.firstHeader(); err != nil {
+		return err
+	}
 	return r.writeHeaderIfChanged()
 }

@@ -87,6 +87,9 @@ type Recorder struct {
 
 	hdrMu    sync.Mutex // serialises writes of the spill header
 	hdrDirty bool       // guarded by mu: dictionaries changed since the last write
+	hdrFirst chan error // the result of Start's header write (see firstHeader)
+	hdrOnce  sync.Once
+	hdrErr   error
 
 	mu sync.Mutex
 	// closing is held shared by Flush and Done, exclusively by Close and
@@ -184,16 +187,24 @@ func Start(opts Options) (*Recorder, error) {
 	if opts.Filter != nil || opts.Throttle > 0 {
 		r.dropEv = r.EventID(DroppedEvent)
 	}
-	if err := r.writeHeader(cal); err != nil {
-		sp.stop()
-		os.RemoveAll(spill)
-		return nil, err
-	}
+	// The spill's first header is written durably (two fsyncs) while the
+	// program starts its work, not before: Flush, Close and Abort wait
+	// for it (firstHeader), and a failure is reported by the first of
+	// them. A program that dies in the first milliseconds may leave a
+	// spill without a header, which Recover refuses; it holds nothing
+	// flushed then either.
+	r.hdrFirst = make(chan error, 1)
+	go func() { r.hdrFirst <- r.writeHeader(cal) }()
 	if opts.SimClock == nil {
 		// The header's calibration is what Recover converts ticks with
 		// after a crash; a later pair makes it as good as a long one.
 		r.refresh = time.AfterFunc(refreshCalibration, func() {
-			r.whileOpen(func() error { return r.writeHeader(readPair()) })
+			r.whileOpen(func() error {
+				if err := r.firstHeader(); err != nil {
+					return err
+				}
+				return r.writeHeader(readPair())
+			})
 		})
 	}
 	return r, nil
@@ -209,6 +220,13 @@ const (
 	startCalibration   = 100 * time.Microsecond
 	refreshCalibration = 100 * time.Millisecond
 )
+
+// firstHeader waits for the header write Start began and returns its
+// error.
+func (r *Recorder) firstHeader() error {
+	r.hdrOnce.Do(func() { r.hdrErr = <-r.hdrFirst })
+	return r.hdrErr
+}
 
 // ErrClosed is returned by Flush and Done once the recorder is closed.
 var ErrClosed = errors.New("instrument: the recorder is closed")
@@ -326,6 +344,9 @@ func (r *Recorder) Flush() error {
 		if err := r.sp.sync(); err != nil {
 			return err
 		}
+		if err := r.firstHeader(); err != nil {
+			return err
+		}
 		return r.writeHeader(readPair())
 	})
 }
@@ -351,6 +372,7 @@ func (r *Recorder) Close() error {
 	r.mu.Unlock()
 	r.stopRefresh()
 	end := ticks()
+	hdrErr := r.firstHeader()
 	for _, p := range r.sortedProcs() {
 		if p.sim != nil {
 			// On the simulated clock a process ends at its own time.
@@ -369,6 +391,9 @@ func (r *Recorder) Close() error {
 	// and what lies between is interpolated.
 	if err := r.sp.stop(); err != nil {
 		return err
+	}
+	if hdrErr != nil {
+		return hdrErr
 	}
 	hdr := r.header(cal)
 	r.addFilterStats(hdr.Header.Meta.Extra)
@@ -400,6 +425,7 @@ func (r *Recorder) Abort() {
 	r.closed = true
 	r.mu.Unlock()
 	r.stopRefresh()
+	r.firstHeader() // nothing may still be writing into the spill directory
 	r.sp.stop()
 	os.RemoveAll(r.spill)
 }
@@ -488,8 +514,12 @@ func (r *Recorder) writeHeader(cal clockPair) error {
 	r.mu.Lock()
 	r.hdrDirty = false
 	r.mu.Unlock()
-	return writeJSON(filepath.Join(r.spill, headerFile), r.header(cal))
+	return writeHeaderFile(filepath.Join(r.spill, headerFile), r.header(cal))
 }
+
+// writeHeaderFile writes the spill's header; tests replace it to make the
+// write fail.
+var writeHeaderFile = func(path string, h *spillHeader) error { return writeJSON(path, h) }
 
 // writeJSON writes v to path atomically and durably (see package
 // atomicfile): Recover needs the header, so a crash must leave the old
