@@ -3,6 +3,7 @@ package instrument
 import (
 	"os"
 	"strings"
+	"sync"
 	"time"
 	_ "unsafe" // for go:linkname
 )
@@ -14,8 +15,16 @@ import (
 func nanotime() int64
 
 // useTSC selects the CPU's time-stamp counter as the hot-path clock. It is
-// set once, before any recorder starts, and only read afterwards.
-var useTSC = tscUsable()
+// set once, by the first Start (chooseClock), and only read afterwards.
+var (
+	useTSC    bool
+	clockOnce sync.Once
+)
+
+// chooseClock sets useTSC, the first time a recorder starts: deciding
+// reads two kernel files (/proc/cpuinfo is slow to generate), which a
+// program that never records does not pay for.
+func chooseClock() { clockOnce.Do(func() { useTSC = tscUsable() }) }
 
 // ticks reads the hot-path clock: TSC ticks where the TSC is invariant,
 // otherwise runtime nanoseconds.

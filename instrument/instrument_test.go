@@ -116,7 +116,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		{"many goroutines", 64, 500, 32, 1, true, 5000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			defer setTSC(tc.tsc && useTSC)()
+			defer setTSC(tc.tsc && tscOn())()
 			path := filepath.Join(t.TempDir(), "out.pst")
 			states := []trace.StateDef{{ID: 0, Name: "zero"}, {ID: 6, Name: "six"}}
 			rec, err := Start(Options{Path: path, Program: "test", States: states, BufferRecords: tc.buffer, MemoryLimit: tc.mem, ClockResolution: tc.res, Extra: map[string]string{"seed": "7"}})
@@ -196,8 +196,16 @@ func byKind[T any](xs []T, desc func(T) string) map[string][]string {
 	return out
 }
 
+// tscOn reports whether recorders use the time-stamp counter on this
+// machine.
+func tscOn() bool {
+	chooseClock()
+	return useTSC
+}
+
 // setTSC selects the clock for a test and returns the function restoring it.
 func setTSC(on bool) func() {
+	chooseClock() // so that Start does not choose over the test's choice
 	old := useTSC
 	useTSC = on
 	return func() { useTSC = old }
@@ -230,7 +238,7 @@ func TestProcessHandleIsShared(t *testing.T) {
 func TestOccupancy(t *testing.T) {
 	for _, tsc := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tsc=%v", tsc), func(t *testing.T) {
-			defer setTSC(tsc && useTSC)()
+			defer setTSC(tsc && tscOn())()
 			path := filepath.Join(t.TempDir(), "occ.pst")
 			rec, err := Start(Options{Path: path, Occupancy: true, BufferRecords: 50, MemoryLimit: 1, States: []trace.StateDef{{ID: 2, Name: "busy"}}})
 			if err != nil {

@@ -120,6 +120,7 @@ func Start(opts Options) (*Recorder, error) {
 	if opts.Path == "" {
 		return nil, errors.New("instrument: Options.Path is empty")
 	}
+	chooseClock()
 	if opts.ClockResolution <= 0 {
 		opts.ClockResolution = 1
 	}
