@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -109,9 +110,15 @@ type Suggestion struct {
 }
 
 // coarseShare is the smallest share of a trace's events (recorded and
-// dropped) of a function the suggestion makes coarse: one that costs
-// little is left as it is, whatever its calls' length.
-const coarseShare = 0.01
+// dropped) of a function the suggestion makes coarse, among the events the
+// filtered program would still record (see coarsen); coarseMinCostNs is
+// the smallest estimated recording cost (FunctionCost.CostNs) of one. A
+// function that costs little is left as it is, whatever its calls'
+// length.
+const (
+	coarseShare     = 0.01
+	coarseMinCostNs = 1e6
+)
 
 // Suggest reads a first run's trace of a program rewritten by Package
 // (its block dictionary is the trace's state dictionary) and suggests the
@@ -141,10 +148,12 @@ const coarseShare = 0.01
 // A function it does not exclude is made coarse (recording its entry and
 // exit only, Options.Coarse) when its calls run at least MinBlocksPerCall
 // block events each on average, recorded or dropped by the recorder's
-// filter and throttle (the trace's metadata), and its events are at least
-// 1% of the trace's: its loops, not its calls,
-// are what recording it costs, and a call's path through them is what
-// the coarse rule gives up.
+// filter and throttle (the trace's metadata), its events are at least 1%
+// of those the filtered program would still record (the trace's, less
+// the excluded functions' and the loops of the larger functions made
+// coarse), and recording them costs at least a millisecond (CostNs): its
+// loops, not its calls, are what recording it costs, and a call's path
+// through them is what the coarse rule gives up.
 func Suggest(ctx context.Context, h *trace.Header, r trace.Reader, o SuggestOptions) (*Suggestion, error) {
 	if o.MinCalls == 0 {
 		o.MinCalls = DefaultSuggestMinCalls
@@ -322,13 +331,9 @@ func Suggest(ctx context.Context, h *trace.Header, r trace.Reader, o SuggestOpti
 			fc.Entropy = sum / float64(ncalls)
 		}
 		fc.Exclude, fc.Why = suggestRule(fc, o)
-		if !fc.Exclude && !strings.Contains(fc.Function, ".func@") && fc.Calls > 0 && float64(fc.Records+fc.Dropped) >= coarseShare*float64(events) {
-			if per := float64(fc.Records+fc.Dropped) / float64(fc.Calls); per >= o.MinBlocksPerCall {
-				fc.Coarse, fc.Why = true, fmt.Sprintf("coarse: %.0f block events a call", per)
-			}
-		}
 		out.Functions = append(out.Functions, fc)
 	}
+	coarsen(out.Functions, events, o)
 	slices.SortStableFunc(out.Functions, func(a, b FunctionCost) int {
 		if a.CostNs != b.CostNs {
 			if a.CostNs > b.CostNs {
@@ -339,6 +344,37 @@ func Suggest(ctx context.Context, h *trace.Header, r trace.Reader, o SuggestOpti
 		return strings.Compare(a.Function, b.Function)
 	})
 	return out, nil
+}
+
+// coarsen applies Suggest's coarse rule to the functions it does not
+// exclude, the ones with the most events first. A function's share is
+// taken of the events that remain once the excluded functions' are gone
+// and the larger functions made coarse keep only their entries and exits:
+// what the filtered program would still record. So a function that is
+// small beside one made coarse, but the largest cost left after it, is
+// made coarse too (fasta's Repeat beside Random).
+func coarsen(fcs []FunctionCost, events int64, o SuggestOptions) {
+	size := func(fc *FunctionCost) float64 { return float64(fc.Records + fc.Dropped) }
+	left := float64(events)
+	var order []int
+	for i := range fcs {
+		if fcs[i].Exclude {
+			left -= size(&fcs[i])
+		} else if !strings.Contains(fcs[i].Function, ".func@") && fcs[i].Calls > 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(size(&fcs[b]), size(&fcs[a])) })
+	for _, i := range order {
+		fc := &fcs[i]
+		n := size(fc)
+		per := n / float64(fc.Calls)
+		if per < o.MinBlocksPerCall || n < coarseShare*max(left, 0) || fc.CostNs < coarseMinCostNs {
+			continue
+		}
+		fc.Coarse, fc.Why = true, fmt.Sprintf("coarse: %.0f block events a call", per)
+		left -= n - 2*float64(fc.Calls)
+	}
 }
 
 // suggestRule applies Suggest's rule to one function.

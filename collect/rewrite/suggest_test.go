@@ -180,8 +180,8 @@ func TestSuggestThresholds(t *testing.T) {
 // TestSuggestCoarse checks the coarse rule: rare, called 200 times, whose
 // then-block the recorder dropped 10^7 times (the trace's metadata, as the
 // instrument library writes it), runs 50,000 block events a call and is
-// made coarse; main runs 20,000 a call too but is under 1% of the trace's
-// events, and the excluded functions stay excluded. The filter file says
+// made coarse; main runs 20,000 a call too but recording them costs under
+// a millisecond, and the excluded functions stay excluded. The filter file says
 // "coarse rare" and reads back so.
 func TestSuggestCoarse(t *testing.T) {
 	h, recs := suggestTrace()
@@ -206,7 +206,7 @@ func TestSuggestCoarse(t *testing.T) {
 		t.Errorf("rare: %+v, want coarse with 10^7 dropped over 200 calls", f)
 	}
 	if f := got["main"]; f.Coarse {
-		t.Errorf("main made coarse: %+v (under 1%% of the events)", f)
+		t.Errorf("main made coarse: %+v (its recording costs under a millisecond)", f)
 	}
 	if f := got["hot"]; !f.Exclude || f.Coarse {
 		t.Errorf("hot: %+v, want excluded, not coarse", f)
@@ -265,5 +265,43 @@ func TestSuggestThrottleRule(t *testing.T) {
 				t.Errorf("why %q, want it to name TAU's throttle rule", f.Why)
 			}
 		}
+	}
+}
+
+// TestSuggestCoarseAfterLarger checks that the coarse rule weighs a
+// function against what the filtered program would still record: main's
+// loop, with 60,000 of its blocks dropped by the recorder besides, is
+// under 1% of the trace's events, most of them rare's, but once rare is
+// coarse and hot excluded it is most of what is left, and it costs over a
+// millisecond to record: it is made coarse too.
+func TestSuggestCoarseAfterLarger(t *testing.T) {
+	h, recs := suggestTrace()
+	var rareThen, loop int32 = -1, -1
+	for i, s := range h.States {
+		switch s.Description {
+		case "entry of rare":
+			rareThen = h.States[i+1].ID
+		case "body of for at x.go:5":
+			loop = s.ID
+		}
+	}
+	h.Meta.Extra = map[string]string{
+		instrument.FilterStatsKey + fmt.Sprintf(".state.%06d", rareThen): "then of if at x.go:20: kept 100, dropped 10000000: throttled after 100000 calls",
+		instrument.FilterStatsKey + fmt.Sprintf(".state.%06d", loop):     "body of for at x.go:5: kept 40000, dropped 60000: filter",
+	}
+	s, err := Suggest(t.Context(), h, trace.NewSliceReader(recs), SuggestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]FunctionCost{}
+	for _, f := range s.Functions {
+		got[f.Function] = f
+	}
+	m := got["main"]
+	if share := float64(m.Records+m.Dropped) / float64(s.Records+s.Dropped); share >= 0.01 || m.CostNs < 1e6 {
+		t.Fatalf("the trace is not the case tested: main has %.2f%% of the events (want under 1%%) and costs %.0f ns (want over 1 ms)", 100*share, m.CostNs)
+	}
+	if !m.Coarse || !got["rare"].Coarse || !got["hot"].Exclude {
+		t.Errorf("main %+v, rare %+v, hot %+v: want main and rare coarse, hot excluded", m, got["rare"], got["hot"])
 	}
 }
