@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/uncompressed"
 
 	"github.com/parscope/parscope/format"
 	"github.com/parscope/parscope/internal/regular"
@@ -275,11 +277,21 @@ func plainFileName(name string) bool {
 
 // writeIndex writes the process index, zstd-compressed like the tables: at
 // a row per (table, row group, process) it is a tenth of a store of
-// thousands of processes when left uncompressed.
+// thousands of processes when left uncompressed. An index of fewer than
+// smallIndex rows (a few kilobytes) is written uncompressed: compressing
+// it was a sixth of the time a short recording took to write its .pst at
+// exit (a zstd encoder's set-up), for nothing.
 func writeIndex(path string, index []indexRow) error {
-	return parquet.WriteFile(path, index, parquet.Compression(tableCodec),
+	var codec compress.Codec = tableCodec
+	if len(index) < smallIndex {
+		codec = &uncompressed.Codec{}
+	}
+	return parquet.WriteFile(path, index, parquet.Compression(codec),
 		parquet.CreatedBy("parscope", "", ""))
 }
+
+// smallIndex is the fewest rows of an index written compressed.
+const smallIndex = 256
 
 // Dictionary tables, so that SQL users can join names to ids.
 type stateNameRow struct {

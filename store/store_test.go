@@ -497,19 +497,10 @@ func TestSparseProcessIDs(t *testing.T) {
 	}
 }
 
-// TestIndexCompressed checks that index.parquet is zstd-compressed like the
-// tables: with a row per (table, row group, process) it was a tenth of a
-// store of a thousand processes when written uncompressed.
-func TestIndexCompressed(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "many.pst")
-	const procs = 1024
-	var recs []trace.Record
-	for k := range int64(64) {
-		for p := range int32(procs) {
-			recs = append(recs, trace.State(0, p, 10*k+int64(p%7), int32(k%5)))
-		}
-	}
-	writeStore(t, path, Options{}, trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: procs}}}, recs)
+// indexCodecs returns the codecs of the columns of the index of the .pst
+// at path, and its row count.
+func indexCodecs(t *testing.T, path string) (map[format.CompressionCodec]bool, int64) {
+	t.Helper()
 	f, err := os.Open(filepath.Join(path, indexFile))
 	if err != nil {
 		t.Fatal(err)
@@ -523,15 +514,42 @@ func TestIndexCompressed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pf.NumRows() < procs {
-		t.Fatalf("index has %d rows, want one per process at least (%d)", pf.NumRows(), procs)
-	}
+	codecs := map[format.CompressionCodec]bool{}
 	for _, rg := range pf.Metadata().RowGroups {
 		for _, c := range rg.Columns {
-			if c.MetaData.Codec != format.Zstd {
-				t.Errorf("index column %v: codec %v, want ZSTD", c.MetaData.PathInSchema, c.MetaData.Codec)
-			}
+			codecs[c.MetaData.Codec] = true
 		}
+	}
+	return codecs, pf.NumRows()
+}
+
+// TestIndexCompressed checks that index.parquet is zstd-compressed like the
+// tables: with a row per (table, row group, process) it was a tenth of a
+// store of a thousand processes when written uncompressed. The index of a
+// small store (under smallIndex rows) is written uncompressed.
+func TestIndexCompressed(t *testing.T) {
+	small := filepath.Join(t.TempDir(), "small.pst")
+	writeStore(t, small, Options{}, trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: 4}}},
+		[]trace.Record{trace.State(0, 0, 1, 1), trace.State(0, 1, 2, 1), trace.State(0, 2, 3, 2), trace.State(0, 3, 4, 1)})
+	if codecs, rows := indexCodecs(t, small); len(codecs) != 1 || !codecs[format.Uncompressed] || rows != 4 {
+		t.Errorf("index of 4 processes: %d rows, codecs %v; want 4 rows, uncompressed", rows, codecs)
+	}
+
+	path := filepath.Join(t.TempDir(), "many.pst")
+	const procs = 1024
+	var recs []trace.Record
+	for k := range int64(64) {
+		for p := range int32(procs) {
+			recs = append(recs, trace.State(0, p, 10*k+int64(p%7), int32(k%5)))
+		}
+	}
+	writeStore(t, path, Options{}, trace.Header{Runs: []trace.RunInfo{{ID: 0, Procs: procs}}}, recs)
+	codecs, rows := indexCodecs(t, path)
+	if rows < procs {
+		t.Fatalf("index has %d rows, want one per process at least (%d)", rows, procs)
+	}
+	if len(codecs) != 1 || !codecs[format.Zstd] {
+		t.Errorf("index of %d rows: codecs %v, want ZSTD only", rows, codecs)
 	}
 	// The index still reads back: every process's rows are found.
 	s, err := Open(path)
