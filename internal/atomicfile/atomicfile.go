@@ -36,7 +36,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // Modes of everything written.
@@ -416,10 +415,9 @@ func cleanStale(dir, base string) {
 }
 
 // settleTree gives every regular file under root FileMode and every
-// directory DirMode, and fsyncs them: the files at once (see syncFiles),
-// then the directories, deepest first, root last.
+// directory DirMode, and fsyncs them, deepest first, root last.
 func settleTree(root string) error {
-	var dirs, files []string
+	var dirs []string
 	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -431,13 +429,10 @@ func settleTree(root string) error {
 			if err := os.Chmod(p, FileMode); err != nil {
 				return err
 			}
-			files = append(files, p)
+			return syncFile(p)
 		}
 		return nil
 	})
-	if err == nil {
-		err = syncFiles(files)
-	}
 	if err != nil {
 		return err
 	}
@@ -446,47 +441,6 @@ func settleTree(root string) error {
 			return err
 		}
 		if err := syncDir(dirs[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// syncWorkers is how many files syncFiles fsyncs at a time.
-const syncWorkers = 8
-
-// syncFiles fsyncs files, up to syncWorkers at a time: a store's tables are
-// written out by the device in one go instead of one wait per file, which
-// was most of the wall time of writing a small store. It returns the first
-// error in the order of files.
-func syncFiles(files []string) error {
-	if len(files) <= 1 {
-		for _, p := range files {
-			if err := syncFile(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	errs := make([]error, len(files))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(syncWorkers, len(files)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				errs[i] = syncFile(files[i])
-			}
-		}()
-	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
 			return err
 		}
 	}

@@ -384,28 +384,3 @@ func TestDirHide(t *testing.T) {
 		t.Errorf("Hide changed an error that does not name the temporary directory")
 	}
 }
-
-// TestSyncFiles syncs files at once and reports the first failure in the
-// order of the files, not in the order the workers hit them.
-func TestSyncFiles(t *testing.T) {
-	dir := t.TempDir()
-	var files []string
-	for i := range 20 {
-		p := filepath.Join(dir, fmt.Sprintf("f%02d", i))
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, p)
-	}
-	if err := syncFiles(files); err != nil {
-		t.Fatalf("syncing %d files: %v", len(files), err)
-	}
-	files[5] = filepath.Join(dir, "missing-a")
-	files[17] = filepath.Join(dir, "missing-b")
-	for range 10 {
-		err := syncFiles(files)
-		if err == nil || !strings.Contains(err.Error(), "missing-a") {
-			t.Fatalf("err = %v, want the error about missing-a, the first failing file", err)
-		}
-	}
-}
