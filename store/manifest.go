@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -331,25 +330,35 @@ type commRow struct {
 	Members string `parquet:"members"`
 }
 
-// writeDicts starts writing the dictionaries of h that are not empty
-// (see sideFiles).
-func writeDicts(s *sideFiles, h *trace.Header) {
-	writeDict(s, "state_names", h.States, func(s *trace.StateDef) stateNameRow {
+// writeDicts writes the dictionaries of h that are not empty into dir and
+// describes each in files.
+func writeDicts(dir string, h *trace.Header, files map[string]TableInfo) error {
+	if err := writeDict(dir, "state_names", h.States, files, func(s *trace.StateDef) stateNameRow {
 		return stateNameRow{s.ID, s.Name, s.Description, s.File, s.Line}
-	})
-	writeDict(s, "region_names", h.Regions, func(r *trace.RegionDef) regionNameRow {
+	}); err != nil {
+		return err
+	}
+	if err := writeDict(dir, "region_names", h.Regions, files, func(r *trace.RegionDef) regionNameRow {
 		return regionNameRow{r.ID, r.Kind.String(), r.Label, r.Function, r.File, r.Line, r.EndLine, r.Parent}
-	})
-	writeDict(s, "event_names", h.Events, func(e *trace.EventDef) nameRow {
+	}); err != nil {
+		return err
+	}
+	if err := writeDict(dir, "event_names", h.Events, files, func(e *trace.EventDef) nameRow {
 		return nameRow{ID: e.ID, Name: e.Name}
-	})
-	writeDict(s, "counter_names", h.Counters, func(c *trace.CounterDef) nameRow {
+	}); err != nil {
+		return err
+	}
+	if err := writeDict(dir, "counter_names", h.Counters, files, func(c *trace.CounterDef) nameRow {
 		return nameRow{c.ID, c.Name, c.Unit}
-	})
-	writeDict(s, "procs", h.Procs, func(p *trace.ProcInfo) procRow {
+	}); err != nil {
+		return err
+	}
+	if err := writeDict(dir, "procs", h.Procs, files, func(p *trace.ProcInfo) procRow {
 		return procRow{p.Run, p.Proc, p.Name}
-	})
-	writeDict(s, "comms", h.Comms, func(c *trace.CommDef) commRow {
+	}); err != nil {
+		return err
+	}
+	return writeDict(dir, "comms", h.Comms, files, func(c *trace.CommDef) commRow {
 		ms := make([]string, len(c.Members))
 		for j, m := range c.Members {
 			ms[j] = fmt.Sprint(m)
@@ -358,88 +367,41 @@ func writeDicts(s *sideFiles, h *trace.Header) {
 	})
 }
 
-// writeDict starts writing the rows row makes of defs as name.parquet, or
-// does nothing when there are no defs.
-func writeDict[D, R any](s *sideFiles, name string, defs []D, row func(*D) R) {
+// writeDict writes the rows row makes of defs as dir/name.parquet and
+// describes it in files[name], or does nothing when there are no defs.
+func writeDict[D, R any](dir, name string, defs []D, files map[string]TableInfo, row func(*D) R) error {
 	if len(defs) == 0 {
-		return
+		return nil
 	}
-	s.write(name, func(path string) error {
-		rows := make([]R, len(defs))
-		for i := range defs {
-			rows[i] = row(&defs[i])
-		}
-		return parquet.WriteFile(path, rows)
-	})
-}
-
-// sideFiles writes a store's small files (the process index and the
-// dictionaries) into dir at the same time, each in its own goroutine, and
-// describes each in files: written one after the other they were a third
-// of the time a short recording took to write its .pst at exit.
-type sideFiles struct {
-	dir   string
-	wg    sync.WaitGroup
-	mu    sync.Mutex           // guards files and errs
-	files map[string]TableInfo // what each file holds
-	errs  []error              // in the order write was called
-}
-
-// write runs write(dir/name.parquet) in a goroutine, then describes the
-// file in files[name].
-func (s *sideFiles) write(name string, write func(path string) error) {
-	s.mu.Lock()
-	s.errs = append(s.errs, nil)
-	slot := len(s.errs) - 1
-	s.mu.Unlock()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		err := write(filepath.Join(s.dir, name+".parquet"))
-		var info TableInfo
-		if err == nil {
-			info, err = describeFile(s.dir, name)
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if err != nil {
-			s.errs[slot] = err
-			return
-		}
-		s.files[name] = info
-	}()
-}
-
-// wait waits for every file and returns the first error, in the order the
-// files were started.
-func (s *sideFiles) wait() error {
-	s.wg.Wait()
-	for _, err := range s.errs {
-		if err != nil {
-			return err
-		}
+	rows := make([]R, len(defs))
+	for i := range defs {
+		rows[i] = row(&defs[i])
 	}
-	return nil
+	if err := parquet.WriteFile(filepath.Join(dir, name+".parquet"), rows); err != nil {
+		return err
+	}
+	return describeFile(dir, name, files)
 }
 
-// describeFile says what dir/name.parquet holds: its rows, row groups and
-// size.
-func describeFile(dir, name string) (TableInfo, error) {
+// describeFile sets files[name] to what dir/name.parquet holds: its rows,
+// row groups and size.
+func describeFile(dir, name string, files map[string]TableInfo) error {
 	file := name + ".parquet"
 	f, err := os.Open(filepath.Join(dir, file))
 	if err != nil {
-		return TableInfo{}, err
+		return err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return TableInfo{}, err
+		return err
 	}
 	pf, err := parquet.OpenFile(f, st.Size(), parquetOpen...)
 	if err != nil {
-		return TableInfo{}, fmt.Errorf("%s: %w", f.Name(), err)
+		return fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	return TableInfo{File: file, Rows: pf.NumRows(), RowGroups: len(pf.RowGroups()), Bytes: st.Size()}, nil
+	files[name] = TableInfo{File: file, Rows: pf.NumRows(), RowGroups: len(pf.RowGroups()), Bytes: st.Size()}
+	return nil
 }
 
 // readRegular reads the file name inside root (the .pst at dir), refusing

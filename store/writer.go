@@ -187,12 +187,11 @@ func (w *Writer) finish() error {
 	}
 	m := Manifest{Format: FormatName, Version: FormatVersion, TimeUnitNS: w.unit, Tables: map[string]TableInfo{}, Files: map[string]TableInfo{}}
 	var index []indexRow
-	done := w.finishSinks()
 	for t, s := range w.sinks {
 		if s == nil {
 			continue
 		}
-		rows, idx, err := done[t].rows, done[t].index, done[t].err
+		rows, idx, err := s.finish()
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", table(t), err)
 		}
@@ -210,15 +209,18 @@ func (w *Writer) finish() error {
 		}
 		m.Tables[table(t).String()] = TableInfo{File: table(t).file(), Rows: rows, RowGroups: groups, Bytes: st.Size()}
 	}
+	if err := writeIndex(filepath.Join(w.tmp, indexFile), index); err != nil {
+		return err
+	}
+	if err := describeFile(w.tmp, indexName, m.Files); err != nil {
+		return err
+	}
 	w.stats.finishRuns(&w.header)
 	w.header.SortDicts()
 	if err := w.header.Validate(); err != nil {
 		return err
 	}
-	side := &sideFiles{dir: w.tmp, files: m.Files}
-	side.write(indexName, func(path string) error { return writeIndex(path, index) })
-	writeDicts(side, &w.header)
-	if err := side.wait(); err != nil {
+	if err := writeDicts(w.tmp, &w.header, m.Files); err != nil {
 		return err
 	}
 	m.Header = w.header
@@ -227,39 +229,6 @@ func (w *Writer) finish() error {
 		return err
 	}
 	return w.out.Commit()
-}
-
-// finished is what finishing a table's sink gave.
-type finished struct {
-	rows  int64
-	index []indexRow
-	err   error
-}
-
-// finishSinks finishes every table's sink. Those whose rows are all in
-// memory (the tables of any store of up to a few million records) are
-// encoded and written at the same time, each in a goroutine: a short
-// recording's tables were written one after the other at the program's
-// exit. Tables that spilled runs to disk merge them one table at a time,
-// as the merge's memory is bounded per table.
-func (w *Writer) finishSinks() []finished {
-	done := make([]finished, len(w.sinks))
-	var wg sync.WaitGroup
-	for t, s := range w.sinks {
-		switch {
-		case s == nil:
-		case s.spilling:
-			done[t].rows, done[t].index, done[t].err = s.finish()
-		default:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				done[t].rows, done[t].index, done[t].err = s.finish()
-			}()
-		}
-	}
-	wg.Wait()
-	return done
 }
 
 // keyLess is the storage order of a table: (run, time, process) for timed
