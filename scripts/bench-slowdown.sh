@@ -60,10 +60,20 @@ done
 #    same program pays the Go tracer's cost; the trace is not stopped, so
 #    what it wrote is not a valid trace, only its cost counts). Each round
 #    runs the four variants one after the other; medians over the rounds.
-#    SHOOTOUT lists the programs ("name args;name args"), to run fewer.
+#    SHOOTOUT lists the programs ("name args;name args"), to run fewer or
+#    at other sizes; SHOOTOUT=long runs each for about a second (the
+#    Benchmarks Game's sizes for spectral-norm and fasta, smaller ones for
+#    the others), where a recording's fixed cost (starting, and writing
+#    the .pst at exit: a few milliseconds) no longer dominates.
+#    REC_DEFAULT=0 skips recording with the default rewrite (without a
+#    filter), which at the long sizes takes minutes a round.
 exp=$(go mod download -json golang.org/x/exp | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 go build -o "$tmp/parscope" ./cmd/parscope
 shootout=${SHOOTOUT:-"spectral-norm-parallel -n 1500;fannkuch-parallel -n 10;nbody -n 2000000;binary-tree -n 16;fasta -n 2500000;mandelbrot -n 2000"}
+if [[ $shootout == long ]]; then
+	shootout="spectral-norm-parallel -n 5500;fannkuch-parallel -n 11;nbody -n 15000000;binary-tree -n 17;fasta -n 25000000;mandelbrot -n 6000"
+fi
+rec_default=${REC_DEFAULT:-1}
 printf '\n%-36s %9s %9s %9s %9s %8s %8s %8s\n' "shootout program (whole process)" "orig ms" "off ms" "rec ms" "rtrace ms" "off" "rec" "rtrace"
 IFS=';' read -r -a progs <<< "$shootout"
 for entry in "${progs[@]}"; do
@@ -111,7 +121,11 @@ GO
 	for ((i = 0; i < pairs; i++)); do
 		t0=$(now_ms); "$d/orig.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/orig.ms"
 		t0=$(now_ms); PARSCOPE_OUT=off "$d/inst.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/off.ms"
-		t0=$(now_ms); PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/rec.ms"
+		if [[ $rec_default == 1 ]]; then
+			t0=$(now_ms); PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/rec.ms"
+		else
+			echo 0 >> "$d/rec.ms"
+		fi
 		t0=$(now_ms); RTRACE_OUT="$d/rt.out" "$d/rtrace.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/rtrace.ms"
 		t0=$(now_ms); PARSCOPE_OUT=off "$d/instf.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/offf.ms"
 		t0=$(now_ms); PARSCOPE_OUT="$d/recf.pst" "$d/instf.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/recf.ms"
@@ -119,7 +133,11 @@ GO
 	o=$(median < "$d/orig.ms"); f=$(median < "$d/off.ms"); r=$(median < "$d/rec.ms"); g=$(median < "$d/rtrace.ms")
 	ff=$(median < "$d/offf.ms"); rf=$(median < "$d/recf.ms")
 	pct() { echo "100*($1-$o)/$o" | bc -l; }
-	printf '%-36s %9.0f %9.0f %9.0f %9.0f %7.1f%% %7.1f%% %7.1f%%\n' "$prog $pargs" "$o" "$f" "$r" "$g" "$(pct "$f")" "$(pct "$r")" "$(pct "$g")"
+	if [[ $rec_default == 1 ]]; then
+		printf '%-36s %9.0f %9.0f %9.0f %9.0f %7.1f%% %7.1f%% %7.1f%%\n' "$prog $pargs" "$o" "$f" "$r" "$g" "$(pct "$f")" "$(pct "$r")" "$(pct "$g")"
+	else
+		printf '%-36s %9.0f %9.0f %9s %9.0f %7.1f%% %8s %7.1f%%\n' "$prog $pargs" "$o" "$f" "-" "$g" "$(pct "$f")" "-" "$(pct "$g")"
+	fi
 	if [[ -d "$d/rec.pst" ]]; then
 		"$tmp/parscope" info "$d/rec.pst" | grep -E '^(records|dropped|meta parscope.filtered )' | sed 's/^/    /' || true
 	fi
@@ -129,3 +147,30 @@ GO
 		"$tmp/parscope" info "$d/recf.pst" | grep -E '^(records|dropped)' | sed 's/^/    /' || true
 	fi
 done
+
+# 3. The fixed cost of a recording run, on a program that does nothing but
+#    print a line (HELLO=0 skips it): the original, its rewritten copy with
+#    recording off (a larger binary: the recorder and the .pst writer are
+#    linked in), and recording (starting the recorder, and writing the
+#    .pst of four records at exit). Whole processes, ROUNDS rounds
+#    alternating the three (default 21).
+if [[ ${HELLO:-1} == 1 ]]; then
+	d="$tmp/hello"; mkdir -p "$d/orig"
+	printf 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hello")\n}\n' > "$d/orig/main.go"
+	printf 'module hello\n\ngo 1.26\n' > "$d/orig/go.mod"
+	(cd "$d/orig" && go build -o "$d/orig.bin" .)
+	"$tmp/parscope" instrument -o "$d/inst" "$d/orig" 2>/dev/null
+	printf 'module hello\n\ngo 1.26\n\nrequire github.com/parscope/parscope v0.0.0\n\nreplace github.com/parscope/parscope => %s\n' "$PWD" > "$d/inst/go.mod"
+	cp go.sum "$d/inst/go.sum"
+	(cd "$d/inst" && GOFLAGS=-mod=mod go build -o "$d/inst.bin" .)
+	now_us() { echo $(($(date +%s%N) / 1000)); }
+	for v in orig off rec; do : > "$d/$v.us"; done
+	for ((i = 0; i < ${ROUNDS:-21}; i++)); do
+		t0=$(now_us); "$d/orig.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/orig.us"
+		t0=$(now_us); PARSCOPE_OUT=off "$d/inst.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/off.us"
+		t0=$(now_us); PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/rec.us"
+	done
+	printf '\n%-36s %9s %9s %9s\n' "fixed cost (whole process, ms)" "orig" "off" "rec"
+	printf '%-36s %9.1f %9.1f %9.1f\n' "hello world, $(ls -1 "$d/rec.pst" | wc -l) files in its .pst" \
+		"$(median < "$d/orig.us" | awk '{print $1/1000}')" "$(median < "$d/off.us" | awk '{print $1/1000}')" "$(median < "$d/rec.us" | awk '{print $1/1000}')"
+fi
