@@ -41,9 +41,11 @@ never excluded (a filter cannot name them).
 A function not excluded is suggested coarse (its entry and exit recorded,
 no block or region inside it: function-level instrumentation, as
 Score-P's) when its calls run at least --min-blocks-per-call block events
-each, recorded or dropped by the recorder's filter and throttle, and its
-events are at least 1% of the trace's: its loops are what recording it
-costs.
+each, recorded or dropped by the recorder's filter and throttle, its
+events are at least 1% of those the filtered program would still record
+(largest functions first: the trace's, less those of the functions
+excluded and of the larger ones made coarse), and recording them costs
+at least a millisecond: its loops are what recording it costs.
 
 With -o FILE it writes the suggestion as a filter file ("exclude PATTERN"
 and "coarse PATTERN" lines) for parscope instrument --filter. A throttled trace (parscope info
