@@ -116,6 +116,8 @@ func TestForeignPrograms(t *testing.T) {
 		{"chameneosredux", []string{"600"}, true, true},
 		{"fannkuch-parallel", []string{"-n", "7"}, false, true},
 		{"spectral-norm-parallel", []string{"-n", "40"}, false, true},
+		{"fasta", []string{"-n", "2000"}, false, true},
+		{"nbody", []string{"-n", "1000"}, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.prog, func(t *testing.T) {
@@ -146,6 +148,15 @@ func TestForeignPrograms(t *testing.T) {
 			}
 			if got != want || want == "" {
 				t.Errorf("instrumented output:\n%s\noriginal:\n%s", got, want)
+			}
+			// With recording off (every handle nil) it prints the same
+			// output too.
+			off := runProg(t, inst, tc.args, []string{"PARSCOPE_OUT=off"})
+			if tc.noDigits {
+				off = withoutDigits(off)
+			}
+			if off != want {
+				t.Errorf("instrumented output with recording off:\n%s\noriginal:\n%s", off, want)
 			}
 			if tc.wantsTrace {
 				checkTrace(t, pst)
