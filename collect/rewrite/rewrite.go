@@ -315,6 +315,8 @@ type fn struct {
 	// are the offsets of the return statements.
 	atReturn bool
 	returns  []int
+	// loops are the function's loops, for unswitch.
+	loops []loopAt
 }
 
 func (w *rewriter) off(p token.Pos) int { return w.tf.Offset(p) }
@@ -432,6 +434,7 @@ func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string, quiet
 		}
 		return
 	}
+	defer w.unswitchLoops(f) // once every edit of the body is made
 	entry := w.newBlock(f, "entry", b.Lbrace, "entry of "+name)
 	if handle == "" { // the handle is a parameter (see threadable)
 		w.ed.prologue(at, fmt.Sprintf(" %sparscopeP.Block(%d);", pre, entry))
@@ -537,6 +540,7 @@ func (w *rewriter) stmt(f *fn, s ast.Stmt, label *ast.Ident) bool {
 	case *ast.IfStmt:
 		return w.ifStmt(f, s, label)
 	case *ast.ForStmt:
+		f.loops = append(f.loops, loopAt{s: s, label: label, first: len(w.ed.edits)})
 		region := w.region(f, trace.RegionLoop, "for", s, label)
 		f.frames = append(f.frames, frame{kind: "for", label: labelName(label), region: region})
 		w.exprs(f, s.Init, s.Cond, s.Post)
@@ -544,6 +548,7 @@ func (w *rewriter) stmt(f *fn, s ast.Stmt, label *ast.Ident) bool {
 		f.frames = f.frames[:len(f.frames)-1]
 		return true
 	case *ast.RangeStmt:
+		f.loops = append(f.loops, loopAt{s: s, label: label, first: len(w.ed.edits)})
 		region := w.region(f, trace.RegionLoop, "range", s, label)
 		f.frames = append(f.frames, frame{kind: "for", label: labelName(label), region: region})
 		w.exprs(f, s.X)

@@ -1,0 +1,144 @@
+package rewrite
+
+import (
+	"go/ast"
+	"go/scanner"
+	"go/token"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// With recording off every handle is nil, and each recording call is a
+// test of it: one predictable branch. In loops of a few instructions a
+// basic block, such as fasta's random sequence, a branch per block (and a
+// region enter and exit per inner loop) is still several per cent of the
+// loop. So the rewriter emits such a loop twice and chooses once, on
+// entering it:
+//
+//	if parscopeP == nil { <the loop as written> } else { <the loop recording> }
+//
+// It does so for the outermost loops whose rewrite adds nothing but
+// recording calls (blocks, region enters and exits): no message, no call
+// that takes the handle, no function literal, no label inside. Such a loop
+// runs exactly as written when recording is off, and the code grows by
+// its size. The copy is written on one line, token by token with its
+// semicolons made explicit, so that every line of the file keeps its
+// number. The handle is nil only when the program does not record
+// (parscopeSelf in the runtime file): recording, every loop runs its
+// recording copy, as before.
+
+// loopAt is a loop statement of a function and the index of the first
+// edit its rewrite made.
+type loopAt struct {
+	s     ast.Stmt
+	label *ast.Ident
+	first int
+}
+
+// recordingOnly matches an inserted text that only records: blocks,
+// region enters and exits.
+var recordingOnly = regexp.MustCompile(`^[; ]*(parscopeP\.(Block|Enter|Exit)\([0-9]+\)[; ]*)+$`)
+
+// unswitchLoops doubles the outermost loops of f that only record (see
+// above).
+func (w *rewriter) unswitchLoops(f *fn) {
+	loops := slices.Clone(f.loops)
+	slices.SortFunc(loops, func(a, b loopAt) int { return w.off(a.s.Pos()) - w.off(b.s.Pos()) })
+	done := -1 // the end of the last loop doubled
+	for _, l := range loops {
+		if w.off(l.s.Pos()) < done {
+			continue // inside a loop already doubled
+		}
+		if w.unswitch(l) {
+			done = w.off(l.s.End())
+		}
+	}
+}
+
+// unswitch doubles loop l when every edit inside it only records, it has
+// no label and holds none, and it can be written on one line. It reports
+// whether it did.
+func (w *rewriter) unswitch(l loopAt) bool {
+	if l.label != nil || hasLabel(l.s) {
+		return false
+	}
+	start, end := w.off(l.s.Pos()), w.off(l.s.End())
+	enter, exit := -1, -1
+	// Every edit inside the loop counts, also those made before its
+	// statements were (the handle passed to threaded calls).
+	for i, e := range w.ed.edits {
+		if e.off < start || e.off > end {
+			continue
+		}
+		if e.del != 0 || !recordingOnly.MatchString(e.text) {
+			return false
+		}
+		switch {
+		case i == l.first && e.off == start && e.class == editOpen && strings.HasPrefix(e.text, "parscopeP.Enter("):
+			enter = i
+		case i > l.first && e.off == end && e.class == editClose && strings.HasPrefix(e.text, "; parscopeP.Exit("):
+			exit = i
+		}
+	}
+	if enter < 0 {
+		return false
+	}
+	plain, ok := oneLine(w.ed.src[start:end])
+	if !ok {
+		return false
+	}
+	w.ed.edits[enter].text = "if parscopeP == nil { " + plain + " } else { " + w.ed.edits[enter].text
+	if exit >= 0 {
+		w.ed.edits[exit].text += " }"
+	} else {
+		// A loop that never ends normally has no exit call after it.
+		w.ed.close(end, " }")
+	}
+	return true
+}
+
+// oneLine returns Go source src (a statement) on one line: its tokens
+// separated by spaces, with the semicolons the language inserts at line
+// ends written out and comments dropped. It fails on a raw string
+// literal spanning lines and on a token it cannot read.
+func oneLine(src []byte) (string, bool) {
+	fset := token.NewFileSet()
+	var sc scanner.Scanner
+	bad := false
+	sc.Init(fset.AddFile("", fset.Base(), len(src)), src, func(token.Position, string) { bad = true }, 0)
+	var b strings.Builder
+	for {
+		_, tok, lit := sc.Scan()
+		switch {
+		case tok == token.EOF:
+			return b.String(), !bad
+		case tok == token.ILLEGAL, tok != token.SEMICOLON && strings.ContainsAny(lit, "\n\r"):
+			return "", false
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		switch {
+		case tok == token.SEMICOLON:
+			b.WriteByte(';')
+		case lit != "":
+			b.WriteString(lit)
+		default:
+			b.WriteString(tok.String())
+		}
+	}
+}
+
+// hasLabel reports whether a labeled statement is inside s: a copy of s
+// would define its label twice.
+func hasLabel(s ast.Stmt) bool {
+	found := false
+	ast.Inspect(s, func(n ast.Node) bool {
+		if _, ok := n.(*ast.LabeledStmt); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
