@@ -306,3 +306,58 @@ func TestGuardTransitions(t *testing.T) {
 		}
 	}
 }
+
+// TestBelow32 checks that below32 returns the largest float32 not above
+// its argument, so that Hartigan's bounds kept in float32 stay lower
+// bounds.
+func TestBelow32(t *testing.T) {
+	up := float32(math.Inf(1))
+	for _, x := range []float64{0, 1, 0.1, -0.1, 1.0 / 3, -2.0 / 3, 1e-40, 3.4e38, 3.5e38, math.MaxFloat64, -1e300, math.Inf(1), math.Inf(-1), 123456789.123} {
+		f := below32(x)
+		if float64(f) > x {
+			t.Errorf("below32(%v) = %v, above it", x, f)
+		}
+		if next := math.Nextafter32(f, up); float64(next) <= x && !math.IsInf(x, 1) {
+			t.Errorf("below32(%v) = %v, but %v is not above it either", x, f, next)
+		}
+	}
+}
+
+// TestTrialKeepsLabelsOnly checks that a Default-mode trial drops its
+// k-means state once scored, keeping only its labels as a hint, and that
+// the phase-size guard's score is the same with the hint as without it.
+func TestTrialKeepsLabelsOnly(t *testing.T) {
+	f := loadBB(t, "phases.bb.gz")
+	opts := DefaultOptions()
+	opts.Mode = Default
+	opts.MinPhaseSize = 50 // several small phases to dissolve at k = 20
+	ds, err := load(context.Background(), f, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &engine{ds: ds, opts: opts, workers: 1}
+	cl, err := e.trial(context.Background(), 20, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.state != nil || len(cl.hint) != ds.n {
+		t.Fatalf("trial kept state %v and %d labels; want no state and %d labels", cl.state != nil, len(cl.hint), ds.n)
+	}
+	again, err := modernKMeans(context.Background(), ds, 20, 7, opts.Iters, DefaultTolerance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range again.state.labels {
+		if int(cl.hint[i]) != c {
+			t.Fatalf("hint of interval %d is %d, the run's label %d", i, cl.hint[i], c)
+		}
+	}
+	withHint, _ := guardedScore(ds, cl, opts.MinPhaseSize)
+	hint := cl.hint
+	cl.hint = nil
+	without, _ := guardedScore(ds, cl, opts.MinPhaseSize)
+	cl.hint = hint
+	if withHint != without || withHint == cl.bic {
+		t.Errorf("guarded BIC %v with the hint, %v without, %v unguarded; want the first two equal and unlike the last", withHint, without, cl.bic)
+	}
+}

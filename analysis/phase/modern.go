@@ -68,6 +68,8 @@ func guardedScore(ds *dataset, cl *clustering, minSize int) (bic, distortion flo
 		hint := -1
 		if cl.state != nil {
 			hint = cl.state.labels[i]
+		} else if cl.hint != nil {
+			hint = int(cl.hint[i])
 		}
 		labels[i], _ = nearestScratch(ds.row(i), cl.centres, k, hint, scratch)
 		size[labels[i]]++
@@ -141,7 +143,7 @@ type kmeans struct {
 	labels  []int     // n
 	upper   []float64 // n: ≥ distance to the own centre
 	lower   []float64 // n: ≤ distance to any other centre
-	lb      []float64 // n*k, Hartigan: per-centre lower bounds (see hartigan)
+	lb      []float32 // n*k, Hartigan: per-centre lower bounds, rounded down (see hartigan)
 	reseed  bool      // whether Lloyd re-seeds empty clusters
 	refills int       // how many times it did
 	// tiny is the smallest decrease of the distortion (per unit of
@@ -171,16 +173,22 @@ func (m *kmeans) centre(c int) []float64 { return m.centres[c*m.d : (c+1)*m.d] }
 func (m *kmeans) seedPlusPlus(rng *rand.Rand) {
 	ds, n, k := m.ds, m.n, m.k
 	u, l := m.upper, m.lower
-	sq := make([]float64, n)    // squared distance to the nearest centre
-	score := make([]float64, n) // the sampling score, w·sq
-	pick := func(score []float64, total float64) int {
+	sq := make([]float64, n) // squared distance to the nearest centre
+	// pick draws an interval with probability proportional to its
+	// score, w·sq (w alone when sq is nil); total is the scores' sum.
+	// The scores are computed as they are summed, not stored.
+	pick := func(sq []float64, total float64) int {
 		if !(total > 0) {
 			return rng.IntN(n)
 		}
 		x := rng.Float64() * total
 		acc := 0.0
 		last := 0
-		for i, s := range score {
+		for i, w := range ds.w {
+			s := w
+			if sq != nil {
+				s = float64(w * sq[i])
+			}
 			if s > 0 {
 				last = i
 			}
@@ -195,18 +203,17 @@ func (m *kmeans) seedPlusPlus(rng *rand.Rand) {
 	for _, w := range ds.w {
 		totalW += w
 	}
-	copy(m.centre(0), ds.row(pick(ds.w, totalW)))
+	copy(m.centre(0), ds.row(pick(nil, totalW)))
 	total := 0.0
 	for i := range sq {
 		sq[i] = sqDist(ds.row(i), m.centre(0))
 		u[i], l[i] = math.Sqrt(sq[i]), math.Inf(1)
-		score[i] = float64(ds.w[i] * sq[i])
-		total += score[i]
+		total += float64(ds.w[i] * sq[i])
 	}
 	cc := make([]float64, k) // distances from the new centre to the others
 	for c := 1; c < k; c++ {
 		ctr := m.centre(c)
-		copy(ctr, ds.row(pick(score, total)))
+		copy(ctr, ds.row(pick(sq, total)))
 		for o := 0; o < c; o++ {
 			cc[o] = math.Sqrt(sqDist(ctr, m.centre(o)))
 		}
@@ -218,11 +225,10 @@ func (m *kmeans) seedPlusPlus(rng *rand.Rand) {
 			} else if dd := sqDist(ds.row(i), ctr); dd < sq[i] {
 				m.labels[i], l[i] = c, u[i]
 				sq[i], u[i] = dd, math.Sqrt(dd)
-				score[i] = float64(ds.w[i] * dd)
 			} else {
 				l[i] = min(l[i], math.Sqrt(dd))
 			}
-			total += score[i]
+			total += float64(ds.w[i] * sq[i])
 		}
 	}
 }
@@ -437,13 +443,16 @@ const hartiganPasses = 50
 // bound on its distance to every other centre, so only the clusters that
 // could pay are measured. A move shifts the two centres by known amounts;
 // the bounds are stored relative to each centre's total shift (drift),
-// which keeps them valid at no cost. A first test with the smallest of
+// which keeps them valid at no cost. The per-centre bounds, k values per
+// interval and the refinement's largest array, are kept as float32
+// rounded down (below32): looser by at most one float32 step, so they
+// prune a little less, but every decision is the same. A first test with the smallest of
 // the lower bounds, widened by the sum over the moves of the larger shift,
 // usually settles a visit in O(1).
 func (m *kmeans) hartigan(ctx context.Context) error {
 	ds, n, k := m.ds, m.n, m.k
 	if len(m.lb) != n*k {
-		m.lb = make([]float64, n*k)
+		m.lb = make([]float32, n*k)
 	}
 	// Initial bounds: the Hamerly lower bound, or the triangle inequality
 	// |x−c_b| ≥ |c_a−c_b| − |x−c_a|, whichever is larger.
@@ -466,9 +475,10 @@ func (m *kmeans) hartigan(ctx context.Context) error {
 		lb := m.lb[i*k : (i+1)*k]
 		lo := math.Inf(1)
 		for b := range lb {
-			lb[b] = max(m.lower[i], cc[a*k+b]-m.upper[i])
+			v := max(m.lower[i], cc[a*k+b]-m.upper[i])
+			lb[b] = below32(v)
 			if b != a && m.size[b] > 0 {
-				lo = min(lo, lb[b])
+				lo = min(lo, v)
 			}
 		}
 		lmin[i] = lo
@@ -509,7 +519,7 @@ func (m *kmeans) hartigan(ctx context.Context) error {
 			}
 			wb := m.wsum[b]
 			fb := wb / (wb + w)
-			l := lb[b] - drift[b]
+			l := float64(lb[b]) - drift[b]
 			if l > 0 && fb*l*l > stay {
 				lo = min(lo, l)
 				continue
@@ -532,7 +542,7 @@ func (m *kmeans) hartigan(ctx context.Context) error {
 			// enough to rule b out, now and for a while.
 			db := sqDistBelow(x, m.centre(b), 2*stay/fb)
 			l = math.Sqrt(db)
-			lb[b] = l + drift[b]
+			lb[b] = below32(l + drift[b])
 			lo = min(lo, l)
 			if c := fb * db; c < bestCost-(1e-12*bestCost+m.tiny) {
 				best, bestCost, bestD = b, c, db
@@ -561,7 +571,7 @@ func (m *kmeans) hartigan(ctx context.Context) error {
 		drift[best] += sb
 		total += max(sa, sb)
 		m.upper[i] = db*wb/(wb+w) - drift[best]
-		lb[a] = u*wa/(wa-w) + drift[a]
+		lb[a] = below32(u*wa/(wa-w) + drift[a])
 		lmin[i] = 0
 		quiet = 0
 	}
@@ -571,7 +581,7 @@ func (m *kmeans) hartigan(ctx context.Context) error {
 		lo := math.Inf(1)
 		for b := 0; b < k; b++ {
 			if b != a && m.size[b] > 0 {
-				lo = min(lo, m.lb[i*k+b]-drift[b])
+				lo = min(lo, float64(m.lb[i*k+b])-drift[b])
 			}
 		}
 		m.lower[i] = lo
@@ -761,6 +771,16 @@ func (m *kmeans) split(members []int) []bool {
 		copy(side, trial)
 	}
 	return side
+}
+
+// below32 returns the largest float32 not above x: a lower bound kept in
+// half the memory stays a lower bound.
+func below32(x float64) float32 {
+	f := float32(x)
+	if float64(f) > x {
+		f = math.Nextafter32(f, float32(math.Inf(-1)))
+	}
+	return f
 }
 
 // nearestTwo returns the index of the centre nearest to x (the lowest on

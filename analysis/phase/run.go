@@ -160,8 +160,8 @@ func (e *engine) trialSeed(r, t int) (int64, error) {
 // the search, NumInitSeeds times each; all the trials run in parallel on
 // the workers, the largest k first. For each k it keeps the trial with
 // the best BIC (the earliest on ties); in Default mode it also scores that
-// trial under the phase-size guard, and keeps its k-means state for the
-// refinement of the chosen k.
+// trial under the phase-size guard (refineChosen runs the chosen k's best
+// trial again for its k-means state).
 func (e *engine) evaluate(ctx context.Context, ks []int) error {
 	nt := e.opts.NumInitSeeds
 	first := len(e.runs)
@@ -182,10 +182,11 @@ func (e *engine) evaluate(ctx context.Context, ks []int) error {
 	}
 	slices.SortStableFunc(tasks, func(a, b task) int { return ks[b.ev] - ks[a.ev] })
 	// As trials end, each evaluation's scan of pickBest advances over the
-	// prefix of its trials that have ended and drops the k-means state
-	// of those that cannot be the best: only the best may be refined, and
-	// the states (3 values per interval) of all the trials of several k
-	// would otherwise be held at once.
+	// prefix of its trials that have ended and drops the label hints of
+	// those that cannot be the best: only the best is scored again, and
+	// the hints of all the trials of several k would otherwise be held at
+	// once. A trial drops its own k-means state (3 values per interval)
+	// when it is scored (see trial).
 	var mu sync.Mutex
 	scanned := make([]int, len(evs)) // trials of each evaluation scanned
 	err := e.parallel(len(tasks), func(i int) (err error) {
@@ -203,9 +204,9 @@ func (e *engine) evaluate(ctx context.Context, ks []int) error {
 		for *next < len(ev.trials) && ev.trials[*next] != nil {
 			if *next > 0 {
 				if ev.trials[*next].bic > ev.trials[ev.best].bic {
-					ev.trials[ev.best].state, ev.best = nil, *next
+					ev.trials[ev.best].hint, ev.best = nil, *next
 				} else {
-					ev.trials[*next].state = nil
+					ev.trials[*next].hint = nil
 				}
 			}
 			*next++
@@ -222,11 +223,9 @@ func (e *engine) evaluate(ctx context.Context, ks []int) error {
 		err := e.parallel(len(evs), func(i int) error {
 			ev := evs[i]
 			ev.guarded, _ = guardedScore(e.ds, ev.trials[ev.best], e.opts.MinPhaseSize)
-			// Only the best of the chosen k is refined, and k is chosen
-			// when the search ends: refineChosen runs that trial again
-			// rather than every k's best state being held until then.
+			// The guarded score was the hint's last use.
 			for _, cl := range ev.trials {
-				cl.state = nil
+				cl.hint = nil
 			}
 			return nil
 		})
@@ -294,6 +293,16 @@ func (e *engine) trial(ctx context.Context, k int, seed int64) (*clustering, err
 		return nil, err
 	}
 	cl.bic, cl.distortion = score(e.ds, cl)
+	if m := cl.state; m != nil {
+		// Only the best trial of each k is scored again, under the
+		// phase-size guard, and refineChosen runs the chosen one again
+		// for its state: its labels are all that is worth keeping.
+		cl.hint = make([]int32, len(m.labels))
+		for i, c := range m.labels {
+			cl.hint[i] = int32(c)
+		}
+		cl.state = nil
+	}
 	return cl, nil
 }
 
@@ -304,8 +313,8 @@ func (e *engine) refineChosen(ctx context.Context) error {
 	ev := e.runs[e.chosen()]
 	cl := ev.trials[ev.best]
 	if e.opts.Mode == Default && cl.converged && cl.state == nil {
-		// The k-means state evaluate dropped: the run depends only on
-		// its arguments, so running it again gives that state.
+		// The k-means state trial dropped: the run depends only on its
+		// arguments, so running it again gives that state.
 		again, err := modernKMeans(ctx, e.ds, ev.k, ev.seeds[ev.best], e.opts.Iters, e.opts.Tolerance)
 		if err != nil {
 			return err
@@ -327,7 +336,7 @@ func (e *engine) refineChosen(ctx context.Context) error {
 	}
 	for _, ev := range e.runs {
 		for _, cl := range ev.trials {
-			cl.state = nil
+			cl.state, cl.hint = nil, nil
 		}
 	}
 	return nil
