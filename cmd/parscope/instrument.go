@@ -18,6 +18,7 @@ func init() {
 		out, tracePath, processVar, filter string
 		force, entropyFilter               bool
 		leafSize                           int
+		instrumentInlinable                bool
 		throttle                           int64
 	)
 	cmd := &cobra.Command{
@@ -43,8 +44,11 @@ trace at the end of main (PARSCOPE_OUT names it, "off" disables it).
 To keep the program as fast as it was, tiny leaf functions (at most
 --leaf-size syntax nodes, no loop, calling nothing of the package, not
 communicating) are left uninstrumented so that the compiler still
-inlines them, and exit blocks are recorded at each return rather than by
-a defer where that records the same. --filter FILE names more functions
+inlines them, and so are the functions the compiler says it inlines
+(go build -gcflags=-m on the package as written) that call nothing of
+the package and do not communicate, loops and all
+(--instrument-inlinable instruments them); exit blocks are recorded at
+each return rather than by a defer where that records the same. --filter FILE names more functions
 to leave without blocks and regions ("exclude PATTERN..." lines) and
 functions to record at their entry and exit only ("coarse PATTERN..."
 lines: their loops record nothing); parscope filter suggest writes one
@@ -67,7 +71,7 @@ overrides at run time.`,
 			if _, err := os.Lstat(out); err == nil && !force {
 				return usagef("%s exists (use --force to replace it)", out)
 			}
-			opts := rewrite.Options{TracePath: tracePath, ProcessVar: processVar, LeafSize: leafSize, Throttle: throttle, NoEntropyFilter: !entropyFilter}
+			opts := rewrite.Options{TracePath: tracePath, ProcessVar: processVar, LeafSize: leafSize, InstrumentInlinable: instrumentInlinable, Throttle: throttle, NoEntropyFilter: !entropyFilter}
 			if filter != "" {
 				f, err := os.Open(filter)
 				if err != nil {
@@ -97,6 +101,7 @@ overrides at run time.`,
 	cmd.Flags().StringVar(&tracePath, "trace", "", "trace the program writes by default (default <package dir name>.pst)")
 	cmd.Flags().StringVar(&processVar, "process", "", "integer parameter or package variable naming the recording process")
 	cmd.Flags().IntVar(&leafSize, "leaf-size", rewrite.DefaultLeafSize, "leave leaf functions of at most this many syntax nodes uninstrumented (-1: instrument every function)")
+	cmd.Flags().BoolVar(&instrumentInlinable, "instrument-inlinable", false, "instrument the functions the compiler inlines that call nothing of the package (by default they are left as written, so that they stay inlined)")
 	cmd.Flags().Int64Var(&throttle, "throttle", rewrite.DefaultThrottle, "blocks of one id and enters of one region a process records (-1: all)")
 	cmd.Flags().BoolVar(&entropyFilter, "entropy-filter", true, "record with the entropy filter (Özmen 2002, Table 4): drop low-entropy repeats of a block, keeping their count (PARSCOPE_ENTROPY_FILTER=off|on at run time)")
 	cmd.Flags().StringVar(&filter, "filter", "", "filter file: functions to leave without blocks and regions (\"exclude PATTERN...\" lines) or to record at entry and exit only (\"coarse PATTERN...\")")

@@ -26,8 +26,11 @@
 //
 // Tiny leaf functions (Options.LeafSize: no loop, nothing of the package
 // called, nothing communicated) are left uninstrumented, so the compiler
-// still inlines them; functions Options.Exclude names (a filter file, see
-// ReadFilter) record no blocks and no regions of their own. Both are
+// still inlines them, and so are the functions the compiler reports it
+// can inline (go build -gcflags=-m on the package as written) in which
+// nothing could record, loops and all (Options.InstrumentInlinable
+// instruments them); functions Options.Exclude names (a filter file, see
+// ReadFilter) record no blocks and no regions of their own. All are
 // listed in the dictionary's uninstrumented functions. With recording
 // switched off (PARSCOPE_OUT=off) a function's handle look-up and every
 // recording call are one branch each, inlined; and an outermost loop whose

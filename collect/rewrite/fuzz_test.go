@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -52,7 +53,10 @@ func FuzzPackage(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		res, err := Package(context.Background(), dir, Options{})
+		// Not asking the compiler what it inlines (a build per input
+		// would slow the fuzzing a hundredfold): FuzzParseInlinable
+		// covers reading its answer.
+		res, err := Package(context.Background(), dir, Options{InstrumentInlinable: true})
 		if err != nil {
 			return // bad input: an error is the right answer
 		}
@@ -122,6 +126,25 @@ func FuzzReadFilter(f *testing.F) {
 		again, err := ReadFilter(strings.NewReader(text))
 		if err != nil || !slices.Equal(again.Exclude, rules.Exclude) || !slices.Equal(again.Coarse, rules.Coarse) {
 			t.Fatalf("round trip: %v\n got  %q\n want %q", err, again, rules)
+		}
+	})
+}
+
+// FuzzParseInlinable checks that reading the compiler's -m output never
+// panics, and that every key it returns is FILE:LINE:NAME with a
+// positive line, a name and no slash in FILE.
+func FuzzParseInlinable(f *testing.F) {
+	f.Add("./a.go:3:6: can inline sum with cost 12 as: func([]int) int { s := 0; for loop; return s }\n./a.go:9:6: cannot inline main: function too complex\n")
+	f.Add("/x:y/b.go:10:20: can inline (*T).m with cost 7 as: method(*T) func() { }\n")
+	f.Fuzz(func(t *testing.T, out string) {
+		for k := range parseInlinable([]byte(out)) {
+			parts := strings.Split(k, ":")
+			if len(parts) < 3 || strings.Contains(k, "/") {
+				t.Fatalf("key %q from %q", k, out)
+			}
+			if n, err := strconv.Atoi(parts[len(parts)-2]); err != nil || n < 1 || parts[len(parts)-1] == "" {
+				t.Fatalf("key %q from %q: want FILE:LINE:NAME", k, out)
+			}
 		}
 	})
 }

@@ -1,11 +1,17 @@
 package rewrite
 
 import (
+	"context"
 	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
+	"os"
+	"os/exec"
 	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // Keeping the program as fast as it was. A function whose exit block is
@@ -19,8 +25,10 @@ import (
 
 // uninstrumented returns the package's functions that record no blocks
 // and no regions of their own, with the reason: leaves within
-// Options.LeafSize, and functions Options.Exclude names.
-func (w *rewriter) uninstrumented(files []*ast.File) map[types.Object]string {
+// Options.LeafSize, functions that could record nothing and that the
+// compiler inlines (inl, see inlinable; nil when not asked), and functions
+// Options.Exclude names.
+func (w *rewriter) uninstrumented(files []*ast.File, inl map[string]int) map[types.Object]string {
 	limit := w.opts.LeafSize
 	if limit == 0 {
 		limit = DefaultLeafSize
@@ -48,12 +56,102 @@ func (w *rewriter) uninstrumented(files []*ast.File) map[types.Object]string {
 			if directive(fd.Doc) != "" || (w.opts.ProcessVar != "" && w.hasIntVar(fd, w.opts.ProcessVar)) {
 				continue
 			}
-			if n, ok := w.leafSize(fd.Body, obj); ok && n <= limit {
+			if n, ok := w.leafSize(fd.Body, obj, false); ok && n <= limit {
 				out[obj] = fmt.Sprintf("leaf of %d nodes", n)
+			} else if cost, ok := inl[w.inlKey(fd)]; ok {
+				if _, ok := w.leafSize(fd.Body, obj, true); ok {
+					out[obj] = fmt.Sprintf("%s (cost %d)", inlinedReason, cost)
+				}
 			}
 		}
 	}
 	return out
+}
+
+// inlinedReason begins the reason of a function left uninstrumented
+// because the compiler inlines it and nothing it does can record.
+const inlinedReason = "inlined by the compiler"
+
+// silent reports whether why, a reason of uninstrumented, is one of a
+// function nothing in which can record (a leaf, or a function the
+// compiler inlines): its body is left as written.
+func silent(why string) bool {
+	return strings.HasPrefix(why, "leaf ") || strings.HasPrefix(why, inlinedReason)
+}
+
+// inlKey is the key of a declared function in inlinable's answer: its
+// file's base name, its line and its name (a method's without the
+// receiver).
+func (w *rewriter) inlKey(fd *ast.FuncDecl) string {
+	p := w.fset.Position(fd.Pos())
+	return fmt.Sprintf("%s:%d:%s", filepath.Base(p.Filename), p.Line, fd.Name.Name)
+}
+
+// inlinable asks the compiler which functions of the package made of
+// files (names in dir) it can inline (go build -gcflags=-m=2 of the
+// files, which works in a module and outside one, into a scratch
+// directory), and returns their inlining costs by inlKey.
+func inlinable(ctx context.Context, dir string, files []string) (map[string]int, error) {
+	tmp, err := os.MkdirTemp("", "parscope-inline-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	args := append([]string{"build", "-gcflags=-m=2", "-o", filepath.Join(tmp, "out")}, files...)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%s: asking the compiler what it inlines (go build -gcflags=-m=2): %w: %s", dir, err, clip(out))
+	}
+	return parseInlinable(out), nil
+}
+
+// parseInlinable reads the compiler's "PATH:LINE:COL: can inline NAME
+// with cost N as: ..." lines (NAME "f" or "(*T).m"; closures, "f.func1",
+// match no declared function).
+func parseInlinable(out []byte) map[string]int {
+	m := map[string]int{}
+	for _, line := range strings.Split(string(out), "\n") {
+		pos, rest, ok := strings.Cut(line, ": can inline ")
+		if !ok {
+			continue
+		}
+		name, cost, ok := strings.Cut(rest, " with cost ")
+		if !ok {
+			continue
+		}
+		cost, _, _ = strings.Cut(cost, " ")
+		n, err := strconv.Atoi(cost)
+		if err != nil || n < 0 {
+			continue
+		}
+		name = name[strings.LastIndexByte(name, '.')+1:]
+		// pos is PATH:LINE:COL; PATH may itself hold colons.
+		i := strings.LastIndexByte(pos, ':')
+		if i < 0 {
+			continue
+		}
+		j := strings.LastIndexByte(pos[:i], ':')
+		if j < 0 {
+			continue
+		}
+		ln, err := strconv.Atoi(pos[j+1 : i])
+		if err != nil || ln < 1 || name == "" || strings.ContainsAny(name, " :") {
+			continue
+		}
+		m[fmt.Sprintf("%s:%d:%s", filepath.Base(pos[:j]), ln, name)] = n
+	}
+	return m
+}
+
+// clip is the compiler's output for an error: its first 512 bytes.
+func clip(out []byte) string {
+	s := strings.TrimSpace(string(out))
+	if len(s) > 512 {
+		s = s[:512] + " …"
+	}
+	return s
 }
 
 // text2 is the source text of n in file f (before the editor is set up).
@@ -84,8 +182,8 @@ func excluded(patterns []string, name string) (string, bool) {
 
 // leafSize returns the number of syntax nodes of a function body, and
 // whether the function is a leaf: straight-line code and branches (no
-// loop, whose regions carry what the function does), and nothing it does
-// can record (no call of
+// loop, whose regions carry what the function does, unless loops is
+// true), and nothing it does can record (no call of
 // a function or method of the package, of a function value or of an
 // interface method, of the instrument library or of a synchronising
 // method; no channel operation, go, defer, select or function literal).
@@ -94,7 +192,7 @@ func excluded(patterns []string, name string) (string, bool) {
 // tiny recursive function (a tree's walk, binary-trees' bottomUpTree)
 // records nothing in any of its calls, and its whole recursion counts in
 // its caller's block.
-func (w *rewriter) leafSize(body *ast.BlockStmt, self types.Object) (int, bool) {
+func (w *rewriter) leafSize(body *ast.BlockStmt, self types.Object, loops bool) (int, bool) {
 	n, leaf := 0, true
 	ast.Inspect(body, func(x ast.Node) bool {
 		if x == nil || !leaf {
@@ -102,8 +200,10 @@ func (w *rewriter) leafSize(body *ast.BlockStmt, self types.Object) (int, bool) 
 		}
 		n++
 		switch x := x.(type) {
-		case *ast.GoStmt, *ast.DeferStmt, *ast.SelectStmt, *ast.SendStmt, *ast.FuncLit, *ast.ForStmt, *ast.RangeStmt:
+		case *ast.GoStmt, *ast.DeferStmt, *ast.SelectStmt, *ast.SendStmt, *ast.FuncLit:
 			leaf = false
+		case *ast.ForStmt, *ast.RangeStmt:
+			leaf = loops
 		case *ast.UnaryExpr:
 			if x.Op == token.ARROW {
 				leaf = false

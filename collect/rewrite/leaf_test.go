@@ -26,6 +26,16 @@ func uninstrumentedNames(d Dictionary) []string {
 	return out
 }
 
+// sourceDir writes src as main.go of a new directory and returns it.
+func sourceDir(t *testing.T, src string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // TestLeafRule checks which functions of testdata/threads the default
 // size rule leaves uninstrumented (tiny leaves: no loop, no call of the
 // package's functions, nothing communicating), that a larger LeafSize
@@ -37,9 +47,15 @@ func TestLeafRule(t *testing.T) {
 	}{
 		{0, []string{
 			"(square).area: leaf of 9 nodes", "asValue: leaf of 7 nodes", "inTests: leaf of 5 nodes",
-			"initial: leaf of 3 nodes", "pair: leaf of 14 nodes", "split: leaf of 7 nodes", "weight: leaf of 7 nodes",
+			"initial: leaf of 3 nodes", "pair: leaf of 14 nodes", "split: leaf of 7 nodes",
+			"sum: inlined by the compiler (cost 16)", "weight: leaf of 7 nodes",
 		}},
-		{7, []string{"asValue: leaf of 7 nodes", "inTests: leaf of 5 nodes", "initial: leaf of 3 nodes", "split: leaf of 7 nodes", "weight: leaf of 7 nodes"}},
+		// Over the size rule, (square).area is still left as written: the
+		// compiler inlines it. pair (cost 90) it does not.
+		{7, []string{
+			"(square).area: inlined by the compiler (cost 6)", "asValue: leaf of 7 nodes", "inTests: leaf of 5 nodes",
+			"initial: leaf of 3 nodes", "split: leaf of 7 nodes", "sum: inlined by the compiler (cost 16)", "weight: leaf of 7 nodes",
+		}},
 		{-1, nil},
 	}
 	for _, tc := range tests {
@@ -103,10 +119,7 @@ func odd(n int) bool {
 
 func main() { println(bottomUpTree(4).itemCheck(), even(4)) }
 `
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := sourceDir(t, src)
 	res, err := Package(t.Context(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -162,10 +175,7 @@ func Sum(n int) int {
 
 func main() { println(Sum(1000)) }
 `
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := sourceDir(t, src)
 	res, err := Package(t.Context(), dir, Options{Exclude: []string{"Sum", "main"}})
 	if err != nil {
 		t.Fatal(err)
@@ -285,12 +295,13 @@ func fileOf(t *testing.T, res *Result, name string) []byte {
 	return nil
 }
 
-// TestRewrittenInlines builds testdata/hot rewritten with the default
-// options and asks the compiler (-gcflags=-m) what it inlines: the
-// one-line evalA must still be inlined into its loop, as in the original,
-// and the recording calls of times too (a nil handle then costs a
-// branch). The program prints what the original prints, and its trace has
-// times's blocks and none of evalA.
+// TestRewrittenInlines builds testdata/hot rewritten with every function
+// but the leaves instrumented (InstrumentInlinable: sign, which the
+// compiler inlines, too) and asks the compiler (-gcflags=-m) what it
+// inlines: the one-line evalA must still be inlined into its loop, as in
+// the original, and the recording calls of times too (a nil handle then
+// costs a branch). The program prints what the original prints, and its
+// trace has times's blocks and none of evalA.
 func TestRewrittenInlines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds programs")
@@ -300,7 +311,7 @@ func TestRewrittenInlines(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := goCmd(t, src, nil, "run", ".")
-	res := rewritePkgOpts(t, "hot", Options{})
+	res := rewritePkgOpts(t, "hot", Options{InstrumentInlinable: true})
 	dir := tempModule(t, res, "hot")
 	bin := filepath.Join(dir, "hot"+exeSuffix())
 	m := goCmd(t, dir, nil, "build", "-gcflags=-m", "-o", bin, ".")
@@ -434,5 +445,102 @@ func TestReadFilterLongLineClipped(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%.300v\nwant %q", err, tc.want)
 		}
+	}
+}
+
+// TestInlinable checks the rule that asks the compiler: a function it
+// inlines in which nothing could record is left as written, loops and
+// all, and stays inlined in the rewritten program; one it does not
+// inline, or one that calls a function of the package, is instrumented;
+// InstrumentInlinable instruments them all.
+func TestInlinable(t *testing.T) {
+	src := `package main
+
+func sum(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+func twice(xs []int) int { return 2 * sum(xs) }
+
+func big(xs []int) int {
+	s := 0
+	for i := range xs {
+		for j := range xs {
+			if xs[i] > xs[j] {
+				s += xs[i] - xs[j]
+			} else if xs[i] < xs[j] {
+				s -= xs[j] * 3
+			} else {
+				s += i * j
+			}
+		}
+	}
+	for i := range xs {
+		s += xs[i] * xs[len(xs)-1-i]
+	}
+	println(s, len(xs))
+	println(s*2, len(xs)+1)
+	println(s*3, len(xs)+2)
+	return s
+}
+
+func main() {
+	xs := []int{3, 1, 2}
+	println(sum(xs), twice(xs), big(xs))
+}
+`
+	dir := sourceDir(t, src)
+	res, err := Package(t.Context(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(uninstrumentedNames(res.Dict), "\n")
+	if !regexp.MustCompile(`^sum: inlined by the compiler \(cost [0-9]+\)$`).MatchString(got) {
+		t.Errorf("uninstrumented\n%s\nwant sum only, inlined by the compiler", got)
+	}
+	funcs := map[string]bool{}
+	for _, b := range res.Dict.Blocks {
+		funcs[b.Function] = true
+	}
+	if funcs["sum"] || !funcs["twice"] || !funcs["big"] {
+		t.Errorf("functions with blocks %v; want twice and big, not sum", funcs)
+	}
+	// The rewritten program: sum is still inlined, and its text is the
+	// original's.
+	mod := tempModule(t, res, "inl")
+	out := goCmd(t, mod, nil, "build", "-gcflags=-m", "-o", filepath.Join(t.TempDir(), "p"+exeSuffix()), ".")
+	if !regexp.MustCompile(`(?m)main\.go:3:6: can inline sum$`).MatchString(out) {
+		t.Errorf("the rewritten sum is not inlined:\n%s", out)
+	}
+	if !strings.Contains(string(fileOf(t, res, "main.go")), "func sum(xs []int) int {\n\ts := 0\n\tfor _, x := range xs {\n\t\ts += x\n\t}\n\treturn s\n}") {
+		t.Errorf("sum was edited:\n%s", fileOf(t, res, "main.go"))
+	}
+
+	res, err = Package(t.Context(), dir, Options{InstrumentInlinable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := uninstrumentedNames(res.Dict); len(got) != 0 {
+		t.Errorf("InstrumentInlinable: uninstrumented %v, want none", got)
+	}
+}
+
+// TestParseInlinable checks reading the compiler's -m output: "can
+// inline" lines only, keyed by file base name, line and name, with a
+// path that holds colons.
+func TestParseInlinable(t *testing.T) {
+	out := "# command-line-arguments\n" +
+		"./main.go:3:6: can inline sum with cost 14 as: func([]int) int { s := 0; for loop; return s }\n" +
+		"./main.go:11:6: cannot inline twice: function too complex: cost 90 exceeds budget 80\n" +
+		"/a:b/c/x.go:20:14: can inline (*T).m with cost 4 as: method(t *T) func() int { return t.n }\n" +
+		"./main.go:12:9: inlining call to sum\n" +
+		"./main.go:x:6: can inline bad with cost 3 as: func() {}\n"
+	got := fmt.Sprint(parseInlinable([]byte(out)))
+	if want := "map[main.go:3:sum:14 x.go:20:m:4]"; got != want {
+		t.Errorf("parseInlinable = %s, want %s", got, want)
 	}
 }

@@ -60,6 +60,13 @@ type Options struct {
 	// time is its caller's block's). 0 means DefaultLeafSize; a negative
 	// LeafSize instruments every function.
 	LeafSize int
+	// InstrumentInlinable instruments the functions the compiler inlines
+	// (go build -gcflags=-m on the package as written) that nothing could
+	// record in, loops and all. By default they are left uninstrumented, as
+	// leaves are, so that instrumenting never stops the compiler inlining
+	// a function: their time is their caller's block's. A negative
+	// LeafSize implies it.
+	InstrumentInlinable bool
 	// Exclude are patterns (path.Match syntax) of function names, as the
 	// dictionary writes them ("f", "(*T).m", "(T).m"): a function matching
 	// one records no blocks and no regions of its own (its messages and
@@ -133,7 +140,8 @@ type Uninstrumented struct {
 	Function string `json:"function"`
 	File     string `json:"file"`
 	Line     int    `json:"line"`
-	// Reason is "leaf of N nodes" (Options.LeafSize) or "excluded by
+	// Reason is "leaf of N nodes" (Options.LeafSize), "inlined by the
+	// compiler (cost N)" (Options.InstrumentInlinable) or "excluded by
 	// PATTERN" (Options.Exclude).
 	Reason string `json:"reason"`
 }
@@ -234,7 +242,13 @@ func Package(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.quiet = w.uninstrumented(files)
+	var inl map[string]int
+	if !opts.InstrumentInlinable && opts.LeafSize >= 0 {
+		if inl, err = inlinable(ctx, dir, bp.GoFiles); err != nil {
+			return nil, err
+		}
+	}
+	w.quiet = w.uninstrumented(files, inl)
 	w.threaded = w.threadable(files, testNames)
 	w.dict.Package = pkg.Name()
 	w.dict.Blocks = append(w.dict.Blocks, Block{ID: 0, Kind: "start", Description: "process start"})
@@ -365,7 +379,7 @@ func (w *rewriter) funcDecl(d *ast.FuncDecl) {
 	w.threadCalls(d.Body, w.wrappedGoCalls(d.Body))
 	if why, ok := w.quiet[w.info.Defs[d.Name]]; ok {
 		w.dict.Uninstrumented = append(w.dict.Uninstrumented, Uninstrumented{Function: name, File: w.file, Line: w.line(d.Pos()), Reason: why})
-		if strings.HasPrefix(why, "leaf") {
+		if silent(why) {
 			return // nothing in it records (see leafSize)
 		}
 		w.quietBody(name, d.Body, handle, pre)

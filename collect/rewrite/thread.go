@@ -57,7 +57,7 @@ func (w *rewriter) threadable(files []*ast.File, testNames map[string]bool) map[
 					continue
 				}
 			}
-			if obj := w.info.Defs[fd.Name]; obj != nil && !strings.HasPrefix(w.quiet[obj], "leaf") {
+			if obj := w.info.Defs[fd.Name]; obj != nil && !silent(w.quiet[obj]) {
 				cand[obj] = true
 			}
 		}
