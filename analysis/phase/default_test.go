@@ -361,3 +361,66 @@ func TestTrialKeepsLabelsOnly(t *testing.T) {
 		t.Errorf("guarded BIC %v with the hint, %v without, %v unguarded; want the first two equal and unlike the last", withHint, without, cl.bic)
 	}
 }
+
+// TestNearestTwoFrom checks nearestTwoFrom against a search of every
+// centre, from every centre as the start a: the same nearest centre (the
+// lowest on ties, with duplicated centres and an empty cluster's centre
+// at +Inf among them) and distance, and a second value never above the
+// second smallest squared distance.
+func TestNearestTwoFrom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const d, k = 5, 9
+	for trial := 0; trial < 300; trial++ {
+		centres := make([]float64, k*d)
+		for i := range centres {
+			centres[i] = float64(rng.IntN(7)) // small integers: ties and duplicates
+		}
+		copy(centres[2*d:3*d], centres[6*d:7*d])
+		fillInf(centres[4*d : 5*d])
+		x := make([]float64, d)
+		for i := range x {
+			x[i] = float64(rng.IntN(7)) + 0.5*float64(rng.IntN(2))
+		}
+		if trial%3 == 0 {
+			// x halfway between centres 1 and 8: from 8, centre 1 is
+			// exactly twice as far as x is, and as near to x as 8.
+			for i := range x {
+				x[i] = (centres[1*d+i] + centres[8*d+i]) / 2
+			}
+		}
+		exact := make([]float64, k)
+		for c := range exact {
+			exact[c] = sqDist(x, centres[c*d:(c+1)*d])
+		}
+		best := 0
+		for c := range exact {
+			if exact[c] < exact[best] {
+				best = c
+			}
+		}
+		second := math.Inf(1)
+		for c := range exact {
+			if c != best {
+				second = min(second, exact[c])
+			}
+		}
+		cc := make([]float64, k*k)
+		for a := 0; a < k; a++ {
+			for c := 0; c < k; c++ {
+				cc[a*k+c] = math.Sqrt(sqDist(centres[a*d:(a+1)*d], centres[c*d:(c+1)*d]))
+				if a == 4 || c == 4 {
+					cc[a*k+c] = math.Inf(1)
+				}
+			}
+		}
+		for a := 0; a < k; a++ {
+			if a == 4 {
+				continue // no interval belongs to an empty cluster
+			}
+			got, d1, d2 := nearestTwoFrom(x, centres, k, a, exact[a], cc[a*k:(a+1)*k])
+			if got != best || d1 != exact[best] || d2 > second {
+				t.Fatalf("trial %d from %d: nearest %d at %v, second ≥ %v; want %d at %v, second %v", trial, a, got, d1, d2, best, exact[best], second)
+			}
+		}
+	}
+}

@@ -317,6 +317,7 @@ func (m *kmeans) lloyd(ctx context.Context, limit int, tol float64) (int, bool, 
 	old := make([]float64, k*d)
 	move := make([]float64, k)
 	half := make([]float64, k)
+	cc := make([]float64, k*k)
 	var fresh []int
 	var ccFresh []float64
 	iters := 0
@@ -371,22 +372,25 @@ func (m *kmeans) lloyd(ctx context.Context, limit int, tol float64) (int, bool, 
 				max2 = mv
 			}
 		}
-		// half[c]: half the distance from centre c to the nearest other
-		// (each pair measured once, and only as far as it matters).
+		// cc: the distances between the centres (+Inf to an empty
+		// cluster's); half[c]: half the distance from centre c to the
+		// nearest other.
 		for c := range half {
 			half[c] = math.Inf(1)
 		}
 		for c := 0; c < k; c++ {
-			for o := c + 1; o < k && m.size[c] > 0; o++ {
-				if m.size[o] == 0 {
-					continue // an empty cluster's centre is +Inf
+			cc[c*k+c] = 0
+			for o := c + 1; o < k; o++ {
+				dd := math.Inf(1)
+				if m.size[c] > 0 && m.size[o] > 0 {
+					dd = math.Sqrt(sqDist(m.centre(c), m.centre(o)))
 				}
-				dd := sqDistBelow(m.centre(c), m.centre(o), max(half[c], half[o]))
+				cc[c*k+o], cc[o*k+c] = dd, dd
 				half[c], half[o] = min(half[c], dd), min(half[o], dd)
 			}
 		}
 		for c := range half {
-			half[c] = 0.5 * math.Sqrt(half[c])
+			half[c] *= 0.5
 		}
 		changed := 0
 		sseBound := 0.0
@@ -405,9 +409,10 @@ func (m *kmeans) lloyd(ctx context.Context, limit int, tol float64) (int, bool, 
 			}
 			if z := max(half[a], m.lower[i]); m.upper[i] > z {
 				x := ds.row(i)
-				m.upper[i] = math.Sqrt(sqDist(x, m.centre(a)))
+				da := sqDist(x, m.centre(a))
+				m.upper[i] = math.Sqrt(da)
 				if m.upper[i] > z {
-					c, d1, d2 := nearestTwo(x, m.centres, k)
+					c, d1, d2 := nearestTwoFrom(x, m.centres, k, a, da, cc[a*k:(a+1)*k])
 					if c != a {
 						m.labels[i] = c
 						m.addTo(a, i, -1)
@@ -783,21 +788,38 @@ func below32(x float64) float32 {
 	return f
 }
 
-// nearestTwo returns the index of the centre nearest to x (the lowest on
-// ties), the squared distance to it and the squared distance to the
-// second nearest (+Inf when k = 1).
-func nearestTwo(x, centres []float64, k int) (int, float64, float64) {
+// nearestTwoFrom returns the index of the centre nearest to x (the lowest
+// on ties), its squared distance, and a lower bound on the squared
+// distance to every other centre, given da, x's squared distance to
+// centre a, and cca, the distances from centre a to every centre. A
+// centre c with cca[c] > 2·√da is farther from x than a is (|x−c| ≥
+// cca[c] − √da > √da), so it is not measured, and cca[c] − √da bounds
+// its distance from below; the others are measured as far as they can
+// matter (sqDistBelow).
+func nearestTwoFrom(x, centres []float64, k, a int, da float64, cca []float64) (int, float64, float64) {
 	d := len(x)
+	u := math.Sqrt(da)
+	far := 2 * u * (1 + 1e-9) // the margin covers the roundings of cca and u
 	best, d1, d2 := 0, math.Inf(1), math.Inf(1)
+	skipped := math.Inf(1) // the smallest cca[c] − u of the skipped
 	for c := 0; c < k; c++ {
-		s := sqDistBelow(x, centres[c*d:(c+1)*d], d2)
+		var s float64
+		switch {
+		case c == a:
+			s = da
+		case cca[c] > far:
+			skipped = min(skipped, (cca[c]-u)*(1-1e-9))
+			continue
+		default:
+			s = sqDistBelow(x, centres[c*d:(c+1)*d], d2)
+		}
 		if s < d1 {
 			best, d1, d2 = c, s, d1
 		} else if s < d2 {
 			d2 = s
 		}
 	}
-	return best, d1, d2
+	return best, d1, min(d2, skipped*skipped)
 }
 
 // sqDistBelow is sqDist, except that it may stop summing, and return a
