@@ -137,10 +137,12 @@ func parseInlinable(out []byte) map[string]int {
 			continue
 		}
 		ln, err := strconv.Atoi(pos[j+1 : i])
-		if err != nil || ln < 1 || name == "" || strings.ContainsAny(name, " :") {
-			continue
+		file := filepath.Base(pos[:j])
+		if err != nil || ln < 1 || !token.IsIdentifier(name) ||
+			file == "." || strings.ContainsAny(file, `/\`) {
+			continue // not a line about a function of a file
 		}
-		m[fmt.Sprintf("%s:%d:%s", filepath.Base(pos[:j]), ln, name)] = n
+		m[fmt.Sprintf("%s:%d:%s", file, ln, name)] = n
 	}
 	return m
 }
