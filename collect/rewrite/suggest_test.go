@@ -87,14 +87,7 @@ func suggestTrace() (*trace.Header, []trace.Record) {
 
 func TestSuggestExcludesHotRepetitiveFunctions(t *testing.T) {
 	h, recs := suggestTrace()
-	s, err := Suggest(context.Background(), h, trace.NewSliceReader(recs), SuggestOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]FunctionCost{}
-	for _, f := range s.Functions {
-		got[f.Function] = f
-	}
+	s, got := suggestByName(t, h, recs)
 	want := map[string]bool{"hot": true, "(*T).m": true, "branchy": false, "slow": false, "rare": false, "main": false, "main.func@x.go:9": false}
 	for n, ex := range want {
 		f, ok := got[n]
@@ -177,6 +170,21 @@ func TestSuggestThresholds(t *testing.T) {
 	}
 }
 
+// suggestByName runs Suggest with the default options on the trace and
+// returns the suggestion with its functions by name.
+func suggestByName(t *testing.T, h *trace.Header, recs []trace.Record) (*Suggestion, map[string]FunctionCost) {
+	t.Helper()
+	s, err := Suggest(t.Context(), h, trace.NewSliceReader(recs), SuggestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]FunctionCost{}
+	for _, f := range s.Functions {
+		got[f.Function] = f
+	}
+	return s, got
+}
+
 // TestSuggestCoarse checks the coarse rule: rare, called 200 times, whose
 // then-block the recorder dropped 10^7 times (the trace's metadata, as the
 // instrument library writes it), runs 50,000 block events a call and is
@@ -194,14 +202,7 @@ func TestSuggestCoarse(t *testing.T) {
 	h.Meta.Extra = map[string]string{
 		instrument.FilterStatsKey + fmt.Sprintf(".state.%06d", rareThen): "then of if at x.go:20: kept 100, dropped 10000000: throttled after 100000 calls",
 	}
-	s, err := Suggest(t.Context(), h, trace.NewSliceReader(recs), SuggestOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]FunctionCost{}
-	for _, f := range s.Functions {
-		got[f.Function] = f
-	}
+	s, got := suggestByName(t, h, recs)
 	if f := got["rare"]; !f.Coarse || f.Exclude || f.Dropped != 10_000_000 || f.Calls != 200 {
 		t.Errorf("rare: %+v, want coarse with 10^7 dropped over 200 calls", f)
 	}
@@ -289,14 +290,7 @@ func TestSuggestCoarseAfterLarger(t *testing.T) {
 		instrument.FilterStatsKey + fmt.Sprintf(".state.%06d", rareThen): "then of if at x.go:20: kept 100, dropped 10000000: throttled after 100000 calls",
 		instrument.FilterStatsKey + fmt.Sprintf(".state.%06d", loop):     "body of for at x.go:5: kept 40000, dropped 60000: filter",
 	}
-	s, err := Suggest(t.Context(), h, trace.NewSliceReader(recs), SuggestOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]FunctionCost{}
-	for _, f := range s.Functions {
-		got[f.Function] = f
-	}
+	s, got := suggestByName(t, h, recs)
 	m := got["main"]
 	if share := float64(m.Records+m.Dropped) / float64(s.Records+s.Dropped); share >= 0.01 || m.CostNs < 1e6 {
 		t.Fatalf("the trace is not the case tested: main has %.2f%% of the events (want under 1%%) and costs %.0f ns (want over 1 ms)", 100*share, m.CostNs)
