@@ -87,9 +87,11 @@ type Worker struct {
 	// Info is what the worker says it is (probe.Main's argument).
 	Info
 	// Path is the program as given on the command line and SHA256 the
-	// hash of its executable file.
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256"`
+	// hash of its executable file; GoBuildID is the build ID the go
+	// command recorded in it, when it has one (see GoBuildID).
+	Path      string `json:"path"`
+	SHA256    string `json:"sha256"`
+	GoBuildID string `json:"go_build_id,omitempty"`
 	// Args are the program's arguments (after the program).
 	Args []string `json:"args"`
 }

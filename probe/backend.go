@@ -360,7 +360,7 @@ func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, o 
 	measured := 0 // by the workers before this one (one restarts after a crash)
 	for len(phases) > 0 {
 		cfg := &childConfig{Mode: modeReplay, Expect: p.Manifest.Worker.Info, Repeat: o.Rounds, MaxRepeat: o.MaxRounds,
-			Budget: o.Budget, SpentNS: int64(o.Spent + time.Since(start))}
+			Budget: o.Budget}
 		for i, ix := range phases {
 			ph := p.Manifest.Phases[ix]
 			cfg.Replay = append(cfg.Replay, replayPhase{Phase: ix, File: "phase-" + strconv.Itoa(i) + ".bin",
@@ -388,6 +388,10 @@ func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, o 
 				err = o.BeforeStart()
 			}
 			spawn = time.Now()
+			// What the probe has spent up to the worker's start, for
+			// its budget.
+			spent := o.Spent + spawn.Sub(start)
+			cfg.SpentNS, cfg.OriginUnixNS = int64(spent), spawn.Add(-spent).UnixNano()
 			if o.Costs != nil {
 				o.Costs.Snapshots += t1.Sub(t0)
 				o.Costs.Wait += spawn.Sub(t1)

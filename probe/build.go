@@ -103,6 +103,10 @@ func Build(ctx context.Context, c Command, o BuildOptions) (*Probe, error) {
 	if err != nil {
 		return nil, err
 	}
+	buildID, err := GoBuildID(c.Path)
+	if err != nil {
+		return nil, err
+	}
 	fine := o.Interval
 	if fine == 0 {
 		fine = cmp.Or(o.FineInterval, 64)
@@ -147,7 +151,7 @@ func Build(ctx context.Context, c Command, o BuildOptions) (*Probe, error) {
 	m := Manifest{
 		Format:      FormatVersion,
 		Clock:       cmp.Or(o.Clock, WallClock),
-		Worker:      Worker{Info: vec.Worker, Path: c.Path, SHA256: sum, Args: append([]string{}, c.Args...)},
+		Worker:      Worker{Info: vec.Worker, Path: c.Path, SHA256: sum, GoBuildID: buildID, Args: append([]string{}, c.Args...)},
 		Interval:    interval,
 		WarmUp:      warm,
 		Intervals:   len(vectors),

@@ -328,13 +328,34 @@ func runReplay(dir string, info Info, task Task, cfg *childConfig) int {
 				est += ph.Unit * float64(sums[i]) / float64(round+1) / 1e9
 			}
 		}
-		spent := time.Duration(cfg.SpentNS) + time.Since(start)
+		spent, tail := cfg.spent(start, time.Now())
 		perRound := time.Since(start) / time.Duration(round+1)
-		if (spent + perRound).Seconds() > cfg.Budget*est {
+		if (spent + perRound + tail).Seconds() > cfg.Budget*est {
 			break
 		}
 	}
 	return status
+}
+
+// spent returns what the probe has spent at now, for a driver that
+// started at start: from the origin parscope gave, or (a parscope that
+// gave none, or a clock that stepped) what parscope spent before the
+// worker started plus the driver's time. tail is what the probe will
+// still spend after the last round, estimated as the worker's start
+// (process start to start): its exit and parscope's reading of its
+// answers cost about as much. Both count against the budget.
+func (cfg *childConfig) spent(start, now time.Time) (spent, tail time.Duration) {
+	spent = time.Duration(cfg.SpentNS) + now.Sub(start)
+	if cfg.OriginUnixNS == 0 {
+		return spent, 0
+	}
+	spawn := cfg.OriginUnixNS + cfg.SpentNS
+	started := start.UnixNano()
+	if started < spawn || started-spawn > int64(time.Minute) {
+		return spent, 0 // the wall clock stepped
+	}
+	tail = time.Duration(started - spawn)
+	return spent + tail, tail
 }
 
 // loadSnapshots reads, decompresses and checks the phases' snapshots, on

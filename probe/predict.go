@@ -107,7 +107,8 @@ type ProbeCosts struct {
 	// Read is reading and checking the probe file (from
 	// RunOptions.Started to Run's start; 0 without Started).
 	Read float64 `json:"read_s"`
-	// Hash is the executable's SHA-256.
+	// Hash is checking the worker's identity: reading its Go build ID,
+	// or (a probe without one) hashing the executable, beside Snapshots.
 	Hash float64 `json:"hash_s"`
 	// Snapshots is writing the compressed snapshots for the worker, Wait
 	// waiting for Hash after that.
@@ -209,27 +210,49 @@ func Run(ctx context.Context, p *Probe, c Command, o RunOptions) (*Prediction, e
 			phases = append(phases, i)
 		}
 	}
-	// The worker's checksum is computed while the snapshots are written
-	// for it, and checked before it starts.
-	var sum string
-	var sumErr error
+	// The worker must be the executable the probe was built from. With a
+	// Go build ID in the probe, the IDs are compared (reading a few
+	// section headers); otherwise the executable's SHA-256 is computed
+	// while the snapshots are written for it. Both are checked before it
+	// starts. --other-binary accepts any executable, so nothing is read.
 	var hashTime time.Duration
-	hashed := make(chan struct{})
-	go func() {
-		defer close(hashed)
+	identity := func() error { return nil }
+	const otherBinary = " (--other-binary accepts a rebuild of the same version)"
+	switch {
+	case o.OtherBinary:
+	case m.Worker.GoBuildID != "":
 		t0 := time.Now()
-		sum, sumErr = FileSHA256(c.Path)
+		id, err := GoBuildID(c.Path)
 		hashTime = time.Since(t0)
-	}()
-	identity := func() error {
-		<-hashed
-		if sumErr != nil {
-			return sumErr
+		identity = func() error {
+			if err != nil {
+				return err
+			}
+			if id != m.Worker.GoBuildID {
+				return &IdentityError{What: "Go build ID", Probe: m.Worker.GoBuildID, Worker: cmp.Or(id, "none") + otherBinary}
+			}
+			return nil
 		}
-		if sum != m.Worker.SHA256 && !o.OtherBinary {
-			return &IdentityError{What: "executable SHA-256", Probe: m.Worker.SHA256[:16] + "…", Worker: sum[:16] + "… (--other-binary accepts a rebuild of the same version)"}
+	default:
+		var sum string
+		var sumErr error
+		hashed := make(chan struct{})
+		go func() {
+			defer close(hashed)
+			t0 := time.Now()
+			sum, sumErr = FileSHA256(c.Path)
+			hashTime = time.Since(t0)
+		}()
+		identity = func() error {
+			<-hashed
+			if sumErr != nil {
+				return sumErr
+			}
+			if sum != m.Worker.SHA256 {
+				return &IdentityError{What: "executable SHA-256", Probe: m.Worker.SHA256[:16] + "…", Worker: sum[:16] + "…" + otherBinary}
+			}
+			return nil
 		}
-		return nil
 	}
 	var costs ReplayCosts
 	ro := ReplayOptions{Rounds: o.Repeat, BeforeStart: identity, Costs: &costs}

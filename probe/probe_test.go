@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -167,11 +168,26 @@ func TestIdentity(t *testing.T) {
 	if !errors.As(err, &ie) || ie.What != "arguments" {
 		t.Fatalf("other arguments: %v", err)
 	}
+	if id, _ := GoBuildID(os.Args[0]); p.Manifest.Worker.GoBuildID != id || id == "" {
+		t.Fatalf("the probe's Go build ID %q, the worker's %q", p.Manifest.Worker.GoBuildID, id)
+	}
 	q := p.Clone()
+	q.Manifest.Worker.GoBuildID = "other/build"
+	if _, err = Run(ctx, q, testWorker(4000), RunOptions{}); !errors.As(err, &ie) || ie.What != "Go build ID" || !strings.Contains(err.Error(), "other/build") {
+		t.Fatalf("other Go build ID: %v", err)
+	}
+	// A probe without a build ID (an older parscope, or a worker that is
+	// not a Go ELF file) is checked by the executable's SHA-256.
+	q.Manifest.Worker.GoBuildID = ""
 	q.Manifest.Worker.SHA256 = strings.Repeat("0", 64)
 	if _, err = Run(ctx, q, testWorker(4000), RunOptions{}); !errors.As(err, &ie) || ie.What != "executable SHA-256" {
 		t.Fatalf("other executable: %v", err)
 	}
+	q.Manifest.Worker.SHA256 = p.Manifest.Worker.SHA256
+	if _, err = Run(ctx, q, testWorker(4000), RunOptions{Repeat: 1}); err != nil {
+		t.Fatalf("the same executable by SHA-256: %v", err)
+	}
+	q.Manifest.Worker.GoBuildID = "other/build"
 	q.Manifest.Worker.Version = "0"
 	_, err = Run(ctx, q, testWorker(4000), RunOptions{OtherBinary: true})
 	if !errors.As(err, &ie) || ie.What != "name/version" || !strings.Contains(err.Error(), "probe-test-worker/0") {

@@ -68,9 +68,13 @@ type childConfig struct {
 	// fraction of the run time it predicts: after each round the driver
 	// estimates the run time (Σ Unit·mean of the phase's measurements)
 	// and starts another round only if it fits, SpentNS (what parscope
-	// spent before starting the worker) included.
-	Budget  float64 `json:"budget,omitempty"`
-	SpentNS int64   `json:"spent_ns,omitempty"`
+	// spent before starting the worker) included. OriginUnixNS, when
+	// set, is the wall-clock moment (Unix ns) the probe's time counts
+	// from: the driver measures its spending from there, so that the
+	// worker's start counts too.
+	Budget       float64 `json:"budget,omitempty"`
+	SpentNS      int64   `json:"spent_ns,omitempty"`
+	OriginUnixNS int64   `json:"origin_unix_ns,omitempty"`
 }
 
 // replayPhase tells a replay how to measure one phase.

@@ -271,7 +271,7 @@ func printPrediction(w io.Writer, pred *probe.Prediction) error {
 	fmt.Fprintf(w, "probe run time: %s (%.2f%% of the predicted run); executed %.2f%% of the run's blocks\n",
 		human.Seconds(pred.ProbeTime), 100*pred.ProbeFraction, 100*pred.Represented)
 	if c := pred.Costs; c != nil {
-		fmt.Fprintf(w, "probe time by stage: read %s, snapshots %s (hash %s beside), start %s, init %s, load %s, first round %s, %d more rounds %s, exit %s\n",
+		fmt.Fprintf(w, "probe time by stage: read %s, snapshots %s (identity check %s beside), start %s, init %s, load %s, first round %s, %d more rounds %s, exit %s\n",
 			human.Seconds(c.Read), human.Seconds(c.Snapshots+c.Wait), human.Seconds(c.Hash), human.Seconds(c.Start), human.Seconds(c.Init),
 			human.Seconds(c.Load), human.Seconds(c.FirstRound), max(0, c.RoundsMade-1), human.Seconds(c.Rounds), human.Seconds(c.Exit))
 	}

@@ -112,7 +112,7 @@ func TestProbeBadInput(t *testing.T) {
 	}
 	// Another worker taking the same arguments.
 	_, stderr, code = run(t, append([]string{"probe", "run", pf, "--", filepath.Join(w, "phasesize")}, args...)...)
-	if code == 0 || !strings.Contains(stderr, "executable SHA-256") {
+	if code == 0 || !strings.Contains(stderr, "Go build ID") {
 		t.Errorf("other executable: exit %d, %s", code, stderr)
 	}
 	_, stderr, code = run(t, append([]string{"probe", "run", pf, "--other-binary", "--", filepath.Join(w, "phasesize")}, args...)...)
