@@ -3,6 +3,7 @@ package probe
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -54,4 +55,32 @@ func BenchmarkSnapshotDecompress(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkWorkerIdentity is what `probe run` spends checking that the
+// worker is the probe's executable, on the test binary: reading its Go
+// build ID, against hashing the whole file (what a probe without a build
+// ID needs; the bytes per second are the file's).
+func BenchmarkWorkerIdentity(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("go-build-id", func(b *testing.B) {
+		for b.Loop() {
+			if id, err := GoBuildID(exe); err != nil || id == "" {
+				b.Fatalf("build ID %q, %v", id, err)
+			}
+		}
+	})
+	b.Run("sha256", func(b *testing.B) {
+		if fi, err := os.Stat(exe); err == nil {
+			b.SetBytes(fi.Size())
+		}
+		for b.Loop() {
+			if _, err := FileSHA256(exe); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
