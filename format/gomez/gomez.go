@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,11 +112,58 @@ func Import(ctx context.Context, inputs []string, opts format.Options, w trace.W
 // process n. Lines that do not parse are left to the import proper, which
 // reports them.
 func (s *importer) scanPids() error {
-	seen := make([]uint64, (s.p.maxPid+1+63)/64)
+	words := (s.p.maxPid + 1 + 63) / 64
+	seen := make([]uint64, words)
 	maxPid := -1
+	// pidOf returns the pid of a record line (ok false for other lines).
+	pidOf := func(line []byte) (int32, bool) {
+		_, _, pid, ok := s.p.fast(line)
+		if !ok {
+			kind, _, _, p2, _ := s.p.slow(line)
+			if kind != lineRecord {
+				return 0, false
+			}
+			pid = p2
+		}
+		return pid, true
+	}
 	for _, path := range s.inputs {
 		if err := s.ctx.Err(); err != nil {
 			return fmt.Errorf("gomez: %w", err)
+		}
+		// A large plain file is read in parts on all the cores, as the
+		// set of pids does not depend on the order of the lines. Each
+		// part has its own set, written by its goroutine alone (a shared
+		// running maximum would bounce one cache line between the cores
+		// on every line); the largest pid is read from the sets after.
+		parts := runtime.GOMAXPROCS(0)
+		partSeen := make([][]uint64, parts)
+		for i := range partSeen {
+			partSeen[i] = make([]uint64, words)
+		}
+		split, err := format.ScanLinesParallel(s.ctx, path, parts, func(part int, line []byte) error {
+			if pid, ok := pidOf(line); ok {
+				partSeen[part][pid>>6] |= 1 << (pid & 63)
+			}
+			return nil
+		})
+		if err != nil {
+			var fe *format.Error
+			if errors.As(err, &fe) {
+				return err
+			}
+			return &format.Error{File: path, Offset: -1, Msg: "import interrupted", Err: err}
+		}
+		if split {
+			for _, ps := range partSeen {
+				for j, w := range ps {
+					seen[j] |= w
+					if w != 0 {
+						maxPid = max(maxPid, j*64+bits.Len64(w)-1)
+					}
+				}
+			}
+			continue
 		}
 		lr, err := openInput(path)
 		if err != nil {
@@ -137,16 +185,10 @@ func (s *importer) scanPids() error {
 					return &format.Error{File: path, Line: lr.Line(), Offset: -1, Msg: "import interrupted", Err: err}
 				}
 			}
-			_, _, pid, ok := s.p.fast(line)
-			if !ok {
-				kind, _, _, p2, _ := s.p.slow(line)
-				if kind != lineRecord {
-					continue
-				}
-				pid = p2
+			if pid, ok := pidOf(line); ok {
+				seen[pid>>6] |= 1 << (pid & 63)
+				maxPid = max(maxPid, int(pid))
 			}
-			seen[pid>>6] |= 1 << (pid & 63)
-			maxPid = max(maxPid, int(pid))
 		}
 	}
 	n := 0

@@ -1,7 +1,13 @@
 package gomez
 
 import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/format"
@@ -72,5 +78,59 @@ func TestDensePidsKept(t *testing.T) {
 		if m.Records[i].Proc != want {
 			t.Errorf("record %d: process %d, want %d", i, m.Records[i].Proc, want)
 		}
+	}
+}
+
+// TestRenumberPidsLargeFile checks the pid scan of a file large enough to
+// be read in parts on several cores: the sparse pids of a 6 MB file get
+// the same numbers and labels as when the same lines are gzipped, which
+// are read from the start by one reader. The pids that appear only near
+// the end of the file or only once, in its middle, must not be missed.
+func TestRenumberPidsLargeFile(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	var b strings.Builder
+	pids := []int{17, 4000, 250000, 999999}
+	n := 0
+	for b.Len() < 6<<20 {
+		fmt.Fprintf(&b, "%d %d %d\n", n, n%11, pids[n%3]) // 999999 not yet
+		if n == 200000 {
+			b.WriteString("# a comment\n200000.5 3 31337\n") // once, mid-file
+		}
+		n++
+	}
+	fmt.Fprintf(&b, "%d 5 %d\n", n, pids[3])
+	text := b.String()
+	plain := formattest.WriteFile(t, "", "big.txt", text)
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write([]byte(text))
+	zw.Close()
+	zipped := formattest.WriteFile(t, "", "big.txt.gz", zb.String())
+	if split, err := format.ScanLinesParallel(context.Background(), plain, 4, func(int, []byte) error { return nil }); err != nil || !split {
+		t.Fatalf("the plain file is not read in parts (split %v, err %v): the test does not test the parallel scan", split, err)
+	}
+	var got [2]*trace.Memory
+	for i, path := range []string{plain, zipped} {
+		m, err := formattest.Import(t, Importer{}, []string{path}, format.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = m
+	}
+	var names []string
+	for _, p := range got[0].Header().Procs {
+		names = append(names, p.Name)
+	}
+	if want := []string{"pid 17", "pid 4000", "pid 31337", "pid 250000", "pid 999999"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("process names %q, want %q", names, want)
+	}
+	if !reflect.DeepEqual(got[0].Header().Procs, got[1].Header().Procs) || !reflect.DeepEqual(got[0].Header().Runs, got[1].Header().Runs) {
+		t.Errorf("plain and gzipped headers differ: %+v %+v / %+v %+v", got[0].Header().Runs, got[0].Header().Procs, got[1].Header().Runs, got[1].Header().Procs)
+	}
+	if len(got[0].Records) != n+2 || !reflect.DeepEqual(got[0].Records, got[1].Records) {
+		t.Errorf("%d and %d records, want %d and the same", len(got[0].Records), len(got[1].Records), n+2)
+	}
+	if last := got[0].Records[len(got[0].Records)-1]; last.Proc != 4 {
+		t.Errorf("last record's process %d, want 4 (pid 999999)", last.Proc)
 	}
 }
