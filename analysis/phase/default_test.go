@@ -362,11 +362,41 @@ func TestTrialKeepsLabelsOnly(t *testing.T) {
 	}
 }
 
+// TestNearestTwoFromCutShort puts a centre of lower index after two
+// centres tied at x's distance, its distance over the first four
+// dimensions equal to theirs: a sum cut short there would tie, and win by
+// its index, though its whole distance is larger.
+func TestNearestTwoFromCutShort(t *testing.T) {
+	const d, k = 5, 3
+	x := make([]float64, d)
+	centres := []float64{
+		0, 0, -1, 0, 0.5, // 0: 1 over four dimensions, 1.25 in all
+		1, 0, 0, 0, 0, // 1: x's centre, at 1
+		0, -1, 0, 0, 0, // 2: at 1, a tie
+	}
+	cc := make([]float64, k*k)
+	for a := 0; a < k; a++ {
+		for c := 0; c < k; c++ {
+			cc[a*k+c] = math.Sqrt(sqDist(centres[a*d:(a+1)*d], centres[c*d:(c+1)*d]))
+		}
+	}
+	byCC := make([]int32, k*k)
+	sortByDistance(byCC, cc, k)
+	if got := byCC[k : 2*k]; got[1] != 2 || got[2] != 0 {
+		t.Fatalf("from centre 1 the order is %v, want [1 2 0]", got)
+	}
+	best, d1, d2 := nearestTwoFrom(x, centres, 1, 1, cc[k:2*k], byCC[k:2*k])
+	if best != 1 || d1 != 1 || d2 != 1 {
+		t.Errorf("nearest %d at %v, second %v; want 1 at 1, second 1", best, d1, d2)
+	}
+}
+
 // TestNearestTwoFrom checks nearestTwoFrom against a search of every
 // centre, from every centre as the start a: the same nearest centre (the
 // lowest on ties, with duplicated centres and an empty cluster's centre
 // at +Inf among them) and distance, and a second value never above the
-// second smallest squared distance.
+// second smallest squared distance and equal to the one the triangle
+// inequality and the measured distances give.
 func TestNearestTwoFrom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const d, k = 5, 9
@@ -413,13 +443,33 @@ func TestNearestTwoFrom(t *testing.T) {
 				}
 			}
 		}
+		byCC := make([]int32, k*k)
+		sortByDistance(byCC, cc, k)
 		for a := 0; a < k; a++ {
 			if a == 4 {
 				continue // no interval belongs to an empty cluster
 			}
-			got, d1, d2 := nearestTwoFrom(x, centres, k, a, exact[a], cc[a*k:(a+1)*k])
+			got, d1, d2 := nearestTwoFrom(x, centres, a, exact[a], cc[a*k:(a+1)*k], byCC[a*k:(a+1)*k])
 			if got != best || d1 != exact[best] || d2 > second {
 				t.Fatalf("trial %d from %d: nearest %d at %v, second ≥ %v; want %d at %v, second %v", trial, a, got, d1, d2, best, exact[best], second)
+			}
+			// The bound is exactly the second smallest distance of the
+			// centres within twice a's distance, or the bound of the
+			// nearest beyond, whatever order they were measured in: the
+			// clusterings do not depend on byCC's order among ties.
+			u := math.Sqrt(exact[a])
+			want, skipped := math.Inf(1), math.Inf(1)
+			for c := range exact {
+				switch {
+				case c == best:
+				case c != a && cc[a*k+c] > 2*u*(1+1e-9):
+					skipped = min(skipped, (cc[a*k+c]-u)*(1-1e-9))
+				default:
+					want = min(want, exact[c])
+				}
+			}
+			if want = min(want, skipped*skipped); d2 != want {
+				t.Fatalf("trial %d from %d: second bound %v, want %v", trial, a, d2, want)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package phase
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -14,8 +15,10 @@ import (
 //  2. Lloyd iterations accelerated with Hamerly's bounds (each interval
 //     keeps an upper bound on the distance to its centre and a lower
 //     bound on the distance to any other, so most intervals skip the
-//     search once the centres settle), with cluster sums updated only for
-//     the intervals that change cluster. An empty cluster is re-seeded
+//     search once the centres settle, and a search measures only the
+//     centres within twice its distance from its own, nearest first),
+//     with cluster sums updated only for the intervals that change
+//     cluster. An empty cluster is re-seeded
 //     with one half of the cluster of largest distortion (see split).
 //     Lloyd stops when no label changes, or when an update lowers the
 //     distortion by no more than tol times (an upper bound on) its value.
@@ -318,6 +321,7 @@ func (m *kmeans) lloyd(ctx context.Context, limit int, tol float64) (int, bool, 
 	move := make([]float64, k)
 	half := make([]float64, k)
 	cc := make([]float64, k*k)
+	byCC := make([]int32, k*k) // each row of cc as centres by distance
 	var fresh []int
 	var ccFresh []float64
 	iters := 0
@@ -392,6 +396,7 @@ func (m *kmeans) lloyd(ctx context.Context, limit int, tol float64) (int, bool, 
 		for c := range half {
 			half[c] *= 0.5
 		}
+		sortByDistance(byCC, cc, k)
 		changed := 0
 		sseBound := 0.0
 		for i := 0; i < n; i++ {
@@ -412,7 +417,7 @@ func (m *kmeans) lloyd(ctx context.Context, limit int, tol float64) (int, bool, 
 				da := sqDist(x, m.centre(a))
 				m.upper[i] = math.Sqrt(da)
 				if m.upper[i] > z {
-					c, d1, d2 := nearestTwoFrom(x, m.centres, k, a, da, cc[a*k:(a+1)*k])
+					c, d1, d2 := nearestTwoFrom(x, m.centres, a, da, cc[a*k:(a+1)*k], byCC[a*k:(a+1)*k])
 					if c != a {
 						m.labels[i] = c
 						m.addTo(a, i, -1)
@@ -791,35 +796,62 @@ func below32(x float64) float32 {
 // nearestTwoFrom returns the index of the centre nearest to x (the lowest
 // on ties), its squared distance, and a lower bound on the squared
 // distance to every other centre, given da, x's squared distance to
-// centre a, and cca, the distances from centre a to every centre. A
-// centre c with cca[c] > 2·√da is farther from x than a is (|x−c| ≥
-// cca[c] − √da > √da), so it is not measured, and cca[c] − √da bounds
-// its distance from below; the others are measured as far as they can
-// matter (sqDistBelow).
-func nearestTwoFrom(x, centres []float64, k, a int, da float64, cca []float64) (int, float64, float64) {
+// centre a, cca, the distances from centre a to every centre, and byCC,
+// the centres in increasing order of cca. A centre c with cca[c] > 2·√da
+// is farther from x than a is (|x−c| ≥ cca[c] − √da > √da), so the search
+// stops at the first such centre, and cca[c] − √da bounds the distance of
+// it and of every later one from below; the centres before it are
+// measured as far as they can matter (sqDistBelow). The bound is the
+// smaller of that and the second smallest squared distance measured,
+// whatever the order of the centres: a sum cut short is at least the
+// second smallest so far, which only falls.
+func nearestTwoFrom(x, centres []float64, a int, da float64, cca []float64, byCC []int32) (int, float64, float64) {
 	d := len(x)
 	u := math.Sqrt(da)
 	far := 2 * u * (1 + 1e-9) // the margin covers the roundings of cca and u
-	best, d1, d2 := 0, math.Inf(1), math.Inf(1)
-	skipped := math.Inf(1) // the smallest cca[c] − u of the skipped
-	for c := 0; c < k; c++ {
-		var s float64
-		switch {
-		case c == a:
-			s = da
-		case cca[c] > far:
-			skipped = min(skipped, (cca[c]-u)*(1-1e-9))
+	best, d1, d2 := a, da, math.Inf(1)
+	// Sums are cut short only above d2 (at cut, the next float), so
+	// that a sum equal to d1 is exact.
+	cut := d2
+	skipped := math.Inf(1) // a lower bound on the distance to the others
+	for _, c32 := range byCC {
+		c := int(c32)
+		if c == a {
 			continue
-		default:
-			s = sqDistBelow(x, centres[c*d:(c+1)*d], d2)
 		}
-		if s < d1 {
+		if cca[c] > far {
+			skipped = (cca[c] - u) * (1 - 1e-9)
+			break
+		}
+		s := sqDistBelow(x, centres[c*d:(c+1)*d], cut)
+		if s < d1 || (s == d1 && c < best) {
 			best, d1, d2 = c, s, d1
 		} else if s < d2 {
 			d2 = s
+		} else {
+			continue
 		}
+		cut = math.Nextafter(d2, math.Inf(1))
 	}
 	return best, d1, min(d2, skipped*skipped)
+}
+
+// sortByDistance fills byCC, k×k, with each centre's row of cc (the
+// distances between the centres, k×k) as centre indices in increasing
+// order of distance, the lower index first on ties.
+func sortByDistance(byCC []int32, cc []float64, k int) {
+	for a := 0; a < k; a++ {
+		row, dist := byCC[a*k:(a+1)*k], cc[a*k:(a+1)*k]
+		for c := range row {
+			row[c] = int32(c)
+		}
+		slices.SortFunc(row, func(p, q int32) int {
+			if c := cmp.Compare(dist[p], dist[q]); c != 0 {
+				return c
+			}
+			return cmp.Compare(p, q)
+		})
+	}
 }
 
 // sqDistBelow is sqDist, except that it may stop summing, and return a
