@@ -53,6 +53,19 @@ func nearest(x, centres []float64, k int) (int, float64) {
 // the smallest distance, each distance summed over the dimensions in
 // order. scratch, if it has room for k values, saves an allocation.
 func nearestScratch(x, centres []float64, k, hint int, scratch []float64) (int, float64) {
+	c, dd, _ := nearestBounded(x, centres, k, hint, scratch, false)
+	return c, dd
+}
+
+// nearestBounded is nearestScratch that also returns a lower bound on
+// the squared distance from x to every other centre: the smallest of
+// their distances, each summed as far as the search went (a partial sum
+// is at most the whole). With k = 1 the bound is +Inf. With exact, a sum
+// is cut short only above the second smallest so far, not above the
+// smallest, so that the bound is the second smallest distance itself: a
+// closer bound for Hamerly's test, at the price of longer sums. The
+// nearest centre and its distance are the same either way.
+func nearestBounded(x, centres []float64, k, hint int, scratch []float64, exact bool) (int, float64, float64) {
 	d := len(x)
 	if d < 8 || k < 2 {
 		return nearestSimple(x, centres, k, hint)
@@ -78,8 +91,10 @@ func nearestScratch(x, centres []float64, k, hint int, scratch []float64) (int, 
 		part[c] = s
 	}
 	best, bestD := 0, math.MaxFloat64
+	measured := false // whether bestD is a distance, not the start value
+	second := math.Inf(1)
 	if hint >= 0 {
-		best, bestD = hint, finish(x, centres[hint*d:(hint+1)*d], part[hint], 4)
+		best, bestD, measured = hint, finish(x, centres[hint*d:(hint+1)*d], part[hint], 4), true
 	}
 	for c := 0; c < k; c++ {
 		if c == hint {
@@ -88,7 +103,8 @@ func nearestScratch(x, centres []float64, k, hint int, scratch []float64) (int, 
 		// A lower index than the best so far wins ties.
 		lower := c < best
 		s := part[c]
-		if s > bestD || (s == bestD && !lower) {
+		if (exact && s > second) || (!exact && (s > bestD || (s == bestD && !lower))) {
+			second = min(second, s)
 			continue
 		}
 		ctr := centres[c*d : (c+1)*d]
@@ -103,11 +119,12 @@ func nearestScratch(x, centres []float64, k, hint int, scratch []float64) (int, 
 			s += float64(t2 * t2)
 			t3 := x[i+3] - ctr[i+3]
 			s += float64(t3 * t3)
-			if s > bestD || (s == bestD && !lower) {
+			if (exact && s > second) || (!exact && (s > bestD || (s == bestD && !lower))) {
 				break
 			}
 		}
 		if i+4 <= d {
+			second = min(second, s)
 			continue
 		}
 		for ; i < d; i++ {
@@ -115,10 +132,15 @@ func nearestScratch(x, centres []float64, k, hint int, scratch []float64) (int, 
 			s += float64(t * t)
 		}
 		if s < bestD || (s == bestD && lower) {
-			best, bestD = c, s
+			if measured {
+				second = min(second, bestD)
+			}
+			best, bestD, measured = c, s, true
+		} else {
+			second = min(second, s)
 		}
 	}
-	return best, bestD
+	return best, bestD, second
 }
 
 // finish completes a squared distance from a partial sum over the first
@@ -132,12 +154,14 @@ func finish(x, ctr []float64, s float64, from int) float64 {
 	return s
 }
 
-// nearestSimple is nearestScratch for small dimensions or k.
-func nearestSimple(x, centres []float64, k, hint int) (int, float64) {
+// nearestSimple is nearestBounded for small dimensions or k.
+func nearestSimple(x, centres []float64, k, hint int) (int, float64, float64) {
 	d := len(x)
 	best, bestD := 0, math.MaxFloat64
+	measured := false
+	second := math.Inf(1)
 	if hint >= 0 {
-		best, bestD = hint, sqDist(x, centres[hint*d:(hint+1)*d])
+		best, bestD, measured = hint, sqDist(x, centres[hint*d:(hint+1)*d]), true
 	}
 	for c := 0; c < k; c++ {
 		if c == hint {
@@ -146,10 +170,15 @@ func nearestSimple(x, centres []float64, k, hint int) (int, float64) {
 		lower := c < best
 		s := sqDist(x, centres[c*d:(c+1)*d])
 		if s < bestD || (s == bestD && lower) {
-			best, bestD = c, s
+			if measured {
+				second = min(second, bestD)
+			}
+			best, bestD, measured = c, s, true
+		} else {
+			second = min(second, s)
 		}
 	}
-	return best, bestD
+	return best, bestD, second
 }
 
 // compatInit returns SimPoint's initial centres for one trial.
@@ -212,7 +241,9 @@ func initWeights(ds *dataset, centres []float64, k int) []float64 {
 // clusters set to the zero vector with weight 0, stop when the new
 // centres equal the old ones exactly, and at the iteration limit return
 // the centres and weights from before the last update. Each row's search
-// starts from its previous label, which changes the speed, not the labels.
+// starts from its previous label, and a row whose Hamerly bounds show
+// that its label cannot change is not searched: both change the speed,
+// not the labels.
 func compatLloyd(ctx context.Context, ds *dataset, k int, centres, weights []float64, limit int) (*clustering, error) {
 	d := ds.d
 	cur, curW := centres, weights
@@ -226,6 +257,15 @@ func compatLloyd(ctx context.Context, ds *dataset, k int, centres, weights []flo
 	for i := range labels {
 		labels[i] = -1
 	}
+	// Hamerly's bounds on each interval's distance to its centre (upper)
+	// and to every other centre (lower) skip the search where it cannot
+	// change the label: only when the own centre is strictly nearer than
+	// every other, with a margin of 1e-9 for the roundings of the bounds,
+	// so that the labels, and from them every sum, are those of the full
+	// search SimPoint does.
+	upper := make([]float64, ds.n)
+	lower := make([]float64, ds.n)
+	move := make([]float64, k)
 	for u := 1; ; u++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -234,7 +274,12 @@ func compatLloyd(ctx context.Context, ds *dataset, k int, centres, weights []flo
 		clear(nextW)
 		for i := 0; i < ds.n; i++ {
 			x := ds.row(i)
-			c, _ := nearestScratch(x, cur, k, labels[i], scratch)
+			c := labels[i]
+			if c < 0 || !(upper[i]*(1+1e-9) < lower[i]*(1-1e-9)) {
+				var d1, d2 float64
+				c, d1, d2 = nearestBounded(x, cur, k, c, scratch, true)
+				upper[i], lower[i] = math.Sqrt(d1), math.Sqrt(d2)
+			}
 			labels[i] = c
 			w := ds.w[i]
 			acc := next[c*d : (c+1)*d]
@@ -257,6 +302,24 @@ func compatLloyd(ctx context.Context, ds *dataset, k int, centres, weights []flo
 		}
 		if limit != NoIterationLimit && u >= limit {
 			return &clustering{k: k, centres: cur, weights: curW, iterations: u, converged: false}, nil
+		}
+		// Bounds: a centre that moved by δ changes distances by at most δ.
+		max1, max2, arg := 0.0, 0.0, -1
+		for c := range move {
+			move[c] = math.Sqrt(sqDist(cur[c*d:(c+1)*d], next[c*d:(c+1)*d]))
+			if move[c] > max1 {
+				max1, max2, arg = move[c], max1, c
+			} else if move[c] > max2 {
+				max2 = move[c]
+			}
+		}
+		for i, c := range labels {
+			upper[i] += move[c]
+			if c == arg {
+				lower[i] -= max2
+			} else {
+				lower[i] -= max1
+			}
 		}
 		if u == 1 {
 			// The first update must not overwrite the caller's centres.
