@@ -101,12 +101,7 @@ func (lr *LineReader) Next() ([]byte, error) {
 	line, err := lr.br.ReadSlice('\n')
 	if err != nil {
 		if err == bufio.ErrBufferFull {
-			lr.long = append(lr.long[:0], line...)
-			for err == bufio.ErrBufferFull {
-				line, err = lr.br.ReadSlice('\n')
-				lr.long = append(lr.long, line...)
-			}
-			line = lr.long
+			line, err = joinLong(lr.br, line, &lr.long)
 		}
 		if err != nil && err != io.EOF {
 			lr.err = lr.wrap(err)
@@ -118,6 +113,25 @@ func (lr *LineReader) Next() ([]byte, error) {
 		}
 	}
 	lr.line++
+	return trimEOL(line), nil
+}
+
+// joinLong reads the rest of a line longer than br's buffer, whose first
+// part ReadSlice returned, into *long, and returns the whole line and the
+// error of the last read.
+func joinLong(br *bufio.Reader, first []byte, long *[]byte) ([]byte, error) {
+	*long = append((*long)[:0], first...)
+	err := bufio.ErrBufferFull
+	for err == bufio.ErrBufferFull {
+		var part []byte
+		part, err = br.ReadSlice('\n')
+		*long = append(*long, part...)
+	}
+	return *long, err
+}
+
+// trimEOL returns line without its "\n" or "\r\n".
+func trimEOL(line []byte) []byte {
 	n := len(line)
 	if n > 0 && line[n-1] == '\n' {
 		n--
@@ -125,7 +139,7 @@ func (lr *LineReader) Next() ([]byte, error) {
 			n--
 		}
 	}
-	return line[:n], nil
+	return line[:n]
 }
 
 func (lr *LineReader) wrap(err error) error {

@@ -138,12 +138,7 @@ func scanPart(ctx context.Context, f *os.File, path string, start, end int64, vi
 	for untilCtx := splitCtxEvery; ; {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			long = append(long[:0], line...)
-			for err == bufio.ErrBufferFull {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
+			line, err = joinLong(br, line, &long)
 		}
 		if err != nil && err != io.EOF {
 			return &Error{File: path, Offset: off, Msg: "read error", Err: err}
@@ -152,14 +147,7 @@ func scanPart(ctx context.Context, f *os.File, path string, start, end int64, vi
 			return nil // end of the part
 		}
 		off += int64(len(line))
-		n := len(line)
-		if line[n-1] == '\n' {
-			n--
-			if n > 0 && line[n-1] == '\r' {
-				n--
-			}
-		}
-		if verr := visit(line[:n]); verr != nil {
+		if verr := visit(trimEOL(line)); verr != nil {
 			return verr
 		}
 		if err == io.EOF {

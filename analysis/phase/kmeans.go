@@ -131,16 +131,24 @@ func nearestBounded(x, centres []float64, k, hint int, scratch []float64, exact 
 			t := x[i] - ctr[i]
 			s += float64(t * t)
 		}
-		if s < bestD || (s == bestD && lower) {
-			if measured {
-				second = min(second, bestD)
-			}
-			best, bestD, measured = c, s, true
-		} else {
-			second = min(second, s)
-		}
+		best, bestD, second, measured = offer(c, s, best, bestD, second, measured)
 	}
 	return best, bestD, second
+}
+
+// offer is a step of nearestBounded's search: centre c, at squared
+// distance s summed in full, becomes the nearest (best, at bestD) if it is
+// nearer, or as near with a lower index; the loser's distance lowers
+// second, the bound on the others. measured says whether bestD is a
+// distance yet, not the start value.
+func offer(c int, s float64, best int, bestD, second float64, measured bool) (int, float64, float64, bool) {
+	if s < bestD || (s == bestD && c < best) {
+		if measured {
+			second = min(second, bestD)
+		}
+		return c, s, second, true
+	}
+	return best, bestD, min(second, s), measured
 }
 
 // finish completes a squared distance from a partial sum over the first
@@ -167,16 +175,8 @@ func nearestSimple(x, centres []float64, k, hint int) (int, float64, float64) {
 		if c == hint {
 			continue
 		}
-		lower := c < best
 		s := sqDist(x, centres[c*d:(c+1)*d])
-		if s < bestD || (s == bestD && lower) {
-			if measured {
-				second = min(second, bestD)
-			}
-			best, bestD, measured = c, s, true
-		} else {
-			second = min(second, s)
-		}
+		best, bestD, second, measured = offer(c, s, best, bestD, second, measured)
 	}
 	return best, bestD, second
 }
