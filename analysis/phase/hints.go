@@ -87,7 +87,12 @@ func FindHints(labels []int) Hints {
 }
 
 // period finds the period of s as documented on Hints.Period.
-func period(s []int) (int, float64) {
+func period(s []int) (int, float64) { return periodBy(s, matchRate) }
+
+// periodBy is period with the match rate of two label sequences given by
+// rate, which may return any value below CycleMatch in place of a rate
+// below it.
+func periodBy(s []int, rate func(a, b []int) float64) (int, float64) {
 	m := len(s)
 	if m == 0 {
 		return 0, 0
@@ -99,15 +104,7 @@ func period(s []int) (int, float64) {
 	if constant {
 		return 1, 1
 	}
-	match := func(p int) float64 {
-		same := 0
-		for i := 0; i+p < m; i++ {
-			if s[i] == s[i+p] {
-				same++
-			}
-		}
-		return float64(same) / float64(m-p)
-	}
+	match := func(p int) float64 { return rate(s[:m-p], s[p:]) }
 	dropped := false
 	prev := match(1)
 	for p := 1; 2*p <= m && p <= MaxPeriod; p++ {
@@ -125,4 +122,36 @@ func period(s []int) (int, float64) {
 		prev = next
 	}
 	return 0, 0
+}
+
+// matchRate returns the fraction of positions where a and b (of equal
+// length) hold the same label when that fraction is at least CycleMatch.
+// Otherwise it returns some value below CycleMatch: it stops counting as
+// soon as the mismatches rule CycleMatch out, which is all period needs
+// to know of such a lag, and what makes most lags cheap.
+func matchRate(a, b []int) float64 {
+	n := len(a)
+	b = b[:n]
+	// need is the fewest matches with need/n ≥ CycleMatch, found with the
+	// same floating-point division the rate is given by.
+	need := max(int(CycleMatch*float64(n))-1, 0)
+	for float64(need)/float64(n) < CycleMatch {
+		need++
+	}
+	const chunk = 2048
+	miss := 0
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		x, y := a[lo:hi], b[lo:hi]
+		y = y[:len(x)]
+		for i, l := range x {
+			if l != y[i] {
+				miss++
+			}
+		}
+		if n-miss < need {
+			return float64(n-miss) / float64(n)
+		}
+	}
+	return float64(n-miss) / float64(n)
 }

@@ -2,6 +2,7 @@ package phase
 
 import (
 	"context"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -92,4 +93,70 @@ func TestRunHints(t *testing.T) {
 	if !reflect.DeepEqual(res.Hints, want) || res.Hints.Period != 28 || res.Hints.InitEnd != 0 || len(res.Hints.Cycle) != 4 || len(res.Hints.Runs) != 16 {
 		t.Fatalf("hints %+v", res.Hints)
 	}
+}
+
+// TestPeriodMatchesNaive checks that period, which stops counting a lag
+// once its mismatches rule it out, finds the period and match rate that
+// counting every lag in full (naiveRate) gives: on noisy cycles whose match rates sit at and around
+// CycleMatch (across several of matchRate's chunks), on long runs and on
+// noise.
+func TestPeriodMatchesNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	found := 0
+	for trial := 0; trial < 300; trial++ {
+		n := 1 + rng.IntN(6000)
+		cycle := 1 + rng.IntN(60)
+		run := 1 + rng.IntN(40)
+		phases := 1 + rng.IntN(6)
+		noise := []float64{0, 0.05, 0.1, 0.19, 0.2, 0.21, 0.5}[rng.IntN(7)]
+		pattern := make([]int, cycle)
+		for i := range pattern {
+			pattern[i] = rng.IntN(phases)
+		}
+		s := make([]int, n)
+		for i := range s {
+			s[i] = pattern[(i/run)%cycle]
+			if rng.Float64() < noise {
+				s[i] = rng.IntN(phases + 1)
+			}
+		}
+		gp, gm := period(s)
+		wp, wm := periodBy(s, naiveRate)
+		if gp != wp || gm != wm {
+			t.Fatalf("trial %d (n %d, cycle %d × run %d, noise %v): period %d match %v, want %d %v", trial, n, cycle, run, noise, gp, gm, wp, wm)
+		}
+		if wp > 1 {
+			found++
+		}
+	}
+	if found < 50 {
+		t.Fatalf("only %d of 300 sequences have a period above 1: the test hardly covers the search", found)
+	}
+	// A rate exactly at CycleMatch counts (4 mismatches in 20), one
+	// below it does not, whichever of matchRate's chunks the mismatches
+	// fall in.
+	for _, n := range []int{20, 5000} {
+		for _, miss := range []int{n / 5, n/5 + 1} {
+			a, b := make([]int, n), make([]int, n)
+			for i := 0; i < miss; i++ {
+				b[n-1-i*(n/miss)] = 1
+			}
+			got, want := matchRate(a, b), naiveRate(a, b)
+			if (want >= CycleMatch) != (miss == n/5) || (want >= CycleMatch && got != want) || (want < CycleMatch && got >= CycleMatch) {
+				t.Fatalf("%d mismatches in %d: matchRate %v, full count %v", miss, n, got, want)
+			}
+		}
+	}
+}
+
+// naiveRate is the fraction of positions where a and b hold the same
+// label, counted in full.
+func naiveRate(a, b []int) float64 {
+	same := 0
+	for i := range a {
+		if a[i] == b[i] {
+			same++
+		}
+	}
+	return float64(same) / float64(len(a))
 }
