@@ -318,6 +318,22 @@ func (p *projector) addRow(row []float64, sum float64) {
 	p.n++
 }
 
+// join appends the rows of q, projected with the same options, and
+// releases each of q's chunks once it is copied, so that joining holds
+// at most one chunk more than the rows; q must not be used afterwards.
+func (p *projector) join(q *projector) {
+	for i := 0; i < q.n; i++ {
+		copy(p.next(), q.row(i))
+		p.n++
+		if i%rowsPerChunk == rowsPerChunk-1 {
+			q.chunks[i/rowsPerChunk] = nil
+		}
+	}
+	p.sums = append(p.sums, q.sums...)
+	p.inDim = max(p.inDim, q.inDim)
+	q.chunks, q.sums = nil, nil
+}
+
 // row returns projected row i.
 func (p *projector) row(i int) []float64 {
 	j := i % rowsPerChunk

@@ -2,6 +2,9 @@ package phase
 
 import (
 	"context"
+	"errors"
+	"runtime"
+	"sync"
 
 	"github.com/parscope/parscope/format/bbv"
 )
@@ -31,7 +34,12 @@ func RunFile(ctx context.Context, path string, popts bbv.ParseOptions, opts Opti
 		}
 		return nil, err
 	}
-	if _, err := scanChecked(ctx, path, popts, p, opts.Progress); err != nil {
+	if q, err := scanParts(ctx, path, popts, &opts); err != nil || q != nil {
+		if err != nil {
+			return nil, err
+		}
+		p = q
+	} else if _, err := scanChecked(ctx, path, popts, p, opts.Progress); err != nil {
 		return nil, err
 	}
 	ds := p.dataset(opts.VariableLength)
@@ -81,4 +89,70 @@ func scanChecked(ctx context.Context, path string, popts bbv.ParseOptions, p *pr
 		return 0, checkFile(nil)
 	}
 	return n, nil
+}
+
+// errRecheck stops a scanParts that met an interval scanChecked rejects:
+// scanChecked reads the file again to report it at its line.
+var errRecheck = errors.New("phase: an interval does not check")
+
+// scanParts is scanChecked with a projector, reading the file in parts
+// on the workers of opts (see bbv.ScanFileParts): each part normalises and
+// projects its intervals into a projector of its own, and the parts' rows
+// are joined in file order, so that the rows are those scanChecked gives.
+// It returns nil, and no error, when the file was not read in parts, or
+// when it holds an error or no interval: scanChecked reads it then, and
+// reports the error at its line.
+func scanParts(ctx context.Context, path string, popts bbv.ParseOptions, opts *Options) (*projector, error) {
+	parts := opts.Workers
+	if parts == 0 {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	if parts < 2 {
+		return nil, nil
+	}
+	maxDim := popts.MaxDim
+	if maxDim <= 0 {
+		maxDim = bbv.DefaultMaxDim
+	}
+	ps := make([]*projector, parts)
+	for i := range ps {
+		p, err := newProjector(opts)
+		if err != nil {
+			return nil, err
+		}
+		ps[i] = p
+	}
+	var mu sync.Mutex
+	read := int64(0)
+	split, _, err := bbv.ScanFileParts(ctx, path, popts, parts, func(part int, v bbv.Vector) error {
+		p := ps[part]
+		if p.n%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			mu.Lock()
+			read += 256
+			opts.Progress.report(StageReading, read, 0)
+			mu.Unlock()
+		}
+		if checkVector(path, 0, 0, v, maxDim) != nil {
+			return errRecheck
+		}
+		p.add(v)
+		return nil
+	})
+	switch {
+	case errors.Is(err, errRecheck) || !split:
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	all := ps[0]
+	for _, p := range ps[1:] {
+		all.join(p)
+	}
+	if all.n == 0 {
+		return nil, nil
+	}
+	return all, nil
 }

@@ -1,10 +1,14 @@
 package phase
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/format/bbv"
@@ -83,6 +87,112 @@ func TestRunFileErrors(t *testing.T) {
 		_, got := RunFile(context.Background(), path, tc.popts, tc.opts)
 		if want == nil || got == nil || got.Error() != want.Error() {
 			t.Errorf("%s: RunFile error %v, want %v", tc.name, got, want)
+		}
+	}
+}
+
+// writeBigBBV writes a strict BBV file of about 6 MB (enough for
+// RunFile to read it in parts) whose line line (1-based) is replaced by
+// bad when line > 0, and returns its path.
+func writeBigBBV(t *testing.T, line int, bad string) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(9, 4))
+	var b bytes.Buffer
+	for n := 1; b.Len() < 6<<20; n++ {
+		if n == line {
+			b.WriteString(bad + "\n")
+			continue
+		}
+		b.WriteString("T")
+		phase := (n / 50) % 4
+		for j := 0; j < 150; j++ {
+			fmt.Fprintf(&b, ":%d:%d ", 1+phase*200+j, 1+rng.IntN(1000))
+		}
+		b.WriteString("\n")
+	}
+	path := filepath.Join(t.TempDir(), "big.bb")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestRunFileParts checks RunFile on a file it reads in parts: the
+// projected rows, sums and dimension are those of one reader, bit for
+// bit, for 2 and 3 parts, and so is the result; an error anywhere in
+// the file is reported as Run reports it, at its line.
+func TestRunFileParts(t *testing.T) {
+	path := writeBigBBV(t, 0, "")
+	opts := DefaultOptions()
+	opts.Mode, opts.MaxK = Default, 6
+	one, err := newProjector(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := scanChecked(context.Background(), path, bbv.ParseOptions{}, one, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := one.dataset(false)
+	for _, workers := range []int{2, 3} {
+		o := opts
+		o.Workers = workers
+		p, err := scanParts(context.Background(), path, bbv.ParseOptions{}, &o)
+		if err != nil || p == nil {
+			t.Fatalf("%d workers: projector %v, error %v; want the file read in parts", workers, p, err)
+		}
+		got := p.dataset(false)
+		if got.n != n || got.inDim != want.inDim || !reflect.DeepEqual(got.sums, want.sums) || !reflect.DeepEqual(got.w, want.w) {
+			t.Fatalf("%d workers: %d rows of dimension %d, want %d of %d (or the sums differ)", workers, got.n, got.inDim, n, want.inDim)
+		}
+		for i := 0; i < n; i++ {
+			if !reflect.DeepEqual(got.row(i), want.row(i)) {
+				t.Fatalf("%d workers: row %d differs", workers, i)
+			}
+		}
+	}
+	f, err := bbv.ReadFile(path, bbv.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := Run(context.Background(), f, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		o := opts
+		o.Workers = workers
+		res, err := RunFile(context.Background(), path, bbv.ParseOptions{}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(res, ref) {
+			t.Fatalf("%d workers: RunFile differs from Run", workers)
+		}
+	}
+
+	for _, tc := range []struct {
+		line int
+		bad  string
+		msg  string
+	}{
+		{4000, "T:1:2 :1:3", "big.bb:4000:"},  // a parse error near the end (of about 4,400 lines)
+		{4100, "T:5:0", "big.bb:4100:"},       // an interval that does not check
+		{3, "T:1:x", "big.bb:3:"},             // in the first part
+		{4200, "T:3:1 :4:-1", "big.bb:4200:"}, // a negative count
+	} {
+		path := writeBigBBV(t, tc.line, tc.bad)
+		var want error
+		if f, err := bbv.ReadFile(path, bbv.ParseOptions{}); err != nil {
+			want = err
+		} else {
+			_, want = Run(context.Background(), f, opts)
+		}
+		o := opts
+		o.Workers = 2
+		_, got := RunFile(context.Background(), path, bbv.ParseOptions{}, o)
+		if want == nil || got == nil || got.Error() != want.Error() || !strings.Contains(got.Error(), tc.msg) {
+			t.Errorf("%q at line %d: RunFile error %v, want %v (naming %q)", tc.bad, tc.line, got, want, tc.msg)
 		}
 	}
 }
