@@ -64,6 +64,7 @@ type engine struct {
 	runs    []*evaluation
 	maxRuns int
 	trials  int64 // k-means trials ended, for Options.Progress
+	*pool         // during search
 }
 
 // evaluation is the clustering of one k: all its trials and the best.
@@ -74,6 +75,16 @@ type evaluation struct {
 	best    int
 	guard   bool    // Default mode: the k rule uses guarded
 	guarded float64 // the best trial's BIC under the phase-size guard
+
+	// The pool's bookkeeping, under engine.mu.
+	r       int // the evaluation's index in the search
+	started int // trials handed to a worker, in order
+	ended   int
+	errs    []error
+	scanned int  // trials scanned for the best so far (see finish)
+	guess   bool // a speculative evaluation not yet asked for
+	ctx     context.Context
+	cancel  context.CancelFunc
 }
 
 // bic is the score the k search and the k rule use: the best trial's
@@ -87,36 +98,63 @@ func (ev *evaluation) bic() float64 {
 }
 
 // search evaluates the k of the list, or runs SimPoint's binary search
-// (docs/simpoint-3.2.md §4.5).
+// (docs/simpoint-3.2.md §4.5). While the trials of one step run, a worker
+// that would idle runs the trials of the step that the trials ended so
+// far predict comes next (see speculate): a trial depends only on its k
+// and seed, so this changes when the work is done, never its result.
 func (e *engine) search(ctx context.Context) error {
+	e.startPool(ctx)
+	defer e.stopPool()
 	if len(e.opts.K) > 0 {
 		e.maxRuns = len(e.opts.K)
-		return e.evaluate(ctx, e.opts.K)
+		return e.evaluate(e.opts.K)
 	}
+	e.maxRuns = bits.Len(uint(e.opts.MaxK)) - 1 + 3
+	e.mu.Lock()
+	e.predict = true
+	e.mu.Unlock()
+	// The first three k do not depend on any result: cluster them together.
+	ks := e.searchKs(nil)
+	if err := e.evaluate(ks[:min(3, e.opts.MaxK)]); err != nil {
+		return err
+	}
+	for {
+		bics := make([]float64, len(e.runs))
+		for r, ev := range e.runs {
+			bics[r] = ev.bic()
+		}
+		ks := e.searchKs(bics)
+		if len(ks) <= len(e.runs) {
+			return nil
+		}
+		if err := e.evaluate(ks[len(e.runs):len(e.runs)+1]); err != nil {
+			return err
+		}
+	}
+}
+
+// searchKs returns the k the binary search evaluates, in order, as far as
+// the BICs of the first evaluations, bics, decide them: the search's
+// first three k, then after evaluation r ≥ 2 the half of the range that
+// the threshold rule points to, while it holds more than one k. An entry
+// at index len(bics) or beyond is the next k to evaluate.
+func (e *engine) searchKs(bics []float64) []int {
 	maxK := e.opts.MaxK
-	e.maxRuns = bits.Len(uint(maxK)) - 1 + 3
 	ks := []int{1, maxK, (maxK + 1) / 2}
 	kmin, kmax := 1, maxK
 	maxIdx, minIdx := 0, 0
-	// The first three k do not depend on any result: cluster them together.
-	if err := e.evaluate(ctx, ks[:min(3, maxK)]); err != nil {
-		return err
-	}
-	for r := 0; r < len(ks); r++ {
-		k := ks[r]
-		if r >= len(e.runs) {
-			if err := e.evaluate(ctx, ks[r:r+1]); err != nil {
-				return err
-			}
+	for r, b := range bics {
+		if r >= len(ks) {
+			break
 		}
-		b := e.runs[r].bic()
-		if b > e.runs[maxIdx].bic() {
+		k := ks[r]
+		if b > bics[maxIdx] {
 			maxIdx = r
 		}
-		if b < e.runs[minIdx].bic() {
+		if b < bics[minIdx] {
 			minIdx = r
 		}
-		lo, hi := e.runs[minIdx].bic(), e.runs[maxIdx].bic()
+		lo, hi := bics[minIdx], bics[maxIdx]
 		thr := lo + (hi-lo)*e.opts.BICThreshold
 		if r >= 2 {
 			upper := maxIdx > minIdx && b < thr
@@ -133,7 +171,7 @@ func (e *engine) search(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return ks
 }
 
 // trialSeed returns the seed of trial t of the r-th evaluation. Compat
@@ -157,63 +195,17 @@ func (e *engine) trialSeed(r, t int) (int64, error) {
 }
 
 // evaluate clusters the data for each k of ks, the next evaluations of
-// the search, NumInitSeeds times each; all the trials run in parallel on
-// the workers, the largest k first. For each k it keeps the trial with
-// the best BIC (the earliest on ties); in Default mode it also scores that
+// the search, NumInitSeeds times each, on the engine's workers (see
+// pool.go), the largest k first. For each k it keeps the trial with the
+// best BIC (the earliest on ties); in Default mode it also scores that
 // trial under the phase-size guard (refineChosen runs the chosen k's best
 // trial again for its k-means state).
-func (e *engine) evaluate(ctx context.Context, ks []int) error {
-	nt := e.opts.NumInitSeeds
-	first := len(e.runs)
-	evs := make([]*evaluation, len(ks))
-	type task struct{ ev, t int }
-	var tasks []task
-	for i, k := range ks {
-		ev := &evaluation{k: k, trials: make([]*clustering, nt), seeds: make([]int64, nt), guard: e.opts.Mode == Default}
-		for t := range ev.seeds {
-			s, err := e.trialSeed(first+i, t)
-			if err != nil {
-				return err
-			}
-			ev.seeds[t] = s
-			tasks = append(tasks, task{i, t})
-		}
-		evs[i] = ev
-	}
-	slices.SortStableFunc(tasks, func(a, b task) int { return ks[b.ev] - ks[a.ev] })
-	// As trials end, each evaluation's scan of pickBest advances over the
-	// prefix of its trials that have ended and drops the label hints of
-	// those that cannot be the best: only the best is scored again, and
-	// the hints of all the trials of several k would otherwise be held at
-	// once. A trial drops its own k-means state (3 values per interval)
-	// when it is scored (see trial).
-	var mu sync.Mutex
-	scanned := make([]int, len(evs)) // trials of each evaluation scanned
-	err := e.parallel(len(tasks), func(i int) (err error) {
-		ev, t := evs[tasks[i].ev], tasks[i].t
-		cl, err := e.trial(ctx, ev.k, ev.seeds[t])
-		mu.Lock()
-		defer mu.Unlock()
-		ev.trials[t] = cl
-		if err != nil {
-			return err
-		}
-		e.trials++
-		e.opts.Progress.report(StageClustering, e.trials, int64(e.maxRuns)*int64(nt))
-		next := &scanned[tasks[i].ev]
-		for *next < len(ev.trials) && ev.trials[*next] != nil {
-			if *next > 0 {
-				if ev.trials[*next].bic > ev.trials[ev.best].bic {
-					ev.trials[ev.best].hint, ev.best = nil, *next
-				} else {
-					ev.trials[*next].hint = nil
-				}
-			}
-			*next++
-		}
-		return nil
-	})
+func (e *engine) evaluate(ks []int) error {
+	evs, err := e.enqueue(ks)
 	if err != nil {
+		return err
+	}
+	if err := e.wait(evs); err != nil {
 		return err
 	}
 	for _, ev := range evs {
@@ -233,7 +225,9 @@ func (e *engine) evaluate(ctx context.Context, ks []int) error {
 			return err
 		}
 	}
+	e.mu.Lock()
 	e.runs = append(e.runs, evs...)
+	e.mu.Unlock()
 	return nil
 }
 
