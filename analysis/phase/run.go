@@ -127,7 +127,7 @@ func (e *engine) search(ctx context.Context) error {
 		if len(ks) <= len(e.runs) {
 			return nil
 		}
-		if err := e.evaluate(ks[len(e.runs):len(e.runs)+1]); err != nil {
+		if err := e.evaluate(ks[len(e.runs) : len(e.runs)+1]); err != nil {
 			return err
 		}
 	}
