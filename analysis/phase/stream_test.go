@@ -117,82 +117,91 @@ func writeBigBBV(t *testing.T, line int, bad string) string {
 	return path
 }
 
-// TestRunFileParts checks RunFile on a file it reads in parts: the
-// projected rows, sums and dimension are those of one reader, bit for
-// bit, for 2 and 3 parts, and so is the result; an error anywhere in
+// TestRunFileParts checks RunFile on a file it reads in parts, with the
+// strict parser and with SimPoint's: the projected rows, sums and
+// dimension are those of one reader, bit for bit, for 2 and 3 parts, and
+// so is the result; an error anywhere in
 // the file is reported as Run reports it, at its line.
 func TestRunFileParts(t *testing.T) {
 	path := writeBigBBV(t, 0, "")
-	opts := DefaultOptions()
-	opts.Mode, opts.MaxK = Default, 6
-	one, err := newProjector(&opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := scanChecked(context.Background(), path, bbv.ParseOptions{}, one, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := one.dataset(false)
-	for _, workers := range []int{2, 3} {
-		o := opts
-		o.Workers = workers
-		p, err := scanParts(context.Background(), path, bbv.ParseOptions{}, &o)
-		if err != nil || p == nil {
-			t.Fatalf("%d workers: projector %v, error %v; want the file read in parts", workers, p, err)
-		}
-		got := p.dataset(false)
-		if got.n != n || got.inDim != want.inDim || !reflect.DeepEqual(got.sums, want.sums) || !reflect.DeepEqual(got.w, want.w) {
-			t.Fatalf("%d workers: %d rows of dimension %d, want %d of %d (or the sums differ)", workers, got.n, got.inDim, n, want.inDim)
-		}
-		for i := 0; i < n; i++ {
-			if !reflect.DeepEqual(got.row(i), want.row(i)) {
-				t.Fatalf("%d workers: row %d differs", workers, i)
-			}
-		}
-	}
-	f, err := bbv.ReadFile(path, bbv.ParseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := Run(context.Background(), f, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, workers := range []int{1, 2} {
-		o := opts
-		o.Workers = workers
-		res, err := RunFile(context.Background(), path, bbv.ParseOptions{}, o)
+	for _, mode := range []Mode{Default, Compat} {
+		popts := bbv.ParseOptions{SimPointQuirks: mode == Compat}
+		opts := DefaultOptions()
+		opts.Mode, opts.MaxK = mode, 6
+		one, err := newProjector(&opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(res, ref) {
-			t.Fatalf("%d workers: RunFile differs from Run", workers)
+		n, err := scanChecked(context.Background(), path, popts, one, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := one.dataset(false)
+		for _, workers := range []int{2, 3} {
+			o := opts
+			o.Workers = workers
+			p, err := scanParts(context.Background(), path, popts, &o)
+			if err != nil || p == nil {
+				t.Fatalf("%v, %d workers: projector %v, error %v; want the file read in parts", mode, workers, p, err)
+			}
+			got := p.dataset(false)
+			if got.n != n || got.inDim != want.inDim || !reflect.DeepEqual(got.sums, want.sums) || !reflect.DeepEqual(got.w, want.w) {
+				t.Fatalf("%v, %d workers: %d rows of dimension %d, want %d of %d (or the sums differ)", mode, workers, got.n, got.inDim, n, want.inDim)
+			}
+			for i := 0; i < n; i++ {
+				if !reflect.DeepEqual(got.row(i), want.row(i)) {
+					t.Fatalf("%v, %d workers: row %d differs", mode, workers, i)
+				}
+			}
+		}
+		f, err := bbv.ReadFile(path, popts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := Run(context.Background(), f, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, workers := range []int{1, 2} {
+			o := opts
+			o.Workers = workers
+			res, err := RunFile(context.Background(), path, popts, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(res, ref) {
+				t.Fatalf("%v, %d workers: RunFile differs from Run", mode, workers)
+			}
 		}
 	}
 
 	for _, tc := range []struct {
-		line int
-		bad  string
-		msg  string
+		line   int
+		bad    string
+		quirks bool
+		msg    string
 	}{
-		{4000, "T:1:2 :1:3", "big.bb:4000:"},  // a parse error near the end (of about 4,400 lines)
-		{4100, "T:5:0", "big.bb:4100:"},       // an interval that does not check
-		{3, "T:1:x", "big.bb:3:"},             // in the first part
-		{4200, "T:3:1 :4:-1", "big.bb:4200:"}, // a negative count
+		{4000, "T:1:2 :1:3", false, "big.bb:4000:"},  // a parse error near the end (of about 4,400 lines)
+		{4100, "T:5:0", false, "big.bb:4100:"},       // an interval that does not check
+		{3, "T:1:x", false, "big.bb:3:"},             // in the first part
+		{4200, "T:3:1 :4:-1", false, "big.bb:4200:"}, // a negative count
+		{4200, "T:3:1 :4:-1", true, "big.bb:4200:"},  // which SimPoint's parser reads
+		{4300, "T:0:1", true, "big.bb:4300:"},        // an id SimPoint aborts on
 	} {
 		path := writeBigBBV(t, tc.line, tc.bad)
+		popts := bbv.ParseOptions{SimPointQuirks: tc.quirks}
+		opts := DefaultOptions()
+		opts.Mode, opts.MaxK = Default, 6
 		var want error
-		if f, err := bbv.ReadFile(path, bbv.ParseOptions{}); err != nil {
+		if f, err := bbv.ReadFile(path, popts); err != nil {
 			want = err
 		} else {
 			_, want = Run(context.Background(), f, opts)
 		}
-		o := opts
-		o.Workers = 2
-		_, got := RunFile(context.Background(), path, bbv.ParseOptions{}, o)
+		opts.Workers = 2
+		_, got := RunFile(context.Background(), path, popts, opts)
 		if want == nil || got == nil || got.Error() != want.Error() || !strings.Contains(got.Error(), tc.msg) {
-			t.Errorf("%q at line %d: RunFile error %v, want %v (naming %q)", tc.bad, tc.line, got, want, tc.msg)
+			t.Errorf("%q at line %d (quirks %v): RunFile error %v, want %v (naming %q)", tc.bad, tc.line, tc.quirks, got, want, tc.msg)
 		}
 	}
 }

@@ -64,28 +64,30 @@ func TestScanFilePartsEqualsScan(t *testing.T) {
 	if err := os.WriteFile(path, text, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want, err := ReadFile(path, ParseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, parts := range []int{2, 3, 8} {
-		split, dim, got, err := scanParts(t, path, ParseOptions{}, parts)
-		if err != nil || !split {
-			t.Fatalf("%d parts: split %v, error %v", parts, split, err)
+	for _, opts := range []ParseOptions{{}, {SimPointQuirks: true}} {
+		want, err := ReadFile(path, opts)
+		if err != nil {
+			t.Fatal(err)
 		}
-		var all []Vector
-		nonEmpty := 0
-		for _, p := range got {
-			all = append(all, p...)
-			if len(p) > 0 {
-				nonEmpty++
+		for _, parts := range []int{2, 3, 8} {
+			split, dim, got, err := scanParts(t, path, opts, parts)
+			if err != nil || !split {
+				t.Fatalf("%+v, %d parts: split %v, error %v", opts, parts, split, err)
 			}
-		}
-		if nonEmpty < 2 {
-			t.Fatalf("%d parts: only %d had intervals", parts, nonEmpty)
-		}
-		if dim != want.Dim || !reflect.DeepEqual(all, want.Vectors) {
-			t.Fatalf("%d parts: %d intervals of dimension %d, want %d of %d (or they differ)", parts, len(all), dim, len(want.Vectors), want.Dim)
+			var all []Vector
+			nonEmpty := 0
+			for _, p := range got {
+				all = append(all, p...)
+				if len(p) > 0 {
+					nonEmpty++
+				}
+			}
+			if nonEmpty < 2 {
+				t.Fatalf("%+v, %d parts: only %d had intervals", opts, parts, nonEmpty)
+			}
+			if dim != want.Dim || !reflect.DeepEqual(all, want.Vectors) {
+				t.Fatalf("%+v, %d parts: %d intervals of dimension %d, want %d of %d (or they differ)", opts, parts, len(all), dim, len(want.Vectors), want.Dim)
+			}
 		}
 	}
 
@@ -106,7 +108,20 @@ func TestScanFilePartsEqualsScan(t *testing.T) {
 	declined("late-error.bb", late, ParseOptions{})
 	early := append([]byte("T:1:1 :1:2\n"), text...) // a duplicate id, in the first part
 	declined("early-error.bb", early, ParseOptions{})
-	declined("quirks.bb", text, ParseOptions{SimPointQuirks: true})
+	// What makes SimPoint's parser depend on other lines: a T line
+	// without pairs ends its input (SimPoint ignores the rest), a last
+	// line without a newline is dropped, a line of 1 MiB is an error.
+	quirks := ParseOptions{SimPointQuirks: true}
+	mid := bytes.Index(text[len(text)/2:], []byte("\nT")) + len(text)/2 + 1
+	ended := append(append(bytes.Clone(text[:mid]), "T\n"...), text[mid:]...)
+	declined("quirks-end.bb", ended, quirks)
+	declined("quirks-no-newline.bb", text[:len(text)-1], quirks)
+	long := append(append(bytes.Clone(text[:mid]), bytes.Repeat([]byte("#"), 1<<20)...), text[mid-1:]...)
+	declined("quirks-long.bb", long, quirks)
+	declined("quirks-bad-id.bb", append([]byte("T:0:5\n"), text...), quirks)
+	if split, _, _, err := scanParts(t, filepath.Join(dir, "quirks-long.bb"), ParseOptions{}, 2); !split || err != nil {
+		t.Errorf("a long comment line in strict mode: split %v, error %v; want it read in parts", split, err)
+	}
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write(text)
