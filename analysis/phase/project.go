@@ -323,13 +323,11 @@ func (p *projector) addRow(row []float64, sum float64) {
 // at most one chunk more than the rows; q must not be used afterwards.
 func (p *projector) join(q *projector) {
 	for i := 0; i < q.n; i++ {
-		copy(p.next(), q.row(i))
-		p.n++
+		p.addRow(q.row(i), q.sums[i])
 		if i%rowsPerChunk == rowsPerChunk-1 {
 			q.chunks[i/rowsPerChunk] = nil
 		}
 	}
-	p.sums = append(p.sums, q.sums...)
 	p.inDim = max(p.inDim, q.inDim)
 	q.chunks, q.sums = nil, nil
 }

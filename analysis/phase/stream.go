@@ -54,10 +54,7 @@ func RunFile(ctx context.Context, path string, popts bbv.ParseOptions, opts Opti
 func scanChecked(ctx context.Context, path string, popts bbv.ParseOptions, p *projector, progress ProgressFunc) (int, error) {
 	n := 0
 	var bad error
-	maxDim := popts.MaxDim
-	if maxDim <= 0 {
-		maxDim = bbv.DefaultMaxDim
-	}
+	maxDim := popts.IDLimit()
 	_, err := bbv.ScanFile(path, popts, func(v bbv.Vector, line int) error {
 		if n%256 == 255 {
 			if err := ctx.Err(); err != nil {
@@ -110,10 +107,7 @@ func scanParts(ctx context.Context, path string, popts bbv.ParseOptions, opts *O
 	if parts < 2 {
 		return nil, nil
 	}
-	maxDim := popts.MaxDim
-	if maxDim <= 0 {
-		maxDim = bbv.DefaultMaxDim
-	}
+	maxDim := popts.IDLimit()
 	ps := make([]*projector, parts)
 	for i := range ps {
 		p, err := newProjector(opts)

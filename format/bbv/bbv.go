@@ -105,7 +105,9 @@ type ParseOptions struct {
 	MaxDim int32
 }
 
-func (o ParseOptions) maxDim() int32 {
+// IDLimit returns the largest block id the parser accepts: MaxDim, or
+// DefaultMaxDim when MaxDim is 0 (or below).
+func (o ParseOptions) IDLimit() int32 {
 	if o.MaxDim <= 0 {
 		return DefaultMaxDim
 	}
@@ -251,7 +253,7 @@ func newParser(name string, r io.Reader, opts ParseOptions) (*parser, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &parser{lr: lr, tail: tail, opts: opts, maxDim: opts.maxDim()}, nil
+	return &parser{lr: lr, tail: tail, opts: opts, maxDim: opts.IDLimit()}, nil
 }
 
 // next returns the next interval's vector and the line it came from, or

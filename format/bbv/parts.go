@@ -49,7 +49,7 @@ func ScanFileParts(ctx context.Context, path string, opts ParseOptions, parts in
 		if err != nil {
 			return false, 0, err
 		}
-		ps[i] = &parser{lr: lr, opts: opts, maxDim: opts.maxDim(), reuse: true}
+		ps[i] = &parser{lr: lr, opts: opts, maxDim: opts.IDLimit(), reuse: true}
 	}
 	split, err = format.ScanLinesParallel(ctx, path, parts, func(part int, line []byte) error {
 		if opts.SimPointQuirks && len(line) >= simPointMaxLine {
