@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -626,5 +628,72 @@ func TestManifestNamesEveryFile(t *testing.T) {
 			t.Errorf("%s holds %d rows in %d groups, %d bytes; the manifest says %+v", ti.File, pf.NumRows(), len(pf.RowGroups()), st.Size(), ti)
 		}
 		f.Close()
+	}
+}
+
+// TestAddBatchEqualsAdd checks that a store written in batches is the
+// store written record by record, byte for byte, with input in order and
+// out of order (sorted through spilled runs), and that a batch stops at
+// the record the writer refuses, which Add then refuses too.
+func TestAddBatchEqualsAdd(t *testing.T) {
+	inOrder := benchRecords(40_000, 16)
+	shuffled := slices.Clone(inOrder)
+	// Out of order across processes only: each process keeps its order.
+	slices.SortStableFunc(shuffled, func(a, b trace.Record) int { return cmp.Compare(a.Proc, b.Proc) })
+	for name, recs := range map[string][]trace.Record{"in order": inOrder, "by process": shuffled} {
+		dir := t.TempDir()
+		one, batch := filepath.Join(dir, "one.pst"), filepath.Join(dir, "batch.pst")
+		opts := Options{ChunkRows: 5000}
+		writeStore(t, one, opts, benchHeader, recs)
+		w, err := Create(batch, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*w.Header() = benchHeader
+		for i := 0; i < len(recs); i += 777 {
+			part := recs[i:min(i+777, len(recs))]
+			if n, err := w.AddBatch(part); err != nil || n != len(part) {
+				t.Fatalf("%s: AddBatch = %d, %v; want %d", name, n, err, len(part))
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		files, err := os.ReadDir(one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(files) < 3 {
+			t.Fatalf("%s: %d files in the store", name, len(files))
+		}
+		for _, f := range files {
+			a, err := os.ReadFile(filepath.Join(one, f.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(batch, f.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s: %s differs between Add and AddBatch", name, f.Name())
+			}
+		}
+	}
+
+	w, err := Create(filepath.Join(t.TempDir(), "bad.pst"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	*w.Header() = benchHeader
+	recs := slices.Clone(inOrder[:100])
+	recs[60].Proc = -1
+	n, err := w.AddBatch(recs)
+	if n != 60 || err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Fatalf("AddBatch with a bad 61st record = %d, %v; want 60 and its error", n, err)
+	}
+	if err2 := w.Add(inOrder[100]); err2 == nil || err2.Error() != err.Error() {
+		t.Errorf("Add after the refused record: %v, want %v", err2, err)
 	}
 }

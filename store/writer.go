@@ -110,14 +110,28 @@ func Replaceable(path string) error {
 func (w *Writer) Header() *trace.Header { return &w.header }
 
 // Add implements trace.Writer.
-func (w *Writer) Add(r trace.Record) error {
+func (w *Writer) Add(r trace.Record) error { return w.add(&r) }
+
+// AddBatch implements trace.BatchWriter: it adds the records of rs in
+// order, as Add would one by one, without copying each through the calls.
+func (w *Writer) AddBatch(rs []trace.Record) (int, error) {
+	for i := range rs {
+		if err := w.add(&rs[i]); err != nil {
+			return i, err
+		}
+	}
+	return len(rs), nil
+}
+
+// add adds *r, which it does not keep: the tables copy what they hold.
+func (w *Writer) add(r *trace.Record) error {
 	if w.err != nil {
 		return w.err
 	}
 	if w.closed {
 		return errors.New("store: Add after Close")
 	}
-	if err := w.check.Check(&r); err != nil {
+	if err := w.check.Check(r); err != nil {
 		w.err = err
 		return err
 	}
@@ -128,7 +142,7 @@ func (w *Writer) Add(r trace.Record) error {
 		}
 	}
 	if r.T%w.unit != 0 || r.End%w.unit != 0 {
-		w.err = fmt.Errorf("record %v: time is not a multiple of the trace's clock resolution %d ns", r, w.unit)
+		w.err = fmt.Errorf("record %v: time is not a multiple of the trace's clock resolution %d ns", *r, w.unit)
 		return w.err
 	}
 	t := tableOf(r.Kind)
@@ -137,7 +151,7 @@ func (w *Writer) Add(r trace.Record) error {
 		s = &tableSink{w: w, t: t}
 		w.sinks[t] = s
 	}
-	w.stats.add(&r)
+	w.stats.add(r)
 	if err := s.add(r); err != nil {
 		w.err = w.out.Hide(err)
 		return w.err
@@ -265,8 +279,6 @@ type tableSink struct {
 	w        *Writer
 	t        table
 	chunk    []trace.Record
-	last     trace.Record
-	haveLast bool
 	final    *builder
 	spills   []*builder
 	spilling bool
@@ -274,10 +286,11 @@ type tableSink struct {
 	nspill   int            // spill files created, for unique names
 }
 
-func (s *tableSink) add(r trace.Record) error {
+func (s *tableSink) add(r *trace.Record) error {
 	if !s.spilling {
-		// In-order input streams straight into the final table.
-		if !s.haveLast || !keyLess(s.t, &r, &s.last) {
+		// In-order input streams straight into the final table, whose
+		// builder holds the last record (the first has no builder yet).
+		if s.final == nil || !keyLess(s.t, r, &s.final.last) {
 			if s.final == nil {
 				b, err := newBuilder(s.t, s.finalPath(), s.w.unit, s.groupRows, false)
 				if err != nil {
@@ -285,8 +298,7 @@ func (s *tableSink) add(r trace.Record) error {
 				}
 				s.final = b
 			}
-			s.last, s.haveLast = r, true
-			return s.final.add(&r)
+			return s.final.add(r)
 		}
 		// The first record out of order: what was streamed so far becomes
 		// the first sorted run, and the rest is sorted in chunks.
@@ -294,7 +306,7 @@ func (s *tableSink) add(r trace.Record) error {
 			return err
 		}
 	}
-	s.chunk = append(s.chunk, r)
+	s.chunk = append(s.chunk, *r)
 	if len(s.chunk) >= s.w.opts.ChunkRows {
 		return s.spillChunk()
 	}
@@ -392,6 +404,10 @@ func (s *tableSink) spillPath(i int) string {
 	return filepath.Join(s.w.tmp, fmt.Sprintf("spill-%s-%04d.parquet", s.t, i))
 }
 
+// groupRows is the target number of rows of a row group of the final
+// table: the option, or 256 per process when that is larger. It never
+// decreases, as the number of processes seen only grows; builder.add
+// relies on that.
 func (s *tableSink) groupRows() int {
 	g := s.w.opts.GroupRows
 	if p := 256 * s.w.stats.maxProcs(); p > g {
@@ -507,17 +523,18 @@ func (s *tableSink) abort() {
 // groups (time windows that never span runs nor split one timestamp),
 // sorted by process inside, and records where each process's rows are.
 type builder struct {
-	t      table
-	path   string
-	f      *os.File
-	bw     *bufio.Writer
-	gw     groupWriter
-	target func() int
-	last   trace.Record
-	group  int32
-	rows   int64
-	index  []indexRow
-	done   bool
+	t       table
+	path    string
+	f       *os.File
+	bw      *bufio.Writer
+	gw      groupWriter
+	target  func() int // rows per group; it never decreases
+	atLeast int        // the last value of target read
+	last    trace.Record
+	group   int32
+	rows    int64
+	index   []indexRow
+	done    bool
 }
 
 // tableWriter is what a table file is written through; tests replace it
@@ -542,7 +559,12 @@ func (b *builder) add(r *trace.Record) error {
 	if n := b.gw.pendingRows(); n > 0 {
 		last := &b.last
 		cut := r.Run != last.Run
-		if !cut && n >= b.target() {
+		// The target only grows (with the processes seen), so a group
+		// below the last target read needs no new reading.
+		if !cut && n >= b.atLeast {
+			b.atLeast = b.target()
+		}
+		if !cut && n >= b.atLeast {
 			if b.t.timed() {
 				cut = r.T != last.T
 			} else {

@@ -20,6 +20,30 @@ type Writer interface {
 	Add(r Record) error
 }
 
+// BatchWriter is a Writer that also takes records in batches, which saves
+// a call and a copy of each record through the layers of a large import.
+// AddBatch adds the records of rs in order, exactly as Add would one by
+// one, and returns how many it added before an error.
+type BatchWriter interface {
+	Writer
+	AddBatch(rs []Record) (int, error)
+}
+
+// AddBatch adds the records of rs to w in order: through w's AddBatch when
+// w is a BatchWriter, else one by one. It returns how many it added before
+// an error.
+func AddBatch(w Writer, rs []Record) (int, error) {
+	if bw, ok := w.(BatchWriter); ok {
+		return bw.AddBatch(rs)
+	}
+	for i, r := range rs {
+		if err := w.Add(r); err != nil {
+			return i, err
+		}
+	}
+	return len(rs), nil
+}
+
 // Reader streams records in batches. Read fills buf and returns the number
 // of records written; it returns io.EOF (and 0) after the last record.
 type Reader interface {

@@ -432,3 +432,30 @@ func TestSlots(t *testing.T) {
 		t.Errorf("%d held after taking every one, want 0", s.Len())
 	}
 }
+
+// refusing is a Writer (no AddBatch) that refuses the record with T == bad.
+type refusing struct {
+	Memory
+	bad int64
+}
+
+func (r *refusing) Add(rec Record) error {
+	if rec.T == r.bad {
+		return errors.New("refused")
+	}
+	return r.Memory.Add(rec)
+}
+
+// TestAddBatch checks AddBatch on a Writer without AddBatch: the records
+// in order, and the count before a refused one.
+func TestAddBatch(t *testing.T) {
+	recs := []Record{State(0, 0, 10, 1), State(0, 1, 20, 2), State(0, 0, 30, 3)}
+	w := &refusing{bad: -1}
+	if n, err := AddBatch(w, recs); n != 3 || err != nil || !slices.Equal(w.Records, recs) {
+		t.Fatalf("AddBatch = %d, %v, records %v", n, err, w.Records)
+	}
+	w = &refusing{bad: 20}
+	if n, err := AddBatch(w, recs); n != 1 || err == nil || len(w.Records) != 1 {
+		t.Fatalf("AddBatch refusing the second = %d, %v, records %v", n, err, w.Records)
+	}
+}

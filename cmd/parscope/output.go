@@ -42,12 +42,24 @@ func withProgress(w trace.Writer, what string) *progressWriter {
 
 func (p *progressWriter) Add(r trace.Record) error {
 	if p.bar != nil {
-		if p.pending++; p.pending == 4096 {
+		if p.pending++; p.pending >= 4096 {
 			p.bar.Add(p.pending)
 			p.pending = 0
 		}
 	}
 	return p.Writer.Add(r)
+}
+
+// AddBatch implements trace.BatchWriter, passing the batch on whole.
+func (p *progressWriter) AddBatch(rs []trace.Record) (int, error) {
+	n, err := trace.AddBatch(p.Writer, rs)
+	if p.bar != nil {
+		if p.pending += int64(n); p.pending >= 4096 {
+			p.bar.Add(p.pending)
+			p.pending = 0
+		}
+	}
+	return n, err
 }
 
 func (p *progressWriter) done() { p.bar.Done() }

@@ -17,7 +17,8 @@ import (
 // not panic; when it succeeds, every process's records are in time order,
 // every pid is below its run's Procs, every block has a StateDef and the
 // header is valid. Each line is also parsed by both line parsers, which
-// must agree whenever the fast one accepts.
+// must agree whenever the fast one accepts; so must the pid scan's
+// shortcut, lastPid.
 func FuzzImport(f *testing.F) {
 	for _, name := range []string{"merged2runs.srt", "amoeba.srt"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
@@ -39,6 +40,14 @@ func FuzzImport(f *testing.F) {
 		}
 		p := newParser(u, 0)
 		for line := range bytes.SplitSeq(data, []byte("\n")) {
+			// The pid scan's shortcut never takes a pid from a line the
+			// import skips, nor another pid than the record's.
+			if lp, lok := p.lastPid(line); lok {
+				kind, _, _, sp, _ := p.slow(line)
+				if kind == lineSkip || (kind == lineRecord && sp != lp) {
+					t.Fatalf("line %q: lastPid %d, slow kind %d pid %d", line, lp, kind, sp)
+				}
+			}
 			ft, fb, fp, ok := p.fast(line)
 			// The bytes after the line in its buffer must not matter.
 			ct, cb, cp, cok := p.fast(line[:len(line):len(line)])

@@ -117,6 +117,9 @@ func (s *importer) scanPids() error {
 	maxPid := -1
 	// pidOf returns the pid of a record line (ok false for other lines).
 	pidOf := func(line []byte) (int32, bool) {
+		if pid, ok := s.p.lastPid(line); ok {
+			return pid, true
+		}
 		_, _, pid, ok := s.p.fast(line)
 		if !ok {
 			kind, _, _, p2, _ := s.p.slow(line)
@@ -254,6 +257,10 @@ type importer struct {
 	// records earlier files gave that process.
 	prior map[uint64]priorEnd
 
+	// batch and lines are the scratch of file's batches, kept across files.
+	batch []trace.Record
+	lines []int
+
 	blockSeen []bool         // blocks below len(blockSeen) seen in the trace
 	blockBig  map[int32]bool // larger blocks seen
 }
@@ -299,9 +306,30 @@ func (s *importer) file(index int, path string) (err error) {
 		records  int64
 		untilCtx = ctxEvery
 		p        = s.p
-		w        = s.w
 		seen     = s.blockSeen
+		// The records go to the writer in batches; lines[i] is the line
+		// of batch[i], for the writer's error. Every error of a line is
+		// returned after the records of the lines before it are written,
+		// so that the first error in the file is the one reported.
+		batch = s.batch[:0]
+		lines = s.lines[:0]
 	)
+	flush := func() error {
+		n, err := trace.AddBatch(s.w, batch)
+		records += int64(n)
+		if err != nil {
+			return &format.Error{File: path, Line: lines[n], Offset: -1, Msg: "cannot write the record", Err: err}
+		}
+		batch, lines = batch[:0], lines[:0]
+		return nil
+	}
+	// fail returns err, a line's error, once the lines before are written.
+	fail := func(err error) error {
+		if ferr := flush(); ferr != nil {
+			return ferr
+		}
+		return err
+	}
 	s.beginRun()
 	for {
 		line, err := lr.Next()
@@ -309,7 +337,7 @@ func (s *importer) file(index int, path string) (err error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return err
+			return fail(err)
 		}
 		if untilCtx--; untilCtx == 0 {
 			untilCtx = ctxEvery
@@ -324,14 +352,14 @@ func (s *importer) file(index int, path string) (err error) {
 			case lineSkip:
 				continue
 			case lineBad:
-				return lr.Errorf("%s", msg)
+				return fail(lr.Errorf("%s", msg))
 			}
 			t, block, pid = t2, b2, p2
 		}
 		orig := pid
 		if s.remap != nil {
 			if int(pid) >= len(s.remap) || s.remap[pid] < 0 {
-				return lr.Errorf("pid %d was not seen when the file was first read (did it change during the import?)", pid)
+				return fail(lr.Errorf("pid %d was not seen when the file was first read (did it change during the import?)", pid))
 			}
 			pid = s.remap[pid]
 		}
@@ -339,7 +367,7 @@ func (s *importer) file(index int, path string) (err error) {
 			// The clock dropped back: the next run starts.
 			s.endRun(run, index)
 			if run == math.MaxInt32 {
-				return lr.Errorf("too many runs")
+				return fail(lr.Errorf("too many runs"))
 			}
 			run++
 			maxPid = -1
@@ -352,7 +380,7 @@ func (s *importer) file(index int, path string) (err error) {
 			if uint(pid) < uint(len(s.stamp)) && s.stamp[pid] == s.epoch {
 				s.lastT[pid] = t
 			} else if err := s.firstOfRun(run, pid, orig, t, path, lr.Line()); err != nil {
-				return err
+				return fail(err)
 			}
 		}
 		if pid > maxPid {
@@ -363,17 +391,27 @@ func (s *importer) file(index int, path string) (err error) {
 			s.seeBlock(block)
 			seen = s.blockSeen
 		}
-		if err := w.Add(trace.State(run, pid, t, block)); err != nil {
-			return &format.Error{File: path, Line: lr.Line(), Offset: -1, Msg: "cannot write the record", Err: err}
+		batch = append(batch, trace.State(run, pid, t, block))
+		lines = append(lines, lr.Line())
+		if len(batch) == addBatch {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
-		records++
 	}
+	if err := flush(); err != nil {
+		return err
+	}
+	s.batch, s.lines = batch, lines
 	s.records += records
 	if started {
 		s.endRun(run, index)
 	}
 	return nil
 }
+
+// addBatch is how many records the importer hands the writer at once.
+const addBatch = 1024
 
 // beginRun starts a new run of the current file.
 func (s *importer) beginRun() {

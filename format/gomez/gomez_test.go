@@ -506,6 +506,98 @@ func TestWriterError(t *testing.T) {
 	}
 }
 
+// refuseAt takes records until the n-th (from 1), which it refuses.
+type refuseAt struct {
+	h       trace.Header
+	n, seen int
+	got     []trace.Record
+}
+
+func (f *refuseAt) Header() *trace.Header { return &f.h }
+func (f *refuseAt) Add(r trace.Record) error {
+	if f.seen++; f.seen == f.n {
+		return errFull
+	}
+	f.got = append(f.got, r)
+	return nil
+}
+
+// batchRefuseAt is refuseAt taking batches, as the store's writer does.
+type batchRefuseAt struct{ refuseAt }
+
+func (f *batchRefuseAt) AddBatch(rs []trace.Record) (int, error) {
+	for i, r := range rs {
+		if err := f.Add(r); err != nil {
+			return i, err
+		}
+	}
+	return len(rs), nil
+}
+
+// TestWriterErrorLine checks that a record the writer refuses, in a later
+// batch of records, is reported at its own line, ahead of a bad line
+// after it, and that a bad line is reported once the records before it
+// are written.
+func TestWriterErrorLine(t *testing.T) {
+	var text strings.Builder
+	text.WriteString("# comment\n")
+	recLine := map[int]int{} // record number (from 1) -> line
+	line := 1
+	for i := 1; i <= 3000; i++ {
+		if i%500 == 0 {
+			text.WriteString("\n") // a blank line moves the line numbers
+			line++
+		}
+		fmt.Fprintf(&text, "%d %d %d\n", i, i%7+1, i%3)
+		line++
+		recLine[i] = line
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.srt")
+	if err := os.WriteFile(good, []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.srt")
+	if err := os.WriteFile(bad, []byte(text.String()+"3001 x 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badLine := line + 1
+	for _, batches := range []bool{false, true} {
+		newWriter := func(n int) (trace.Writer, *refuseAt) {
+			if batches {
+				w := &batchRefuseAt{refuseAt{n: n}}
+				return w, &w.refuseAt
+			}
+			w := &refuseAt{n: n}
+			return w, w
+		}
+		for _, n := range []int{1, 1024, 1025, 2049, 3000} {
+			for _, path := range []string{good, bad} {
+				w, ra := newWriter(n)
+				err := Import(context.Background(), []string{path}, format.Options{}, w)
+				want := fmt.Sprintf("%s:%d: cannot write the record", path, recLine[n])
+				if !errors.Is(err, errFull) || !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("batches %v, refusing record %d of %s: error %v, want %q", batches, n, path, err, want)
+				}
+				if len(ra.got) != n-1 {
+					t.Errorf("batches %v, refusing record %d: %d records taken before it", batches, n, len(ra.got))
+				}
+			}
+		}
+		// A writer that refuses nothing up to the bad line: the bad line,
+		// after every record before it.
+		w, ra := newWriter(4000)
+		err := Import(context.Background(), []string{bad}, format.Options{}, w)
+		want := fmt.Sprintf("%s:%d: ", bad, badLine)
+		if err == nil || errors.Is(err, errFull) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("batches %v, bad line: error %v, want %q", batches, err, want)
+		}
+		if len(ra.got) != 3000 {
+			t.Errorf("batches %v, bad line: %d records written before it, want 3000", batches, len(ra.got))
+		}
+	}
+}
+
 func TestRegistered(t *testing.T) {
 	imp, err := format.Lookup("gomez")
 	if err != nil {

@@ -104,6 +104,38 @@ func (p *parser) fast(line []byte) (t int64, block, pid int32, ok bool) {
 	return int64(tv) * p.unit, int32(bv), int32(pv), true
 }
 
+// lastPid reads the pid of a common record line from its end: a line that
+// begins with a digit and ends with 1 to 7 digits after a space or a tab,
+// at most maxPid. It skips the rest of the line, so it may take a pid from
+// a line that is not a record; the pid scan uses it only for the set of
+// pids, where such a line does not matter: the import fails at it anyway.
+// For every line fast or slow accept as a record, a pid lastPid returns is
+// theirs: the line's last field is exactly those digits, as a record line
+// holds no blank at its end when it ends with a digit (a comment or a
+// blank line never begins with a digit). When ok is false the caller asks
+// fast and slow.
+func (p *parser) lastPid(line []byte) (pid int32, ok bool) {
+	n := len(line)
+	if n < 5 || line[0]-'0' > 9 {
+		return 0, false
+	}
+	var v uint64
+	mul := uint64(1)
+	i := n - 1
+	for ; i > 0 && n-i <= 7; i-- {
+		c := line[i] - '0'
+		if c > 9 {
+			break
+		}
+		v += uint64(c) * mul
+		mul *= 10
+	}
+	if i == n-1 || !isSep(line[i]) || v > p.maxPid {
+		return 0, false
+	}
+	return int32(v), true
+}
+
 // digits8 returns how many of the 8 bytes of v (little-endian: the first
 // byte in the low bits) are leading ASCII digits, and their value.
 func digits8(v uint64) (k int, val uint64) {

@@ -166,3 +166,39 @@ func FuzzDigits8(f *testing.F) {
 		}
 	})
 }
+
+// TestLastPid checks the pid scan's shortcut: the pid of the last field of
+// lines that begin with a digit, and no answer (ok false) where fast and
+// slow must decide.
+func TestLastPid(t *testing.T) {
+	p := newParser(time.Microsecond, 0)
+	tests := []struct {
+		line string
+		pid  int32
+		ok   bool
+	}{
+		{"0 1 0", 0, true},
+		{"123 45 6", 6, true},
+		{"123\t45\t6", 6, true},
+		{"123  45  1048575", 1048575, true},
+		{"1.5 2 3", 3, true},
+		{"1 2 007", 7, true},
+		{"1 2 1048576", 0, false},  // above the largest pid
+		{"1 2 10000000", 0, false}, // 8 digits
+		{"1 2 3 ", 0, false},       // slow trims: left to it
+		{"1 2 3\r", 0, false},
+		{"1 2\v3", 0, false},
+		{"  1 2 3", 0, false}, // leading blanks: left to slow
+		{"# 1 2 3", 0, false}, // a comment is skipped, never counted
+		{"1 2 x3", 0, false},
+		{"12345", 0, false}, // one field of digits
+		{"1 23", 0, false},  // too short for a record
+		{"", 0, false},
+	}
+	for _, tc := range tests {
+		pid, ok := p.lastPid([]byte(tc.line))
+		if pid != tc.pid || ok != tc.ok {
+			t.Errorf("lastPid(%q) = %d %v, want %d %v", tc.line, pid, ok, tc.pid, tc.ok)
+		}
+	}
+}
