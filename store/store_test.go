@@ -659,26 +659,7 @@ func TestAddBatchEqualsAdd(t *testing.T) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		files, err := os.ReadDir(one)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(files) < 3 {
-			t.Fatalf("%s: %d files in the store", name, len(files))
-		}
-		for _, f := range files {
-			a, err := os.ReadFile(filepath.Join(one, f.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := os.ReadFile(filepath.Join(batch, f.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(a, b) {
-				t.Errorf("%s: %s differs between Add and AddBatch", name, f.Name())
-			}
-		}
+		sameStore(t, name+", AddBatch against Add", batch, one)
 	}
 
 	w, err := Create(filepath.Join(t.TempDir(), "bad.pst"), Options{})
@@ -695,5 +676,69 @@ func TestAddBatchEqualsAdd(t *testing.T) {
 	}
 	if err2 := w.Add(inOrder[100]); err2 == nil || err2.Error() != err.Error() {
 		t.Errorf("Add after the refused record: %v, want %v", err2, err)
+	}
+}
+
+// TestWriterReset checks that a writer reset after records in order and
+// out of order (with spilled runs on disk) writes the store of the records
+// added after the reset alone, byte for byte, and leaves no spill behind.
+func TestWriterReset(t *testing.T) {
+	recs := benchRecords(30_000, 8)
+	shuffled := slices.Clone(recs)
+	slices.SortStableFunc(shuffled, func(a, b trace.Record) int { return cmp.Compare(a.Proc, b.Proc) })
+	dir := t.TempDir()
+	opts := Options{ChunkRows: 4000}
+	want := filepath.Join(dir, "want.pst")
+	writeStore(t, want, opts, benchHeader, recs[:20_000])
+	for name, before := range map[string][]trace.Record{"in order": recs, "out of order": shuffled} {
+		got := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".pst")
+		w, err := Create(got, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*w.Header() = benchHeader
+		if _, err := w.AddBatch(before); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		if spills, _ := filepath.Glob(filepath.Join(w.tmp, "spill-*")); len(spills) != 0 {
+			t.Errorf("%s: spills left after Reset: %v", name, spills)
+		}
+		if _, err := w.AddBatch(recs[:20_000]); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		sameStore(t, name+", reset against the records after the reset alone", got, want)
+		if err := w.Reset(); err == nil {
+			t.Errorf("%s: Reset after Close succeeded", name)
+		}
+	}
+}
+
+// sameStore fails the test unless the .pst directories got and want hold
+// the same files, byte for byte (at least the tables, index and manifest).
+func sameStore(t *testing.T, what, got, want string) {
+	t.Helper()
+	files, err := os.ReadDir(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotFiles, err := os.ReadDir(got)
+	if err != nil || len(gotFiles) != len(files) || len(files) < 3 {
+		t.Fatalf("%s: %d files, want %d (at least 3): %v", what, len(gotFiles), len(files), err)
+	}
+	for _, f := range files {
+		a, err := os.ReadFile(filepath.Join(want, f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(got, f.Name()))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: %s differs (%v)", what, f.Name(), err)
+		}
 	}
 }

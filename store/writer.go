@@ -159,6 +159,30 @@ func (w *Writer) add(r *trace.Record) error {
 	return nil
 }
 
+// Reset implements trace.Resetter: it discards every record added so far
+// (the tables written and spilled, the order check and the statistics),
+// keeping the header and the options, as if the writer had just been
+// created with that header. It fails after Close or Abort, or once an Add
+// failed.
+func (w *Writer) Reset() error {
+	if w.closed {
+		return errors.New("store: Reset after Close")
+	}
+	if w.err != nil {
+		return w.err
+	}
+	for i, s := range w.sinks {
+		if s != nil {
+			s.abort()
+		}
+		w.sinks[i] = nil
+	}
+	w.check = trace.OrderCheck{}
+	w.stats = statsBuilder{}
+	w.unit = 0
+	return nil
+}
+
 // Abort discards everything written so far. It is safe to call after Close.
 func (w *Writer) Abort() {
 	if w.closed {

@@ -44,6 +44,14 @@ func AddBatch(w Writer, rs []Record) (int, error) {
 	return len(rs), nil
 }
 
+// Resetter is a Writer that can discard every record it was given and
+// start again, keeping its header as it is: an importer that guessed
+// something about its input and found out otherwise imports it again.
+type Resetter interface {
+	Writer
+	Reset() error
+}
+
 // Reader streams records in batches. Read fills buf and returns the number
 // of records written; it returns io.EOF (and 0) after the last record.
 type Reader interface {
@@ -113,6 +121,13 @@ type Memory struct {
 
 // Header implements Writer.
 func (m *Memory) Header() *Header { return &m.H }
+
+// Reset implements Resetter: it drops the records and keeps the header.
+func (m *Memory) Reset() error {
+	m.Records = m.Records[:0]
+	m.check = OrderCheck{}
+	return nil
+}
 
 // Add implements Writer. It checks that each process's records arrive in
 // time order.

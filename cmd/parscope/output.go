@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -60,6 +61,23 @@ func (p *progressWriter) AddBatch(rs []trace.Record) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// Reset implements trace.Resetter when the writer it wraps does, and
+// starts the count again.
+func (p *progressWriter) Reset() error {
+	r, ok := p.Writer.(trace.Resetter)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	if err := r.Reset(); err != nil {
+		return err
+	}
+	if p.bar != nil {
+		p.pending = 0
+		p.bar.Set(0)
+	}
+	return nil
 }
 
 func (p *progressWriter) done() { p.bar.Done() }

@@ -64,6 +64,16 @@
 // processes (procs=N, below) keeps the pids as they are and skips that
 // first read.
 //
+// When the writer can start again (a trace.Resetter, as the store's writer
+// and trace.Memory are), the import skips the first read too: it takes the
+// pids to be 0..P-1, as they nearly always are, and checks that as it
+// goes, every 65,536 lines and at the end. At the first check that finds
+// a pid missing below the largest seen, it discards what it wrote, reads
+// the pids and imports again. The result is the same either way: a trace
+// with sparse pids costs the lines read before that check (or, when the
+// gap appears only near the end, one import more), and every other trace
+// one pass over its text instead of two.
+//
 // # Options
 //
 // Options.Params["procs"] = "N" declares the number of processes P; a pid

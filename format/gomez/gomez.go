@@ -85,18 +85,34 @@ func Import(ctx context.Context, inputs []string, opts format.Options, w trace.W
 	h.Meta.Inputs = append(h.Meta.Inputs, inputs...)
 
 	s := &importer{ctx: ctx, w: w, h: h, p: newParser(unit, procs), inputs: inputs, multi: len(inputs) > 1}
-	if procs == 0 {
+	// Without a declared number of processes, the pids must be read
+	// before anything is written, in case they need renumbering. When
+	// the writer can start again, the import guesses instead that they
+	// are 0..P-1, as they nearly always are, and checks it as it goes:
+	// one pass over the inputs instead of two.
+	rw, canReset := w.(trace.Resetter)
+	s.guess = procs == 0 && canReset
+	if procs == 0 && !s.guess {
 		if err := s.scanPids(); err != nil {
 			return err
 		}
 	}
-	for i, path := range inputs {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("gomez: %w", err)
+	runs := slices.Clone(h.Runs)
+	err := s.files()
+	if errors.Is(err, errNotDense) {
+		// The pids are not 0..P-1: start again, renumbering them.
+		if err := rw.Reset(); err != nil {
+			return fmt.Errorf("gomez: cannot start the import again: %w", err)
 		}
-		if err := s.file(i, path); err != nil {
+		h.Runs = runs
+		s = &importer{ctx: ctx, w: w, h: h, p: s.p, inputs: inputs, multi: s.multi}
+		if err := s.scanPids(); err != nil {
 			return err
 		}
+		err = s.files()
+	}
+	if err != nil {
+		return err
 	}
 	if s.records == 0 {
 		return &format.Error{File: strings.Join(inputs, ", "), Offset: -1,
@@ -106,6 +122,44 @@ func Import(ctx context.Context, inputs []string, opts format.Options, w trace.W
 	s.addLabels()
 	return nil
 }
+
+// errNotDense is files' answer when it guessed that the pids are 0..P-1
+// and they are not.
+var errNotDense = errors.New("gomez: the pids are not 0..P-1")
+
+// files imports every input in turn. When s.guess is set it checks, every
+// ctxEvery lines and at the end, that the pids seen so far are 0..P-1
+// (with no gap below the largest), and returns errNotDense as soon as
+// they are not: a gap that might still close later is taken as an answer
+// too, which costs only the pid scan the guess meant to save.
+func (s *importer) files() error {
+	for i, path := range s.inputs {
+		if err := s.ctx.Err(); err != nil {
+			return fmt.Errorf("gomez: %w", err)
+		}
+		if err := s.file(i, path); err != nil {
+			return err
+		}
+	}
+	if s.guess && s.gap() {
+		return errNotDense
+	}
+	return nil
+}
+
+// seePid notes, while guessing, that the trace uses pid.
+func (s *importer) seePid(pid int32) {
+	if int(pid>>6) >= len(s.pidSeen) {
+		n := min(max(int(pid>>6)+1, 2*len(s.pidSeen), 16), (MaxProcs+63)/64)
+		s.pidSeen = append(s.pidSeen, make([]uint64, n-len(s.pidSeen))...)
+	}
+	s.pidSeen[pid>>6] |= 1 << (pid & 63)
+	s.pidCount++
+	s.pidMax = max(s.pidMax, pid)
+}
+
+// gap reports whether a pid below the largest seen has not been seen.
+func (s *importer) gap() bool { return s.pidCount > 0 && s.pidCount != s.pidMax+1 }
 
 // scanPids reads every input once for the pids it uses and, when they are
 // not 0..P-1, sets up the dense renumbering: the n-th smallest pid becomes
@@ -246,6 +300,14 @@ type importer struct {
 	remap []int32
 	pids  []int32
 
+	// guess is set while the import takes the pids to be 0..P-1 without
+	// having read them first; pidSeen is then the set of pids seen,
+	// pidCount its size and pidMax the largest.
+	guess    bool
+	pidSeen  []uint64
+	pidCount int32
+	pidMax   int32
+
 	// Per-pid scratch for the current run of the current file: stamp[pid]
 	// == epoch when the pid has a record in it, lastT its last time.
 	epoch   uint32
@@ -344,6 +406,9 @@ func (s *importer) file(index int, path string) (err error) {
 			if err := s.ctx.Err(); err != nil {
 				return &format.Error{File: path, Line: lr.Line(), Offset: -1, Msg: "import interrupted", Err: err}
 			}
+			if s.guess && s.gap() {
+				return errNotDense
+			}
 		}
 		t, block, pid, ok := p.fast(line)
 		if !ok {
@@ -357,6 +422,9 @@ func (s *importer) file(index int, path string) (err error) {
 			t, block, pid = t2, b2, p2
 		}
 		orig := pid
+		if s.guess && (int(pid>>6) >= len(s.pidSeen) || s.pidSeen[pid>>6]&(1<<(pid&63)) == 0) {
+			s.seePid(pid)
+		}
 		if s.remap != nil {
 			if int(pid) >= len(s.remap) || s.remap[pid] < 0 {
 				return fail(lr.Errorf("pid %d was not seen when the file was first read (did it change during the import?)", pid))

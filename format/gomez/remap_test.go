@@ -134,3 +134,78 @@ func TestRenumberPidsLargeFile(t *testing.T) {
 		t.Errorf("last record's process %d, want 4 (pid 999999)", last.Proc)
 	}
 }
+
+// resets is a trace.Memory that counts its resets.
+type resets struct {
+	trace.Memory
+	n int
+}
+
+func (r *resets) Reset() error {
+	r.n++
+	return r.Memory.Reset()
+}
+
+// noReset hides the Memory's Reset: the import reads the pids first.
+type noReset struct{ trace.Writer }
+
+// TestGuessedPids checks the import that takes the pids to be 0..P-1
+// without reading them first, into a writer that can start again: it
+// gives the records, header and errors of the import that reads them
+// first, starting again (once) exactly when the pids are not 0..P-1 or
+// show a gap at a check, which it makes every ctxEvery lines.
+func TestGuessedPids(t *testing.T) {
+	lines := func(n int, pid func(i int) int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "%d %d %d\n", i, i%5+1, pid(i))
+		}
+		return b.String()
+	}
+	big := 3*ctxEvery + 100
+	tests := []struct {
+		name   string
+		files  []string
+		resets int
+		err    string
+	}{
+		{"dense", []string{lines(big, func(i int) int { return i % 64 })}, 0, ""},
+		{"sparse from the start", []string{lines(big, func(i int) int { return 17 + 4000*(i%3) })}, 1, ""},
+		{"a gap only at the end", []string{lines(big, func(i int) int { return i % 64 }) + fmt.Sprintf("%d 1 70\n", big)}, 1, ""},
+		{"a gap that closes after a check", []string{lines(ctxEvery+10, func(i int) int { return 2 * (i % 2) }) + lines(10, func(int) int { return 1 })}, 1, ""},
+		{"a gap that closes before a check", []string{lines(100, func(i int) int { return 2 * (i % 2) }) + lines(10, func(int) int { return 1 })}, 0, ""},
+		{"small and sparse", []string{"0 1 5\n1 1 9\n"}, 1, ""},
+		{"dense over two files", []string{"0 1 0\n1 1 1\n", "0 1 2\n1 1 2\n"}, 0, ""},
+		{"sparse over two files", []string{"0 1 0\n1 1 1\n", "0 1 3\n"}, 1, ""},
+		{"a bad line before the first check", []string{"0 1 5\n1 1 x\n" + lines(big, func(int) int { return 5 })}, 0, "2: expected an integer pid"},
+		{"a bad line after a gap was seen", []string{lines(big, func(i int) int { return 7 * (i % 2) }) + "x 1 1\n"}, 1, ":196709: expected a non-negative number"},
+	}
+	for _, tc := range tests {
+		var paths []string
+		for i, text := range tc.files {
+			paths = append(paths, formattest.WriteFile(t, "", fmt.Sprintf("%d.txt", i), text))
+		}
+		guessed := &resets{}
+		gerr := Import(context.Background(), paths, format.Options{}, guessed)
+		scanned := &trace.Memory{}
+		serr := Import(context.Background(), paths, format.Options{}, noReset{scanned})
+		if fmt.Sprint(gerr) != fmt.Sprint(serr) {
+			t.Errorf("%s: error %v, with the pids read first %v", tc.name, gerr, serr)
+		}
+		if tc.err != "" && (gerr == nil || !strings.Contains(gerr.Error(), tc.err)) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, gerr, tc.err)
+		}
+		if guessed.n != tc.resets {
+			t.Errorf("%s: %d resets, want %d", tc.name, guessed.n, tc.resets)
+		}
+		if gerr != nil {
+			continue
+		}
+		if !reflect.DeepEqual(guessed.Records, scanned.Records) {
+			t.Errorf("%s: %d records, with the pids read first %d, or they differ", tc.name, len(guessed.Records), len(scanned.Records))
+		}
+		if !reflect.DeepEqual(guessed.H, scanned.H) {
+			t.Errorf("%s: header %+v, with the pids read first %+v", tc.name, guessed.H, scanned.H)
+		}
+	}
+}
