@@ -69,10 +69,13 @@
 // pids to be 0..P-1, as they nearly always are, and checks that as it
 // goes, every 65,536 lines and at the end. At the first check that finds
 // a pid missing below the largest seen, it discards what it wrote, reads
-// the pids and imports again. The result is the same either way: a trace
-// with sparse pids costs the lines read before that check (or, when the
-// gap appears only near the end, one import more), and every other trace
-// one pass over its text instead of two.
+// the pids and imports again. The result is the same either way, errors
+// included (the first error in the inputs is the one reported: the read
+// of the pids stops at a read error, such as a corrupt gzip stream, and
+// leaves it to the import, which may meet a bad line first). A trace with
+// sparse pids costs the lines read before that check (or, when the gap
+// appears only near the end, one import more), and every other trace one
+// pass over its text instead of two.
 //
 // # Options
 //

@@ -3,8 +3,11 @@ package gomez
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,7 +21,8 @@ import (
 // every pid is below its run's Procs, every block has a StateDef and the
 // header is valid. Each line is also parsed by both line parsers, which
 // must agree whenever the fast one accepts; so must the pid scan's
-// shortcut, lastPid.
+// shortcut, lastPid. The import that guesses the pids are 0..P-1 must give
+// what the import reading them first gives.
 func FuzzImport(f *testing.F) {
 	for _, name := range []string{"merged2runs.srt", "amoeba.srt"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
@@ -67,6 +71,20 @@ func FuzzImport(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// Guessing that the pids are 0..P-1 (a writer that can start
+		// again) and reading them first give the same trace or error.
+		guessed := &resets{}
+		gerr := Import(context.Background(), []string{path}, format.Options{TimeUnit: unit}, guessed)
+		scanned := &trace.Memory{}
+		serr := Import(context.Background(), []string{path}, format.Options{TimeUnit: unit}, noReset{scanned})
+		if fmt.Sprint(gerr) != fmt.Sprint(serr) {
+			t.Fatalf("guessing the pids: error %v; reading them first: %v", gerr, serr)
+		}
+		if gerr == nil && (!slices.Equal(guessed.Records, scanned.Records) || !reflect.DeepEqual(guessed.H, scanned.H)) {
+			t.Fatalf("guessing the pids: %d records, header %+v; reading them first: %d, %+v",
+				len(guessed.Records), guessed.H, len(scanned.Records), scanned.H)
+		}
+
 		w := &formattest.Collect{}
 		err := Import(context.Background(), []string{path}, format.Options{TimeUnit: unit}, w)
 		(Importer{}).Detect(path, data)

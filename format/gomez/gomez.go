@@ -141,6 +141,11 @@ func (s *importer) files() error {
 			return err
 		}
 	}
+	if s.scanErr != nil {
+		// The import read past where the scan could not: the error
+		// went away (a passing I/O error). The pids are not all known.
+		return s.scanErr
+	}
 	if s.guess && s.gap() {
 		return errNotDense
 	}
@@ -164,7 +169,12 @@ func (s *importer) gap() bool { return s.pidCount > 0 && s.pidCount != s.pidMax+
 // scanPids reads every input once for the pids it uses and, when they are
 // not 0..P-1, sets up the dense renumbering: the n-th smallest pid becomes
 // process n. Lines that do not parse are left to the import proper, which
-// reports them.
+// reports them. So are read errors (an input that cannot be opened, a
+// corrupt gzip stream, a line too long): the scan stops at the first,
+// keeping it in s.scanErr, with the pids of every line before it known.
+// The import proper meets it at the same place, or a bad line before it,
+// so that the first error in the inputs is the one reported, as when the
+// pids are not read first.
 func (s *importer) scanPids() error {
 	words := (s.p.maxPid + 1 + 63) / 64
 	seen := make([]uint64, words)
@@ -205,11 +215,11 @@ func (s *importer) scanPids() error {
 			return nil
 		})
 		if err != nil {
-			var fe *format.Error
-			if errors.As(err, &fe) {
-				return err
+			if cerr := s.ctx.Err(); cerr != nil {
+				return &format.Error{File: path, Offset: -1, Msg: "import interrupted", Err: cerr}
 			}
-			return &format.Error{File: path, Offset: -1, Msg: "import interrupted", Err: err}
+			// Read again by one reader, which stops where the error is.
+			split = false
 		}
 		if split {
 			for _, ps := range partSeen {
@@ -224,16 +234,17 @@ func (s *importer) scanPids() error {
 		}
 		lr, err := openInput(path)
 		if err != nil {
-			return err
+			s.scanErr = err
+			break
 		}
 		for untilCtx := ctxEvery; ; {
 			line, err := lr.Next()
 			if err != nil {
 				lr.Close()
-				if errors.Is(err, io.EOF) {
-					break
+				if !errors.Is(err, io.EOF) {
+					s.scanErr = err
 				}
-				return err
+				break
 			}
 			if untilCtx--; untilCtx == 0 {
 				untilCtx = ctxEvery
@@ -246,6 +257,9 @@ func (s *importer) scanPids() error {
 				seen[pid>>6] |= 1 << (pid & 63)
 				maxPid = max(maxPid, int(pid))
 			}
+		}
+		if s.scanErr != nil {
+			break
 		}
 	}
 	n := 0
@@ -299,6 +313,8 @@ type importer struct {
 	// 0..P-1 (nil otherwise); pids[n] is the pid of process n.
 	remap []int32
 	pids  []int32
+	// scanErr is the read error that stopped scanPids, if any.
+	scanErr error
 
 	// guess is set while the import takes the pids to be 0..P-1 without
 	// having read them first; pidSeen is then the set of pids seen,

@@ -209,3 +209,47 @@ func TestGuessedPids(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstErrorFirst checks that a bad line is reported ahead of a read
+// error after it (a corrupt gzip stream later in the file, an input after
+// it that cannot be opened), whether the import reads the pids first or
+// guesses them: the pid scan stops at the read error and leaves the order
+// of errors to the import proper.
+func TestFirstErrorFirst(t *testing.T) {
+	var text strings.Builder
+	text.WriteString("0 1 0\n1 x 1\n")
+	for i := range 50_000 {
+		fmt.Fprintf(&text, "%d %d %d\n", i+2, i%9, i%4)
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write([]byte(text.String()))
+	zw.Close()
+	cut := zb.Bytes()[:zb.Len()/2] // a stream cut in its middle
+	dir := t.TempDir()
+	corrupt := formattest.WriteFile(t, dir, "cut.txt.gz", string(cut))
+	bad := formattest.WriteFile(t, dir, "bad.txt", "0 1 0\n1 x 1\n")
+	missing := dir + "/missing.txt"
+	for _, tc := range []struct {
+		paths []string
+		want  string
+	}{
+		{[]string{corrupt}, corrupt + ":2: expected an integer block"},
+		{[]string{bad, missing}, bad + ":2: expected an integer block"},
+	} {
+		for _, w := range []trace.Writer{&trace.Memory{}, noReset{&trace.Memory{}}} {
+			err := Import(context.Background(), tc.paths, format.Options{}, w)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("%v into %T: error %v, want %q", tc.paths, w, err, tc.want)
+			}
+		}
+	}
+	// The read error alone is still reported, by both.
+	good := formattest.WriteFile(t, dir, "good.txt", "0 1 0\n")
+	for _, w := range []trace.Writer{&trace.Memory{}, noReset{&trace.Memory{}}} {
+		err := Import(context.Background(), []string{good, missing}, format.Options{}, w)
+		if err == nil || !strings.Contains(err.Error(), "missing.txt") {
+			t.Errorf("a missing second input into %T: error %v", w, err)
+		}
+	}
+}
