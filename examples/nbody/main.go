@@ -4,7 +4,7 @@
 // whose periodic analysis — the potential energy and a histogram of the
 // pair distances — runs serially:
 //
-//	go run ./examples/nbody [-n 256] [-steps 1500] [-every 4] [-chunk 16] [-seed 1]
+//	go run ./examples/nbody [-n 256] [-steps 1500] [-every 4] [-chunk 16] [-bins 64] [-seed 1]
 //
 // A step is one time step (forces, then a leapfrog update), or one chunk of
 // -chunk bodies of the analysis, which runs after every -every time steps.
@@ -39,7 +39,6 @@ const (
 const (
 	dt   = 1e-3
 	soft = 1e-2
-	bins = 64
 )
 
 // state is what a snapshot holds.
@@ -54,6 +53,7 @@ type state struct {
 // Task is the simulation as a probe.Task.
 type Task struct {
 	N, Steps, Every, Chunk int
+	Bins                   int // of the pair-distance histogram
 	Seed                   uint64
 	s                      state
 	acc                    []float64
@@ -62,12 +62,12 @@ type Task struct {
 
 // Init implements probe.Task.
 func (t *Task) Init(b probe.Blocks) error {
-	if t.N < 2 || t.Steps < 1 || t.Every < 1 || t.Chunk < 1 {
-		return fmt.Errorf("nbody: n %d, steps %d, every %d, chunk %d: want n ≥ 2 and positive values", t.N, t.Steps, t.Every, t.Chunk)
+	if t.N < 2 || t.Steps < 1 || t.Every < 1 || t.Chunk < 1 || t.Bins < 1 {
+		return fmt.Errorf("nbody: n %d, steps %d, every %d, chunk %d, bins %d: want n ≥ 2 and positive values", t.N, t.Steps, t.Every, t.Chunk, t.Bins)
 	}
 	t.blk = b
 	rng := rand.New(rand.NewPCG(t.Seed, 0x6e626f64))
-	t.s = state{Analysis: -1, X: make([]float64, 3*t.N), V: make([]float64, 3*t.N), Hist: make([]int64, bins)}
+	t.s = state{Analysis: -1, X: make([]float64, 3*t.N), V: make([]float64, 3*t.N), Hist: make([]int64, t.Bins)}
 	for i := range t.s.X {
 		t.s.X[i] = rng.Float64()*2 - 1
 		t.s.V[i] = (rng.Float64()*2 - 1) * 0.1
@@ -130,7 +130,7 @@ func (t *Task) forces() {
 
 // analyse does one chunk of the serial analysis.
 func (t *Task) analyse() {
-	s, n := &t.s, t.N
+	s, n, bins := &t.s, t.N, t.Bins
 	t.blk.Block(blockChunk)
 	hi := min(s.Analysis+t.Chunk, n)
 	for i := s.Analysis; i < hi; i++ {
@@ -158,7 +158,7 @@ func (t *Task) Snapshot() ([]byte, error) {
 // allocating an array).
 func (t *Task) Restore(b []byte) error {
 	return workload.RestoreState("nbody", b, &t.s, func(s *state) bool {
-		return len(s.X) == 3*t.N && len(s.V) == 3*t.N && len(s.Hist) == bins && s.Step >= 0 && s.Step <= t.Steps && s.Analysis < t.N
+		return len(s.X) == 3*t.N && len(s.V) == 3*t.N && len(s.Hist) == t.Bins && s.Step >= 0 && s.Step <= t.Steps && s.Analysis < t.N
 	})
 }
 
@@ -177,6 +177,7 @@ func main() {
 	flag.IntVar(&t.Steps, "steps", 1500, "time steps")
 	flag.IntVar(&t.Every, "every", 4, "time steps between analyses")
 	flag.IntVar(&t.Chunk, "chunk", 16, "bodies per analysis step")
+	flag.IntVar(&t.Bins, "bins", 64, "bins of the analysis's histogram of pair distances (64 fit any cache; 65536, 512 KiB, make the analysis memory-bound on small caches)")
 	flag.Uint64Var(&t.Seed, "seed", 1, "seed of the initial conditions")
 	workload.ProbeMain(Info, t, func() string { return fmt.Sprintf("energy %.12g", t.Energy()) })
 }
