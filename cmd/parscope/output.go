@@ -42,25 +42,25 @@ func withProgress(w trace.Writer, what string) *progressWriter {
 }
 
 func (p *progressWriter) Add(r trace.Record) error {
-	if p.bar != nil {
-		if p.pending++; p.pending >= 4096 {
-			p.bar.Add(p.pending)
-			p.pending = 0
-		}
-	}
+	p.count(1)
 	return p.Writer.Add(r)
 }
 
 // AddBatch implements trace.BatchWriter, passing the batch on whole.
 func (p *progressWriter) AddBatch(rs []trace.Record) (int, error) {
 	n, err := trace.AddBatch(p.Writer, rs)
+	p.count(int64(n))
+	return n, err
+}
+
+// count adds n records to the bar, which it moves every 4,096 records.
+func (p *progressWriter) count(n int64) {
 	if p.bar != nil {
-		if p.pending += int64(n); p.pending >= 4096 {
+		if p.pending += n; p.pending >= 4096 {
 			p.bar.Add(p.pending)
 			p.pending = 0
 		}
 	}
-	return n, err
 }
 
 // Reset implements trace.Resetter when the writer it wraps does, and

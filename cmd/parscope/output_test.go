@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/parscope/parscope/trace"
 )
 
 // copyFile copies src to dst.
@@ -180,5 +184,46 @@ func TestOutputErrorsNameTheUserPath(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Fatalf("left %d entries, want sub and x.json", len(ents))
+	}
+}
+
+// addOnly is a trace.Writer that can neither take batches nor start again.
+type addOnly struct{ m trace.Memory }
+
+func (a *addOnly) Header() *trace.Header    { return a.m.Header() }
+func (a *addOnly) Add(r trace.Record) error { return a.m.Add(r) }
+
+// TestProgressWriter: the progress wrapper of the import passes records,
+// batches and a reset on to the writer it wraps, and refuses a reset the
+// writer cannot do.
+func TestProgressWriter(t *testing.T) {
+	mem := &trace.Memory{}
+	p := withProgress(mem, "importing")
+	defer p.done()
+	recs := []trace.Record{trace.State(0, 0, 10, 1), trace.State(0, 1, 10, 2), trace.State(0, 0, 20, 3), trace.State(0, 1, 30, 1)}
+	if err := p.Add(recs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.AddBatch(recs[1:]); n != 3 || err != nil {
+		t.Fatalf("AddBatch: %d, %v; want 3, nil", n, err)
+	}
+	if !slices.Equal(mem.Records, recs) {
+		t.Fatalf("the wrapped writer holds %v, want %v", mem.Records, recs)
+	}
+	// A record out of order stops the batch where the writer refused it.
+	if n, err := p.AddBatch([]trace.Record{trace.State(0, 0, 40, 1), trace.State(0, 0, 5, 1)}); n != 1 || err == nil {
+		t.Fatalf("AddBatch of an out-of-order pair: %d, %v; want 1 and an error", n, err)
+	}
+	if err := p.Reset(); err != nil || len(mem.Records) != 0 {
+		t.Fatalf("Reset: %v, %d records left; want nil and 0", err, len(mem.Records))
+	}
+	a := &addOnly{}
+	q := withProgress(a, "importing")
+	defer q.done()
+	if n, err := q.AddBatch(recs); n != 4 || err != nil || len(a.m.Records) != 4 {
+		t.Fatalf("AddBatch through Add: %d, %v, %d records; want 4, nil, 4", n, err, len(a.m.Records))
+	}
+	if err := q.Reset(); !errors.Is(err, errors.ErrUnsupported) || len(a.m.Records) != 4 {
+		t.Fatalf("Reset of a writer that cannot: %v, %d records; want ErrUnsupported and 4", err, len(a.m.Records))
 	}
 }
