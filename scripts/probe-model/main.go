@@ -12,6 +12,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -102,6 +103,38 @@ type Result struct {
 	Phases    []PhaseRatio    `json:"phases"`
 	Sizes     []Size          `json:"sizes"`
 	MinWeight float64         `json:"min_weight"`
+	// Checks are filled with -phase-check.
+	Checks []PhaseCheck `json:"phase_checks,omitempty"`
+}
+
+// PhaseCheck compares, on one machine, a phase's representative interval
+// with the phase's mean interval, both from a probe built on that machine
+// (its counted run times every interval), and the representative's replay
+// with its time in that counted run. The probe's prediction assumes both
+// agree: the first is the representative's choice (SimPoint's, from the
+// basic block vectors alone), the second the replay's fidelity.
+type PhaseCheck struct {
+	Workload string `json:"workload"`
+	Machine  string `json:"machine"`
+	Phase    int    `json:"phase"`
+	// Intervals is the phase's size; Representative the interval measured.
+	Intervals      int `json:"intervals"`
+	Representative int `json:"representative"`
+	// Mean is the phase's mean interval in the counted run (s); Counted the
+	// representative's time there; Replayed its time restored and replayed.
+	Mean     float64 `json:"mean_s"`
+	Counted  float64 `json:"counted_s"`
+	Replayed float64 `json:"replayed_s"`
+}
+
+// checks returns p's phase checks on machine m.
+func checks(name, m string, p *probe.Probe) []PhaseCheck {
+	var out []PhaseCheck
+	for _, ph := range p.Manifest.Phases {
+		out = append(out, PhaseCheck{Workload: name, Machine: m, Phase: ph.ID, Intervals: ph.Size, Representative: ph.Representative,
+			Mean: ph.TimeShare * p.Manifest.ETRef / float64(ph.Size), Counted: ph.TIntervalRef, Replayed: ph.TPhaseRef})
+	}
+	return out
 }
 
 func main() {
@@ -110,8 +143,9 @@ func main() {
 	intervals := flag.Int("intervals", 1000, "intervals the probe aims at")
 	minWeight := flag.Float64("min-weight", 0.10, "time weight a phase needs to stay in the reduced probe")
 	warm := flag.Float64("warmup", 8, "warm-up before a timed interval, in intervals (long enough to refill a 512 KiB cache after a restore; docs/probes.md)")
+	check := flag.Bool("phase-check", false, "also build the probe on every target and compare each phase's representative with the phase's mean and its replay with the counted run (a build per target more)")
 	flag.Parse()
-	if err := run(*out, *only, *intervals, *minWeight, *warm); err != nil {
+	if err := run(*out, *only, *intervals, *minWeight, *warm, *check); err != nil {
 		fmt.Fprintln(os.Stderr, "probe-model:", err)
 		os.Exit(1)
 	}
@@ -119,7 +153,7 @@ func main() {
 
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 
-func run(outJSON, only string, intervals int, minWeight, warm float64) error {
+func run(outJSON, only string, intervals int, minWeight, warm float64, check bool) error {
 	ctx := context.Background()
 	root, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
@@ -158,10 +192,16 @@ func run(outJSON, only string, intervals int, minWeight, warm float64) error {
 		}
 		interval := probe.AutoInterval(vec.Blocks, vec.MaxStep, intervals, 64)
 		t0 := time.Now()
-		p, err := probe.Build(ctx, c, probe.BuildOptions{Backend: probe.Valgrind{Machine: ref}, Clock: probe.ModelClock,
-			Interval: interval, WarmUp: max(1, int64(warm*float64(interval))), RefRuns: 1, Repeat: 1})
+		build := func(m probe.Machine) (*probe.Probe, error) {
+			return probe.Build(ctx, c, probe.BuildOptions{Backend: probe.Valgrind{Machine: m}, Clock: probe.ModelClock,
+				Interval: interval, WarmUp: max(1, int64(warm*float64(interval))), RefRuns: 1, Repeat: 1})
+		}
+		p, err := build(ref)
 		if err != nil {
 			return fmt.Errorf("%s: building the probe on %s: %w", w.Name, ref.Name, err)
+		}
+		if check {
+			res.Checks = append(res.Checks, checks(w.Name, ref.Name, p)...)
 		}
 		logf("%s: probe built on %s in %v: %d phases, interval %d blocks", w.Name, ref.Name, time.Since(t0).Round(time.Second), len(p.Manifest.Phases), p.Manifest.Interval)
 		for _, ph := range p.Manifest.Phases {
@@ -209,6 +249,18 @@ func run(outJSON, only string, intervals int, minWeight, warm float64) error {
 			rp, err := probe.Predict(&red.Manifest, keep(probed, red), probe.TimeWeights)
 			if err != nil {
 				return fmt.Errorf("%s on %s: reduced prediction: %w", w.Name, m.Name, err)
+			}
+			if check {
+				q, err := build(m)
+				if err != nil {
+					return fmt.Errorf("%s: building the probe on %s: %w", w.Name, m.Name, err)
+				}
+				for i, ph := range q.Manifest.Phases {
+					if i >= len(p.Manifest.Phases) || ph.Size != p.Manifest.Phases[i].Size || ph.Representative != p.Manifest.Phases[i].Representative {
+						return fmt.Errorf("%s: the probe built on %s has other phases than the one built on %s", w.Name, m.Name, ref.Name)
+					}
+				}
+				res.Checks = append(res.Checks, checks(w.Name, m.Name, q)...)
 			}
 			a := actual.Elapsed.Seconds()
 			row := Row{Workload: w.Name, Machine: m.Name, Actual: a, Predicted: pred.Predicted, Error: pred.Predicted/a - 1,
@@ -319,6 +371,28 @@ func markdown(w io.Writer, r *Result, targets []probe.Machine) error {
 	for _, s := range r.Sizes {
 		fmt.Fprintf(w, "| %s | %d × %d | %d/%d | %d kB | %d kB | %d kB | %.1f%% |\n", s.Workload, s.Intervals, s.Interval, s.Kept, s.Phases,
 			s.RawBytes/1000, s.Bytes/1000, s.ReducedBytes/1000, 100*(1-float64(s.ReducedBytes)/float64(s.RawBytes)))
+	}
+	if len(r.Checks) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Representatives against their phases (-phase-check: the probe built on each machine, whose counted run times every interval; the phases are the same on every machine):")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| workload | phase | intervals | representative | machine | phase mean | representative, counted run | against the mean | representative, replayed | against the counted run |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+		// By workload, then phase, the machines in the order measured.
+		order := map[string]int{}
+		for _, c := range r.Checks {
+			if _, ok := order[c.Workload]; !ok {
+				order[c.Workload] = len(order)
+			}
+		}
+		cs := slices.Clone(r.Checks)
+		slices.SortStableFunc(cs, func(a, b PhaseCheck) int {
+			return cmp.Or(cmp.Compare(order[a.Workload], order[b.Workload]), cmp.Compare(a.Phase, b.Phase))
+		})
+		for _, c := range cs {
+			fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %.2f µs | %.2f µs | %+.1f%% | %.2f µs | %+.1f%% |\n", c.Workload, c.Phase, c.Intervals, c.Representative, c.Machine,
+				1e6*c.Mean, 1e6*c.Counted, 100*(c.Counted/c.Mean-1), 1e6*c.Replayed, 100*(c.Replayed/c.Counted-1))
+		}
 	}
 	return nil
 }
