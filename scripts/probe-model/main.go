@@ -200,8 +200,9 @@ func run(outJSON, only string, intervals int, minWeight, warm float64, check boo
 		if err != nil {
 			return fmt.Errorf("%s: building the probe on %s: %w", w.Name, ref.Name, err)
 		}
+		var wchecks []PhaseCheck // this workload's, with -phase-check
 		if check {
-			res.Checks = append(res.Checks, checks(w.Name, ref.Name, p)...)
+			wchecks = checks(w.Name, ref.Name, p)
 		}
 		logf("%s: probe built on %s in %v: %d phases, interval %d blocks", w.Name, ref.Name, time.Since(t0).Round(time.Second), len(p.Manifest.Phases), p.Manifest.Interval)
 		for _, ph := range p.Manifest.Phases {
@@ -255,12 +256,14 @@ func run(outJSON, only string, intervals int, minWeight, warm float64, check boo
 				if err != nil {
 					return fmt.Errorf("%s: building the probe on %s: %w", w.Name, m.Name, err)
 				}
+				same := len(q.Manifest.Phases) == len(p.Manifest.Phases)
 				for i, ph := range q.Manifest.Phases {
-					if i >= len(p.Manifest.Phases) || ph.Size != p.Manifest.Phases[i].Size || ph.Representative != p.Manifest.Phases[i].Representative {
-						return fmt.Errorf("%s: the probe built on %s has other phases than the one built on %s", w.Name, m.Name, ref.Name)
-					}
+					same = same && ph.Size == p.Manifest.Phases[i].Size && ph.Representative == p.Manifest.Phases[i].Representative
 				}
-				res.Checks = append(res.Checks, checks(w.Name, m.Name, q)...)
+				if !same {
+					return fmt.Errorf("%s: the probe built on %s has other phases than the one built on %s", w.Name, m.Name, ref.Name)
+				}
+				wchecks = append(wchecks, checks(w.Name, m.Name, q)...)
 			}
 			a := actual.Elapsed.Seconds()
 			row := Row{Workload: w.Name, Machine: m.Name, Actual: a, Predicted: pred.Predicted, Error: pred.Predicted/a - 1,
@@ -271,6 +274,9 @@ func run(outJSON, only string, intervals int, minWeight, warm float64, check boo
 			res.Rows = append(res.Rows, row)
 			logf("%s on %s: actual %.6f s, predicted %.6f s (%+.2f%%), reduced %+.2f%%; %v", w.Name, m.Name, a, row.Predicted, 100*row.Error, 100*row.ReducedError, time.Since(t0).Round(time.Second))
 		}
+		// By phase, the machines in the order measured.
+		slices.SortStableFunc(wchecks, func(a, b PhaseCheck) int { return cmp.Compare(a.Phase, b.Phase) })
+		res.Checks = append(res.Checks, wchecks...)
 		idx := make([]int, 0, len(ratios))
 		for i := range ratios {
 			idx = append(idx, i)
@@ -378,18 +384,7 @@ func markdown(w io.Writer, r *Result, targets []probe.Machine) error {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| workload | phase | intervals | representative | machine | phase mean | representative, counted run | against the mean | representative, replayed | against the counted run |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
-		// By workload, then phase, the machines in the order measured.
-		order := map[string]int{}
 		for _, c := range r.Checks {
-			if _, ok := order[c.Workload]; !ok {
-				order[c.Workload] = len(order)
-			}
-		}
-		cs := slices.Clone(r.Checks)
-		slices.SortStableFunc(cs, func(a, b PhaseCheck) int {
-			return cmp.Or(cmp.Compare(order[a.Workload], order[b.Workload]), cmp.Compare(a.Phase, b.Phase))
-		})
-		for _, c := range cs {
 			fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %.2f µs | %.2f µs | %+.1f%% | %.2f µs | %+.1f%% |\n", c.Workload, c.Phase, c.Intervals, c.Representative, c.Machine,
 				1e6*c.Mean, 1e6*c.Counted, 100*(c.Counted/c.Mean-1), 1e6*c.Replayed, 100*(c.Replayed/c.Counted-1))
 		}
