@@ -551,7 +551,7 @@ func TopMacros(table []Macro, n int) []Macro {
 // window of a run, kept from the state records as they pass: each
 // process's time in a mode is spread over the windows it covers.
 type series struct {
-	modes *Modes
+	modes modeTable
 	start int // mode before the first state, -1 none (absent)
 	mode  []int32
 	since []int64
@@ -563,7 +563,7 @@ type series struct {
 }
 
 func newSeries(modes *Modes, p, start int, begin, end int64, windows int) *series {
-	s := &series{modes: modes, start: start, mode: make([]int32, p), since: make([]int64, p),
+	s := &series{modes: newModeTable(modes), start: start, mode: make([]int32, p), since: make([]int64, p),
 		width: float64(max(end-begin, 1)) / float64(windows), w: windows, begin: begin, end: end}
 	for i := range s.mode {
 		s.mode[i], s.since[i] = int32(start), begin
@@ -577,9 +577,9 @@ func newSeries(modes *Modes, p, start int, begin, end int64, windows int) *serie
 
 // add follows a state record (already checked by the Accumulator).
 func (s *series) add(r *trace.Record) {
-	k := absentMode
-	if m, ok := s.modes.Mode(r.ID); ok {
-		k = int32(m)
+	k, ok := s.modes.mode(r.ID)
+	if !ok {
+		k = absentMode
 	}
 	i := r.Proc
 	if s.mode[i] == k {

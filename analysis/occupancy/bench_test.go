@@ -25,9 +25,15 @@ func benchTrace(p, m, n int) []trace.Record {
 
 func BenchmarkAccumulator(b *testing.B) {
 	for _, bc := range []struct {
-		name string
-		p, m int
-	}{{"p16-m4", 16, 4}, {"p1024-m4", 1024, 4}} {
+		name    string
+		p, m    int
+		strings bool // string keys forced where the counts would pack
+	}{
+		{"p16-m4", 16, 4, false},
+		{"p1024-m4", 1024, 4, false},
+		{"p64-m13-two-words", 64, 13, false},
+		{"p64-m13-strings", 64, 13, true},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
 			recs := benchTrace(bc.p, bc.m, 1<<20)
 			modes := modesOf(bc.m, false)
@@ -37,6 +43,9 @@ func BenchmarkAccumulator(b *testing.B) {
 				acc, err := NewAccumulator(modes, bc.p, 0, Options{})
 				if err != nil {
 					b.Fatal(err)
+				}
+				if bc.strings {
+					acc.packed, acc.fast, acc.tab = false, false, newTable(false, acc.m, acc.lay, acc.opts.Budget)
 				}
 				for i := range recs {
 					if err := acc.Add(&recs[i]); err != nil {

@@ -23,7 +23,6 @@ type accState struct {
 
 	Mode       []int32
 	Counts     []int32
-	Key        uint64
 	Unknown    int
 	Since      []int64
 	Local      []int64
@@ -38,7 +37,6 @@ type accState struct {
 	NRows     int64
 	HasCur    bool
 	CurIdx    int // table index of the current T2 row
-	CurKey    uint64
 	CurCnt    []int32
 	First     []int32
 }
@@ -58,9 +56,9 @@ func (a *Accumulator) MarshalBinary() ([]byte, error) {
 	}
 	a.sync()
 	st := accState{P: a.p, T0: a.t0, Trace: a.opts.Trace, Start: a.opts.Start, Top: a.opts.Top, Stream: a.opts.Stream, Budget: a.opts.Budget, Now: a.now, MaxT: a.maxT,
-		Records: a.records, Micro: a.micro, Mode: a.mode, Counts: a.counts, Key: a.key, Unknown: a.unknown,
+		Records: a.records, Micro: a.micro, Mode: a.mode, Counts: a.counts, Unknown: a.unknown,
 		Since: a.since, Local: a.local, UnknownDur: a.unknownDur, FirstRow: a.firstRow,
-		Rows: a.trace, NRows: a.rows, HasCur: a.hasCur, CurKey: a.curKey, CurCnt: slices.Clone(a.current()), First: a.first, CurIdx: -1}
+		Rows: a.trace, NRows: a.rows, HasCur: a.hasCur, CurCnt: slices.Clone(a.current()), First: a.first, CurIdx: -1}
 	// The whole table, spilled runs included (each leaves it in runs).
 	err := a.tab.each(func(counts []int32, _ []byte, occ, first int64) error {
 		if a.hasCur && slices.Equal(counts, st.CurCnt) {
@@ -116,7 +114,8 @@ func UnmarshalAccumulator(data []byte, modes *Modes) (*Accumulator, error) {
 		return nil, fmt.Errorf("occupancy: an encoded accumulator of %d processes and %d modes is inconsistent", st.P, m)
 	}
 	a.now, a.maxT, a.records, a.micro = st.Now, st.MaxT, st.Records, st.Micro
-	a.mode, a.counts, a.key, a.unknown = st.Mode, st.Counts, st.Key, st.Unknown
+	a.mode, a.counts, a.unknown = st.Mode, st.Counts, st.Unknown
+	a.key = a.packKey(a.counts)
 	a.since, a.local, a.unknownDur, a.firstRow = st.Since, st.Local, st.UnknownDur, st.FirstRow
 	for _, r := range st.Prefix {
 		a.prefix = append(a.prefix, prefixRow{t: r.T, dur: r.Dur, micro: r.Micro, counts: r.Counts})

@@ -177,3 +177,42 @@ func eachLine(lr *format.LineReader, fn func(line []byte) error) error {
 		}
 	}
 }
+
+// modeTable looks up the mode of a state id for a record: a slice for the
+// small ids, in which traces number their states, and Modes for others.
+type modeTable struct {
+	modes *Modes
+	small []int32 // id -> mode, absentMode, or unknownMode for "ask modes"
+}
+
+func newModeTable(modes *Modes) modeTable {
+	t := modeTable{modes: modes}
+	set := func(id, k int32) {
+		if id >= 0 && id < 1<<12 {
+			for int(id) >= len(t.small) {
+				t.small = append(t.small, unknownMode)
+			}
+			t.small[id] = k
+		}
+	}
+	for id, k := range modes.of {
+		set(id, int32(k))
+	}
+	for id := range modes.absent {
+		set(id, absentMode)
+	}
+	return t
+}
+
+// mode returns the mode of state id, absentMode for a state marked
+// Absent, and false for a state mapped to no mode.
+func (t *modeTable) mode(id int32) (int32, bool) {
+	if uint(id) < uint(len(t.small)) && t.small[id] != unknownMode {
+		return t.small[id], true
+	}
+	if t.modes.Absent(id) {
+		return absentMode, true
+	}
+	m, ok := t.modes.Mode(id)
+	return int32(m), ok
+}

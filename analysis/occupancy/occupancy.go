@@ -120,8 +120,9 @@ type Accumulator struct {
 	startMode int
 
 	packed bool
-	shift  uint
-	fast   bool // packed, and neither the T2 trace nor microstates wanted
+	lay    layout
+	inc    []pkey // per mode: the key of one process in it
+	fast   bool   // packed, and neither the T2 trace nor microstates wanted
 
 	t0, now, maxT int64
 	records       int64
@@ -129,7 +130,7 @@ type Accumulator struct {
 
 	mode    []int32 // per process; unknownMode while not known, absentMode while absent
 	counts  []int32 // known processes per mode
-	key     uint64  // packed counts, when packed
+	key     pkey    // packed counts (meaningful when packed)
 	unknown int
 
 	since      []int64 // per process: time its current mode began
@@ -140,13 +141,13 @@ type Accumulator struct {
 	prefix []prefixRow // rows with processes of unknown mode
 
 	tab    *table
-	lut    []int32 // state id -> mode, unknownMode none, absentMode absent, for small ids
+	lut    modeTable
 	trace  []Row
 	rows   int64 // T2 rows
 	hasCur bool
 	cur    int     // table entry of the current T2 row (valid until the next new entry)
 	curDur int64   // its duration not yet added to its entry
-	curKey uint64  // its packed key
+	curKey pkey    // its packed key
 	curCnt []int32 // its counts
 	first  []int32 // counts of the first T2 row
 }
@@ -167,31 +168,21 @@ func NewAccumulator(modes *Modes, p int, t0 int64, opts Options) (*Accumulator, 
 			return nil, fmt.Errorf("occupancy: start mode %q is not one of the modes %s", opts.Start, strings.Join(modes.Names, ", "))
 		}
 	}
-	a.shift = uint(bits.Len(uint(p)))
-	a.packed = int(a.shift)*m <= 64
+	a.lay, a.packed = newLayout(m, uint(bits.Len(uint(p))))
+	a.inc = make([]pkey, m)
+	for j := range a.inc {
+		a.inc[j] = a.lay.unit(j)
+	}
 	a.fast = a.packed && !opts.Trace && opts.Micro == nil
 	if opts.Top < 0 {
 		return nil, fmt.Errorf("occupancy: top %d rows: want 0 or more", opts.Top)
 	}
-	a.tab = newTable(a.packed, m, a.shift, opts.Budget)
+	a.tab = newTable(a.packed, m, a.lay, opts.Budget)
 	a.mode = make([]int32, p)
 	for i := range a.mode {
 		a.mode[i] = -1
 	}
-	lutSet := func(id, k int32) {
-		if id >= 0 && id < 1<<12 {
-			for int(id) >= len(a.lut) {
-				a.lut = append(a.lut, unknownMode)
-			}
-			a.lut[id] = k
-		}
-	}
-	for id, k := range modes.of {
-		lutSet(id, int32(k))
-	}
-	for id := range modes.absent {
-		lutSet(id, absentMode)
-	}
+	a.lut = newModeTable(modes)
 	a.counts = make([]int32, m)
 	a.curCnt = make([]int32, m)
 	a.unknown = p
@@ -222,17 +213,9 @@ func (a *Accumulator) Add(r *trace.Record) error {
 	if uint32(r.Proc) >= uint32(a.p) {
 		return fmt.Errorf("occupancy: a state record of process %d at %d ns, but the run has %d processes", r.Proc, r.T, a.p)
 	}
-	var k int32
-	if uint(r.ID) < uint(len(a.lut)) && a.lut[r.ID] != unknownMode {
-		k = a.lut[r.ID]
-	} else if a.modes.Absent(r.ID) {
-		k = absentMode
-	} else {
-		m, ok := a.modes.Mode(r.ID)
-		if !ok {
-			return fmt.Errorf("occupancy: process %d enters state %d at %d ns, which is mapped to no mode", r.Proc, r.ID, r.T)
-		}
-		k = int32(m)
+	k, ok := a.lut.mode(r.ID)
+	if !ok {
+		return fmt.Errorf("occupancy: process %d enters state %d at %d ns, which is mapped to no mode", r.Proc, r.ID, r.T)
 	}
 	if r.T != a.now {
 		if r.T < a.now {
@@ -262,7 +245,9 @@ func (a *Accumulator) Add(r *trace.Record) error {
 	}
 	a.counts[old]--
 	a.counts[k]++
-	a.key += 1<<(uint(k)*a.shift) - 1<<(uint(old)*a.shift)
+	in, out := a.inc[k], a.inc[old]
+	a.key.lo += in.lo - out.lo
+	a.key.hi += in.hi - out.hi
 	a.local[i*a.m+int(old)] += a.now - a.since[i]
 	a.since[i] = a.now
 	a.mode[i] = k
@@ -282,14 +267,16 @@ func (a *Accumulator) set(i int, k int32) {
 		a.unknownDur[i] = a.now - a.t0
 	case old >= 0:
 		a.counts[old]--
-		a.key -= 1 << (uint(old) * a.shift)
+		a.key.lo -= a.inc[old].lo
+		a.key.hi -= a.inc[old].hi
 		a.local[i*a.m+int(old)] += a.now - a.since[i]
 	}
 	a.since[i] = a.now
 	a.mode[i] = k
 	if k >= 0 {
 		a.counts[k]++
-		a.key += 1 << (uint(k) * a.shift)
+		a.key.lo += a.inc[k].lo
+		a.key.hi += a.inc[k].hi
 	}
 }
 
@@ -307,17 +294,12 @@ func (a *Accumulator) emit(dur int64) {
 	a.push(a.now, dur, idx, 1, a.counts, a.key)
 }
 
-func (a *Accumulator) packKey(counts []int32) uint64 {
-	var k uint64
-	for j, c := range counts {
-		k += uint64(c) << (uint(j) * a.shift)
-	}
-	return k
-}
+// packKey returns the packed key of counts.
+func (a *Accumulator) packKey(counts []int32) pkey { return a.lay.pack(counts) }
 
 // push appends a macrostate row to T2, merging it with the current row
 // when the macrostate is the same.
-func (a *Accumulator) push(t, dur, micro, n int64, counts []int32, key uint64) {
+func (a *Accumulator) push(t, dur, micro, n int64, counts []int32, key pkey) {
 	if a.hasCur && (a.packed && key == a.curKey || !a.packed && slices.Equal(counts, a.curCnt)) {
 		a.curDur += dur
 		if a.opts.Trace {
@@ -349,9 +331,7 @@ func (a *Accumulator) push(t, dur, micro, n int64, counts []int32, key uint64) {
 // current returns the counts of the current T2 row.
 func (a *Accumulator) current() []int32 {
 	if a.packed {
-		for j := range a.curCnt {
-			a.curCnt[j] = int32(a.curKey >> (uint(j) * a.shift) & (1<<a.shift - 1))
-		}
+		a.lay.unpack(a.curKey, a.curCnt)
 	}
 	return a.curCnt
 }
@@ -463,7 +443,7 @@ func (a *Accumulator) Merge(b *Accumulator) error {
 				a.curDur = 0
 			}
 			b.sync()
-			b.tab.eachMem(func(counts []int32, key uint64, occ, first int64) {
+			b.tab.eachMem(func(counts []int32, key pkey, occ, first int64) {
 				a.tab.merge(counts, key, occ, first)
 			})
 			if err := a.tab.take(b.tab); err != nil {
@@ -535,7 +515,7 @@ func (a *Accumulator) Result(end int64) (*Result, error) {
 		}
 		if !a.packed {
 			// (Tests force string keys on an accumulator that could pack.)
-			s.packed, s.fast, s.tab = false, false, newTable(false, s.m, s.shift, s.opts.Budget)
+			s.packed, s.fast, s.tab = false, false, newTable(false, s.m, s.lay, s.opts.Budget)
 		}
 		s.opts.Micro = nil
 		before := absentMode

@@ -221,7 +221,7 @@ func single(t *testing.T, modes *Modes, p int, recs []trace.Record, end int64, o
 		t.Fatal(err)
 	}
 	if unpacked {
-		acc.packed, acc.fast, acc.tab = false, false, newTable(false, acc.m, acc.shift, acc.opts.Budget)
+		acc.packed, acc.fast, acc.tab = false, false, newTable(false, acc.m, acc.lay, acc.opts.Budget)
 	}
 	for i := range recs {
 		if err := acc.Add(&recs[i]); err != nil {
@@ -305,6 +305,8 @@ func TestMergeEqualsSinglePass(t *testing.T) {
 		{"ends, no trace", 12, 3, 2000, true, true, "", 25, false, false},
 		{"ends with a start mode", 12, 3, 2000, true, true, "B", 25, true, false},
 		{"ends, shard per record", 5, 3, 100, true, true, "", 1000, true, false},
+		{"two-word keys", 64, 13, 4000, false, false, "", 40, true, false},
+		{"two-word keys, late starts absent, no trace", 40, 12, 3000, true, true, "", 25, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for seed := range uint64(5) {

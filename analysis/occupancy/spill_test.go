@@ -19,7 +19,7 @@ func spilled(t *testing.T, modes *Modes, p int, recs []trace.Record, end int64, 
 		t.Fatal(err)
 	}
 	if unpacked {
-		acc.packed, acc.fast, acc.tab = false, false, newTable(false, acc.m, acc.shift, opts.Budget)
+		acc.packed, acc.fast, acc.tab = false, false, newTable(false, acc.m, acc.lay, opts.Budget)
 	}
 	for i := range recs {
 		if err := acc.Add(&recs[i]); err != nil {
@@ -57,6 +57,7 @@ func TestSpilledEqualsInMemory(t *testing.T) {
 		{"late starts", 40, 3, 6000, true, false, "B", 25},
 		{"late starts absent, ends", 30, 3, 6000, true, true, "", 25},
 		{"many modes", 9, 8, 3000, false, true, "", 60},
+		{"two-word keys", 64, 13, 5000, false, true, "", 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for seed := range uint64(3) {

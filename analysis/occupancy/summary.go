@@ -166,7 +166,7 @@ type rowSorter struct {
 }
 
 func newRowSorter(t *table) *rowSorter {
-	dec := &table{packed: t.packed, m: t.m, shift: t.shift, cnt: make([]int32, t.m)}
+	dec := &table{packed: t.packed, m: t.m, layout: t.layout, cnt: make([]int32, t.m)}
 	return &rowSorter{r: &TableStream{m: t.m, dec: dec}, budget: t.budget}
 }
 

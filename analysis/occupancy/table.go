@@ -22,7 +22,8 @@ const minBudget = 4 * slotSize
 // table is the occupancy table being built: every distinct macrostate's
 // occupancy and first appearance (the start time of its first T2 row, which
 // orders the rows of T3). Packed keys live in an open-addressing table of
-// one slot per key, string keys (4 bytes per mode, big-endian) in a map;
+// one slot per key (pkey: one word, or two when the counts need more than
+// 64 bits), string keys (4 bytes per mode, big-endian) in a map;
 // when either reaches the budget it is written, sorted by key, as a run of
 // a spill.Runs and cleared. A macrostate may then be in several runs and
 // in memory: each, and only each, combines them (occupancies summed, the
@@ -30,7 +31,7 @@ const minBudget = 4 * slotSize
 type table struct {
 	packed bool
 	m      int
-	shift  uint
+	layout
 	budget int64
 
 	// Packed keys: open addressing with linear probing, one cache line
@@ -54,12 +55,12 @@ type table struct {
 }
 
 type slot struct {
-	key   uint64
+	key   pkey
 	occ   int64 // -1: empty
 	first int64
 }
 
-const slotSize = 24
+const slotSize = 32
 
 type sval struct {
 	key        string
@@ -75,12 +76,13 @@ const sentryCost = 64
 // the combination keeps the earlier one.
 const later = math.MaxInt64
 
-func newTable(packed bool, m int, shift uint, budget int64) *table {
+// newTable returns the table of m modes; packed keys have layout l.
+func newTable(packed bool, m int, l layout, budget int64) *table {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
 	budget = max(budget, minBudget)
-	t := &table{packed: packed, m: m, shift: shift, budget: budget, cnt: make([]int32, m)}
+	t := &table{packed: packed, m: m, layout: l, budget: budget, cnt: make([]int32, m)}
 	if packed {
 		t.maxSlots = 4
 		for 2*t.maxSlots*slotSize <= int(min(budget, math.MaxInt32)) {
@@ -102,12 +104,14 @@ func (t *table) alloc(size int) {
 	t.n = 0
 }
 
-func (t *table) home(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> 32 & t.mask }
+func (t *table) home(k pkey) uint64 {
+	return ((k.lo ^ k.hi*0xC2B2AE3D27D4EB4F) * 0x9E3779B97F4A7C15) >> 32 & t.mask
+}
 
 // entry returns the entry of a macrostate (counts, or its packed key),
 // inserting it with first appearance first when it is not in memory. An
 // entry is valid until the next insertion.
-func (t *table) entry(counts []int32, key uint64, first int64) int {
+func (t *table) entry(counts []int32, key pkey, first int64) int {
 	if !t.packed {
 		return t.sentry(counts, first)
 	}
@@ -193,7 +197,7 @@ func (t *table) add(e int, dur int64) {
 }
 
 // merge adds occupancy occ of first appearance first to a macrostate.
-func (t *table) merge(counts []int32, key uint64, occ, first int64) {
+func (t *table) merge(counts []int32, key pkey, occ, first int64) {
 	e := t.entry(counts, key, first)
 	if t.packed {
 		t.slots[e].occ += occ
@@ -215,22 +219,10 @@ func (t *table) inMemory() int {
 // counts decodes a key of either form into t.cnt.
 func (t *table) counts(key []byte) []int32 {
 	if t.packed {
-		k := binary.BigEndian.Uint64(key)
-		for j := range t.cnt {
-			t.cnt[j] = int32(k >> (uint(j) * t.shift) & (1<<t.shift - 1))
-		}
-		return t.cnt
+		return t.unpack(t.readKey(key), t.cnt)
 	}
 	for j := range t.cnt {
 		t.cnt[j] = int32(binary.BigEndian.Uint32(key[4*j:]))
-	}
-	return t.cnt
-}
-
-// packedCounts decodes a packed key into t.cnt.
-func (t *table) packedCounts(k uint64) []int32 {
-	for j := range t.cnt {
-		t.cnt[j] = int32(k >> (uint(j) * t.shift) & (1<<t.shift - 1))
 	}
 	return t.cnt
 }
@@ -254,9 +246,9 @@ func (t *table) spill() error {
 			}
 		}
 		used := t.slots[:n]
-		slices.SortFunc(used, func(x, y slot) int { return cmp.Compare(x.key, y.key) })
+		slices.SortFunc(used, func(x, y slot) int { return x.key.compare(y.key) })
 		for _, s := range used {
-			t.wbuf = binary.BigEndian.AppendUint64(t.wbuf[:0], s.key)
+			t.wbuf = t.appendKey(t.wbuf[:0], s.key)
 			if err = w.Add(t.wbuf, t.val(s.occ, s.first)); err != nil {
 				break
 			}
@@ -307,11 +299,11 @@ func combineOcc(dst, src []byte) []byte {
 
 // eachMem calls fn with every entry in memory, in no particular order.
 // counts is valid only during the call.
-func (t *table) eachMem(fn func(counts []int32, key uint64, occ, first int64)) {
+func (t *table) eachMem(fn func(counts []int32, key pkey, occ, first int64)) {
 	if t.packed {
 		for _, s := range t.slots {
 			if s.occ >= 0 {
-				fn(t.packedCounts(s.key), s.key, s.occ, s.first)
+				fn(t.unpack(s.key, t.cnt), s.key, s.occ, s.first)
 			}
 		}
 		return
@@ -321,12 +313,12 @@ func (t *table) eachMem(fn func(counts []int32, key uint64, occ, first int64)) {
 			k := s.key[4*j:]
 			t.cnt[j] = int32(uint32(k[0])<<24 | uint32(k[1])<<16 | uint32(k[2])<<8 | uint32(k[3]))
 		}
-		fn(t.cnt, 0, s.occ, s.first)
+		fn(t.cnt, pkey{}, s.occ, s.first)
 	}
 }
 
 // each calls fn with every distinct macrostate: its counts, its key (8
-// bytes big-endian when packed, else 4 bytes per mode), its occupancy and
+// or 16 bytes big-endian when packed, else 4 bytes per mode), its occupancy and
 // its first appearance; in no particular order when nothing was spilled,
 // else by key. counts and key are valid only during the call. The entries
 // in memory are spilled first when there are runs, and their memory let
@@ -338,12 +330,12 @@ func (t *table) each(fn func(counts []int32, key []byte, occ, first int64) error
 	if t.runs == nil {
 		var err error
 		var kb []byte
-		t.eachMem(func(counts []int32, key uint64, occ, first int64) {
+		t.eachMem(func(counts []int32, key pkey, occ, first int64) {
 			if err != nil {
 				return
 			}
 			if t.packed {
-				kb = binary.BigEndian.AppendUint64(kb[:0], key)
+				kb = t.appendKey(kb[:0], key)
 			} else {
 				kb = t.skey(counts)
 			}
@@ -388,7 +380,7 @@ func (t *table) close() error {
 }
 
 // has reports whether a macrostate is in memory.
-func (t *table) has(counts []int32, key uint64) bool {
+func (t *table) has(counts []int32, key pkey) bool {
 	if !t.packed {
 		_, ok := t.sindex[string(t.skey(counts))]
 		return ok
