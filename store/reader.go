@@ -393,22 +393,49 @@ func (tf *tableFile) reader(f readFilter) trace.Reader {
 }
 
 type tableReader struct {
-	tf   *tableFile
-	f    readFilter
-	g    int
-	cols [][]int64 // decoded columns of the current group (or its selected segments)
+	tf  *tableFile
+	f   readFilter
+	g   int    // the next row group to hand out
+	cur *group // the row group being returned
+	pos int    // the next row of cur to return
+	// ahead receives the next row group, decoded by a goroutine while
+	// the caller works on the current one; nil when none is on its way.
+	ahead chan *group
+	spare *group
+	sc    *decodeScratch
+	err   error
+}
+
+// maxAheadRows is the largest row group decoded ahead: past it, the
+// memory of a second group outweighs the overlap.
+var maxAheadRows int64 = 1 << 19
+
+// group is one row group decoded: its selected rows' columns and the
+// order to return them in.
+type group struct {
+	g    int       // its index in the table
+	cols [][]int64 // decoded columns (of the selected segments)
 	n    int       // rows decoded
-	// order lists the decoded rows to return, in key order, filtered.
+	// order lists the decoded rows to return, in key order, filtered;
+	// gather then puts them first in cols, in that order: rows of them.
 	order []int32
-	pos   int
+	rows  int
 	segs  []segment
-	// scratch for the two decoding goroutines and the radix sort
-	scratch [2]pageScratch
-	keys    []uint64
-	keys2   []uint64
-	idx     []int32
-	idx2    []int32
-	err     error
+	err   error
+	sc    *decodeScratch // shared with the reader's other group
+}
+
+// decodeScratch is what decoding a row group uses and lets go of: a
+// reader's groups decode one at a time, so they share one.
+type decodeScratch struct {
+	// pages for the two decoding goroutines
+	pages [2]pageScratch
+	// the radix sort's keys and row indexes, twice
+	keys, keys2 []uint64
+	idx, idx2   []int32
+	// cols is the set of columns gather fills; it swaps them with the
+	// group's
+	cols [][]int64
 }
 
 // segment is a process's rows among the decoded ones: [pos, end) of the
@@ -435,43 +462,93 @@ func (r *tableReader) Read(buf []trace.Record) (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
-	for r.pos >= len(r.order) {
+	for r.cur == nil || r.pos >= r.cur.rows {
 		if r.g >= len(r.tf.groups) {
+			r.cur = nil
 			return 0, io.EOF
 		}
-		g := r.g
-		r.g++
-		if err := r.load(g); err != nil {
-			r.err = fmt.Errorf("%s: row group %d: %w", r.tf.path, g, err)
+		d := r.next()
+		if d.err != nil {
+			r.err = fmt.Errorf("%s: row group %d: %w", r.tf.path, d.g, d.err)
 			return 0, r.err
 		}
+		r.spare, r.cur, r.pos = r.cur, d, 0
+		r.g++
+		r.decodeAhead()
 	}
-	n := min(len(buf), len(r.order)-r.pos)
+	d := r.cur
+	n := min(len(buf), d.rows-r.pos)
 	build := builders[r.tf.t]
 	unit := r.tf.unit
-	for i, j := range r.order[r.pos : r.pos+n] {
-		build(&buf[i], r.cols, int(j), unit)
+	for i := range n {
+		build(&buf[i], d.cols, r.pos+i, unit)
 	}
 	r.pos += n
 	return n, nil
 }
 
+// next returns row group r.g decoded: the one decoded ahead, or decoded
+// now.
+func (r *tableReader) next() *group {
+	if r.ahead != nil {
+		d := <-r.ahead
+		r.ahead = nil
+		return d
+	}
+	d := r.newGroup()
+	d.g = r.g
+	d.err = d.load(r.tf, &r.f, r.g)
+	return d
+}
+
+// newGroup returns the spare group to decode into, or a new one.
+func (r *tableReader) newGroup() *group {
+	d := r.spare
+	r.spare = nil
+	if d == nil {
+		if r.sc == nil {
+			r.sc = &decodeScratch{}
+		}
+		d = &group{sc: r.sc}
+	}
+	return d
+}
+
+// decodeAhead starts decoding row group r.g in a goroutine, into the
+// spare buffers, when there is one to decode and it is not too large.
+// The goroutine only reads the table file and the filter, which do not
+// change; a reader dropped before it ends leaves it to finish on its own.
+func (r *tableReader) decodeAhead() {
+	if r.g >= len(r.tf.groups) || r.tf.groups[r.g].rows > maxAheadRows {
+		return
+	}
+	d := r.newGroup()
+	d.g = r.g
+	ch := make(chan *group, 1)
+	r.ahead = ch
+	tf, f := r.tf, &r.f
+	go func() {
+		d.err = d.load(tf, f, d.g)
+		ch <- d
+	}()
+}
+
 // load decodes group g's selected segments and puts them in key order.
-func (r *tableReader) load(g int) error {
-	r.order, r.pos = r.order[:0], 0
-	gm := &r.tf.groups[g]
-	if r.f.runs != nil && !r.f.runs[gm.run] {
+func (d *group) load(tf *tableFile, f *readFilter, g int) error {
+	d.order, d.rows = d.order[:0], 0
+	gm := &tf.groups[g]
+	if f.runs != nil && !f.runs[gm.run] {
 		return nil
 	}
 	// Skip a group outside the time bounds, if any: without bounds every
 	// record is read, before time 0 too, whatever the index says.
-	if r.tf.t.timed() && r.f.timeBound() && (gm.tmax < r.f.from || gm.tmin >= r.f.to) {
+	if tf.t.timed() && f.timeBound() && (gm.tmax < f.from || gm.tmin >= f.to) {
 		return nil
 	}
 	var sel []indexRow
 	var selRows int64
 	for _, s := range gm.segs {
-		if r.f.procs == nil || r.f.procs[s.Proc] {
+		if f.procs == nil || f.procs[s.Proc] {
 			sel = append(sel, s)
 			selRows += s.Rows
 		}
@@ -483,17 +560,17 @@ func (r *tableReader) load(g int) error {
 	// segment (seeking past the others) when they are a small part of it.
 	type span struct{ first, rows int64 }
 	var spans []span
-	r.segs = r.segs[:0]
+	d.segs = d.segs[:0]
 	if selRows*2 >= gm.rows {
 		spans = []span{{0, gm.rows}}
 		for _, s := range sel {
-			r.segs = append(r.segs, segment{int(s.First), int(s.First + s.Rows), s.Run, s.Proc, s.First})
+			d.segs = append(d.segs, segment{int(s.First), int(s.First + s.Rows), s.Run, s.Proc, s.First})
 		}
 	} else {
 		off := 0
 		for _, s := range sel {
 			spans = append(spans, span{s.First, s.Rows})
-			r.segs = append(r.segs, segment{off, off + int(s.Rows), s.Run, s.Proc, s.First})
+			d.segs = append(d.segs, segment{off, off + int(s.Rows), s.Run, s.Proc, s.First})
 			off += int(s.Rows)
 		}
 	}
@@ -501,22 +578,22 @@ func (r *tableReader) load(g int) error {
 	for _, sp := range spans {
 		n += int(sp.rows)
 	}
-	cols := columns[r.tf.t]
-	if len(r.cols) != len(cols) {
-		r.cols = make([][]int64, len(cols))
+	cols := columns[tf.t]
+	if len(d.cols) != len(cols) {
+		d.cols = make([][]int64, len(cols))
 	}
-	for c := range r.cols {
-		if cap(r.cols[c]) < n {
-			r.cols[c] = make([]int64, n)
+	for c := range d.cols {
+		if cap(d.cols[c]) < n {
+			d.cols[c] = make([]int64, n)
 		}
-		r.cols[c] = r.cols[c][:n]
+		d.cols[c] = d.cols[c][:n]
 	}
-	r.n = n
-	rg := r.tf.pf.RowGroups()[g]
+	d.n = n
+	rg := tf.pf.RowGroups()[g]
 	decodeCol := func(c int, sc *pageScratch) error {
 		off := 0
 		for _, sp := range spans {
-			if err := decodeColumn(rg.ColumnChunks()[c], cols[c].typ, sp.first, r.cols[c][off:off+int(sp.rows)], sc); err != nil {
+			if err := decodeColumn(rg.ColumnChunks()[c], cols[c].typ, sp.first, d.cols[c][off:off+int(sp.rows)], sc); err != nil {
 				return fmt.Errorf("column %s: %w", cols[c].name, err)
 			}
 			off += int(sp.rows)
@@ -524,18 +601,18 @@ func (r *tableReader) load(g int) error {
 		return nil
 	}
 	// The time column and the sort on it run beside the other columns.
-	tc := timeColumn[r.tf.t]
+	tc := timeColumn[tf.t]
 	var wg sync.WaitGroup
 	var terr error
 	wg.Go(func() {
-		if terr = decodeCol(tc, &r.scratch[1]); terr == nil && r.tf.t.timed() {
-			r.sortByTime()
+		if terr = decodeCol(tc, &d.sc.pages[1]); terr == nil && tf.t.timed() {
+			d.sortByTime(tf)
 		}
 	})
 	var err error
 	for c := range cols {
 		if c != tc && err == nil {
-			err = decodeCol(c, &r.scratch[0])
+			err = decodeCol(c, &d.sc.pages[0])
 		}
 	}
 	wg.Wait()
@@ -547,8 +624,8 @@ func (r *tableReader) load(g int) error {
 	}
 	// Readers select rows by the index: rows that are not the process and
 	// run it names would be returned as another process's.
-	for _, s := range r.segs {
-		runs, procs := r.cols[runColumn][s.pos:s.end], r.cols[procColumn][s.pos:s.end]
+	for _, s := range d.segs {
+		runs, procs := d.cols[runColumn][s.pos:s.end], d.cols[procColumn][s.pos:s.end]
 		for i := range procs {
 			if procs[i] != int64(s.proc) || runs[i] != int64(s.run) {
 				return fmt.Errorf("the index says row %d is process %d of run %d, the table holds process %d of run %d there (the .pst is damaged)",
@@ -556,15 +633,38 @@ func (r *tableReader) load(g int) error {
 			}
 		}
 	}
-	if !r.tf.t.timed() {
-		for _, s := range r.segs {
+	if !tf.t.timed() {
+		for _, s := range d.segs {
 			for i := s.pos; i < s.end; i++ {
-				r.order = append(r.order, int32(i))
+				d.order = append(d.order, int32(i))
 			}
 		}
 	}
-	r.filter()
+	d.filter(tf, f)
+	d.gather()
 	return nil
+}
+
+// gather puts each column's rows in d.order, so that the rows to return
+// are 0..d.rows-1 of d.cols: the random accesses of the reordering are
+// made here, where a group decoded ahead makes them beside the caller's
+// work, and building records reads the columns in sequence.
+func (d *group) gather() {
+	d.rows = len(d.order)
+	if len(d.sc.cols) != len(d.cols) {
+		d.sc.cols = make([][]int64, len(d.cols))
+	}
+	for c, col := range d.cols {
+		out := d.sc.cols[c]
+		if cap(out) < d.rows {
+			out = make([]int64, d.rows, max(d.rows, len(col)))
+		}
+		out = out[:d.rows]
+		for k, j := range d.order {
+			out[k] = col[j]
+		}
+		d.cols[c], d.sc.cols[c] = out, col
+	}
 }
 
 // decodeColumn reads rows [first, first+len(dst)) of a column chunk into dst.
@@ -653,28 +753,28 @@ func decodePage(p parquet.Page, typ colType, dst []int64, k int, sc *pageScratch
 // stable LSD radix sort on the time column. Segments are stored in process
 // order and each is in time order, so the result is ordered by time, then
 // process, then stream order.
-func (r *tableReader) sortByTime() {
-	tcol := r.cols[timeColumn[r.tf.t]]
-	if len(r.segs) == 1 {
-		for i := r.segs[0].pos; i < r.segs[0].end; i++ {
-			r.order = append(r.order, int32(i))
+func (d *group) sortByTime(tf *tableFile) {
+	tcol := d.cols[timeColumn[tf.t]]
+	if len(d.segs) == 1 {
+		for i := d.segs[0].pos; i < d.segs[0].end; i++ {
+			d.order = append(d.order, int32(i))
 		}
 		return
 	}
 	n := 0
 	tmin := int64(math.MaxInt64)
-	for _, s := range r.segs {
+	for _, s := range d.segs {
 		n += s.end - s.pos
 		tmin = min(tmin, tcol[s.pos])
 	}
-	keys, idx := growU64(r.keys, n), growI32(r.idx, n)
+	keys, idx := growU64(d.sc.keys, n), growI32(d.sc.idx, n)
 	// One pass extracts the keys and counts the digits of the first three
 	// passes (33 bits of time range, enough for almost every row group).
 	const digit, mask, ahead = 11, 1<<11 - 1, 3
 	var counts [ahead][1 << digit]int
 	var maxKey uint64
 	k := 0
-	for _, s := range r.segs {
+	for _, s := range d.segs {
 		for i := s.pos; i < s.end; i++ {
 			key := uint64(tcol[i] - tmin)
 			keys[k], idx[k] = key, int32(i)
@@ -685,7 +785,7 @@ func (r *tableReader) sortByTime() {
 			k++
 		}
 	}
-	keys2, idx2 := growU64(r.keys2, n), growI32(r.idx2, n)
+	keys2, idx2 := growU64(d.sc.keys2, n), growI32(d.sc.idx2, n)
 	var count [1 << digit]int
 	for pass, shift := 0, 0; shift < bits.Len64(maxKey); pass, shift = pass+1, shift+digit {
 		if pass < ahead {
@@ -703,38 +803,37 @@ func (r *tableReader) sortByTime() {
 			sum += c
 		}
 		for j, key := range keys {
-			d := (key >> shift) & mask
-			keys2[count[d]], idx2[count[d]] = key, idx[j]
-			count[d]++
+			dg := (key >> shift) & mask
+			keys2[count[dg]], idx2[count[dg]] = key, idx[j]
+			count[dg]++
 		}
 		keys, keys2 = keys2, keys
 		idx, idx2 = idx2, idx
 	}
-	r.order = append(r.order, idx...)
-	r.keys, r.keys2, r.idx, r.idx2 = keys, keys2, idx, idx2
+	d.order = append(d.order, idx...)
+	d.sc.keys, d.sc.keys2, d.sc.idx, d.sc.idx2 = keys, keys2, idx, idx2
 }
 
 // filter drops from r.order the rows outside the requested kinds and times.
-func (r *tableReader) filter() {
-	f := &r.f
+func (d *group) filter(tf *tableFile, f *readFilter) {
 	timeBound := f.timeBound()
-	kc := kindColumn[r.tf.t]
-	if !timeBound && (f.kinds == nil || kc < 0 && f.kinds.has(defaultKind[r.tf.t])) {
+	kc := kindColumn[tf.t]
+	if !timeBound && (f.kinds == nil || kc < 0 && f.kinds.has(defaultKind[tf.t])) {
 		return
 	}
-	tcol := r.cols[timeColumn[r.tf.t]]
-	unit := r.tf.unit
-	out := r.order[:0]
-	for _, i := range r.order {
-		if r.tf.t.timed() && timeBound {
+	tcol := d.cols[timeColumn[tf.t]]
+	unit := tf.unit
+	out := d.order[:0]
+	for _, i := range d.order {
+		if tf.t.timed() && timeBound {
 			if t := tcol[i] * unit; t < f.from || t >= f.to {
 				continue
 			}
 		}
 		if f.kinds != nil {
-			k := defaultKind[r.tf.t]
+			k := defaultKind[tf.t]
 			if kc >= 0 {
-				k = trace.Kind(r.cols[kc][i])
+				k = trace.Kind(d.cols[kc][i])
 			}
 			if !f.kinds.has(k) {
 				continue
@@ -742,7 +841,7 @@ func (r *tableReader) filter() {
 		}
 		out = append(out, i)
 	}
-	r.order = out
+	d.order = out
 }
 
 func growU64(b []uint64, n int) []uint64 {
