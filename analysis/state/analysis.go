@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/internal/spill"
@@ -77,7 +78,9 @@ type RowReader interface {
 // records themselves (the entropy's subset ranking rebuilds partial
 // states of its own).
 type RecordReader interface {
-	// Records adds a batch of the records the fan is fed.
+	// Records adds a batch of the records the fan is fed. The fan calls
+	// it on another goroutine while it builds the batch's rows: it must
+	// not touch what the reader's Row does, nor keep the batch.
 	Records(batch []trace.Record) error
 }
 
@@ -110,13 +113,33 @@ func NewFan(h *trace.Header, opts Options, readers []RowReader) (*Fan, error) {
 	return f, err
 }
 
-// Add implements engine.Stage.
+// Add implements engine.Stage. The readers that read records do so on
+// another goroutine while the rows are built: on the state analyses'
+// one goroutine, the entropy's subset ranking took a third of the time.
+// Their error comes first, as it would in turn.
 func (f *Fan) Add(batch []trace.Record) error {
-	for _, r := range f.recs {
-		if err := r.Records(batch); err != nil {
-			return err
-		}
+	if len(f.recs) == 0 {
+		return f.addRows(batch)
 	}
+	var wg sync.WaitGroup
+	var recErr error
+	wg.Go(func() {
+		for _, r := range f.recs {
+			if recErr = r.Records(batch); recErr != nil {
+				return
+			}
+		}
+	})
+	err := f.addRows(batch)
+	wg.Wait()
+	if recErr != nil {
+		return recErr
+	}
+	return err
+}
+
+// addRows builds the rows of batch and hands them to the readers.
+func (f *Fan) addRows(batch []trace.Record) error {
 	for i := range batch {
 		if err := f.b.Add(&batch[i]); err != nil {
 			return err
