@@ -415,7 +415,6 @@ var maxAheadRows int64 = 1 << 19
 type group struct {
 	g    int       // its index in the table
 	cols [][]int64 // decoded columns (of the selected segments)
-	n    int       // rows decoded
 	// order lists the decoded rows to return, in key order, filtered;
 	// gather then puts them first in cols, in that order: rows of them.
 	order []int32
@@ -497,7 +496,7 @@ func (r *tableReader) next() *group {
 	}
 	d := r.newGroup()
 	d.g = r.g
-	d.err = d.load(r.tf, &r.f, r.g)
+	d.err = d.load(r.tf, &r.f)
 	return d
 }
 
@@ -528,14 +527,16 @@ func (r *tableReader) decodeAhead() {
 	r.ahead = ch
 	tf, f := r.tf, &r.f
 	go func() {
-		d.err = d.load(tf, f, d.g)
+		d.err = d.load(tf, f)
 		ch <- d
 	}()
 }
 
-// load decodes group g's selected segments and puts them in key order.
-func (d *group) load(tf *tableFile, f *readFilter, g int) error {
+// load decodes row group d.g's selected segments and puts them in key
+// order.
+func (d *group) load(tf *tableFile, f *readFilter) error {
 	d.order, d.rows = d.order[:0], 0
+	g := d.g
 	gm := &tf.groups[g]
 	if f.runs != nil && !f.runs[gm.run] {
 		return nil
@@ -588,7 +589,6 @@ func (d *group) load(tf *tableFile, f *readFilter, g int) error {
 		}
 		d.cols[c] = d.cols[c][:n]
 	}
-	d.n = n
 	rg := tf.pf.RowGroups()[g]
 	decodeCol := func(c int, sc *pageScratch) error {
 		off := 0
@@ -749,7 +749,7 @@ func decodePage(p parquet.Page, typ colType, dst []int64, k int, sc *pageScratch
 	return k, nil
 }
 
-// sortByTime puts the decoded segments in time order into r.order with a
+// sortByTime puts the decoded segments in time order into d.order with a
 // stable LSD radix sort on the time column. Segments are stored in process
 // order and each is in time order, so the result is ordered by time, then
 // process, then stream order.
@@ -814,7 +814,7 @@ func (d *group) sortByTime(tf *tableFile) {
 	d.sc.keys, d.sc.keys2, d.sc.idx, d.sc.idx2 = keys, keys2, idx, idx2
 }
 
-// filter drops from r.order the rows outside the requested kinds and times.
+// filter drops from d.order the rows outside the requested kinds and times.
 func (d *group) filter(tf *tableFile, f *readFilter) {
 	timeBound := f.timeBound()
 	kc := kindColumn[tf.t]
