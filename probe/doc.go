@@ -52,5 +52,7 @@
 // name, version, executable SHA-256, arguments —, clock, interval size,
 // warm-up, reference times, phases), the zstd-compressed snapshots, and a
 // SHA-256 of everything before it. Reduce keeps the heaviest phases;
-// Curve gives the prediction quality against the probe's size.
+// TrimTouched zeroes what each phase's replay does not read (the touched
+// set, found by trial replays in the worker); Curve gives the prediction
+// quality against the probe's size.
 package probe

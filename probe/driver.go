@@ -74,6 +74,8 @@ func serve(dir string, info Info, task Task) int {
 		err = runCapture(dir, task, &cfg, &res)
 	case modeReplay:
 		return runReplay(dir, info, task, &cfg)
+	case modeTouched:
+		err = runTouched(dir, info, task, &cfg, &res)
 	default:
 		err = fmt.Errorf("unknown mode %q", cfg.Mode)
 	}

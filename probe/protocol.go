@@ -27,6 +27,7 @@ const (
 	modeVectors = "vectors" // basic block vectors through the instrument library
 	modeCapture = "capture" // counted, timed, snapshots: ETRef, TPhaseRef
 	modeReplay  = "replay"  // restore, warm up, time: TProbed
+	modeTouched = "touched" // restore, warm up, run the interval: what it reads
 )
 
 const (
@@ -75,6 +76,11 @@ type childConfig struct {
 	Budget       float64 `json:"budget,omitempty"`
 	SpentNS      int64   `json:"spent_ns,omitempty"`
 	OriginUnixNS int64   `json:"origin_unix_ns,omitempty"`
+	// Chunk is the touched-set search's granularity in bytes, and
+	// TouchedFiles[i] where it writes the trimmed state of Replay[i]
+	// (mode touched).
+	Chunk        int      `json:"chunk,omitempty"`
+	TouchedFiles []string `json:"touched_files,omitempty"`
 }
 
 // replayPhase tells a replay how to measure one phase.
@@ -113,6 +119,17 @@ type childResult struct {
 	MarkBlocks []int64 `json:"mark_blocks,omitempty"`
 	// Snapshots, one per SnapshotAt.
 	Snapshots []snapResult `json:"snapshots,omitempty"`
+	// Touched, one per phase of the touched-set search.
+	Touched []touchedResult `json:"touched,omitempty"`
+}
+
+// touchedResult is the touched-set search of one phase: the bytes of its
+// state it zeroed, in how many trial replays, or why it zeroed none.
+type touchedResult struct {
+	Phase  int    `json:"phase"`
+	Zeroed int64  `json:"zeroed"`
+	Tries  int    `json:"tries"`
+	Err    string `json:"error,omitempty"`
 }
 
 // snapResult is one snapshot of the capture pass.

@@ -13,7 +13,8 @@ import (
 // Run in the tests below), TestMain runs testTask under Main instead of the
 // tests. Its arguments are "worker STEPS"; the environment variables
 // TEST_SNAPSHOT_FAIL, TEST_CRASH (exit in stage B) and TEST_PANIC (panic in
-// stage B) inject failures.
+// stage B) inject failures, and TEST_BALLAST adds three pages to the state
+// (see ballastPage).
 
 var testInfo = Info{Name: "probe-test-worker", Version: "1"}
 
@@ -37,7 +38,14 @@ type testTask struct {
 	acc          uint64
 	blk          Blocks
 	crash, panic bool
+	// ballast, with TEST_BALLAST, is three pages of state after i and
+	// acc: the first is never read, the second is read in stage B, the
+	// third is written at every step and never read.
+	ballast []byte
 }
+
+// ballastPage is the size of one page of the test task's ballast.
+const ballastPage = 4096
 
 // Init reads the failure switches once: a lookup in the environment is a
 // map access, whose cost varies from process to process with the map's
@@ -45,6 +53,13 @@ type testTask struct {
 func (t *testTask) Init(b Blocks) error {
 	t.blk, t.i, t.acc = b, 0, 1
 	t.crash, t.panic = os.Getenv("TEST_CRASH") != "", os.Getenv("TEST_PANIC") != ""
+	t.ballast = nil
+	if os.Getenv("TEST_BALLAST") != "" {
+		t.ballast = make([]byte, 3*ballastPage)
+		for k := range 2 * ballastPage {
+			t.ballast[k] = byte(k%251) | 1
+		}
+	}
 	return nil
 }
 
@@ -60,6 +75,9 @@ func (t *testTask) Step() bool {
 			panic("injected failure in stage B")
 		}
 		work = 6000
+		if t.ballast != nil {
+			t.acc += uint64(t.ballast[ballastPage+t.i%ballastPage])
+		}
 		t.blk.Block(2)
 		t.blk.Block(2)
 		t.blk.Block(3)
@@ -72,6 +90,9 @@ func (t *testTask) Step() bool {
 	for k := range work {
 		t.acc = t.acc*6364136223846793005 + uint64(k) | 1
 	}
+	if t.ballast != nil {
+		t.ballast[2*ballastPage+t.i%ballastPage] = byte(t.i) | 1
+	}
 	t.i++
 	return t.i == t.steps
 }
@@ -81,14 +102,15 @@ func (t *testTask) Snapshot() ([]byte, error) {
 		return nil, errors.New("injected snapshot failure")
 	}
 	b := binary.LittleEndian.AppendUint64(nil, uint64(t.i))
-	return binary.LittleEndian.AppendUint64(b, t.acc), nil
+	return append(binary.LittleEndian.AppendUint64(b, t.acc), t.ballast...), nil
 }
 
 func (t *testTask) Restore(b []byte) error {
-	if len(b) != 16 {
-		return fmt.Errorf("snapshot of %d bytes, want 16", len(b))
+	if len(b) != 16+len(t.ballast) {
+		return fmt.Errorf("snapshot of %d bytes, want %d", len(b), 16+len(t.ballast))
 	}
 	t.i, t.acc = int(binary.LittleEndian.Uint64(b)), binary.LittleEndian.Uint64(b[8:])
+	copy(t.ballast, b[16:])
 	return nil
 }
 

@@ -38,7 +38,8 @@ through a work directory named by PARSCOPE_PROBE_DIR.
           phases, reference times, snapshots → one .probe file
   run     on the target: restore each snapshot, warm up, time one interval,
           predict the full run time (eq. 4.7)
-  reduce  keep the heaviest phases only (rule of three)
+  reduce  keep the heaviest phases only (rule of three), and zero what
+          the replays do not read (the touched set)
   curve   prediction quality against probe size (Figures 5.1–5.2)
   info    show a probe's manifest`,
 	}
@@ -285,26 +286,73 @@ func probeReduceCmd() *cobra.Command {
 		minW    float64
 		weights string
 		force   bool
+		touched bool
+		chunk   int
 	)
 	cmd := &cobra.Command{
-		Use:   "reduce IN.probe -o OUT.probe [--top K] [--min-weight W]",
-		Short: "Keep only the heaviest phases of a probe",
-		Args:  cobra.ExactArgs(1),
+		Use:   "reduce IN.probe -o OUT.probe [--top K] [--min-weight W] [--touched -- WORKER ARGS...]",
+		Short: "Make a probe smaller: keep the heaviest phases, zero what the replays do not read",
+		Long: `reduce makes a probe smaller in the two ways of Strube (2011), chapter 5.
+
+--top and --min-weight keep only the heaviest phases; the prediction then
+extrapolates from them by the rule of three, which assumes the dropped
+phases change speed like the kept ones.
+
+--touched zeroes, in each kept snapshot, the bytes its replay (restore,
+warm-up, interval) does not read, so that the snapshot compresses to
+little more than what is read: the thesis's touched set. It runs the
+worker given after -- (the probe's worker, with the probe's arguments) on
+this machine and tries zeroing parts of each snapshot, halving the parts
+that fail down to --chunk bytes: a part counts as not read when the
+replay with it zeroed executes the same basic blocks and ends in the same
+state (where a zeroed byte the replay left alone may stay zero). The
+replays of the trimmed probe therefore run the same code on the same
+values as the whole probe's, and predict the same.`,
+		Example: `  parscope probe reduce mm.probe -o small.probe --top 2
+  parscope probe reduce mm.probe -o small.probe --touched -- ./matmul -n 160 -reps 300`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usagef("probe reduce: -o OUT.probe is required")
+			}
+			in, c := args, probe.Command{}
+			if touched {
+				var err error
+				if in, c, err = probeWorker(cmd, args, 1, "probe reduce IN.probe -o OUT.probe --touched -- WORKER ARGS..."); err != nil {
+					return err
+				}
+			} else if len(args) != 1 {
+				return usagef("probe reduce: a worker is only given with --touched")
 			}
 			w, err := probe.ParseWeights(weights)
 			if err != nil {
 				return usageError{err}
 			}
-			p, err := probe.ReadFile(args[0])
+			p, err := probe.ReadFile(in[0])
 			if err != nil {
 				return fmt.Errorf("probe reduce: %w", err)
 			}
-			q := probe.Reduce(p, top, minW, w)
+			q := p
+			if top > 0 || minW > 0 || !touched {
+				q = probe.Reduce(p, top, minW, w)
+			}
+			var trims []probe.TouchedPhase
+			if touched {
+				bar := progress.Start(fmt.Sprintf("probe reduce: searching the touched set of %s", p.Manifest.Worker.Name), 0, progress.Steps)
+				bar.Live()
+				q, trims, err = probe.TrimTouched(cmd.Context(), probe.Local{}, c, q, chunk)
+				bar.Done()
+				if err != nil {
+					return fmt.Errorf("probe reduce: %w", err)
+				}
+			}
 			if err := q.WriteFile(out); err != nil {
 				return fmt.Errorf("probe reduce: %w", err)
+			}
+			if trims != nil {
+				if err := printTouched(cmd.OutOrStdout(), q, trims); err != nil {
+					return err
+				}
 			}
 			return printManifest(cmd.OutOrStdout(), out, q)
 		},
@@ -314,8 +362,21 @@ func probeReduceCmd() *cobra.Command {
 	f.IntVar(&top, "top", 0, "keep the K heaviest phases (0: no limit)")
 	f.Float64Var(&minW, "min-weight", 0, "drop phases under this weight")
 	f.StringVar(&weights, "weights", "time", "which weight ranks phases: time or intervals")
+	f.BoolVar(&touched, "touched", false, "zero what each replay does not read (runs the worker given after --)")
+	f.IntVar(&chunk, "chunk", probe.DefaultChunk, "with --touched: the smallest part of a snapshot tried, in bytes")
 	forceFlag(f, &force)
 	return cmd
+}
+
+// printTouched prints the touched-set search of each phase.
+func printTouched(w io.Writer, q *probe.Probe, trims []probe.TouchedPhase) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "phase\tsnapshot\tnot read\ttrials\tcompressed before\tafter\tnote")
+	for _, t := range trims {
+		fmt.Fprintf(tw, "%d\t%s\t%.1f%%\t%d\t%s\t%s\t%s\n", q.Manifest.Phases[t.Phase].ID, human.Bytes(t.Raw),
+			100*float64(t.Zeroed)/float64(max(t.Raw, 1)), t.Tries, human.Bytes(t.Before), human.Bytes(t.After), t.Err)
+	}
+	return tw.Flush()
 }
 
 func probeCurveCmd() *cobra.Command {

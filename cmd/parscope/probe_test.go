@@ -97,6 +97,48 @@ func TestProbeBuildRun(t *testing.T) {
 	}
 }
 
+// TestProbeReduceTouched trims a phasesize probe to its touched sets: the
+// setup's table steps only write the table, so most of their snapshot goes,
+// and the trimmed probe still runs every phase.
+func TestProbeReduceTouched(t *testing.T) {
+	w := probeWorkers(t)
+	dir := t.TempDir()
+	pf, tf := filepath.Join(dir, "ps.probe"), filepath.Join(dir, "trim.probe")
+	worker := []string{"--", filepath.Join(w, "phasesize"), "-n", "32", "-iters", "3", "-sweeps", "2", "-table", "4096"}
+	mustRun(t, append([]string{"probe", "build", "-o", pf, "--intervals", "200"}, worker...)...)
+	out := mustRun(t, append([]string{"probe", "reduce", pf, "-o", tf, "--touched", "--chunk", "512"}, worker...)...)
+	if !strings.Contains(out, "not read") || !strings.Contains(out, "reduction: touched set: zeroed ") {
+		t.Fatalf("reduce --touched:\n%s", out)
+	}
+	p, err := probe.ReadFile(pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := probe.ReadFile(tf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, praw := p.Sizes()
+	qc, qraw := q.Sizes()
+	if praw != qraw || qc >= pc {
+		t.Fatalf("sizes: %d → %d compressed, %d → %d raw; want smaller compressed, the same raw", pc, qc, praw, qraw)
+	}
+	var pred probe.Prediction
+	if err := json.Unmarshal([]byte(mustRun(t, append([]string{"probe", "run", tf, "--json", "--repeat", "1"}, worker...)...)), &pred); err != nil {
+		t.Fatal(err)
+	}
+	if pred.Failed != 0 || pred.Covered < 0.999 {
+		t.Fatalf("trimmed probe: %d phases failed, %.3f covered", pred.Failed, pred.Covered)
+	}
+	// A worker is given with --touched only, and --touched needs one.
+	if _, stderr, code := run(t, append([]string{"probe", "reduce", pf, "-o", filepath.Join(dir, "x.probe")}, worker...)...); code != 2 || !strings.Contains(stderr, "only given with --touched") {
+		t.Errorf("worker without --touched: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := run(t, "probe", "reduce", pf, "-o", filepath.Join(dir, "y.probe"), "--touched"); code != 2 || !strings.Contains(stderr, "WORKER ARGS") {
+		t.Errorf("--touched without a worker: exit %d, %s", code, stderr)
+	}
+}
+
 // TestProbeBadInput: a corrupted probe, a probe of another worker, another
 // executable, and an existing output.
 func TestProbeBadInput(t *testing.T) {

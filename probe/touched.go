@@ -1,0 +1,320 @@
+package probe
+
+// The touched set (Strube 2011, §5.5): a phase's replay reads only part
+// of its snapshot, and the rest can be zeroed, after which the snapshot
+// compresses to little more than what the replay reads. The thesis traces
+// the memory pages the interval touches with Pin and zeroes the others.
+// parscope's snapshots are serialised application state, not memory, so
+// it cannot trace loads; it finds the untouched parts by trying instead.
+// The worker restores the snapshot with a part zeroed, runs the warm-up
+// and the interval, and the part counts as untouched when the run is the
+// same: the same sequence of basic blocks, and the same state at its end,
+// byte for byte, except that a zeroed byte the run left alone is still
+// zero. A part the run reads changes one of the two (its control flow, or
+// a value it computes), unless what it read made no difference to either.
+// The search halves the parts that fail down to a chunk (4 KiB by
+// default, the thesis's page), always trying the new part together with
+// every part already zeroed, so the last accepted trial is the trimmed
+// snapshot itself.
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// DefaultChunk is the touched-set search's default granularity: the 4 KiB
+// page of the thesis's traces.
+const DefaultChunk = 4096
+
+// span is a byte range [lo, hi) of a state.
+type span struct{ lo, hi int }
+
+// untouched returns the spans of a state of n bytes that try accepts
+// zeroed together, searching from the whole state down to chunks of
+// chunk bytes (aligned to multiples of chunk), and the number of tries.
+// try is called with the spans already accepted followed by the candidate,
+// in ascending order; it must not keep the slice.
+func untouched(n, chunk int, try func(z []span) bool) (z []span, tries int) {
+	var search func(lo, hi int)
+	search = func(lo, hi int) {
+		if lo >= hi {
+			return
+		}
+		tries++
+		cand := append(z[:len(z):len(z)], span{lo, hi})
+		if try(cand) {
+			z = mergeSpan(z, span{lo, hi})
+			return
+		}
+		chunks := (hi - lo + chunk - 1) / chunk
+		if chunks <= 1 {
+			return
+		}
+		mid := lo + chunks/2*chunk
+		search(lo, mid)
+		search(mid, hi)
+	}
+	search(0, n)
+	return z, tries
+}
+
+// mergeSpan appends s, which lies after every span of z, joining it to the
+// last when they meet.
+func mergeSpan(z []span, s span) []span {
+	if k := len(z) - 1; k >= 0 && z[k].hi == s.lo {
+		z[k].hi = s.hi
+		return z
+	}
+	return append(z, s)
+}
+
+// zeroed copies state into buf (grown as needed) with the spans z zeroed.
+func zeroed(buf, state []byte, z []span) []byte {
+	buf = append(buf[:0], state...)
+	for _, s := range z {
+		clear(buf[s.lo:s.hi])
+	}
+	return buf
+}
+
+// outcome is what one replay of a phase did: the state at its end, and
+// the number and a hash of the blocks it executed.
+type outcome struct {
+	end      []byte
+	blocks   int64
+	interval int64 // of blocks, the interval's
+	hash     uint64
+}
+
+// same reports whether got, the replay of orig with the spans z zeroed,
+// did what ref, the replay of orig, did: the same blocks, and the same end
+// state, where a zeroed byte may instead still be zero if ref left it as
+// orig had it.
+func same(orig []byte, ref, got outcome, z []span) bool {
+	if got.blocks != ref.blocks || got.hash != ref.hash || len(got.end) != len(ref.end) || len(ref.end) != len(orig) {
+		return false
+	}
+	prev := 0
+	for _, s := range z {
+		if !bytes.Equal(got.end[prev:s.lo], ref.end[prev:s.lo]) {
+			return false
+		}
+		for i := s.lo; i < s.hi; i++ {
+			if g := got.end[i]; g != ref.end[i] && (g != 0 || ref.end[i] != orig[i]) {
+				return false
+			}
+		}
+		prev = s.hi
+	}
+	return bytes.Equal(got.end[prev:], ref.end[prev:])
+}
+
+// blockHash hashes the block sequence (FNV-1a over the ids) and stops a
+// run that executes more than limit blocks: a zeroed loop bound must not
+// make a trial run for ever.
+type blockHash struct {
+	h     uint64
+	n     int64
+	limit int64
+}
+
+// errOverrun is the panic of a trial that ran past its block limit.
+var errOverrun = errors.New("the trial ran past its block limit")
+
+// Block implements Blocks.
+func (b *blockHash) Block(id int32) {
+	b.h = (b.h ^ uint64(uint32(id))) * 1099511628211
+	b.n++
+	if b.limit > 0 && b.n > b.limit {
+		panic(errOverrun)
+	}
+}
+
+// replayOnce restores state, runs the phase's warm-up and interval and
+// returns what they did. A panic of the task is an error.
+func replayOnce(task Task, h *blockHash, ph replayPhase, state []byte, limit int64) (o outcome, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	if err := task.Restore(state); err != nil {
+		return o, fmt.Errorf("restoring the snapshot: %w", err)
+	}
+	*h = blockHash{h: 14695981039346656037, limit: limit}
+	if err := steps(task, ph.WarmSteps); err != nil {
+		return o, fmt.Errorf("warm-up: %w", err)
+	}
+	warm := h.n
+	if err := steps(task, ph.Steps); err != nil {
+		return o, fmt.Errorf("interval: %w", err)
+	}
+	o.blocks, o.interval, o.hash = h.n, h.n-warm, h.h
+	end, err := task.Snapshot()
+	if err != nil {
+		return o, fmt.Errorf("taking the end state: %w", err)
+	}
+	o.end = bytes.Clone(end)
+	return o, nil
+}
+
+// runTouched is the touched-set search of every phase of cfg.Replay.
+func runTouched(dir string, info Info, task Task, cfg *childConfig, res *childResult) error {
+	if info != cfg.Expect {
+		return fmt.Errorf("the probe is for worker %q version %q; this worker is %q version %q",
+			cfg.Expect.Name, cfg.Expect.Version, info.Name, info.Version)
+	}
+	if cfg.Chunk < 1 || len(cfg.TouchedFiles) != len(cfg.Replay) {
+		return fmt.Errorf("touched-set search: chunk %d, %d files for %d phases", cfg.Chunk, len(cfg.TouchedFiles), len(cfg.Replay))
+	}
+	h := &blockHash{}
+	if err := task.Init(h); err != nil {
+		return fmt.Errorf("task initialisation: %w", err)
+	}
+	states, errs := loadSnapshots(dir, cfg.Replay, true)
+	for i, ph := range cfg.Replay {
+		r := touchedResult{Phase: ph.Phase}
+		trimmed, err := states[i], errs[i]
+		if err == nil {
+			trimmed, r.Zeroed, r.Tries, err = trimPhase(task, h, ph, states[i], cfg.Chunk)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, cfg.TouchedFiles[i]), trimmed, 0o644)
+		}
+		if err != nil {
+			r.Err = err.Error()
+		}
+		res.Touched = append(res.Touched, r)
+	}
+	return nil
+}
+
+// trimPhase zeroes what the phase's replay does not read of state.
+func trimPhase(task Task, h *blockHash, ph replayPhase, state []byte, chunk int) (trimmed []byte, zeroedBytes int64, tries int, err error) {
+	buf := zeroed(nil, state, nil)
+	ref, err := replayOnce(task, h, ph, buf, 0)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("replay of the whole snapshot: %w", err)
+	}
+	if ref.interval != ph.Blocks {
+		return nil, 0, 0, fmt.Errorf("the interval executed %d blocks, the reference %d: the worker is not deterministic", ref.interval, ph.Blocks)
+	}
+	if len(ref.end) != len(state) {
+		// The state's size changes over the interval, so its bytes
+		// cannot be matched position by position: nothing is zeroed.
+		return state, 0, 1, nil
+	}
+	limit := 2*ref.blocks + 1024
+	z, tries := untouched(len(state), chunk, func(z []span) bool {
+		buf = zeroed(buf, state, z)
+		got, err := replayOnce(task, h, ph, buf, limit)
+		return err == nil && same(state, ref, got, z)
+	})
+	for _, s := range z {
+		zeroedBytes += int64(s.hi - s.lo)
+	}
+	return zeroed(nil, state, z), zeroedBytes, tries + 1, nil
+}
+
+// TouchedPhase is the touched-set search's result for one phase.
+type TouchedPhase struct {
+	// Phase is the index in the manifest.
+	Phase int `json:"phase"`
+	// Raw is the snapshot's size, Zeroed the bytes zeroed, and Tries the
+	// replays the search made.
+	Raw    int64 `json:"raw_bytes"`
+	Zeroed int64 `json:"zeroed_bytes"`
+	Tries  int   `json:"tries"`
+	// Before and After are the compressed sizes.
+	Before int64 `json:"before_bytes"`
+	After  int64 `json:"after_bytes"`
+	// Err says why nothing was zeroed, when the search failed.
+	Err string `json:"error,omitempty"`
+}
+
+// TrimTouched returns a copy of p in which each kept snapshot holds zeros
+// wherever its phase's replay (restore, warm-up, interval) does not read
+// it, found by running the worker c on this machine with l, chunk bytes
+// at a time (0: DefaultChunk). A phase whose search fails keeps its
+// snapshot whole, and its TouchedPhase says why. The replays measure the
+// same thing from the trimmed probe as from p.
+func TrimTouched(ctx context.Context, l Local, c Command, p *Probe, chunk int) (*Probe, []TouchedPhase, error) {
+	chunk = cmp.Or(chunk, DefaultChunk)
+	if chunk < 1 {
+		return nil, nil, fmt.Errorf("touched set: chunk %d bytes: want at least 1", chunk)
+	}
+	// What a replay reads depends on the arguments (the problem's size).
+	if !slices.Equal(p.Manifest.Worker.Args, c.Args) {
+		return nil, nil, &IdentityError{What: "arguments", Probe: fmt.Sprintf("%q", p.Manifest.Worker.Args), Worker: fmt.Sprintf("%q", c.Args)}
+	}
+	cfg := &childConfig{Mode: modeTouched, Expect: p.Manifest.Worker.Info, Chunk: chunk}
+	var phases []int
+	for ix, ph := range p.Manifest.Phases {
+		if ph.Snapshot == nil {
+			continue
+		}
+		i := len(phases)
+		phases = append(phases, ix)
+		cfg.Replay = append(cfg.Replay, replayPhase{Phase: ix, File: "phase-" + strconv.Itoa(i) + ".bin", RawSize: ph.Snapshot.RawSize,
+			WarmSteps: ph.StartStep - ph.SnapshotStep, Steps: ph.EndStep - ph.StartStep, Blocks: ph.Blocks})
+		cfg.TouchedFiles = append(cfg.TouchedFiles, "touched-"+strconv.Itoa(i)+".bin")
+	}
+	if len(phases) == 0 {
+		return nil, nil, errors.New("touched set: the probe carries no snapshot")
+	}
+	if l.TempDir == "" {
+		l.TempDir = memoryTempDir()
+	}
+	res, dir, err := l.result(ctx, c, cfg, func(dir string) error {
+		for i, ix := range phases {
+			if err := os.WriteFile(filepath.Join(dir, cfg.Replay[i].File), p.blob(ix), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("touched set: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if len(res.Touched) != len(phases) {
+		return nil, nil, fmt.Errorf("touched set: the worker answered for %d of %d phases", len(res.Touched), len(phases))
+	}
+	q := p.Clone()
+	out := make([]TouchedPhase, len(phases))
+	var zeroedAll, rawAll int64
+	for i, ix := range phases {
+		r := res.Touched[i]
+		s := p.Manifest.Phases[ix].Snapshot
+		t := TouchedPhase{Phase: ix, Raw: s.RawSize, Before: s.Size, After: s.Size, Err: r.Err}
+		rawAll += s.RawSize
+		if r.Err == "" && r.Zeroed > 0 {
+			state, err := os.ReadFile(filepath.Join(dir, cfg.TouchedFiles[i]))
+			if err != nil {
+				return nil, nil, fmt.Errorf("touched set: phase %d: %w", p.Manifest.Phases[ix].ID, err)
+			}
+			if int64(len(state)) != s.RawSize {
+				return nil, nil, fmt.Errorf("touched set: phase %d: the worker wrote %d bytes for a snapshot of %d", p.Manifest.Phases[ix].ID, len(state), s.RawSize)
+			}
+			if err := q.SetSnapshot(ix, state); err != nil {
+				return nil, nil, err
+			}
+			t.Zeroed, t.Tries, t.After = r.Zeroed, r.Tries, q.Manifest.Phases[ix].Snapshot.Size
+			zeroedAll += r.Zeroed
+		} else {
+			t.Tries = r.Tries
+		}
+		out[i] = t
+	}
+	note := fmt.Sprintf("touched set: zeroed %d of %d snapshot bytes that the replays do not read (chunks of %d bytes)", zeroedAll, rawAll, chunk)
+	q.Manifest.Reduction = strings.TrimPrefix(q.Manifest.Reduction+"; "+note, "; ")
+	return q, out, nil
+}
