@@ -57,6 +57,14 @@ type Row struct {
 	// least MinWeight time weight, from the same measurements.
 	Reduced      float64 `json:"reduced_s"`
 	ReducedError float64 `json:"reduced_error"`
+	// Touched is the prediction of the probe whose snapshots were
+	// trimmed to their touched sets (probe.TrimTouched), from its own
+	// replays on the target; ReducedTouched that of the reduced probe
+	// trimmed the same way, from the same replays.
+	Touched             float64 `json:"touched_s"`
+	TouchedError        float64 `json:"touched_error"`
+	ReducedTouched      float64 `json:"reduced_touched_s"`
+	ReducedTouchedError float64 `json:"reduced_touched_error"`
 	// Stages is where the probe worker's time went, in the target's
 	// modelled time (the wall-clock parts of probe.ProbeCosts are left
 	// out: they are not deterministic).
@@ -91,8 +99,14 @@ type Size struct {
 	RawBytes     int64 `json:"raw_bytes"`
 	Bytes        int64 `json:"bytes"`
 	ReducedBytes int64 `json:"reduced_bytes"`
-	Intervals    int   `json:"intervals"`
-	Interval     int64 `json:"interval_blocks"`
+	// TouchedBytes and ReducedTouchedBytes are the compressed sizes after
+	// trimming every snapshot to its touched set, of all phases and of the
+	// reduced probe's; Zeroed the raw bytes zeroed.
+	TouchedBytes        int64 `json:"touched_bytes"`
+	ReducedTouchedBytes int64 `json:"reduced_touched_bytes"`
+	Zeroed              int64 `json:"zeroed_bytes"`
+	Intervals           int   `json:"intervals"`
+	Interval            int64 `json:"interval_blocks"`
 }
 
 // Result is the whole validation.
@@ -210,6 +224,12 @@ func run(outJSON, only string, intervals int, minWeight, warm float64, check boo
 		}
 		logf("  ETRef %.6f s, ETuninstRef %.6f s", p.Manifest.ETRef, p.Manifest.ETUninstRef)
 		red := probe.Reduce(p, 0, minWeight, probe.TimeWeights)
+		// The touched set is found natively: what a replay reads does
+		// not depend on the machine.
+		tp, trims, err := probe.TrimTouched(ctx, probe.Local{}, probe.Command{Path: exe, Args: w.Args}, p, 0)
+		if err != nil {
+			return fmt.Errorf("%s: touched set: %w", w.Name, err)
+		}
 		sz := Size{Workload: w.Name, Phases: len(p.Manifest.Phases), Intervals: p.Manifest.Intervals, Interval: p.Manifest.Interval}
 		for i, ph := range p.Manifest.Phases {
 			if ph.Snapshot == nil {
@@ -220,8 +240,17 @@ func run(outJSON, only string, intervals int, minWeight, warm float64, check boo
 			if red.Kept(i) {
 				sz.Kept++
 				sz.ReducedBytes += ph.Snapshot.Size
+				sz.ReducedTouchedBytes += tp.Manifest.Phases[i].Snapshot.Size
 			}
+			sz.TouchedBytes += tp.Manifest.Phases[i].Snapshot.Size
 		}
+		for _, t := range trims {
+			if t.Err != "" {
+				logf("%s: touched set of phase %d: %s", w.Name, p.Manifest.Phases[t.Phase].ID, t.Err)
+			}
+			sz.Zeroed += t.Zeroed
+		}
+		logf("%s: touched set: %d of %d bytes zeroed, compressed %d → %d bytes", w.Name, sz.Zeroed, sz.RawBytes, sz.Bytes, sz.TouchedBytes)
 		res.Sizes = append(res.Sizes, sz)
 		ratios := map[int]*PhaseRatio{}
 		for _, m := range targets {
@@ -251,6 +280,20 @@ func run(outJSON, only string, intervals int, minWeight, warm float64, check boo
 			if err != nil {
 				return fmt.Errorf("%s on %s: reduced prediction: %w", w.Name, m.Name, err)
 			}
+			tpred, err := probe.Run(ctx, tp, c, probe.RunOptions{Backend: probe.Valgrind{Machine: m}, Repeat: 1})
+			if err != nil {
+				return fmt.Errorf("%s on %s: trimmed probe: %w", w.Name, m.Name, err)
+			}
+			tprobed := map[int]float64{}
+			for i, ph := range tpred.Phases {
+				if ph.Status == "ok" {
+					tprobed[i] = ph.TProbed
+				}
+			}
+			trp, err := probe.Predict(&red.Manifest, keep(tprobed, red), probe.TimeWeights)
+			if err != nil {
+				return fmt.Errorf("%s on %s: reduced trimmed prediction: %w", w.Name, m.Name, err)
+			}
 			if check {
 				q, err := build(m)
 				if err != nil {
@@ -267,12 +310,13 @@ func run(outJSON, only string, intervals int, minWeight, warm float64, check boo
 			}
 			a := actual.Elapsed.Seconds()
 			row := Row{Workload: w.Name, Machine: m.Name, Actual: a, Predicted: pred.Predicted, Error: pred.Predicted/a - 1,
-				Reduced: rp.Predicted, ReducedError: rp.Predicted/a - 1}
+				Reduced: rp.Predicted, ReducedError: rp.Predicted/a - 1,
+				Touched: tpred.Predicted, TouchedError: tpred.Predicted/a - 1, ReducedTouched: trp.Predicted, ReducedTouchedError: trp.Predicted/a - 1}
 			if c := pred.Costs; c != nil {
 				row.Stages = &Stages{Instructions: c.Instructions, Start: c.Start, Init: c.Init, Load: c.Load, FirstRound: c.FirstRound}
 			}
 			res.Rows = append(res.Rows, row)
-			logf("%s on %s: actual %.6f s, predicted %.6f s (%+.2f%%), reduced %+.2f%%; %v", w.Name, m.Name, a, row.Predicted, 100*row.Error, 100*row.ReducedError, time.Since(t0).Round(time.Second))
+			logf("%s on %s: actual %.6f s, predicted %.6f s (%+.2f%%), reduced %+.2f%%, touched set %+.2f%%; %v", w.Name, m.Name, a, row.Predicted, 100*row.Error, 100*row.ReducedError, 100*row.TouchedError, time.Since(t0).Round(time.Second))
 		}
 		// By phase, the machines in the order measured.
 		slices.SortStableFunc(wchecks, func(a, b PhaseCheck) int { return cmp.Compare(a.Phase, b.Phase) })
@@ -323,18 +367,20 @@ func markdown(w io.Writer, r *Result, targets []probe.Machine) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Workloads: "+workloadList(r.Workloads))
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "| workload | target | actual | probe | error | reduced (≥ %g%% time weight) | reduced error |\n", 100*r.MinWeight)
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
-	var sum, sumRed float64
+	fmt.Fprintf(w, "| workload | target | actual | probe | error | reduced (≥ %g%% time weight) | reduced error | touched set: probe | error | reduced + touched set: error |\n", 100*r.MinWeight)
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	var sum, sumRed, sumT, sumRT float64
 	for _, row := range r.Rows {
-		fmt.Fprintf(w, "| %s | %s | %.3f ms | %.3f ms | %+.2f%% | %.3f ms | %+.2f%% |\n", row.Workload, row.Machine,
-			1e3*row.Actual, 1e3*row.Predicted, 100*row.Error, 1e3*row.Reduced, 100*row.ReducedError)
+		fmt.Fprintf(w, "| %s | %s | %.3f ms | %.3f ms | %+.2f%% | %.3f ms | %+.2f%% | %.3f ms | %+.2f%% | %+.2f%% |\n", row.Workload, row.Machine,
+			1e3*row.Actual, 1e3*row.Predicted, 100*row.Error, 1e3*row.Reduced, 100*row.ReducedError, 1e3*row.Touched, 100*row.TouchedError, 100*row.ReducedTouchedError)
 		sum += math.Abs(row.Error)
 		sumRed += math.Abs(row.ReducedError)
+		sumT += math.Abs(row.TouchedError)
+		sumRT += math.Abs(row.ReducedTouchedError)
 	}
 	n := float64(len(r.Rows))
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "mean |error| over %d rows: probe %.2f%%, reduced probe %.2f%%\n", len(r.Rows), 100*sum/n, 100*sumRed/n)
+	fmt.Fprintf(w, "mean |error| over %d rows: probe %.2f%%, reduced probe %.2f%%, touched-set probe %.2f%%, reduced touched-set probe %.2f%%\n", len(r.Rows), 100*sum/n, 100*sumRed/n, 100*sumT/n, 100*sumRT/n)
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "Per-phase speed ratios, TProbed / TPhaseRef (target against ref):\n\n| workload | phase | time weight | TPhaseRef |")
 	for _, m := range targets {
@@ -372,11 +418,13 @@ func markdown(w io.Writer, r *Result, targets []probe.Machine) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Probe sizes:")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| workload | intervals × blocks | phases kept / all | raw | compressed | reduced | reduction |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| workload | intervals × blocks | phases kept / all | raw | compressed | reduced | reduction | not read by the replays | touched set | reduction | reduced + touched set | reduction |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, s := range r.Sizes {
-		fmt.Fprintf(w, "| %s | %d × %d | %d/%d | %d kB | %d kB | %d kB | %.1f%% |\n", s.Workload, s.Intervals, s.Interval, s.Kept, s.Phases,
-			s.RawBytes/1000, s.Bytes/1000, s.ReducedBytes/1000, 100*(1-float64(s.ReducedBytes)/float64(s.RawBytes)))
+		less := func(b int64) float64 { return 100 * (1 - float64(b)/float64(s.RawBytes)) }
+		fmt.Fprintf(w, "| %s | %d × %d | %d/%d | %d kB | %d kB | %d kB | %.1f%% | %.1f%% | %d kB | %.1f%% | %d kB | %.1f%% |\n", s.Workload, s.Intervals, s.Interval, s.Kept, s.Phases,
+			s.RawBytes/1000, s.Bytes/1000, s.ReducedBytes/1000, less(s.ReducedBytes), 100*float64(s.Zeroed)/float64(s.RawBytes),
+			s.TouchedBytes/1000, less(s.TouchedBytes), s.ReducedTouchedBytes/1000, less(s.ReducedTouchedBytes))
 	}
 	if len(r.Checks) > 0 {
 		fmt.Fprintln(w)
