@@ -25,9 +25,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
-	"strconv"
 	"strings"
+	"sync"
 )
 
 // DefaultChunk is the touched-set search's default granularity: the 4 KiB
@@ -240,14 +241,26 @@ type TouchedPhase struct {
 	Err string `json:"error,omitempty"`
 }
 
+// TouchedOptions say how TrimTouched searches.
+type TouchedOptions struct {
+	// Chunk is the smallest part of a snapshot tried, in bytes (0:
+	// DefaultChunk).
+	Chunk int
+	// Workers is the number of worker processes searching at once, one
+	// phase each (0: GOMAXPROCS).
+	Workers int
+	// Progress, when set, is told the phases searched of the total.
+	Progress func(done, total int)
+}
+
 // TrimTouched returns a copy of p in which each kept snapshot holds zeros
 // wherever its phase's replay (restore, warm-up, interval) does not read
-// it, found by running the worker c on this machine with l, chunk bytes
-// at a time (0: DefaultChunk). A phase whose search fails keeps its
-// snapshot whole, and its TouchedPhase says why. The replays measure the
-// same thing from the trimmed probe as from p.
-func TrimTouched(ctx context.Context, l Local, c Command, p *Probe, chunk int) (*Probe, []TouchedPhase, error) {
-	chunk = cmp.Or(chunk, DefaultChunk)
+// it, found by running the worker c on this machine with l. A phase whose
+// search fails keeps its snapshot whole, and its TouchedPhase says why.
+// The replays of the trimmed probe do the same work on the same values as
+// p's.
+func TrimTouched(ctx context.Context, l Local, c Command, p *Probe, o TouchedOptions) (*Probe, []TouchedPhase, error) {
+	chunk := cmp.Or(o.Chunk, DefaultChunk)
 	if chunk < 1 {
 		return nil, nil, fmt.Errorf("touched set: chunk %d bytes: want at least 1", chunk)
 	}
@@ -255,17 +268,11 @@ func TrimTouched(ctx context.Context, l Local, c Command, p *Probe, chunk int) (
 	if !slices.Equal(p.Manifest.Worker.Args, c.Args) {
 		return nil, nil, &IdentityError{What: "arguments", Probe: fmt.Sprintf("%q", p.Manifest.Worker.Args), Worker: fmt.Sprintf("%q", c.Args)}
 	}
-	cfg := &childConfig{Mode: modeTouched, Expect: p.Manifest.Worker.Info, Chunk: chunk}
 	var phases []int
 	for ix, ph := range p.Manifest.Phases {
-		if ph.Snapshot == nil {
-			continue
+		if ph.Snapshot != nil {
+			phases = append(phases, ix)
 		}
-		i := len(phases)
-		phases = append(phases, ix)
-		cfg.Replay = append(cfg.Replay, replayPhase{Phase: ix, File: "phase-" + strconv.Itoa(i) + ".bin", RawSize: ph.Snapshot.RawSize,
-			WarmSteps: ph.StartStep - ph.SnapshotStep, Steps: ph.EndStep - ph.StartStep, Blocks: ph.Blocks})
-		cfg.TouchedFiles = append(cfg.TouchedFiles, "touched-"+strconv.Itoa(i)+".bin")
 	}
 	if len(phases) == 0 {
 		return nil, nil, errors.New("touched set: the probe carries no snapshot")
@@ -273,48 +280,95 @@ func TrimTouched(ctx context.Context, l Local, c Command, p *Probe, chunk int) (
 	if l.TempDir == "" {
 		l.TempDir = memoryTempDir()
 	}
-	res, dir, err := l.result(ctx, c, cfg, func(dir string) error {
-		for i, ix := range phases {
-			if err := os.WriteFile(filepath.Join(dir, cfg.Replay[i].File), p.blob(ix), 0o644); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("touched set: %w", err)
+	// One worker process per phase, Workers at a time: the phases' searches
+	// differ in length by tens of times.
+	workers := min(cmp.Or(o.Workers, runtime.GOMAXPROCS(0)), len(phases))
+	results := make([]touchedResult, len(phases))
+	states := make([][]byte, len(phases))
+	errs := make([]error, len(phases))
+	var mu sync.Mutex
+	done := 0
+	sem := make(chan struct{}, workers)
+	// The largest compressed snapshots first: they hold the most
+	// non-zero data, and their searches tend to be the longest.
+	order := make([]int, len(phases))
+	for i := range order {
+		order[i] = i
 	}
-	defer os.RemoveAll(dir)
-	if len(res.Touched) != len(phases) {
-		return nil, nil, fmt.Errorf("touched set: the worker answered for %d of %d phases", len(res.Touched), len(phases))
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(p.Manifest.Phases[phases[b]].Snapshot.Size, p.Manifest.Phases[phases[a]].Snapshot.Size)
+	})
+	var wg sync.WaitGroup
+	for _, i := range order {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			results[i], states[i], errs[i] = l.touched(ctx, c, p, chunk, phases[i])
+			if o.Progress != nil {
+				mu.Lock()
+				defer mu.Unlock()
+				done++
+				o.Progress(done, len(phases))
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		if strings.Contains(err.Error(), `unknown mode "`+modeTouched+`"`) {
+			return nil, nil, fmt.Errorf("touched set: %w (the worker's probe driver predates the touched-set search: rebuild it)", err)
+		}
+		return nil, nil, fmt.Errorf("touched set: %w", err)
 	}
 	q := p.Clone()
 	out := make([]TouchedPhase, len(phases))
 	var zeroedAll, rawAll int64
 	for i, ix := range phases {
-		r := res.Touched[i]
+		r := results[i]
 		s := p.Manifest.Phases[ix].Snapshot
-		t := TouchedPhase{Phase: ix, Raw: s.RawSize, Before: s.Size, After: s.Size, Err: r.Err}
+		t := TouchedPhase{Phase: ix, Raw: s.RawSize, Before: s.Size, After: s.Size, Tries: r.Tries, Err: r.Err}
 		rawAll += s.RawSize
 		if r.Err == "" && r.Zeroed > 0 {
-			state, err := os.ReadFile(filepath.Join(dir, cfg.TouchedFiles[i]))
-			if err != nil {
-				return nil, nil, fmt.Errorf("touched set: phase %d: %w", p.Manifest.Phases[ix].ID, err)
+			if int64(len(states[i])) != s.RawSize {
+				return nil, nil, fmt.Errorf("touched set: phase %d: the worker wrote %d bytes for a snapshot of %d", p.Manifest.Phases[ix].ID, len(states[i]), s.RawSize)
 			}
-			if int64(len(state)) != s.RawSize {
-				return nil, nil, fmt.Errorf("touched set: phase %d: the worker wrote %d bytes for a snapshot of %d", p.Manifest.Phases[ix].ID, len(state), s.RawSize)
-			}
-			if err := q.SetSnapshot(ix, state); err != nil {
+			if err := q.SetSnapshot(ix, states[i]); err != nil {
 				return nil, nil, err
 			}
-			t.Zeroed, t.Tries, t.After = r.Zeroed, r.Tries, q.Manifest.Phases[ix].Snapshot.Size
+			t.Zeroed, t.After = r.Zeroed, q.Manifest.Phases[ix].Snapshot.Size
 			zeroedAll += r.Zeroed
-		} else {
-			t.Tries = r.Tries
 		}
 		out[i] = t
 	}
 	note := fmt.Sprintf("touched set: zeroed %d of %d snapshot bytes that the replays do not read (chunks of %d bytes)", zeroedAll, rawAll, chunk)
 	q.Manifest.Reduction = strings.TrimPrefix(q.Manifest.Reduction+"; "+note, "; ")
 	return q, out, nil
+}
+
+// touched runs the touched-set search of phase ix of p in one worker
+// process, and returns its result and, when it zeroed anything, the
+// trimmed state.
+func (l Local) touched(ctx context.Context, c Command, p *Probe, chunk, ix int) (touchedResult, []byte, error) {
+	ph := p.Manifest.Phases[ix]
+	cfg := &childConfig{Mode: modeTouched, Expect: p.Manifest.Worker.Info, Chunk: chunk, TouchedFiles: []string{"touched.bin"},
+		Replay: []replayPhase{{Phase: ix, File: "phase.bin", RawSize: ph.Snapshot.RawSize,
+			WarmSteps: ph.StartStep - ph.SnapshotStep, Steps: ph.EndStep - ph.StartStep, Blocks: ph.Blocks}}}
+	res, dir, err := l.result(ctx, c, cfg, func(dir string) error {
+		return os.WriteFile(filepath.Join(dir, cfg.Replay[0].File), p.blob(ix), 0o644)
+	})
+	if err != nil {
+		return touchedResult{}, nil, fmt.Errorf("phase %d: %w", ph.ID, err)
+	}
+	defer os.RemoveAll(dir)
+	if len(res.Touched) != 1 {
+		return touchedResult{}, nil, fmt.Errorf("phase %d: the worker answered for %d phases", ph.ID, len(res.Touched))
+	}
+	r := res.Touched[0]
+	if r.Err != "" || r.Zeroed == 0 {
+		return r, nil, nil
+	}
+	st, err := os.ReadFile(filepath.Join(dir, cfg.TouchedFiles[0]))
+	if err != nil {
+		return touchedResult{}, nil, fmt.Errorf("phase %d: %w", ph.ID, err)
+	}
+	return r, st, nil
 }

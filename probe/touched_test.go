@@ -149,9 +149,28 @@ func TestTrimTouched(t *testing.T) {
 		t.Fatal(err)
 	}
 	const chunk = 16
-	q, trims, err := TrimTouched(context.Background(), Local{}, c, p, chunk)
+	var last, total int
+	q, trims, err := TrimTouched(context.Background(), Local{}, c, p, TouchedOptions{Chunk: chunk, Workers: 1, Progress: func(done, n int) { last, total = done, n }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if last != len(trims) || total != len(trims) {
+		t.Errorf("progress ended at %d of %d, want %d of %d", last, total, len(trims), len(trims))
+	}
+	// Shared out over three workers, the search finds the same.
+	q3, trims3, err := TrimTouched(context.Background(), Local{}, c, p, TouchedOptions{Chunk: chunk, Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(trims, trims3) {
+		t.Fatalf("one worker: %+v\nthree: %+v", trims, trims3)
+	}
+	for _, tr := range trims {
+		a, _ := q.SnapshotBytes(tr.Phase)
+		b, _ := q3.SnapshotBytes(tr.Phase)
+		if !slices.Equal(a, b) {
+			t.Fatalf("phase %d: the snapshots trimmed by one worker and by three differ", tr.Phase)
+		}
 	}
 	if len(trims) == 0 || !strings.Contains(q.Manifest.Reduction, "touched set") {
 		t.Fatalf("%d phases trimmed, reduction %q", len(trims), q.Manifest.Reduction)
@@ -198,7 +217,7 @@ func TestTrimTouched(t *testing.T) {
 		t.Fatalf("trimmed probe: %d phases failed, %.3f covered", pred.Failed, pred.Covered)
 	}
 	// A worker with other arguments reads other data.
-	if _, _, err := TrimTouched(context.Background(), Local{}, testWorker(3000, "TEST_BALLAST=1"), p, chunk); !errors.As(err, new(*IdentityError)) {
+	if _, _, err := TrimTouched(context.Background(), Local{}, testWorker(3000, "TEST_BALLAST=1"), p, TouchedOptions{Chunk: chunk}); !errors.As(err, new(*IdentityError)) {
 		t.Errorf("other arguments: %v, want an IdentityError", err)
 	}
 }

@@ -306,8 +306,9 @@ this machine and tries zeroing parts of each snapshot, halving the parts
 that fail down to --chunk bytes: a part counts as not read when the
 replay with it zeroed executes the same basic blocks and ends in the same
 state (where a zeroed byte the replay left alone may stay zero). The
-replays of the trimmed probe therefore run the same code on the same
-values as the whole probe's, and predict the same.`,
+replays of the trimmed probe therefore do the same work on the same
+values as the whole probe's; only where their data lie in memory can
+differ.`,
 		Example: `  parscope probe reduce mm.probe -o small.probe --top 2
   parscope probe reduce mm.probe -o small.probe --touched -- ./matmul -n 160 -reps 300`,
 		Args: cobra.MinimumNArgs(1),
@@ -338,9 +339,16 @@ values as the whole probe's, and predict the same.`,
 			}
 			var trims []probe.TouchedPhase
 			if touched {
-				bar := progress.Start(fmt.Sprintf("probe reduce: searching the touched set of %s", p.Manifest.Worker.Name), 0, progress.Steps)
+				bar := progress.Start(fmt.Sprintf("probe reduce: the touched sets of %s's phases", p.Manifest.Worker.Name), 0, progress.Steps)
 				bar.Live()
-				q, trims, err = probe.TrimTouched(cmd.Context(), probe.Local{}, c, q, chunk)
+				o := probe.TouchedOptions{Chunk: chunk}
+				if bar != nil {
+					o.Progress = func(done, total int) {
+						bar.SetTotal(int64(total))
+						bar.Set(int64(done))
+					}
+				}
+				q, trims, err = probe.TrimTouched(cmd.Context(), probe.Local{}, c, q, o)
 				bar.Done()
 				if err != nil {
 					return fmt.Errorf("probe reduce: %w", err)

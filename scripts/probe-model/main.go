@@ -226,7 +226,7 @@ func run(outJSON, only string, intervals int, minWeight, warm float64, check boo
 		red := probe.Reduce(p, 0, minWeight, probe.TimeWeights)
 		// The touched set is found natively: what a replay reads does
 		// not depend on the machine.
-		tp, trims, err := probe.TrimTouched(ctx, probe.Local{}, probe.Command{Path: exe, Args: w.Args}, p, 0)
+		tp, trims, err := probe.TrimTouched(ctx, probe.Local{}, probe.Command{Path: exe, Args: w.Args}, p, probe.TouchedOptions{})
 		if err != nil {
 			return fmt.Errorf("%s: touched set: %w", w.Name, err)
 		}
