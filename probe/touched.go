@@ -209,9 +209,14 @@ func trimPhase(task Task, h *blockHash, ph replayPhase, state []byte, chunk int)
 		return nil, 0, 0, fmt.Errorf("the interval executed %d blocks, the reference %d: the worker is not deterministic", ref.interval, ph.Blocks)
 	}
 	if len(ref.end) != len(state) {
-		// The state's size changes over the interval, so its bytes
-		// cannot be matched position by position: nothing is zeroed.
-		return state, 0, 1, nil
+		return nil, 0, 1, fmt.Errorf("the state's size changes over the interval (%d bytes to %d), so its bytes cannot be matched position by position: kept whole", len(state), len(ref.end))
+	}
+	// A search needs replays that repeat: an end state that differs
+	// between two replays of the same snapshot (a map encoded in its
+	// random order, a time) would fail every trial.
+	again, err := replayOnce(task, h, ph, zeroed(buf, state, nil), 0)
+	if err != nil || !same(state, ref, again, nil) {
+		return nil, 0, 2, errors.New("two replays of the whole snapshot ended in different states: the task's Snapshot does not repeat; kept whole")
 	}
 	limit := 2*ref.blocks + 1024
 	z, tries := untouched(len(state), chunk, func(z []span) bool {
@@ -222,7 +227,7 @@ func trimPhase(task Task, h *blockHash, ph replayPhase, state []byte, chunk int)
 	for _, s := range z {
 		zeroedBytes += int64(s.hi - s.lo)
 	}
-	return zeroed(nil, state, z), zeroedBytes, tries + 1, nil
+	return zeroed(nil, state, z), zeroedBytes, tries + 2, nil
 }
 
 // TouchedPhase is the touched-set search's result for one phase.

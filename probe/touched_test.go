@@ -221,3 +221,30 @@ func TestTrimTouched(t *testing.T) {
 		t.Errorf("other arguments: %v, want an IdentityError", err)
 	}
 }
+
+// A task whose end state does not repeat from replay to replay cannot be
+// searched: every phase is kept whole and says why.
+func TestTrimTouchedNotRepeating(t *testing.T) {
+	c := testWorker(4000, "TEST_BALLAST=1", "TEST_NONDET=1")
+	p, err := Build(context.Background(), c, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, trims, err := TrimTouched(context.Background(), Local{}, c, p, TouchedOptions{Chunk: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trims) == 0 {
+		t.Fatal("no phase searched")
+	}
+	for _, tr := range trims {
+		if tr.Zeroed != 0 || tr.Tries != 2 || !strings.Contains(tr.Err, "does not repeat") || tr.After != tr.Before {
+			t.Errorf("phase %d: %+v, want it kept whole after 2 replays, saying why", tr.Phase, tr)
+		}
+		a, _ := p.SnapshotBytes(tr.Phase)
+		b, _ := q.SnapshotBytes(tr.Phase)
+		if !slices.Equal(a, b) {
+			t.Errorf("phase %d: the snapshot changed", tr.Phase)
+		}
+	}
+}

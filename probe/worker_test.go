@@ -40,8 +40,12 @@ type testTask struct {
 	crash, panic bool
 	// ballast, with TEST_BALLAST, is three pages of state after i and
 	// acc: the first is never read, the second is read in stage B, the
-	// third is written at every step and never read.
+	// third is written at every step and never read. With TEST_NONDET,
+	// Snapshot writes the number of snapshots taken into the ballast's
+	// last byte, so that no two replays end in the same state.
 	ballast []byte
+	nondet  bool
+	snaps   byte
 }
 
 // ballastPage is the size of one page of the test task's ballast.
@@ -53,7 +57,7 @@ const ballastPage = 4096
 func (t *testTask) Init(b Blocks) error {
 	t.blk, t.i, t.acc = b, 0, 1
 	t.crash, t.panic = os.Getenv("TEST_CRASH") != "", os.Getenv("TEST_PANIC") != ""
-	t.ballast = nil
+	t.ballast, t.nondet = nil, os.Getenv("TEST_NONDET") != ""
 	if os.Getenv("TEST_BALLAST") != "" {
 		t.ballast = make([]byte, 3*ballastPage)
 		for k := range 2 * ballastPage {
@@ -100,6 +104,10 @@ func (t *testTask) Step() bool {
 func (t *testTask) Snapshot() ([]byte, error) {
 	if os.Getenv("TEST_SNAPSHOT_FAIL") != "" {
 		return nil, errors.New("injected snapshot failure")
+	}
+	if t.nondet && t.ballast != nil {
+		t.snaps++
+		t.ballast[len(t.ballast)-1] = t.snaps
 	}
 	b := binary.LittleEndian.AppendUint64(nil, uint64(t.i))
 	return append(binary.LittleEndian.AppendUint64(b, t.acc), t.ballast...), nil
