@@ -292,7 +292,8 @@ func probeReduceCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reduce IN.probe -o OUT.probe [--top K] [--min-weight W] [--touched -- WORKER ARGS...]",
 		Short: "Make a probe smaller: keep the heaviest phases, zero what the replays do not read",
-		Long: `reduce makes a probe smaller in the two ways of Strube (2011), chapter 5.
+		Long: `reduce makes a probe smaller in two of the three ways of Strube (2011),
+chapter 5; the third, compression, every probe has.
 
 --top and --min-weight keep only the heaviest phases; the prediction then
 extrapolates from them by the rule of three, which assumes the dropped
