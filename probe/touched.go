@@ -287,7 +287,7 @@ func TrimTouched(ctx context.Context, l Local, c Command, p *Probe, o TouchedOpt
 	}
 	// One worker process per phase, Workers at a time: the phases' searches
 	// differ in length by tens of times.
-	workers := min(cmp.Or(o.Workers, runtime.GOMAXPROCS(0)), len(phases))
+	workers := min(max(cmp.Or(o.Workers, runtime.GOMAXPROCS(0)), 1), len(phases))
 	results := make([]touchedResult, len(phases))
 	states := make([][]byte, len(phases))
 	errs := make([]error, len(phases))
@@ -318,7 +318,10 @@ func TrimTouched(ctx context.Context, l Local, c Command, p *Probe, o TouchedOpt
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	// The first phase's error: a worker that cannot search fails every
+	// phase the same way.
+	if i := slices.IndexFunc(errs, func(err error) bool { return err != nil }); i >= 0 {
+		err := errs[i]
 		if strings.Contains(err.Error(), `unknown mode "`+modeTouched+`"`) {
 			return nil, nil, fmt.Errorf("touched set: %w (the worker's probe driver predates the touched-set search: rebuild it)", err)
 		}

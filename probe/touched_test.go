@@ -230,7 +230,7 @@ func TestTrimTouchedNotRepeating(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, trims, err := TrimTouched(context.Background(), Local{}, c, p, TouchedOptions{Chunk: 16})
+	q, trims, err := TrimTouched(context.Background(), Local{}, c, p, TouchedOptions{Chunk: 16, Workers: -1}) // -1: one at a time
 	if err != nil {
 		t.Fatal(err)
 	}
