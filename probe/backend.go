@@ -362,9 +362,9 @@ func (l Local) Replay(ctx context.Context, c Command, p *Probe, phases []int, o 
 		cfg := &childConfig{Mode: modeReplay, Expect: p.Manifest.Worker.Info, Repeat: o.Rounds, MaxRepeat: o.MaxRounds,
 			Budget: o.Budget}
 		for i, ix := range phases {
-			ph := p.Manifest.Phases[ix]
-			cfg.Replay = append(cfg.Replay, replayPhase{Phase: ix, File: "phase-" + strconv.Itoa(i) + ".bin",
-				WarmSteps: ph.StartStep - ph.SnapshotStep, Steps: ph.EndStep - ph.StartStep, Blocks: ph.Blocks, Unit: unit[ix]})
+			rp := replayOf(p, ix, "phase-"+strconv.Itoa(i)+".bin")
+			rp.Unit = unit[ix]
+			cfg.Replay = append(cfg.Replay, rp)
 		}
 		var spawn time.Time
 		unwatch := func() {}

@@ -100,6 +100,14 @@ type replayPhase struct {
 	Unit float64 `json:"unit,omitempty"`
 }
 
+// replayOf is how a replay, or a touched-set search, runs phase ix of p
+// from the snapshot in file: the steps from the snapshot to the
+// interval's start as warm-up, then the interval's steps.
+func replayOf(p *Probe, ix int, file string) replayPhase {
+	ph := p.Manifest.Phases[ix]
+	return replayPhase{Phase: ix, File: file, WarmSteps: ph.StartStep - ph.SnapshotStep, Steps: ph.EndStep - ph.StartStep, Blocks: ph.Blocks}
+}
+
 // childResult is result.json.
 type childResult struct {
 	Worker Info   `json:"worker"`

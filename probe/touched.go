@@ -357,9 +357,10 @@ func TrimTouched(ctx context.Context, l Local, c Command, p *Probe, o TouchedOpt
 // trimmed state.
 func (l Local) touched(ctx context.Context, c Command, p *Probe, chunk, ix int) (touchedResult, []byte, error) {
 	ph := p.Manifest.Phases[ix]
+	rp := replayOf(p, ix, "phase.bin")
+	rp.RawSize = ph.Snapshot.RawSize
 	cfg := &childConfig{Mode: modeTouched, Expect: p.Manifest.Worker.Info, Chunk: chunk, TouchedFiles: []string{"touched.bin"},
-		Replay: []replayPhase{{Phase: ix, File: "phase.bin", RawSize: ph.Snapshot.RawSize,
-			WarmSteps: ph.StartStep - ph.SnapshotStep, Steps: ph.EndStep - ph.StartStep, Blocks: ph.Blocks}}}
+		Replay: []replayPhase{rp}}
 	res, dir, err := l.result(ctx, c, cfg, func(dir string) error {
 		return os.WriteFile(filepath.Join(dir, cfg.Replay[0].File), p.blob(ix), 0o644)
 	})
