@@ -431,9 +431,9 @@ func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string, quiet
 	if quiet {
 		// The handle is looked up only when something in the body records
 		// with it (a message, a call that takes it, a function literal):
-		// recording, a look-up is the goroutine's id from runtime.Stack,
-		// about a microsecond, which a hot excluded function would pay on
-		// every call for nothing.
+		// recording, a look-up is the goroutine's id and a sync.Map
+		// load, which a hot excluded function would pay on every call for
+		// nothing.
 		first := len(w.ed.edits)
 		w.list(f, b.List)
 		uses := strings.Contains(pre, "parscopeP")

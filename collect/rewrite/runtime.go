@@ -53,7 +53,6 @@ import (
 	parscopetrace "github.com/parscope/parscope/trace"
 	parscopefmt "fmt"
 	parscopeos "os"
-	parscoperuntime "runtime"
 	parscopestrconv "strconv"
 	parscopesync "sync"
 	parscopeatomic "sync/atomic"
@@ -139,16 +138,10 @@ func parscopeRecorder() *parscopeinstrument.Recorder {
 	return parscopeRec
 }
 
-// parscopeGoid returns the calling goroutine's id.
-func parscopeGoid() int64 {
-	var buf [64]byte
-	b := buf[:parscoperuntime.Stack(buf[:], false)]
-	var id int64
-	for i := len("goroutine "); i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		id = id*10 + int64(b[i]-'0')
-	}
-	return id
-}
+// parscopeGoid returns the calling goroutine's id (instrument.Goid: read
+// from the runtime's goroutine descriptor where it can be, a few
+// nanoseconds, instead of parsing runtime.Stack).
+func parscopeGoid() int64 { return parscopeinstrument.Goid() }
 
 // parscopeSelf returns the calling goroutine's process, creating one the
 // first time a goroutine records.
