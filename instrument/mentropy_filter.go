@@ -54,6 +54,9 @@ type EntropyFilter struct {
 	probs     mentropy.Probs
 	dynamic   bool
 	procs     []*entropyProc // fixed processes, by id
+	// proto is the first meter made (by NewEntropyFilter); every meter is
+	// a fresh copy of it, sharing its tables.
+	proto *mentropy.Meter
 
 	mu  sync.Mutex
 	dyn map[int]*entropyProc // Dynamic: processes made so far
@@ -116,15 +119,19 @@ func NewEntropyFilter(o EntropyOptions) (*EntropyFilter, error) {
 	return f, nil
 }
 
-// newProc makes one process's meters.
+// newProc makes one process's meters, fresh copies of the filter's first
+// (which shares its tables with them: see mentropy.Meter.Fresh).
 func (f *EntropyFilter) newProc() (*entropyProc, error) {
-	p := &entropyProc{f: f, meters: make([]*mentropy.Meter, f.nslot)}
-	for i := range p.meters {
+	if f.proto == nil {
 		m, err := mentropy.NewMeter(f.config, f.probs)
 		if err != nil {
 			return nil, fmt.Errorf("instrument: entropy filter: %w", err)
 		}
-		p.meters[i] = m
+		f.proto = m
+	}
+	p := &entropyProc{f: f, meters: make([]*mentropy.Meter, f.nslot)}
+	for i := range p.meters {
+		p.meters[i] = f.proto.Fresh()
 	}
 	return p, nil
 }

@@ -342,6 +342,23 @@ func NewMeter(c Config, p Probs) (*Meter, error) {
 	return m, nil
 }
 
+// Fresh returns a new Meter at the start of a stream with m's parameters.
+// It shares m's read-only tables (the α and β terms, the table of the α
+// case over the alphabet), so a meter per stream of one configuration, a
+// recorder's per process, costs its own state only, not NewMeter's
+// validation and tables again.
+func (m *Meter) Fresh() *Meter {
+	c := *m
+	if m.counts != nil {
+		c.counts = make([]int64, len(m.counts))
+	}
+	if m.ring != nil {
+		c.ring = make([]int32, len(m.ring))
+	}
+	c.Reset()
+	return &c
+}
+
 // Reset returns the Meter to the start of a stream (learned frequencies
 // are forgotten too).
 func (m *Meter) Reset() {

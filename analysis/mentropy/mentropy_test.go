@@ -404,3 +404,61 @@ func BenchmarkSeries(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)*float64(len(evs))/b.Elapsed().Seconds(), "events/s")
 }
+
+// TestFresh runs two streams through fresh copies of one meter, their
+// events interleaved with events through the original, and checks each
+// step against a meter made by NewMeter for that stream alone: the copies
+// share tables but no state, for every variant and mode of probabilities.
+func TestFresh(t *testing.T) {
+	ids, dict := Encode(strings.Split("AABBBBCAAAAAAAABCCCCBBAAAAAAD", ""))
+	var other []int32
+	for _, n := range strings.Split("DDDDCBAAAAAAAAAAAABBBBBBBBCD", "") {
+		other = append(other, dict.ID(n))
+	}
+	given, _, err := GivenFor(dict, map[string]float64{"A": 0.4, "B": 0.3, "C": 0.2, "D": 0.1}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []Variant{VariantR, VariantW} {
+		for _, p := range []Probs{UniformProbs(4), LearnedProbs(4), given} {
+			c := table4
+			c.Variant = v
+			if v == VariantW {
+				c.Alpha, c.Beta = c.Alpha[:4], c.Beta[:4]
+			}
+			name := fmt.Sprintf("variant %v, probabilities %v", v, p.Mode)
+			proto, err := NewMeter(c, p)
+			if err != nil {
+				t.Fatal(name, err)
+			}
+			a, b := proto.Fresh(), proto.Fresh()
+			wantA, err := Series(c, p, ids, nil)
+			if err != nil {
+				t.Fatal(name, err)
+			}
+			wantB, err := Series(c, p, other, nil)
+			if err != nil {
+				t.Fatal(name, err)
+			}
+			for i := range min(len(ids), len(other)) {
+				if _, err := proto.Next(other[len(other)-1-i]); err != nil {
+					t.Fatal(name, err)
+				}
+				sa, err := a.Next(ids[i])
+				if err != nil {
+					t.Fatal(name, err)
+				}
+				sb, err := b.Next(other[i])
+				if err != nil {
+					t.Fatal(name, err)
+				}
+				if sa.Case != wantA[i].Case || sa.I != wantA[i].I || sa.H != wantA[i].H {
+					t.Fatalf("%s: step %d of the first copy: %+v, alone %+v", name, i, sa, wantA[i])
+				}
+				if sb.Case != wantB[i].Case || sb.I != wantB[i].I || sb.H != wantB[i].H {
+					t.Fatalf("%s: step %d of the second copy: %+v, alone %+v", name, i, sb, wantB[i])
+				}
+			}
+		}
+	}
+}
