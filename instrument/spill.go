@@ -85,6 +85,7 @@ type spiller struct {
 	off     int64
 	err     error
 	enc     []byte
+	writes  int // write calls made
 }
 
 func newSpiller(path string, limit int) (*spiller, error) {
@@ -100,41 +101,111 @@ func newSpiller(path string, limit int) (*spiller, error) {
 
 func (s *spiller) run() {
 	defer close(s.done)
-	for r := range s.reqs {
-		if r.buf != nil {
-			c := &chunk{mem: r.buf, n: len(r.buf), proc: r.proc}
-			s.chunks[r.proc] = append(s.chunks[r.proc], c)
-			s.pending = append(s.pending, c)
-			for len(s.pending) > s.limit {
-				s.writeOldest()
+	var acks []chan error
+	for {
+		r, ok := <-s.reqs
+		if !ok {
+			return
+		}
+		acks = s.take(r, acks[:0])
+		// Take what else is queued too, so that one write serves every
+		// flush point among it: processes that end together (a goroutine
+		// each, calling Done) share a write call instead of paying one
+		// each.
+	drain:
+		for {
+			select {
+			case r, ok = <-s.reqs:
+				if !ok {
+					break drain
+				}
+				acks = s.take(r, acks)
+			default:
+				break drain
 			}
 		}
-		if r.ack != nil {
-			for len(s.pending) > 0 {
-				s.writeOldest()
+		switch {
+		case len(acks) > 0:
+			s.writeOldest(len(s.pending))
+			for _, a := range acks {
+				a <- s.err
 			}
-			r.ack <- s.err
+		case len(s.pending) > s.limit:
+			s.writeOldest(len(s.pending) - s.limit)
+		}
+		if !ok {
+			return
 		}
 	}
 }
 
-// writeOldest writes the oldest buffer held in memory with a single write
-// call, so that it is in the kernel (and survives the program's exit) once
-// write returns, and recycles the buffer. After a write error the records
-// stay in memory (Close still has them) and nothing more is written.
-func (s *spiller) writeOldest() {
-	c := s.pending[0]
-	s.pending = s.pending[1:]
-	if s.err != nil {
-		return
+// take files a request: its buffer joins the pending ones, its ack the
+// flush points to answer once they are written.
+func (s *spiller) take(r spillReq, acks []chan error) []chan error {
+	if r.buf != nil {
+		c := &chunk{mem: r.buf, n: len(r.buf), proc: r.proc}
+		s.chunks[r.proc] = append(s.chunks[r.proc], c)
+		s.pending = append(s.pending, c)
 	}
+	if r.ack != nil {
+		acks = append(acks, r.ack)
+	}
+	return acks
+}
+
+// writeBatch bounds the bytes of one write call (a larger chunk is
+// written alone).
+const writeBatch = 1 << 20
+
+// writeOldest writes the n oldest buffers held in memory, as few write
+// calls as writeBatch allows, so that they are in the kernel (and survive
+// the program's exit) once it returns, and recycles the buffers. After a
+// write error the records stay in memory (Close still has them) and
+// nothing more is written.
+func (s *spiller) writeOldest(n int) {
+	for n > 0 {
+		if s.err != nil {
+			s.pending = s.pending[n:]
+			return
+		}
+		k, need := 0, 0
+		for k < n && (k == 0 || need+chunkHeader+s.pending[k].n*entrySize <= writeBatch) {
+			need += chunkHeader + s.pending[k].n*entrySize
+			k++
+		}
+		if cap(s.enc) < need {
+			s.enc = make([]byte, need)
+		}
+		b := s.enc[:need]
+		at := 0
+		for _, c := range s.pending[:k] {
+			at += encodeChunk(b[at:], c)
+		}
+		s.writes++
+		if _, err := s.f.Write(b); err != nil {
+			s.err = fmt.Errorf("instrument: writing spill file: %w", err)
+			continue
+		}
+		for _, c := range s.pending[:k] {
+			buf := c.mem
+			c.off, c.mem = s.off+chunkHeader, nil
+			s.off += int64(chunkHeader + c.n*entrySize)
+			select {
+			case s.free <- buf[:0]:
+			default:
+			}
+		}
+		s.pending = s.pending[k:]
+		n -= k
+	}
+}
+
+// encodeChunk writes c's header and entries at the start of b and returns
+// how many bytes that took.
+func encodeChunk(b []byte, c *chunk) int {
 	buf := c.mem
 	need := chunkHeader + len(buf)*entrySize
-	if cap(s.enc) < need {
-		s.enc = make([]byte, need)
-	}
-	b := s.enc[:need]
-	p := b[chunkHeader:]
+	p := b[chunkHeader:need]
 	if nativeLayout {
 		copy(p, unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(buf)*entrySize))
 	} else {
@@ -153,16 +224,7 @@ func (s *spiller) writeOldest() {
 	binary.LittleEndian.PutUint32(b[4:], uint32(c.proc))
 	binary.LittleEndian.PutUint32(b[8:], uint32(len(buf)))
 	binary.LittleEndian.PutUint32(b[12:], crc32.Checksum(p, castagnoli))
-	if _, err := s.f.Write(b); err != nil {
-		s.err = fmt.Errorf("instrument: writing spill file: %w", err)
-		return
-	}
-	c.off, c.mem = s.off+chunkHeader, nil
-	s.off += int64(need)
-	select {
-	case s.free <- buf[:0]:
-	default:
-	}
+	return need
 }
 
 // sync waits until every buffer handed over so far is written.
