@@ -124,20 +124,41 @@ func BenchmarkRecordBlock(b *testing.B) {
 // BenchmarkProcessLifecycle measures what a short-lived goroutine of a
 // rewritten program pays to be a process of its own: creating the
 // process, one block, and Done (which flushes it to the spill file), as
-// a rewritten go statement does, with 1,024-record buffers as there.
+// a rewritten go statement does, with 1,024-record buffers as there;
+// "rewritten" adds what a rewritten program records with by default (the
+// entropy filter over 10 states, the throttle, and the goroutine's id).
 func BenchmarkProcessLifecycle(b *testing.B) {
-	rec, err := Start(Options{Path: filepath.Join(b.TempDir(), "bench.pst"), BufferRecords: 1024})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rec.Abort()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		p := rec.Process(i % trace.MaxProcs)
-		p.Block(1)
-		if err := p.Done(); err != nil {
-			b.Fatal(err)
+	for _, rewritten := range []bool{false, true} {
+		name := "plain"
+		if rewritten {
+			name = "rewritten"
 		}
+		b.Run(name, func(b *testing.B) {
+			o := Options{Path: filepath.Join(b.TempDir(), "bench.pst"), BufferRecords: 1024}
+			if rewritten {
+				f, err := NewEntropyFilter(EntropyOptions{Config: DefaultEntropyConfig(), Threshold: DefaultEntropyThreshold, Dynamic: true, Alphabet: 10})
+				if err != nil {
+					b.Fatal(err)
+				}
+				o.Filter, o.Throttle = f, 100000
+			}
+			rec, err := Start(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rec.Abort()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if rewritten {
+					Goid()
+				}
+				p := rec.Process(i % trace.MaxProcs)
+				p.Block(1)
+				if err := p.Done(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

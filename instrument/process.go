@@ -308,10 +308,13 @@ func (p *Process) bbvFlush(t int64) {
 // firstBuffer is how many entries a process's first buffer holds. It
 // doubles as the process records, up to Options.BufferRecords, before
 // anything is handed to the spill writer: a program with many short-lived
-// processes (a goroutine each) that record a few entries allocates a few
-// kilobytes for each, not a whole buffer (128 KiB by default), and the
-// trace is built at Close from as little memory.
-const firstBuffer = 64
+// processes (a goroutine each) that record a few entries allocates half a
+// kilobyte for each, not a whole buffer (128 KiB by default), and the
+// trace is built at Close from as little memory. (It was 64 entries: at
+// tens of thousands of goroutines alive at once, those 2 KiB were most
+// of what each allocated, and so most of the collections a recording
+// added.)
+const firstBuffer = 16
 
 // more makes room in a full buffer: a buffer smaller than
 // Options.BufferRecords doubles; a full-sized one is handed to the spill
