@@ -685,3 +685,53 @@ func TestHeaderWriteFails(t *testing.T) {
 		t.Fatalf("Close wrote %s after the header failed (err %v)", path, err)
 	}
 }
+
+// TestManyProcesses records more processes than build merges itself
+// (mergeLimit), and as many as it does, from goroutines running at once,
+// some recording more than a buffer, and checks that each process's
+// records come back whole and in order.
+func TestManyProcesses(t *testing.T) {
+	for _, procs := range []int{mergeLimit, 3*mergeLimit + 5} {
+		t.Run(fmt.Sprint(procs), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "many.pst")
+			rec, err := Start(Options{Path: path, BufferRecords: 64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := func(id int) int { return 1 + id%7 + 100*(id%50/49) } // every 50th process records 100 more
+			var wg sync.WaitGroup
+			for id := range procs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					p := rec.Process(id)
+					for i := range steps(id) {
+						p.Block(int32(i % 5))
+					}
+					if err := p.Done(); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			if err := rec.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, by := readBack(t, path)
+			if len(by) != procs {
+				t.Fatalf("%d processes in the trace, want %d", len(by), procs)
+			}
+			for id := range procs {
+				rs := by[int32(id)]
+				if len(rs) != steps(id) {
+					t.Fatalf("process %d: %d records, want %d", id, len(rs), steps(id))
+				}
+				for i, r := range rs {
+					if r.Kind != trace.KindState || r.ID != int32(i%5) || (i > 0 && r.T < rs[i-1].T) {
+						t.Fatalf("process %d, record %d: %s, want block %d after %d ns", id, i, describe(r), i%5, rs[max(i-1, 0)].T)
+					}
+				}
+			}
+		})
+	}
+}
