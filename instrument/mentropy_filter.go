@@ -41,8 +41,8 @@ type EntropyOptions struct {
 // event when its entropy is above the threshold, and always when it differs
 // from the previous event of its kind, so that a run of repeats is kept as
 // its first events plus the count of the dropped ones (the recorder's
-// DroppedEvent) and no change of state is lost. Keep does not allocate
-// (with Dynamic, once a process has its meters).
+// DroppedEvent) and no change of state is lost. Keep allocates only at a
+// process's first record of each filtered kind (its meter for that kind).
 //
 // It is a ProcessFilter: the recorder asks each process's own part of the
 // filter, made when it creates the process.
@@ -119,8 +119,9 @@ func NewEntropyFilter(o EntropyOptions) (*EntropyFilter, error) {
 	return f, nil
 }
 
-// newProc makes one process's meters, fresh copies of the filter's first
-// (which shares its tables with them: see mentropy.Meter.Fresh).
+// newProc makes one process's part of the filter. Its meters are fresh
+// copies of the filter's first (which shares its tables with them: see
+// mentropy.Meter.Fresh).
 func (f *EntropyFilter) newProc() (*entropyProc, error) {
 	if f.proto == nil {
 		m, err := mentropy.NewMeter(f.config, f.probs)
@@ -129,11 +130,9 @@ func (f *EntropyFilter) newProc() (*entropyProc, error) {
 		}
 		f.proto = m
 	}
-	p := &entropyProc{f: f, meters: make([]*mentropy.Meter, f.nslot)}
-	for i := range p.meters {
-		p.meters[i] = f.proto.Fresh()
-	}
-	return p, nil
+	// A kind's meter is made at the process's first record of that kind
+	// (Keep): most goroutines of a rewritten program record no events.
+	return &entropyProc{f: f, meters: make([]*mentropy.Meter, f.nslot)}, nil
 }
 
 // proc returns proc's part of the filter, or nil for a process the filter
@@ -180,7 +179,12 @@ func (p *entropyProc) Keep(_ int, kind trace.Kind, id int32, _ int64) bool {
 	if int(kind) >= len(f.slot) || f.slot[kind] < 0 {
 		return true
 	}
-	s, err := p.meters[f.slot[kind]].Next(id)
+	m := p.meters[f.slot[kind]]
+	if m == nil {
+		m = f.proto.Fresh()
+		p.meters[f.slot[kind]] = m
+	}
+	s, err := m.Next(id)
 	if err != nil || s.Case != mentropy.Alpha || s.H > f.threshold {
 		p.kept++
 		return true

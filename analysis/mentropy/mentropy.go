@@ -269,6 +269,20 @@ func (e *UnknownEventError) Error() string {
 // Meter computes the modified entropy of one stream, event by event. Next
 // does not allocate. A Meter is not safe for concurrent use.
 type Meter struct {
+	*meterTables // shared by the fresh copies of a meter (see Fresh)
+
+	counts []int64
+	total  int64
+	prev   int32 // most recent event, −1 none
+	run    int   // its run length (whole history)
+	ring   []int32
+	head   int // next slot in ring
+	fill   int
+}
+
+// meterTables is what a Meter's configuration fixes: read only once
+// NewMeter has made it.
+type meterTables struct {
 	variant Variant
 	w       int
 	k       float64
@@ -280,16 +294,8 @@ type Meter struct {
 	probs   Probs
 	n       int // alphabet size
 	uniform float64
-	counts  []int64
-	total   int64
 	// alphaTab[e*(W+1)+I] is p_w and H of the α case for fixed probabilities.
 	alphaTab []pwH
-
-	prev int32 // most recent event, −1 none
-	run  int   // its run length (whole history)
-	ring []int32
-	head int // next slot in ring
-	fill int
 }
 
 // NewMeter validates the parameters and returns a Meter at the start of a
@@ -301,8 +307,8 @@ func NewMeter(c Config, p Probs) (*Meter, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Meter{variant: c.variant(), w: c.Window, k: c.k(), alpha: c.Alpha, beta: c.Beta,
-		window: c.Scope == ScopeWindow, probs: p, n: p.N}
+	m := &Meter{meterTables: &meterTables{variant: c.variant(), w: c.Window, k: c.k(), alpha: c.Alpha, beta: c.Beta,
+		window: c.Scope == ScopeWindow, probs: p, n: p.N}}
 	if p.Mode == Given {
 		m.n = len(p.P)
 	}
@@ -348,7 +354,7 @@ func NewMeter(c Config, p Probs) (*Meter, error) {
 // recorder's per process, costs its own state only, not NewMeter's
 // validation and tables again.
 func (m *Meter) Fresh() *Meter {
-	c := *m
+	c := &Meter{meterTables: m.meterTables}
 	if m.counts != nil {
 		c.counts = make([]int64, len(m.counts))
 	}
@@ -356,7 +362,7 @@ func (m *Meter) Fresh() *Meter {
 		c.ring = make([]int32, len(m.ring))
 	}
 	c.Reset()
-	return &c
+	return c
 }
 
 // Reset returns the Meter to the start of a stream (learned frequencies
