@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -740,5 +741,44 @@ func sameStore(t *testing.T, what, got, want string) {
 		if err != nil || !bytes.Equal(a, b) {
 			t.Errorf("%s: %s differs (%v)", what, f.Name(), err)
 		}
+	}
+}
+
+// TestManyRuns writes the records of 6,000 processes one after another
+// (more sorted runs in a chunk than the writer merges: it sorts them), a
+// few records each, two of them at the same time, with the chunk held in
+// memory whole and with chunks spilled, and checks that the store holds
+// them in time order with each process's records of one time in the
+// order written.
+func TestManyRuns(t *testing.T) {
+	const procs = 6000
+	h := trace.Header{Meta: trace.Meta{ClockResolution: 1}, Runs: []trace.RunInfo{{ID: 0, Procs: procs}},
+		States: []trace.StateDef{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}, {ID: 2, Name: "c"}, {ID: 3, Name: "d"}}}
+	var recs []trace.Record
+	for p := range int32(procs) {
+		t0 := int64(p%97) * 10
+		recs = append(recs,
+			trace.State(0, p, t0, 3),
+			trace.State(0, p, t0+5, 1),
+			trace.State(0, p, t0+5, 0), // the same time: after the one before
+			trace.State(0, p, t0+400, 2))
+	}
+	want := slices.Clone(recs)
+	slices.SortStableFunc(want, trace.Compare)
+	for _, chunk := range []int{0, 20_000} {
+		t.Run("chunk "+strconv.Itoa(chunk), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "runs.pst")
+			writeStore(t, path, Options{ChunkRows: chunk}, h, recs)
+			got := readRecords(t, path)
+			if len(got) != len(want) {
+				t.Fatalf("%d records, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if got[i].Proc != want[i].Proc || got[i].T != want[i].T || got[i].ID != want[i].ID {
+					t.Fatalf("record %d: process %d, %d ns, state %d; want process %d, %d ns, state %d",
+						i, got[i].Proc, got[i].T, got[i].ID, want[i].Proc, want[i].T, want[i].ID)
+				}
+			}
+		})
 	}
 }
