@@ -19,10 +19,13 @@ type Filter interface {
 }
 
 // ProcessFilter is a Filter that keeps state per process: when the
-// recorder creates a process it calls ForProcess once with the process's
-// id and asks the returned Filter, instead of the ProcessFilter, about that
+// recorder creates a process it calls ForProcess with the process's id and
+// asks the returned Filter, instead of the ProcessFilter, about that
 // process's records. It lets a filter make its per-process state for
-// processes created as the program runs.
+// processes created as the program runs. ForProcess may be called from
+// several goroutines at once, and, when two goroutines make the same new
+// process at once, twice for that id: the recorder keeps the first
+// process stored and never asks the other's Filter.
 type ProcessFilter interface {
 	Filter
 	ForProcess(proc int) Filter

@@ -54,7 +54,7 @@ type EntropyFilter struct {
 	probs     mentropy.Probs
 	dynamic   bool
 	procs     []*entropyProc // fixed processes, by id
-	// proto is the first meter made (by NewEntropyFilter); every meter is
+	// proto is the meter NewEntropyFilter made; every process's meter is
 	// a fresh copy of it, sharing its tables.
 	proto *mentropy.Meter
 
@@ -100,39 +100,31 @@ func NewEntropyFilter(o EntropyOptions) (*EntropyFilter, error) {
 	if o.Threshold < 0 {
 		return nil, errors.New("instrument: entropy filter: negative threshold")
 	}
+	// The first meter validates the configuration; every process's
+	// meters are fresh copies of it.
+	m, err := mentropy.NewMeter(f.config, f.probs)
+	if err != nil {
+		return nil, fmt.Errorf("instrument: entropy filter: %w", err)
+	}
+	f.proto = m
 	if o.Dynamic {
 		f.dyn = map[int]*entropyProc{}
-		// Validate the configuration now rather than at the first process.
-		if _, err := f.newProc(); err != nil {
-			return nil, err
-		}
 		return f, nil
 	}
 	f.procs = make([]*entropyProc, o.Procs)
 	for i := range f.procs {
-		p, err := f.newProc()
-		if err != nil {
-			return nil, err
-		}
-		f.procs[i] = p
+		f.procs[i] = f.newProc()
 	}
 	return f, nil
 }
 
 // newProc makes one process's part of the filter. Its meters are fresh
 // copies of the filter's first (which shares its tables with them: see
-// mentropy.Meter.Fresh).
-func (f *EntropyFilter) newProc() (*entropyProc, error) {
-	if f.proto == nil {
-		m, err := mentropy.NewMeter(f.config, f.probs)
-		if err != nil {
-			return nil, fmt.Errorf("instrument: entropy filter: %w", err)
-		}
-		f.proto = m
-	}
-	// A kind's meter is made at the process's first record of that kind
-	// (Keep): most goroutines of a rewritten program record no events.
-	return &entropyProc{f: f, meters: make([]*mentropy.Meter, f.nslot)}, nil
+// mentropy.Meter.Fresh), each made at the process's first record of its
+// kind (Keep): most goroutines of a rewritten program record no events.
+// It reads only what NewEntropyFilter set, and takes no lock.
+func (f *EntropyFilter) newProc() *entropyProc {
+	return &entropyProc{f: f, meters: make([]*mentropy.Meter, f.nslot)}
 }
 
 // proc returns proc's part of the filter, or nil for a process the filter
@@ -145,12 +137,20 @@ func (f *EntropyFilter) proc(proc int) *entropyProc {
 		return f.procs[proc]
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	p := f.dyn[proc]
-	if p == nil {
-		p, _ = f.newProc() // validated by NewEntropyFilter
-		f.dyn[proc] = p
+	f.mu.Unlock()
+	if p != nil {
+		return p
 	}
+	// Made outside the lock, as the recorder makes its processes; the
+	// first one stored is every caller's.
+	p = f.newProc()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if q := f.dyn[proc]; q != nil {
+		return q
+	}
+	f.dyn[proc] = p
 	return p
 }
 

@@ -282,13 +282,32 @@ func (r *Recorder) Process(id int) *Process {
 		return nil
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if p := r.procs[id]; p != nil {
+	p := r.procs[id]
+	r.mu.Unlock()
+	if p != nil {
 		return p
 	}
 	if id < 0 || id >= trace.MaxProcs {
 		panic(fmt.Sprintf("instrument: process id %d out of range", id)) // a programming error, like an index out of range
 	}
+	// The process is made outside the lock: goroutines of a rewritten
+	// program starting on both cores at once waited for each other's
+	// allocations (and the collector's assists they paid) there. When two
+	// goroutines make the same new process at once, the first one stored
+	// is every caller's.
+	p = r.newProcess(id)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if q := r.procs[id]; q != nil {
+		return q
+	}
+	r.procs[id] = p
+	return p
+}
+
+// newProcess makes the handle of process id. It reads only what Start
+// set, and takes no lock of the recorder's.
+func (r *Recorder) newProcess(id int) *Process {
 	p := &Process{
 		id:     int32(id),
 		rec:    r,
@@ -313,7 +332,6 @@ func (r *Recorder) Process(id int) *Process {
 	}
 	p.slow = p.filter != nil || p.throttle > 0 || p.occ != nil || p.bbv != nil
 	p.quickThrottle = p.throttle > 0 && p.occ == nil && p.bbv == nil && p.sim == nil
-	r.procs[id] = p
 	return p
 }
 
