@@ -162,3 +162,43 @@ func BenchmarkProcessLifecycle(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkShortRecording measures a recording's fixed cost: Start, one
+// process recording four blocks, and Close writing the .pst, as a
+// rewritten hello-world does (its filter and throttle included), to a new
+// path each time and replacing the .pst of the time before (Force), as a
+// program run again with the same output does.
+func BenchmarkShortRecording(b *testing.B) {
+	for _, replace := range []bool{false, true} {
+		name := "new"
+		if replace {
+			name = "replace"
+		}
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				f, err := NewEntropyFilter(EntropyOptions{Config: DefaultEntropyConfig(), Threshold: DefaultEntropyThreshold, Dynamic: true, Alphabet: 4})
+				if err != nil {
+					b.Fatal(err)
+				}
+				path := filepath.Join(dir, fmt.Sprint(i, ".pst"))
+				if replace {
+					path = filepath.Join(dir, "short.pst")
+				}
+				rec, err := Start(Options{Path: path, Force: true, Filter: f, Throttle: 100000, BufferRecords: 1024,
+					States: []trace.StateDef{{ID: 0, Name: "start"}, {ID: 1, Name: "entry"}, {ID: 2, Name: "exit"}, {ID: 3, Name: "end"}}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				p := rec.Process(0)
+				for id := range int32(4) {
+					p.Block(id)
+				}
+				if err := rec.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
