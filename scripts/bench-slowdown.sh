@@ -4,7 +4,8 @@
 #
 #  1. The example workloads, which call the instrument library: each run
 #     with recording (-o trace.pst) against the same binary without
-#     (recording disabled: the calls return at once).
+#     (recording disabled: the calls return at once), and under the Go
+#     runtime tracer instead (-go-trace), in the same rounds.
 #  2. Programs nobody here wrote, instrumented by `parscope instrument`:
 #     golang.org/x/exp's shootout programs (see below).
 #
@@ -28,8 +29,10 @@ ran_ms() {
 }
 # now_ms prints the monotonic-enough wall clock in milliseconds.
 now_ms() { date +%s%3N; }
+# now_us prints the wall clock in microseconds.
+now_us() { echo $(($(date +%s%N) / 1000)); }
 
-printf '%-40s %10s %10s %9s\n' "workload (the run itself)" "off (ms)" "on (ms)" "slowdown"
+printf '%-40s %10s %10s %9s %12s %9s\n' "workload (the run itself)" "off (ms)" "on (ms)" "slowdown" "rtrace (ms)" "rtrace"
 declare -A args=(
 	[philosophers]="-iterations 5000"
 	[amoeba]="-mode mpi -load 2000"
@@ -39,7 +42,7 @@ declare -A args=(
 )
 for ex in ${EXAMPLES-philosophers amoeba prefix masterworker transpose}; do
 	go build -o "$tmp/$ex" "./examples/$ex"
-	: > "$tmp/off"; : > "$tmp/on"
+	: > "$tmp/off"; : > "$tmp/on"; : > "$tmp/rtrace"
 	: > "$tmp/total"
 	for ((i = 0; i < pairs; i++)); do
 		"$tmp/$ex" ${args[$ex]} 2>&1 >/dev/null | ran_ms >> "$tmp/off"
@@ -47,10 +50,12 @@ for ex in ${EXAMPLES-philosophers amoeba prefix masterworker transpose}; do
 		"$tmp/$ex" ${args[$ex]} -force -o "$tmp/$ex.pst" 2>&1 >/dev/null | ran_ms >> "$tmp/on"
 		t1=$(now_ms)
 		echo $((t1 - t0)) >> "$tmp/total"
+		# The same run under the Go runtime tracer instead (-go-trace).
+		"$tmp/$ex" ${args[$ex]} -go-trace "$tmp/$ex.gotrace" 2>&1 >/dev/null | ran_ms >> "$tmp/rtrace"
 	done
-	off=$(median < "$tmp/off"); on=$(median < "$tmp/on"); total=$(median < "$tmp/total")
-	printf '%-40s %10.0f %10.0f %8.1f%%   (whole process with the .pst written: %s ms)\n' "$ex ${args[$ex]}" "$off" "$on" \
-		"$(echo "100*($on-$off)/$off" | bc -l)" "$total"
+	off=$(median < "$tmp/off"); on=$(median < "$tmp/on"); total=$(median < "$tmp/total"); rt=$(median < "$tmp/rtrace")
+	printf '%-40s %10.1f %10.1f %8.1f%% %12.1f %8.1f%%   (whole process with the .pst written: %s ms)\n' "$ex ${args[$ex]}" "$off" "$on" \
+		"$(echo "100*($on-$off)/$off" | bc -l)" "$rt" "$(echo "100*($rt-$off)/$off" | bc -l)" "$total"
 done
 
 # 2. golang.org/x/exp's shootout programs, original against their
@@ -163,7 +168,6 @@ if [[ ${HELLO:-1} == 1 ]]; then
 	printf 'module hello\n\ngo 1.26\n\nrequire github.com/parscope/parscope v0.0.0\n\nreplace github.com/parscope/parscope => %s\n' "$PWD" > "$d/inst/go.mod"
 	cp go.sum "$d/inst/go.sum"
 	(cd "$d/inst" && GOFLAGS=-mod=mod go build -o "$d/inst.bin" .)
-	now_us() { echo $(($(date +%s%N) / 1000)); }
 	for v in orig off rec; do : > "$d/$v.us"; done
 	for ((i = 0; i < ${ROUNDS:-21}; i++)); do
 		t0=$(now_us); "$d/orig.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/orig.us"
@@ -173,4 +177,72 @@ if [[ ${HELLO:-1} == 1 ]]; then
 	printf '\n%-36s %9s %9s %9s\n' "fixed cost (whole process, ms)" "orig" "off" "rec"
 	printf '%-36s %9.1f %9.1f %9.1f\n' "hello world, $(ls -1 "$d/rec.pst" | wc -l) files in its .pst" \
 		"$(median < "$d/orig.us" | awk '{print $1/1000}')" "$(median < "$d/off.us" | awk '{print $1/1000}')" "$(median < "$d/rec.us" | awk '{print $1/1000}')"
+fi
+
+# 4. Many short-lived goroutines, as a service that starts one per task
+#    or request (GOROUTINES=0 skips it): a program that starts each count
+#    of GOROUTINES goroutines (default "2000 20000"), each summing 2,000
+#    squares and adding its sum under a mutex. The original, its
+#    rewritten copy with recording off, and recording (a process per
+#    goroutine: creating it, its blocks, Done's flush, and the .pst of
+#    that many processes at exit). Whole processes, ROUNDS rounds
+#    alternating the three (default 21).
+if [[ ${GOROUTINES-"2000 20000"} != 0 ]]; then
+	d="$tmp/goroutines"; mkdir -p "$d/orig"
+	cat > "$d/orig/main.go" <<'GO'
+package main
+
+import (
+	"flag"
+	"fmt"
+	"sync"
+)
+
+func work(n int) int {
+	s := 0
+	for i := 0; i < n; i++ {
+		s += i * i
+	}
+	return s
+}
+
+func main() {
+	g := flag.Int("g", 20000, "goroutines")
+	n := flag.Int("n", 2000, "work per goroutine")
+	flag.Parse()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	total := 0
+	for i := 0; i < *g; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := work(*n)
+			mu.Lock()
+			total += v
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	fmt.Println(total)
+}
+GO
+	printf 'module goroutines\n\ngo 1.26\n' > "$d/orig/go.mod"
+	(cd "$d/orig" && go build -o "$d/orig.bin" .)
+	"$tmp/parscope" instrument -o "$d/inst" "$d/orig" 2>/dev/null
+	printf 'module goroutines\n\ngo 1.26\n\nrequire github.com/parscope/parscope v0.0.0\n\nreplace github.com/parscope/parscope => %s\n' "$PWD" > "$d/inst/go.mod"
+	cp go.sum "$d/inst/go.sum"
+	(cd "$d/inst" && GOFLAGS=-mod=mod go build -o "$d/inst.bin" .)
+	printf '\n%-36s %9s %9s %9s %12s\n' "goroutines (whole process, ms)" "orig" "off" "rec" "rec µs/gor."
+	for g in ${GOROUTINES-2000 20000}; do
+		for v in orig off rec; do : > "$d/$v.us"; done
+		for ((i = 0; i < ${ROUNDS:-21}; i++)); do
+			t0=$(now_us); "$d/orig.bin" -g "$g" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/orig.us"
+			t0=$(now_us); PARSCOPE_OUT=off "$d/inst.bin" -g "$g" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/off.us"
+			t0=$(now_us); PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" -g "$g" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/rec.us"
+		done
+		o=$(median < "$d/orig.us"); f=$(median < "$d/off.us"); r=$(median < "$d/rec.us")
+		printf '%-36s %9.1f %9.1f %9.1f %12.1f\n' "$g goroutines" "$(echo "$o/1000" | bc -l)" "$(echo "$f/1000" | bc -l)" \
+			"$(echo "$r/1000" | bc -l)" "$(echo "($r-$o)/$g" | bc -l)"
+	done
 fi

@@ -1,5 +1,5 @@
 // Package workload holds what the example workloads share: their common
-// flags (-o, -seed, -force), the main of a recorded workload (Program.Main)
+// flags (-o, -seed, -force, -entropy-filter, -go-trace), the main of a recorded workload (Program.Main)
 // and of a probe worker (ProbeMain), and a compute loop that stands for
 // work.
 package workload
@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/trace"
 	"strconv"
 	"time"
 
@@ -38,6 +39,10 @@ type Common struct {
 	// their costs and stamp their messages (RegisterClock).
 	Clock    string
 	SimClock instrument.SimClock
+	// GoTrace, when not empty, runs the workload under the Go runtime
+	// tracer (runtime/trace) writing to this file, so that its cost can be
+	// measured beside parscope's on the same run (-go-trace).
+	GoTrace string
 }
 
 // RegisterClock adds -clock and the simulated clock's model (-sim-block-ns,
@@ -63,6 +68,30 @@ func (c *Common) Register(fs *flag.FlagSet) {
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random choice")
 	fs.BoolVar(&c.Force, "force", false, "replace an existing trace")
 	fs.BoolVar(&c.EntropyFilter, "entropy-filter", true, "drop low-entropy repeats of a process's states and events, keeping their count (Özmen 2002, Table 4)")
+	fs.StringVar(&c.GoTrace, "go-trace", "", "also run under the Go runtime tracer (runtime/trace), writing its trace to this file, to compare its cost with parscope's")
+}
+
+// startGoTrace starts the Go runtime tracer to c.GoTrace, when set, and
+// returns what stops it and closes the file.
+func (c *Common) startGoTrace() (stop func() error, err error) {
+	if c.GoTrace == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(c.GoTrace)
+	if err != nil {
+		return nil, fmt.Errorf("-go-trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-go-trace: %w", err)
+	}
+	return func() error {
+		trace.Stop()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("-go-trace: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 // Start starts recording to c.Out with opts (a nil recorder when Out is
@@ -131,9 +160,18 @@ func (p *Program) Main(opts func() (instrument.Options, error), run func(*instru
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(1)
 	}
+	stopTrace, err := c.startGoTrace()
+	if err != nil {
+		rec.Abort()
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
 	start := time.Now()
 	err = run(rec)
 	elapsed := time.Since(start)
+	if terr := stopTrace(); err == nil {
+		err = terr
+	}
 	if err != nil {
 		rec.Abort()
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)

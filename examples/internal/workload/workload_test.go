@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/probe"
@@ -38,5 +41,42 @@ func TestProbeMainAlone(t *testing.T) {
 	code = probeMain(&stdout, &stderr, info, &countdown{n: 3, failInit: true}, func() string { return "unused" })
 	if code != 1 || stdout.Len() != 0 || stderr.String() != "countdown: bad size\n" {
 		t.Fatalf("failing Init: exit %d, stdout %q, stderr %q; want 1, nothing, \"countdown: bad size\\n\"", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestGoTrace runs goroutines under -go-trace and checks that the file
+// holds a Go runtime trace (its header names the Go version), and that
+// without the flag nothing is started.
+func TestGoTrace(t *testing.T) {
+	c := Common{GoTrace: filepath.Join(t.TempDir(), "run.trace")}
+	stop, err := c.startGoTrace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int)
+	for i := range 8 {
+		go func() { done <- i }()
+	}
+	for range 8 {
+		<-done
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(c.GoTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("go 1.")) || len(b) < 100 {
+		t.Fatalf("-go-trace wrote %d bytes starting %q, want a Go runtime trace", len(b), b[:min(len(b), 16)])
+	}
+	var none Common
+	stop, err = none.startGoTrace()
+	if err != nil || stop() != nil {
+		t.Fatalf("without -go-trace: %v", err)
+	}
+	bad := Common{GoTrace: filepath.Join(t.TempDir(), "missing", "run.trace")}
+	if _, err := bad.startGoTrace(); err == nil || !strings.Contains(err.Error(), "-go-trace") {
+		t.Fatalf("a trace file that cannot be created: %v, want an error naming -go-trace", err)
 	}
 }
