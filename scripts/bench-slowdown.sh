@@ -153,6 +153,19 @@ GO
 	fi
 done
 
+# rewrite DIR MODULE builds the program in DIR/orig (its main.go) as module
+# MODULE into DIR/orig.bin, and its `parscope instrument` copy (DIR/inst,
+# built against this checkout) into DIR/inst.bin.
+rewrite() {
+	local d=$1 mod=$2
+	printf 'module %s\n\ngo 1.26\n' "$mod" > "$d/orig/go.mod"
+	(cd "$d/orig" && go build -o "$d/orig.bin" .)
+	"$tmp/parscope" instrument -o "$d/inst" "$d/orig" 2>/dev/null
+	printf 'module %s\n\ngo 1.26\n\nrequire github.com/parscope/parscope v0.0.0\n\nreplace github.com/parscope/parscope => %s\n' "$mod" "$PWD" > "$d/inst/go.mod"
+	cp go.sum "$d/inst/go.sum"
+	(cd "$d/inst" && GOFLAGS=-mod=mod go build -o "$d/inst.bin" .)
+}
+
 # 3. The fixed cost of a recording run, on a program that does nothing but
 #    print a line (HELLO=0 skips it): the original, its rewritten copy with
 #    recording off (a larger binary: the recorder and the .pst writer are
@@ -162,12 +175,7 @@ done
 if [[ ${HELLO:-1} == 1 ]]; then
 	d="$tmp/hello"; mkdir -p "$d/orig"
 	printf 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hello")\n}\n' > "$d/orig/main.go"
-	printf 'module hello\n\ngo 1.26\n' > "$d/orig/go.mod"
-	(cd "$d/orig" && go build -o "$d/orig.bin" .)
-	"$tmp/parscope" instrument -o "$d/inst" "$d/orig" 2>/dev/null
-	printf 'module hello\n\ngo 1.26\n\nrequire github.com/parscope/parscope v0.0.0\n\nreplace github.com/parscope/parscope => %s\n' "$PWD" > "$d/inst/go.mod"
-	cp go.sum "$d/inst/go.sum"
-	(cd "$d/inst" && GOFLAGS=-mod=mod go build -o "$d/inst.bin" .)
+	rewrite "$d" hello
 	for v in orig off rec; do : > "$d/$v.us"; done
 	for ((i = 0; i < ${ROUNDS:-21}; i++)); do
 		t0=$(now_us); "$d/orig.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/orig.us"
@@ -227,12 +235,7 @@ func main() {
 	fmt.Println(total)
 }
 GO
-	printf 'module goroutines\n\ngo 1.26\n' > "$d/orig/go.mod"
-	(cd "$d/orig" && go build -o "$d/orig.bin" .)
-	"$tmp/parscope" instrument -o "$d/inst" "$d/orig" 2>/dev/null
-	printf 'module goroutines\n\ngo 1.26\n\nrequire github.com/parscope/parscope v0.0.0\n\nreplace github.com/parscope/parscope => %s\n' "$PWD" > "$d/inst/go.mod"
-	cp go.sum "$d/inst/go.sum"
-	(cd "$d/inst" && GOFLAGS=-mod=mod go build -o "$d/inst.bin" .)
+	rewrite "$d" goroutines
 	printf '\n%-36s %9s %9s %9s %12s\n' "goroutines (whole process, ms)" "orig" "off" "rec" "rec µs/gor."
 	for g in ${GOROUTINES-2000 20000}; do
 		for v in orig off rec; do : > "$d/$v.us"; done
