@@ -26,11 +26,15 @@ func build(path string, force bool, h *spillHeader, spillPath string, chunks map
 		return fmt.Errorf("instrument: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("instrument: %w", err)
+	var in io.ReaderAt = f
+	if len(chunks) > mergeLimit {
+		// Read one after another (below): small reads from a block cache.
+		st, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("instrument: %w", err)
+		}
+		in = newBlockCache(f, st.Size())
 	}
-	cache := newBlockCache(f, st.Size())
 	w, err := store.Create(path, store.Options{Force: force})
 	if err != nil {
 		return fmt.Errorf("instrument: %w", err)
@@ -49,7 +53,7 @@ func build(path string, force bool, h *spillHeader, spillPath string, chunks map
 	slices.Sort(procs)
 	readers := make([]*procReader, len(procs))
 	for i, p := range procs {
-		readers[i] = &procReader{f: cache, proc: p, chunks: chunks[p], conv: conv}
+		readers[i] = &procReader{f: in, proc: p, chunks: chunks[p], conv: conv}
 		w.Header().EnsureRun(0, p+1)
 	}
 	add := func(r *trace.Record) error {

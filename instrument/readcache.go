@@ -4,12 +4,15 @@ import (
 	"io"
 )
 
-// blockCache is an io.ReaderAt over a file that serves reads smaller than
-// a block from the few blocks it last read. Building a trace reads each
-// process's chunks in turn; a recording of thousands of short-lived
-// goroutines holds a chunk or two of a few records for each, next to one
-// another in the spill file, and a read call for each was most of the
-// build's system time.
+// blockCache is an io.ReaderAt over a file that serves small reads (up to
+// cacheMaxRead bytes) from the few blocks it last read, and passes larger
+// ones to the file. Building a trace of many processes reads each one's
+// chunks in turn; a recording of thousands of short-lived goroutines holds
+// a chunk or two of a few records for each, next to one another in the
+// spill file, and a read call for each was most of the build's system
+// time. Reads that jump about the file (a merge of processes' streams)
+// would make it read a block for each small read: build uses it only
+// where it reads the processes one after another.
 type blockCache struct {
 	f      io.ReaderAt
 	size   int64 // of the file
@@ -29,6 +32,7 @@ type cachedBlock struct {
 const (
 	cacheBlockSize = 256 << 10
 	cacheBlocks    = 4
+	cacheMaxRead   = 4 << 10
 )
 
 func newBlockCache(f io.ReaderAt, size int64) *blockCache {
@@ -41,7 +45,7 @@ func newBlockCache(f io.ReaderAt, size int64) *blockCache {
 
 // ReadAt implements io.ReaderAt.
 func (c *blockCache) ReadAt(p []byte, off int64) (int, error) {
-	if len(p) >= cacheBlockSize || off < 0 {
+	if len(p) > cacheMaxRead || off < 0 {
 		return c.f.ReadAt(p, off)
 	}
 	done := 0

@@ -26,7 +26,9 @@ func TestBlockCache(t *testing.T) {
 		case 0:
 			n = cacheBlockSize + r.IntN(1000)
 		case 1:
-			n = cacheBlockSize - 1
+			n = cacheMaxRead + 1 + r.IntN(1000)
+		case 2:
+			n = cacheMaxRead
 		}
 		off := r.Int64N(int64(len(data)) + 100)
 		if i%7 == 0 { // near a block's end

@@ -154,8 +154,9 @@ func (s *spiller) take(r spillReq, acks []chan error) []chan error {
 }
 
 // writeBatch bounds the bytes of one write call (a larger chunk is
-// written alone).
-const writeBatch = 1 << 20
+// written alone), and so the spill writer's scratch buffer: two of the
+// default buffers, or thousands of a short-lived goroutine's few records.
+const writeBatch = 256 << 10
 
 // writeOldest writes the n oldest buffers held in memory, as few write
 // calls as writeBatch allows, so that they are in the kernel (and survive
