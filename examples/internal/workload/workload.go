@@ -1,7 +1,7 @@
 // Package workload holds what the example workloads share: their common
-// flags (-o, -seed, -force, -entropy-filter, -go-trace), the main of a recorded workload (Program.Main)
-// and of a probe worker (ProbeMain), and a compute loop that stands for
-// work.
+// flags (-o, -seed, -force, -entropy-filter, -go-trace), the main of a
+// recorded workload (Program.Main) and of a probe worker (ProbeMain), and
+// a compute loop that stands for work.
 package workload
 
 import (
