@@ -140,6 +140,10 @@ type Recovery struct {
 	TornTail int64 `json:"torn_tail_bytes"`
 	// Kept is true when the spill directory was left in place.
 	Kept bool `json:"kept"`
+	// Complete is true when the spill held a whole recording, left by a
+	// Close with Options.BuildLater, rather than what a program that
+	// ended without Close left behind.
+	Complete bool `json:"complete"`
 }
 
 // SkippedBytes is the total length of the skipped stretches.
@@ -152,8 +156,11 @@ func (r *Recovery) SkippedBytes() int64 {
 }
 
 // Recover builds the .pst at path from the spill directory that a program
-// recording to path left behind when it ended without Close (os.Exit, an
-// unrecovered panic in a goroutine, a kill). It holds every record written
+// recording to path left behind. After a Close with Options.BuildLater the
+// spill is a complete recording, and the trace is the one Close would have
+// built (replacing a trace at path if the recording was started with
+// Force). When the program ended without Close (os.Exit, an unrecovered
+// panic in a goroutine, a kill), the trace is marked recovered and holds every record written
 // up to each process's last flush point (Process.Flush, Process.Done,
 // Recorder.Flush) and every full buffer the spill writer had written;
 // records still in memory at the exit are lost. A damaged chunk in the
@@ -195,11 +202,16 @@ func Recover(path string, opts RecoverOptions) (*Recovery, error) {
 	if h.Header.Meta.Extra == nil {
 		h.Header.Meta.Extra = map[string]string{}
 	}
-	h.Header.Meta.Extra["recovered"] = "true"
+	// A complete recording (Options.BuildLater) builds into the trace
+	// Close would have written; anything else is marked recovered.
+	rec.Complete = h.Complete
+	if !h.Complete || len(sc.skipped) > 0 || sc.torn > 0 {
+		h.Header.Meta.Extra["recovered"] = "true"
+	}
 	if len(sc.skipped) > 0 {
 		h.Header.Meta.Extra["recovered_skipped_bytes"] = fmt.Sprint(rec.SkippedBytes())
 	}
-	if err := build(path, opts.Force, &h, spillPath, sc.chunks); err != nil {
+	if err := build(path, opts.Force || h.Complete && h.Replace, &h, spillPath, sc.chunks); err != nil {
 		return nil, err
 	}
 	if opts.Keep || len(sc.skipped) > 0 {
@@ -207,4 +219,18 @@ func Recover(path string, opts RecoverOptions) (*Recovery, error) {
 		return rec, nil
 	}
 	return rec, os.RemoveAll(dir)
+}
+
+// Unbuilt reports whether the spill directory of a recording to path holds
+// a complete recording that has not been built yet: one a Close with
+// Options.BuildLater left, which Recover turns into the .pst.
+func Unbuilt(path string) bool {
+	data, err := os.ReadFile(filepath.Join(SpillDir(path), headerFile))
+	if err != nil {
+		return false
+	}
+	var h struct {
+		Complete bool `json:"complete"`
+	}
+	return json.Unmarshal(data, &h) == nil && h.Complete
 }

@@ -13,7 +13,13 @@
 // lock; a full buffer is handed to one background goroutine that appends it
 // to a spill file in Path+".spill", and the process continues in a second
 // buffer, so memory stays at two buffers per process (Options.BufferRecords).
-// Close merges the processes' streams and writes the .pst through the store.
+// Close merges the processes' streams and writes the .pst through the store;
+// with Options.BuildLater (or PARSCOPE_BUILD=later in the environment) it
+// leaves the complete recording in the spill directory instead, durably,
+// and Recover (`parscope recover`, or any parscope command given the path)
+// builds the same .pst afterwards: the program then pays neither the
+// sorting and Parquet encoding of its records nor the creation of the
+// .pst's files.
 //
 // Timestamps come from the CPU's time-stamp counter where it is invariant
 // (constant rate, synchronised, trusted by the kernel; about 12 ns a read

@@ -70,6 +70,15 @@ type Options struct {
 	// Disabled makes Start return a nil *Recorder: every method is then a
 	// no-op, for measuring a program without recording.
 	Disabled bool
+	// BuildLater makes Close leave the recording in the spill directory
+	// (Path+".spill"), complete and durable, instead of building the .pst:
+	// the program then ends without the cost of sorting its records and
+	// encoding them as Parquet, which grows with the records (and is a few
+	// milliseconds even for a handful). Recover, `parscope recover`, or any
+	// parscope command given Path builds the .pst afterwards, the same
+	// trace Close would have built. The environment variable
+	// PARSCOPE_BUILD ("later" or "now") overrides it.
+	BuildLater bool
 }
 
 // Recorder records the processes of one run of a program. Its methods are
@@ -137,6 +146,15 @@ func Start(opts Options) (*Recorder, error) {
 		c := *opts.SimClock // the recorder's own copy: the caller may change theirs
 		opts.SimClock = &c
 	}
+	switch b := os.Getenv("PARSCOPE_BUILD"); b {
+	case "":
+	case "later":
+		opts.BuildLater = true
+	case "now":
+		opts.BuildLater = false
+	default:
+		return nil, fmt.Errorf("instrument: PARSCOPE_BUILD=%q: expected \"later\" (leave the recording for parscope to build) or \"now\" (build the .pst at Close)", b)
+	}
 	path := filepath.Clean(opts.Path)
 	opts.Path = path
 	if _, err := os.Lstat(path); err == nil {
@@ -152,7 +170,7 @@ func Start(opts Options) (*Recorder, error) {
 	spill := SpillDir(path)
 	if _, err := os.Lstat(spill); err == nil {
 		if !opts.Force {
-			return nil, fmt.Errorf("instrument: %s is left over from an earlier run: recover it with instrument.Recover, or remove it", spill)
+			return nil, fmt.Errorf("instrument: %s holds an earlier recording not yet built (PARSCOPE_BUILD=later) or left over from a run that ended without Close: build it with instrument.Recover (parscope recover %s), or remove it", spill, path)
 		}
 		if err := os.RemoveAll(spill); err != nil {
 			return nil, fmt.Errorf("instrument: %w", err)
@@ -408,8 +426,17 @@ func (r *Recorder) Close() error {
 	// However short the run, the rate from Start to here converts every
 	// tick of it to within the pairs' own error: both ends are measured,
 	// and what lies between is interpolated.
-	if err := r.sp.stop(); err != nil {
-		return err
+	//
+	// With BuildLater every record goes to the spill file and is made
+	// durable before the header says the spill is complete. Should that
+	// fail (a write error keeps the records in memory), the .pst is built
+	// now instead, from what the recorder holds.
+	later := r.opts.BuildLater && r.sp.sync() == nil
+	if err := r.sp.stop(later); err != nil {
+		if !later {
+			return err
+		}
+		later = false
 	}
 	if hdrErr != nil {
 		return hdrErr
@@ -423,6 +450,16 @@ func (r *Recorder) Close() error {
 	// a recovered trace converts with the header's pair (Start's, or the
 	// refresh's), as after a crash before Close. Writing it durably each
 	// time was a tenth of a short recording's cost at exit.
+	if later {
+		// The header Close would build with, marked complete, written
+		// durably after the records: the spill is then the whole trace.
+		// If it cannot be written, the .pst is built now.
+		hdr.Complete, hdr.Replace = true, r.opts.Force
+		if writeHeaderFile(filepath.Join(r.spill, headerFile), hdr) == nil {
+			return nil
+		}
+		hdr.Complete, hdr.Replace = false, false
+	}
 	if err := r.writeHeaderIfChanged(); err != nil {
 		return err
 	}
@@ -445,7 +482,7 @@ func (r *Recorder) Abort() {
 	r.mu.Unlock()
 	r.stopRefresh()
 	r.firstHeader() // nothing may still be writing into the spill directory
-	r.sp.stop()
+	r.sp.stop(false)
 	os.RemoveAll(r.spill)
 }
 
@@ -463,6 +500,14 @@ type spillHeader struct {
 	Start      clockPair    `json:"start"`
 	Calibrated clockPair    `json:"calibrated"`
 	Resolution int64        `json:"resolution_ns"`
+	// Complete is set by a Close with BuildLater: the header is the one
+	// Close builds with (the end's clock pair, the filter counts) and the
+	// records are all written, so the spill is a whole recording to build,
+	// not what a program that died left behind.
+	Complete bool `json:"complete,omitempty"`
+	// Replace is set with Complete when the recording was started with
+	// Force: building it replaces a trace at its path.
+	Replace bool `json:"replace,omitempty"`
 }
 
 func (r *Recorder) header(cal clockPair) *spillHeader {

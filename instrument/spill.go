@@ -236,11 +236,18 @@ func (s *spiller) sync() error {
 }
 
 // stop stops the goroutine (keeping in memory what it holds) and closes
-// the file.
-func (s *spiller) stop() error {
+// the file, first fsyncing it when sync is set.
+func (s *spiller) stop(sync bool) error {
 	close(s.reqs)
 	<-s.done
-	return s.f.Close()
+	var err error
+	if sync {
+		err = s.f.Sync()
+	}
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // SkippedRange is a stretch of a spill file that recovery could not read:

@@ -44,7 +44,7 @@ func TestSpillBatches(t *testing.T) {
 		}
 	}
 	chunks := s.chunks
-	if err := s.stop(); err != nil {
+	if err := s.stop(false); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)

@@ -35,7 +35,7 @@ func spillSeed(t testing.TB) []byte {
 	if err := s.sync(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.stop(); err != nil {
+	if err := s.stop(false); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/instrument"
 	"github.com/parscope/parscope/internal/atomicfile"
 	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/store"
@@ -123,7 +124,9 @@ func (t *openedTrace) Close() error {
 }
 
 // openTrace opens the trace at path for cmd, the one place every command
-// that reads a trace opens it. A .pst is opened as it is. Anything else
+// that reads a trace opens it. A recording left unbuilt at path
+// (PARSCOPE_BUILD=later) is built into its .pst first, once. A .pst is
+// opened as it is. Anything else
 // parscope import reads (a trace file, an OTF2 archive directory or its
 // anchor file, a .meta, .prv ...) is imported, with the format detected as
 // import detects it and the import flags of cmd (addTraceFlags), into a
@@ -134,6 +137,11 @@ func openTrace(cmd *cobra.Command, path string) (*openedTrace, error) {
 	f := traceImports[cmd]
 	if f == nil {
 		f = &importFlags{formatFlag: "format"}
+	}
+	if instrument.Unbuilt(path) {
+		if err := buildRecording(cmd, path); err != nil {
+			return nil, err
+		}
 	}
 	fi, err := os.Stat(path)
 	if err != nil {

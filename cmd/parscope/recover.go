@@ -16,10 +16,14 @@ func init() {
 	)
 	cmd := &cobra.Command{
 		Use:   "recover TRACE.pst",
-		Short: "Build a .pst from what a recording program left behind when it died",
+		Short: "Build a .pst from a recording left unbuilt, or from what a recording program left behind when it died",
 		Long: `A program recording itself with the instrument library writes its buffers
 to TRACE.pst.spill/ as it goes and builds TRACE.pst when it calls Close.
-If it ended without Close (os.Exit, a panic in a goroutine, a kill),
+With PARSCOPE_BUILD=later (Options.BuildLater) Close leaves the whole
+recording there instead, so that the program does not pay for building
+the trace; recover builds TRACE.pst from it, the trace Close would have
+built (every command given TRACE.pst builds it too, the first time).
+If the program ended without Close (os.Exit, a panic in a goroutine, a kill),
 recover builds TRACE.pst from the spill: every record up to each process's
 last flush point, and every full buffer already written. Records still in
 memory at the exit are lost.
@@ -44,8 +48,12 @@ intact chunk and --keep is not given.`,
 			}
 			spill := instrument.SpillDir(args[0])
 			if len(rec.Skipped) == 0 {
-				progress.Notef(cmd.ErrOrStderr(), "recovered %s: %s records in %s chunks from %s\n",
-					args[0], human.Count(rec.Records), human.Count(int64(rec.Chunks)), spill)
+				verb := "recovered"
+				if rec.Complete {
+					verb = "built"
+				}
+				progress.Notef(cmd.ErrOrStderr(), "%s %s: %s records in %s chunks from %s\n",
+					verb, args[0], human.Count(rec.Records), human.Count(int64(rec.Chunks)), spill)
 				if rec.TornTail > 0 {
 					progress.Warnf(cmd.ErrOrStderr(), "the last %s of %s were a chunk left unfinished when the program died: its records are lost", human.Bytes(rec.TornTail), rec.Spill)
 				}
@@ -65,4 +73,22 @@ intact chunk and --keep is not given.`,
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the spill directory (always kept when anything was skipped)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was recovered and skipped as JSON")
 	root.AddCommand(cmd)
+}
+
+// buildRecording builds the .pst at path from the complete recording a
+// program left in its spill directory (PARSCOPE_BUILD=later), as recover
+// does, saying so on stderr; damage found in the spill is an error, with
+// the spill directory kept.
+func buildRecording(cmd *cobra.Command, path string) error {
+	spill := instrument.SpillDir(path)
+	progress.Notef(cmd.ErrOrStderr(), "building %s from the recording in %s (PARSCOPE_BUILD=later)\n", path, spill)
+	rec, err := instrument.Recover(path, instrument.RecoverOptions{})
+	if err != nil {
+		return err
+	}
+	if len(rec.Skipped) > 0 {
+		return fmt.Errorf("built %s only in part: %d damaged stretch(es) of %s (%s) skipped; %s is kept (see parscope recover)",
+			path, len(rec.Skipped), rec.Spill, human.Bytes(rec.SkippedBytes()), spill)
+	}
+	return nil
 }

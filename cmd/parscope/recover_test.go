@@ -122,3 +122,57 @@ func TestRecoverDamagedSpill(t *testing.T) {
 		t.Fatalf("the trace holds %d states, want 1950", info.Records["state"])
 	}
 }
+
+// TestBuildLaterOnFirstRead records with PARSCOPE_BUILD=later: the first
+// command given the trace builds it (saying so), with every record, and
+// removes the spill; recover names a complete recording "built".
+func TestBuildLaterOnFirstRead(t *testing.T) {
+	dir := t.TempDir()
+	record := func(path string) {
+		t.Helper()
+		t.Setenv("PARSCOPE_BUILD", "later")
+		rec, err := instrument.Start(instrument.Options{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p := 0; p < 2; p++ {
+			for i := 0; i < 300; i++ {
+				rec.Process(p).Block(int32(i % 5))
+			}
+		}
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		os.Unsetenv("PARSCOPE_BUILD")
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Fatalf("PARSCOPE_BUILD=later built %s at Close", path)
+		}
+	}
+	pst := filepath.Join(dir, "later.pst")
+	record(pst)
+	out, errOut, code := run(t, "info", "--json", pst)
+	if code != 0 {
+		t.Fatalf("info: exit %d\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut, "building "+pst+" from the recording in "+instrument.SpillDir(pst)) {
+		t.Errorf("info did not say it built the trace: %q", errOut)
+	}
+	var info infoReport
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Records["state"] != 600 || info.StatesUsed != 5 {
+		t.Fatalf("built %d states using %d blocks, want 600 and 5", info.Records["state"], info.StatesUsed)
+	}
+	if _, err := os.Stat(instrument.SpillDir(pst)); !os.IsNotExist(err) {
+		t.Fatalf("the spill directory is still there: %v", err)
+	}
+	if _, errOut, _ := run(t, "info", pst); strings.Contains(errOut, "building") {
+		t.Errorf("the second read built the trace again: %q", errOut)
+	}
+	other := filepath.Join(dir, "other.pst")
+	record(other)
+	if _, errOut, code := run(t, "recover", other); code != 0 || !strings.Contains(errOut, "built "+other+": 600 records") {
+		t.Fatalf("recover of a complete recording: exit %d, %q", code, errOut)
+	}
+}

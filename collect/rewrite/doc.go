@@ -86,5 +86,8 @@
 // generated TestMain, when the package has tests and no TestMain of its
 // own. A program ending with os.Exit, or with goroutines still recording
 // when main returns, loses what was not flushed (see the instrument
-// package; `parscope recover` builds what reached the spill).
+// package; `parscope recover` builds what reached the spill). With
+// PARSCOPE_BUILD=later the program leaves its whole recording in the spill
+// directory at exit instead of building the .pst, and the first parscope
+// command given the trace builds it (instrument.Options.BuildLater).
 package rewrite
