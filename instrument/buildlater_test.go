@@ -43,6 +43,10 @@ func recordSim(t *testing.T, path string, later, force bool) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
+	_, err = os.Lstat(SpillDir(path))
+	if spill := err == nil; rec.LeftUnbuilt() != spill {
+		t.Fatalf("LeftUnbuilt %v with the spill directory left %v", rec.LeftUnbuilt(), spill)
+	}
 }
 
 // TestBuildLater records the same program built at Close and with

@@ -85,11 +85,14 @@ type Options struct {
 // safe for concurrent use, except that Flush, Close and Abort must not run
 // while any process is recording (see the package documentation).
 type Recorder struct {
-	opts   Options
-	spill  string // spill directory
-	sp     *spiller
-	start  clockPair
-	scale0 float64 // ns per tick from the start-up calibration
+	opts  Options
+	spill string // spill directory
+	// leftUnbuilt is set by a Close that left the recording in the spill
+	// directory for parscope to build (Options.BuildLater).
+	leftUnbuilt bool
+	sp          *spiller
+	start       clockPair
+	scale0      float64 // ns per tick from the start-up calibration
 	// refresh rewrites the header with a later calibration pair.
 	refresh *time.Timer
 	wall    time.Time
@@ -456,6 +459,7 @@ func (r *Recorder) Close() error {
 		// If it cannot be written, the .pst is built now.
 		hdr.Complete, hdr.Replace = true, r.opts.Force
 		if writeHeaderFile(filepath.Join(r.spill, headerFile), hdr) == nil {
+			r.leftUnbuilt = true
 			return nil
 		}
 		hdr.Complete, hdr.Replace = false, false
@@ -468,6 +472,12 @@ func (r *Recorder) Close() error {
 	}
 	return os.RemoveAll(r.spill)
 }
+
+// LeftUnbuilt reports whether Close left the recording in the spill
+// directory, complete, for Recover or parscope to build into the .pst
+// (Options.BuildLater), rather than building it. It is false before Close,
+// and when Close built the .pst because the spill could not be completed.
+func (r *Recorder) LeftUnbuilt() bool { return r != nil && r.leftUnbuilt }
 
 // Abort stops recording and removes the spill directory without writing a
 // trace.

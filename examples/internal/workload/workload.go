@@ -181,9 +181,13 @@ func (p *Program) Main(opts func() (instrument.Options, error), run func(*instru
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(1)
 	}
-	if c.Out != "" {
+	switch {
+	case rec.LeftUnbuilt():
+		fmt.Fprintf(os.Stderr, "%s: ran in %s, left the recording in %s (PARSCOPE_BUILD=later: parscope builds %s when first given it)\n",
+			name, human.Duration(elapsed), instrument.SpillDir(c.Out), c.Out)
+	case c.Out != "":
 		fmt.Fprintf(os.Stderr, "%s: ran in %s, wrote %s\n", name, human.Duration(elapsed), c.Out)
-	} else {
+	default:
 		fmt.Fprintf(os.Stderr, "%s: ran in %s (not recorded)\n", name, human.Duration(elapsed))
 	}
 }
