@@ -229,8 +229,6 @@ func Unbuilt(path string) bool {
 	if err != nil {
 		return false
 	}
-	var h struct {
-		Complete bool `json:"complete"`
-	}
+	var h spillHeader
 	return json.Unmarshal(data, &h) == nil && h.Complete
 }

@@ -446,13 +446,6 @@ func (r *Recorder) Close() error {
 	}
 	hdr := r.header(cal)
 	r.addFilterStats(hdr.Header.Meta.Extra)
-	// The spill's header is rewritten only when a dictionary changed since
-	// it was last written: what Recover needs to read the records is then
-	// durable should the build below fail or the program die during it.
-	// The end's clock pair and the filter counts go into the .pst only;
-	// a recovered trace converts with the header's pair (Start's, or the
-	// refresh's), as after a crash before Close. Writing it durably each
-	// time was a tenth of a short recording's cost at exit.
 	if later {
 		// The header Close would build with, marked complete, written
 		// durably after the records: the spill is then the whole trace.
@@ -464,6 +457,13 @@ func (r *Recorder) Close() error {
 		}
 		hdr.Complete, hdr.Replace = false, false
 	}
+	// The spill's header is rewritten only when a dictionary changed since
+	// it was last written: what Recover needs to read the records is then
+	// durable should the build below fail or the program die during it.
+	// The end's clock pair and the filter counts go into the .pst only;
+	// a recovered trace converts with the header's pair (Start's, or the
+	// refresh's), as after a crash before Close. Writing it durably each
+	// time was a tenth of a short recording's cost at exit.
 	if err := r.writeHeaderIfChanged(); err != nil {
 		return err
 	}
