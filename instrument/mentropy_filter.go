@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/parscope/parscope/analysis/mentropy"
+	"github.com/parscope/parscope/analysis/mentropy/meter"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -13,7 +13,7 @@ import (
 type EntropyOptions struct {
 	// Config is the modified entropy's window, K, α/β table and variant
 	// (DefaultEntropyConfig is Özmen's Table 4).
-	Config mentropy.Config
+	Config meter.Config
 	// Threshold: an event that repeats the previous one of its kind is kept
 	// only when its modified entropy is above Threshold.
 	Threshold float64
@@ -50,13 +50,13 @@ type EntropyFilter struct {
 	threshold float64
 	slot      [16]int8 // kind → meter slot, −1 not filtered
 	nslot     int
-	config    mentropy.Config
-	probs     mentropy.Probs
+	config    meter.Config
+	probs     meter.Probs
 	dynamic   bool
 	procs     []*entropyProc // fixed processes, by id
 	// proto is the meter NewEntropyFilter made; every process's meter is
 	// a fresh copy of it, sharing its tables.
-	proto *mentropy.Meter
+	proto *meter.Meter
 
 	mu  sync.Mutex
 	dyn map[int]*entropyProc // Dynamic: processes made so far
@@ -66,7 +66,7 @@ type EntropyFilter struct {
 // recorder asks for that process.
 type entropyProc struct {
 	f       *EntropyFilter
-	meters  []*mentropy.Meter // by slot
+	meters  []*meter.Meter // by slot
 	kept    int64
 	dropped int64
 }
@@ -93,16 +93,16 @@ func NewEntropyFilter(o EntropyOptions) (*EntropyFilter, error) {
 			f.nslot++
 		}
 	}
-	f.probs = mentropy.UniformProbs(o.Alphabet)
+	f.probs = meter.UniformProbs(o.Alphabet)
 	if o.Learned {
-		f.probs = mentropy.LearnedProbs(o.Alphabet)
+		f.probs = meter.LearnedProbs(o.Alphabet)
 	}
 	if o.Threshold < 0 {
 		return nil, errors.New("instrument: entropy filter: negative threshold")
 	}
 	// The first meter validates the configuration; every process's
 	// meters are fresh copies of it.
-	m, err := mentropy.NewMeter(f.config, f.probs)
+	m, err := meter.NewMeter(f.config, f.probs)
 	if err != nil {
 		return nil, fmt.Errorf("instrument: entropy filter: %w", err)
 	}
@@ -120,11 +120,11 @@ func NewEntropyFilter(o EntropyOptions) (*EntropyFilter, error) {
 
 // newProc makes one process's part of the filter. Its meters are fresh
 // copies of the filter's first (which shares its tables with them: see
-// mentropy.Meter.Fresh), each made at the process's first record of its
+// meter.Meter.Fresh), each made at the process's first record of its
 // kind (Keep): most goroutines of a rewritten program record no events.
 // It reads only what NewEntropyFilter set, and takes no lock.
 func (f *EntropyFilter) newProc() *entropyProc {
-	return &entropyProc{f: f, meters: make([]*mentropy.Meter, f.nslot)}
+	return &entropyProc{f: f, meters: make([]*meter.Meter, f.nslot)}
 }
 
 // proc returns proc's part of the filter, or nil for a process the filter
@@ -185,7 +185,7 @@ func (p *entropyProc) Keep(_ int, kind trace.Kind, id int32, _ int64) bool {
 		p.meters[f.slot[kind]] = m
 	}
 	s, err := m.Next(id)
-	if err != nil || s.Case != mentropy.Alpha || s.H > f.threshold {
+	if err != nil || s.Case != meter.Alpha || s.H > f.threshold {
 		p.kept++
 		return true
 	}
@@ -222,12 +222,12 @@ func (f *EntropyFilter) Counts(proc int) (kept, dropped int64) {
 const DefaultEntropyThreshold = 0.1
 
 // DefaultEntropyConfig is the modified entropy configuration of Özmen's
-// (2002) Table 4 (mentropy.Table4) with K = 100, the constant of the
+// (2002) Table 4 (meter.Table4) with K = 100, the constant of the
 // filter's figures in docs/modified-entropy.md. It is the table of the
 // filter in rewritten programs and the examples. Each call returns fresh
 // tables.
-func DefaultEntropyConfig() mentropy.Config {
-	c := mentropy.Table4()
+func DefaultEntropyConfig() meter.Config {
+	c := meter.Table4()
 	c.K = 100
 	return c
 }

@@ -14,16 +14,6 @@ import (
 // Name is the mentropy analysis' name in the engine's registry.
 const Name = "mentropy"
 
-// Table4 returns the configuration of Özmen's (2002) Table 4 (W = 4,
-// variant R, α = 0.5 0.7 0.8 0.9 0.99, β = 0.5 0.3 0.2 0.1 0.01, K = 1;
-// docs/paper-oracles.md 1.3): the defaults of the mentropy analysis, and
-// the table of the instrument library's entropy filter. Each call returns
-// fresh tables.
-func Table4() Config {
-	return Config{Window: 4, K: 1, Variant: VariantR, Scope: ScopeHistory,
-		Alpha: []float64{0.5, 0.7, 0.8, 0.9, 0.99}, Beta: []float64{0.5, 0.3, 0.2, 0.1, 0.01}}
-}
-
 // Params are the options of the mentropy analysis: the flags of `parscope
 // mentropy` (and parscope-beam mentropy) and the "options" of its
 // envelope.
@@ -84,7 +74,7 @@ func (p *Params) Config() (Config, ProbSpec, trace.Kind, error) {
 		Alpha: p.Alpha, Beta: p.Beta}
 	if err := c.Validate(); err != nil {
 		t4 := Table4()
-		if slices.Equal(c.Alpha, t4.Alpha) && slices.Equal(c.Beta, t4.Beta) && (c.Window != t4.Window || c.variant() != VariantR) {
+		if slices.Equal(c.Alpha, t4.Alpha) && slices.Equal(c.Beta, t4.Beta) && (c.Window != t4.Window || c.Variant != "" && c.Variant != VariantR) {
 			return Config{}, ProbSpec{}, 0, fmt.Errorf("mentropy: --alpha and --beta are needed (W+1 values for variant R, W for W): the default tables are Table 4's, for W = 4 and variant R (%w)", err)
 		}
 		return Config{}, ProbSpec{}, 0, err

@@ -56,6 +56,10 @@ func table(t *testing.T, m map[string]json.RawMessage, key string) oracleTable {
 	return o
 }
 
+// g is the meter's −x·ln x, the factor of equation 1 (recomputed here
+// from the paper, not taken from the meter).
+func g(x float64) float64 { return -x * math.Log(x) }
+
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b)) }
 
 // fmt6 rounds half-up to 6 decimals, as the paper prints.
