@@ -1,7 +1,8 @@
 // Package atomicfile writes a file or a whole directory so that whoever
 // looks at the destination sees either what was there before or the
 // complete new result, never a mixture or a partial file, whatever happens
-// in between (an error, a full disk, kill -9, a power cut).
+// in between (an error, a full disk, kill -9, a power cut; WriteFileUnsynced
+// gives up the power cut).
 //
 // The new content is written under a temporary name beside the
 // destination (the same directory, so that the final step is a rename
@@ -172,14 +173,17 @@ func (f *File) Name() string { return f.path }
 
 // Commit fsyncs the file, renames it into place and fsyncs the directory.
 // On error the destination is untouched and the temporary file removed.
-func (f *File) Commit() error {
+func (f *File) Commit() error { return f.commit(true) }
+
+// commit is Commit, with or without the fsyncs.
+func (f *File) commit(sync bool) error {
 	if f.done {
 		return fmt.Errorf("%s: already committed or aborted", f.path)
 	}
 	f.done = true
 	tmp := f.f.Name()
 	err := f.f.Chmod(FileMode)
-	if err == nil {
+	if err == nil && sync {
 		err = f.f.Sync()
 	}
 	if e := f.f.Close(); err == nil {
@@ -196,6 +200,9 @@ func (f *File) Commit() error {
 	if err != nil {
 		os.Remove(tmp)
 		return rename(err, "write", f.path)
+	}
+	if !sync {
+		return nil
 	}
 	return syncDir(filepath.Dir(f.path))
 }
@@ -221,6 +228,24 @@ func WriteFile(path string, data []byte, replace Replace) error {
 		return err
 	}
 	return f.Commit()
+}
+
+// WriteFileUnsynced is WriteFile without the fsyncs: whoever looks at path
+// sees the old content or the new, whatever happens to the writing program
+// (an error, a full disk, kill -9), but after a power cut or a kernel crash
+// the file may hold neither. It is for data that the writer keeps no more
+// durably than the kernel's page cache anyway (a recording's spill), where
+// two fsyncs would cost more than the write.
+func WriteFileUnsynced(path string, data []byte, replace Replace) error {
+	f, err := Create(path, replace)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	return f.commit(false)
 }
 
 // Write calls fill with a buffered writer for path and commits the file

@@ -384,3 +384,36 @@ func TestDirHide(t *testing.T) {
 		t.Errorf("Hide changed an error that does not name the temporary directory")
 	}
 }
+
+// TestWriteFileUnsynced: the unsynced write replaces like WriteFile (the
+// new content, the common mode, no temporary left) and follows the same
+// replace policy.
+func TestWriteFileUnsynced(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "header.json")
+	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileUnsynced(p, []byte("new"), RegularFile); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, p); got != "new" {
+		t.Fatalf("content %q, want new", got)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != FileMode {
+		t.Errorf("mode %v, want %v", fi.Mode().Perm(), FileMode)
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Fatalf("left %v in the directory, want header.json only", names)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileUnsynced(sub, []byte("x"), RegularFile); err == nil {
+		t.Fatal("replaced a directory")
+	}
+	if fi, err := os.Stat(sub); err != nil || !fi.IsDir() {
+		t.Fatalf("the refused destination changed: %v", err)
+	}
+}
