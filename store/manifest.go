@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
 
 	"github.com/parscope/parscope/format"
+	"github.com/parscope/parscope/internal/pstdir"
 	"github.com/parscope/parscope/internal/regular"
 	"github.com/parscope/parscope/trace"
 )
@@ -23,12 +24,12 @@ import (
 // FormatName and FormatVersion identify the .pst layout in the manifest.
 // A reader refuses a manifest with another name or a newer version.
 const (
-	FormatName    = "parscope-pst"
+	FormatName    = pstdir.Format
 	FormatVersion = 1
 )
 
 const (
-	manifestFile = "manifest.json"
+	manifestFile = pstdir.Manifest
 	indexName    = "index"
 	indexFile    = indexName + ".parquet"
 )

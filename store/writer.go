@@ -3,7 +3,6 @@ package store
 import (
 	"bufio"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/parscope/parscope/internal/atomicfile"
+	"github.com/parscope/parscope/internal/pstdir"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -85,26 +85,10 @@ func Create(path string, opts Options) (*Writer, error) {
 }
 
 // Replaceable allows replacing path only when it is a .pst: a directory
-// (not a symbolic link) holding a parscope manifest. It is the rule for
-// every --force: whatever else is at the path (a file, a directory of
-// other things) is refused, never deleted.
-func Replaceable(path string) error {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s exists and is not a .pst trace directory; --force replaces only a .pst, refusing to replace it", path)
-	}
-	data, err := os.ReadFile(filepath.Join(path, manifestFile))
-	var m struct {
-		Format string `json:"format"`
-	}
-	if err != nil || json.Unmarshal(data, &m) != nil || m.Format != FormatName {
-		return fmt.Errorf("%s exists and is not a .pst trace (no parscope %s in it); --force replaces only a .pst, refusing to replace it", path, manifestFile)
-	}
-	return nil
-}
+// (not a symbolic link) holding a parscope manifest (pstdir.Replaceable).
+// It is the rule for every --force: whatever else is at the path (a file,
+// a directory of other things) is refused, never deleted.
+func Replaceable(path string) error { return pstdir.Replaceable(path) }
 
 // Header implements trace.Writer. The clock resolution in Meta must be set
 // before the first Add: it fixes the time unit of the stored columns.
