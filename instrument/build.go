@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -19,8 +18,9 @@ import (
 // processes are written one after another and the store sorts them.
 const mergeLimit = 512
 
-// build writes the .pst at path from a spill file and its header.
-func build(path string, force bool, h *spillHeader, spillPath string, chunks map[int32][]*chunk) error {
+// build writes the .pst at path, through the linked store's create, from a
+// spill file and its header.
+func build(create CreateTrace, path string, force bool, h *spillHeader, spillPath string, chunks map[int32][]*chunk) error {
 	f, err := os.Open(spillPath)
 	if err != nil {
 		return fmt.Errorf("instrument: %w", err)
@@ -35,7 +35,7 @@ func build(path string, force bool, h *spillHeader, spillPath string, chunks map
 		}
 		in = newBlockCache(f, st.Size())
 	}
-	w, err := store.Create(path, store.Options{Force: force})
+	w, err := create(path, force)
 	if err != nil {
 		return fmt.Errorf("instrument: %w", err)
 	}
@@ -168,6 +168,10 @@ func (r *Recovery) SkippedBytes() int64 {
 // recovered. The spill directory is removed only when the trace holds every
 // intact chunk, nothing was skipped and opts.Keep is false.
 func Recover(path string, opts RecoverOptions) (*Recovery, error) {
+	create := linkedStore()
+	if create == nil {
+		return nil, fmt.Errorf("instrument: %w", errNoStore)
+	}
 	path = filepath.Clean(path)
 	dir := SpillDir(path)
 	hdrPath := filepath.Join(dir, headerFile)
@@ -211,7 +215,7 @@ func Recover(path string, opts RecoverOptions) (*Recovery, error) {
 	if len(sc.skipped) > 0 {
 		h.Header.Meta.Extra["recovered_skipped_bytes"] = fmt.Sprint(rec.SkippedBytes())
 	}
-	if err := build(path, opts.Force || h.Complete && h.Replace, &h, spillPath, sc.chunks); err != nil {
+	if err := build(create, path, opts.Force || h.Complete && h.Replace, &h, spillPath, sc.chunks); err != nil {
 		return nil, err
 	}
 	if opts.Keep || len(sc.skipped) > 0 {

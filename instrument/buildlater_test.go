@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/parscope/parscope/trace"
@@ -139,11 +140,11 @@ func TestBuildLaterHeaderFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.pst")
 	orig := writeHeaderFile
 	defer func() { writeHeaderFile = orig }()
-	writeHeaderFile = func(p string, h *spillHeader) error {
+	writeHeaderFile = func(p string, h *spillHeader, sync bool) error {
 		if h.Complete {
 			return errors.New("disk full")
 		}
-		return orig(p, h)
+		return orig(p, h, sync)
 	}
 	recordSim(t, path, true, false)
 	if _, by := readBack(t, path); len(by) != 3 {
@@ -151,5 +152,113 @@ func TestBuildLaterHeaderFails(t *testing.T) {
 	}
 	if _, err := os.Lstat(SpillDir(path)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the spill directory is still there: %v", err)
+	}
+}
+
+// TestWithoutStore: a program that does not link the trace store (a
+// program rewritten by parscope instrument, by default) leaves every
+// recording complete in its spill directory whatever BuildLater says,
+// refuses PARSCOPE_BUILD=now at Start, and cannot Recover; once the store
+// is linked, Recover builds from the spill the trace Close would have
+// built, header and records alike.
+func TestWithoutStore(t *testing.T) {
+	linked := linkedStore()
+	if linked == nil {
+		t.Fatal("no store linked: this package's tests link it (example_test.go imports instrument/pst)")
+	}
+	defer RegisterStore(linked)
+	dir := t.TempDir()
+	now, lean := filepath.Join(dir, "now.pst"), filepath.Join(dir, "lean.pst")
+	recordSim(t, now, false, false)
+	RegisterStore(nil)
+	recordSim(t, lean, false, false) // BuildLater not set
+	if _, err := os.Lstat(lean); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a program without the store wrote %s (%v)", lean, err)
+	}
+	if !Unbuilt(lean) {
+		t.Fatal("the recording left by a program without the store is not a complete one to build")
+	}
+	if _, err := Recover(lean, RecoverOptions{}); err == nil || !strings.Contains(err.Error(), "instrument/pst") {
+		t.Fatalf("Recover without the store: %v", err)
+	}
+	t.Setenv("PARSCOPE_BUILD", "now")
+	x := filepath.Join(dir, "x.pst")
+	if _, err := Start(Options{Path: x}); err == nil || !strings.Contains(err.Error(), "does not link the trace store") {
+		t.Fatalf("PARSCOPE_BUILD=now without the store: %v", err)
+	}
+	if _, err := os.Lstat(SpillDir(x)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused Start left %s (%v)", SpillDir(x), err)
+	}
+	t.Setenv("PARSCOPE_BUILD", "")
+	RegisterStore(linked)
+	if _, err := Recover(lean, RecoverOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hn, rn := readBack(t, now)
+	hl, rl := readBack(t, lean)
+	if _, ok := hl.Meta.Extra["recovered"]; ok {
+		t.Errorf("the trace built from the spill is marked recovered")
+	}
+	if !reflect.DeepEqual(hn, hl) {
+		t.Errorf("headers differ:\nbuilt at Close %+v\nbuilt later    %+v", hn, hl)
+	}
+	if len(rn) != 3 || !reflect.DeepEqual(rn, rl) {
+		t.Errorf("records differ (%d and %d processes)", len(rn), len(rl))
+	}
+}
+
+// TestWithoutStoreSpillFails: when the spill file cannot be written in a
+// program without the store, Close cannot build the records it still holds
+// and says so, naming the spill directory and how to build what it has.
+func TestWithoutStoreSpillFails(t *testing.T) {
+	linked := linkedStore()
+	defer RegisterStore(linked)
+	RegisterStore(nil)
+	path := filepath.Join(t.TempDir(), "t.pst")
+	rec, err := Start(Options{Path: path, BufferRecords: 16, MemoryLimit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.sp.f.Close() // every write of the spill file fails from here on
+	p := rec.Process(0)
+	for i := 0; i < 1000; i++ {
+		p.Block(int32(i % 7))
+	}
+	err = rec.Close()
+	if err == nil || !strings.Contains(err.Error(), "writing spill file") || !strings.Contains(err.Error(), "parscope recover "+path) {
+		t.Fatalf("Close with a failing spill and no store: %v", err)
+	}
+	if rec.LeftUnbuilt() {
+		t.Error("LeftUnbuilt after a spill that could not be completed")
+	}
+	if _, err := os.Lstat(SpillDir(path)); err != nil {
+		t.Errorf("the spill directory is gone: %v", err)
+	}
+}
+
+// TestSyncOption: PARSCOPE_SYNC=on records (with fsyncs) the same complete
+// recording that the default leaves, and other values are refused.
+func TestSyncOption(t *testing.T) {
+	dir := t.TempDir()
+	plain, synced := filepath.Join(dir, "plain.pst"), filepath.Join(dir, "synced.pst")
+	recordSim(t, plain, true, false)
+	t.Setenv("PARSCOPE_SYNC", "on")
+	recordSim(t, synced, true, false)
+	for _, p := range []string{plain, synced} {
+		if !Unbuilt(p) {
+			t.Fatalf("%s: no complete recording left", p)
+		}
+		if _, err := Recover(p, RecoverOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hp, rp := readBack(t, plain)
+	hs, rs := readBack(t, synced)
+	if !reflect.DeepEqual(hp, hs) || len(rp) != 3 || !reflect.DeepEqual(rp, rs) {
+		t.Errorf("the recordings with and without PARSCOPE_SYNC=on differ")
+	}
+	t.Setenv("PARSCOPE_SYNC", "yes")
+	if _, err := Start(Options{Path: filepath.Join(dir, "x.pst")}); err == nil || !strings.Contains(err.Error(), "PARSCOPE_SYNC") {
+		t.Fatalf("PARSCOPE_SYNC=yes: %v", err)
 	}
 }

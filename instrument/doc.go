@@ -13,13 +13,17 @@
 // lock; a full buffer is handed to one background goroutine that appends it
 // to a spill file in Path+".spill", and the process continues in a second
 // buffer, so memory stays at two buffers per process (Options.BufferRecords).
-// Close merges the processes' streams and writes the .pst through the store;
-// with Options.BuildLater (or PARSCOPE_BUILD=later in the environment) it
-// leaves the complete recording in the spill directory instead, durably,
-// and Recover (`parscope recover`, or any parscope command given the path)
-// builds the same .pst afterwards: the program then pays neither the
-// sorting and Parquet encoding of its records nor the creation of the
-// .pst's files.
+// Close merges the processes' streams and writes the .pst through the
+// trace store, when the program links it (import _
+// "github.com/parscope/parscope/instrument/pst"; see RegisterStore). A
+// program that does not, or that sets Options.BuildLater (or
+// PARSCOPE_BUILD=later in the environment), gets the complete recording
+// left in the spill directory instead, and Recover (`parscope recover`, or
+// any parscope command given the path) builds the same .pst afterwards:
+// the program then pays neither the sorting and Parquet encoding of its
+// records nor the creation of the .pst's files, and without the store it
+// links no Parquet writer or compressor (a program rewritten by `parscope
+// instrument` does not, by default).
 //
 // Timestamps come from the CPU's time-stamp counter where it is invariant
 // (constant rate, synchronised, trusted by the kernel; about 12 ns a read
@@ -43,7 +47,8 @@
 // when Process.Flush, Process.Done or Recorder.Flush returns; at that point
 // every record the process made before the call is in the spill file (in
 // the kernel's page cache: it survives os.Exit, an unrecovered panic and
-// SIGKILL, but not a power failure). Precisely:
+// SIGKILL, but not a power failure; so does the spill's header, unless
+// Options.Sync asks for fsyncs). Precisely:
 //
 //   - Close (normally deferred in main) writes everything. A panic in the
 //     main goroutine that unwinds through the deferred Close loses nothing,

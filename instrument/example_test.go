@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/parscope/parscope/instrument"
+	_ "github.com/parscope/parscope/instrument/pst" // links the store for every test of this package (see RegisterStore)
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )

@@ -626,6 +626,11 @@ func TestBufferGrowsBeforeSpilling(t *testing.T) {
 	if err := big.Done(); err != nil {
 		t.Fatal(err)
 	}
+	// Done hands the buffers over without waiting for the writer; a flush
+	// point files and writes them.
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	var sizes []int
 	for _, c := range rec.sp.chunks[1] {
 		sizes = append(sizes, c.n)
@@ -663,7 +668,7 @@ func TestBufferGrowsBeforeSpilling(t *testing.T) {
 func TestHeaderWriteFails(t *testing.T) {
 	full := errors.New("no space left on device")
 	old := writeHeaderFile
-	writeHeaderFile = func(string, *spillHeader) error { return full }
+	writeHeaderFile = func(string, *spillHeader, bool) error { return full }
 	defer func() { writeHeaderFile = old }()
 	path := filepath.Join(t.TempDir(), "h.pst")
 	rec, err := Start(Options{Path: path})

@@ -377,16 +377,32 @@ func (p *Process) finish(end int64) {
 }
 
 // Done ends the process: it closes the occupancy and BBV counters at this
-// time and flushes the process's records to the spill file (see Flush).
-// Call it from the process's goroutine when it has finished; the process
-// must not record afterwards.
+// time and hands the process's records to the spill writer, which writes
+// them with its next write (another process's full buffer, a flush point,
+// Close), or at once when the finished processes' records held in memory
+// pass Options.MemoryLimit. Done does not wait for the write nor wake the
+// writer for it: in a parallel program a thread woken at every
+// goroutine's end takes a core from the computation. So the records of a
+// process that is done survive the program's death only once written; a
+// goroutine whose records must survive an os.Exit right after it calls
+// Flush before Done. Call Done from the process's goroutine when it has
+// finished; the process must not record afterwards.
 func (p *Process) Done() error {
 	if p == nil {
 		return nil
 	}
 	return p.rec.whileOpen(func() error {
 		p.finish(p.now())
-		return p.flush()
+		if p.n == 0 {
+			return nil
+		}
+		if p.spilled {
+			p.queue()
+			return nil
+		}
+		p.rec.sp.hold(p.id, p.buf[:p.n])
+		p.buf, p.n, p.spilled = nil, 0, true
+		return nil
 	})
 }
 

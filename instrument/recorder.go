@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/parscope/parscope/internal/atomicfile"
-	"github.com/parscope/parscope/store"
+	"github.com/parscope/parscope/internal/pstdir"
 	"github.com/parscope/parscope/trace"
 )
 
@@ -77,8 +77,22 @@ type Options struct {
 	// milliseconds even for a handful). Recover, `parscope recover`, or any
 	// parscope command given Path builds the .pst afterwards, the same
 	// trace Close would have built. The environment variable
-	// PARSCOPE_BUILD ("later" or "now") overrides it.
+	// PARSCOPE_BUILD ("later" or "now") overrides it. A program that does
+	// not link the trace store (see RegisterStore) always builds later.
 	BuildLater bool
+	// Sync makes what the recorder leaves in the spill directory durable
+	// against a power failure or a kernel crash, not only against the
+	// program's death: the spill's header is fsynced with its directory
+	// whenever it is written, and a Close that leaves the recording for
+	// later fsyncs the records before the header says they are complete.
+	// Without it (the default) everything the recorder writes survives
+	// the program's death (os.Exit, a panic, SIGKILL) once the write
+	// returns, as the records at a flush point always did, and a
+	// recording saves the fsyncs' milliseconds: a power failure during
+	// or just after it can leave a spill that Recover reports damaged.
+	// A .pst built by Close is written durably either way. The
+	// environment variable PARSCOPE_SYNC ("on" or "off") overrides it.
+	Sync bool
 }
 
 // Recorder records the processes of one run of a program. Its methods are
@@ -154,9 +168,21 @@ func Start(opts Options) (*Recorder, error) {
 	case "later":
 		opts.BuildLater = true
 	case "now":
+		if linkedStore() == nil {
+			return nil, fmt.Errorf("instrument: PARSCOPE_BUILD=now: %w", errNoStore)
+		}
 		opts.BuildLater = false
 	default:
 		return nil, fmt.Errorf("instrument: PARSCOPE_BUILD=%q: expected \"later\" (leave the recording for parscope to build) or \"now\" (build the .pst at Close)", b)
+	}
+	switch v := os.Getenv("PARSCOPE_SYNC"); v {
+	case "":
+	case "on":
+		opts.Sync = true
+	case "off":
+		opts.Sync = false
+	default:
+		return nil, fmt.Errorf("instrument: PARSCOPE_SYNC=%q: expected \"on\" (fsync the spill's header and a recording left for later) or \"off\"", v)
 	}
 	path := filepath.Clean(opts.Path)
 	opts.Path = path
@@ -166,7 +192,7 @@ func Start(opts Options) (*Recorder, error) {
 		}
 		// Refuse now, not at Close after the whole run, what Force may
 		// not replace (anything but a .pst).
-		if err := store.Replaceable(path); err != nil {
+		if err := pstdir.Replaceable(path); err != nil {
 			return nil, fmt.Errorf("instrument: %w", err)
 		}
 	}
@@ -186,7 +212,7 @@ func Start(opts Options) (*Recorder, error) {
 		opts.MemoryLimit = 1 << 20
 	}
 	limit := max(1, int(opts.MemoryLimit/int64(opts.BufferRecords*entrySize)))
-	sp, err := newSpiller(filepath.Join(spill, spillFile), limit)
+	sp, err := newSpiller(filepath.Join(spill, spillFile), limit, max(1, int(opts.MemoryLimit/entrySize)))
 	if err != nil {
 		os.RemoveAll(spill)
 		return nil, fmt.Errorf("instrument: %w", err)
@@ -209,8 +235,8 @@ func Start(opts Options) (*Recorder, error) {
 	if opts.Filter != nil || opts.Throttle > 0 {
 		r.dropEv = r.EventID(DroppedEvent)
 	}
-	// The spill's first header is written durably (two fsyncs) while the
-	// program starts its work, not before: Flush, Close and Abort wait
+	// The spill's first header is written (atomically; with Sync, two
+	// fsyncs too) while the program starts its work, not before: Flush, Close and Abort wait
 	// for it (firstHeader), and a failure is reported by the first of
 	// them. A program that dies in the first milliseconds may leave a
 	// spill without a header, which Recover refuses; it holds nothing
@@ -430,36 +456,56 @@ func (r *Recorder) Close() error {
 	// tick of it to within the pairs' own error: both ends are measured,
 	// and what lies between is interpolated.
 	//
-	// With BuildLater every record goes to the spill file and is made
-	// durable before the header says the spill is complete. Should that
-	// fail (a write error keeps the records in memory), the .pst is built
-	// now instead, from what the recorder holds.
-	later := r.opts.BuildLater && r.sp.sync() == nil
-	if err := r.sp.stop(later); err != nil {
-		if !later {
-			return err
+	// With BuildLater every record goes to the spill file (and, with Sync,
+	// is fsynced) before the header says the spill is complete. Should
+	// that fail (a write error keeps the records in memory), the .pst is
+	// built now instead, from what the recorder holds.
+	//
+	// A program that does not link the store always leaves the recording
+	// for later; if its spill cannot be completed, what the spill file
+	// holds up to the failure is what Recover can build.
+	create := linkedStore()
+	later := (r.opts.BuildLater || create == nil) && r.sp.sync() == nil
+	stopErr := r.sp.stop(later && r.opts.Sync)
+	if stopErr != nil {
+		if !later && create != nil {
+			return stopErr
 		}
 		later = false
 	}
 	if hdrErr != nil {
 		return hdrErr
 	}
+	if !later && create == nil {
+		cause := r.sp.err // the write that failed, if one did
+		if cause == nil {
+			cause = stopErr
+		}
+		return fmt.Errorf("%w; the records not yet written are lost, and %s holds those that were (parscope recover %s builds them): %w", cause, r.spill, r.opts.Path, errNoStore)
+	}
 	hdr := r.header(cal)
 	r.addFilterStats(hdr.Header.Meta.Extra)
 	if later {
 		// The header Close would build with, marked complete, written
-		// durably after the records: the spill is then the whole trace.
+		// after the records: the spill is then the whole trace.
 		// If it cannot be written, the .pst is built now.
 		hdr.Complete, hdr.Replace = true, r.opts.Force
-		if writeHeaderFile(filepath.Join(r.spill, headerFile), hdr) == nil {
+		err := writeHeaderFile(filepath.Join(r.spill, headerFile), hdr, r.opts.Sync)
+		if err == nil {
 			r.leftUnbuilt = true
 			return nil
+		}
+		if create == nil {
+			// Every record is in the spill file; only the
+			// header that says so is missing. Recover builds the
+			// records with the header Start wrote, as after a crash.
+			return fmt.Errorf("%w; every record is in %s, but not the end's header (parscope recover %s builds them, marked recovered): %w", err, r.spill, r.opts.Path, errNoStore)
 		}
 		hdr.Complete, hdr.Replace = false, false
 	}
 	// The spill's header is rewritten only when a dictionary changed since
 	// it was last written: what Recover needs to read the records is then
-	// durable should the build below fail or the program die during it.
+	// on disk should the build below fail or the program die during it.
 	// The end's clock pair and the filter counts go into the .pst only;
 	// a recovered trace converts with the header's pair (Start's, or the
 	// refresh's), as after a crash before Close. Writing it durably each
@@ -467,7 +513,7 @@ func (r *Recorder) Close() error {
 	if err := r.writeHeaderIfChanged(); err != nil {
 		return err
 	}
-	if err := build(r.opts.Path, r.opts.Force, hdr, filepath.Join(r.spill, spillFile), r.sp.chunks); err != nil {
+	if err := build(create, r.opts.Path, r.opts.Force, hdr, filepath.Join(r.spill, spillFile), r.sp.chunks); err != nil {
 		return err
 	}
 	return os.RemoveAll(r.spill)
@@ -588,22 +634,26 @@ func (r *Recorder) writeHeader(cal clockPair) error {
 	r.mu.Lock()
 	r.hdrDirty = false
 	r.mu.Unlock()
-	return writeHeaderFile(filepath.Join(r.spill, headerFile), r.header(cal))
+	return writeHeaderFile(filepath.Join(r.spill, headerFile), r.header(cal), r.opts.Sync)
 }
 
-// writeHeaderFile writes the spill's header; tests replace it to make the
-// write fail.
-var writeHeaderFile = func(path string, h *spillHeader) error { return writeJSON(path, h) }
+// writeHeaderFile writes the spill's header, fsynced when sync is set;
+// tests replace it to make the write fail.
+var writeHeaderFile = func(path string, h *spillHeader, sync bool) error { return writeJSON(path, h, sync) }
 
-// writeJSON writes v to path atomically and durably (see package
-// atomicfile): Recover needs the header, so a crash must leave the old
-// one or the new one, never a torn one.
-func writeJSON(path string, v any) error {
+// writeJSON writes v to path atomically (see package atomicfile): Recover
+// needs the header, so the program's death must leave the old one or the
+// new one, never a torn one; with sync, so must a power failure.
+func writeJSON(path string, v any, sync bool) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("instrument: %w", err)
 	}
-	if err := atomicfile.WriteFile(path, data, atomicfile.RegularFile); err != nil {
+	write := atomicfile.WriteFileUnsynced
+	if sync {
+		write = atomicfile.WriteFile
+	}
+	if err := write(path, data, atomicfile.RegularFile); err != nil {
 		return fmt.Errorf("instrument: %w", err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"sync"
 	"unsafe"
 
 	"github.com/parscope/parscope/trace"
@@ -86,15 +87,28 @@ type spiller struct {
 	err     error
 	enc     []byte
 	writes  int // write calls made
+
+	// held are the buffers of finished processes (Process.Done) handed
+	// over without waking the writer, which takes them the next time it
+	// runs; heldN counts their entries, and past holdLimit a Done wakes
+	// it. Waking another thread at every goroutine's end slowed parallel
+	// programs down (see hold).
+	heldMu    sync.Mutex
+	held      []spillReq
+	heldN     int
+	holdLimit int
 }
 
-func newSpiller(path string, limit int) (*spiller, error) {
+// newSpiller starts the writer of the spill file at path, which keeps up
+// to limit full buffers in memory, and up to holdLimit entries of finished
+// processes' buffers without being woken for them.
+func newSpiller(path string, limit, holdLimit int) (*spiller, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	s := &spiller{f: f, reqs: make(chan spillReq, 64), free: make(chan []entry, 64), done: make(chan struct{}),
-		limit: limit, chunks: map[int32][]*chunk{}}
+		limit: limit, chunks: map[int32][]*chunk{}, holdLimit: holdLimit}
 	go s.run()
 	return s, nil
 }
@@ -105,6 +119,7 @@ func (s *spiller) run() {
 	for {
 		r, ok := <-s.reqs
 		if !ok {
+			s.takeHeld()
 			return
 		}
 		acks = s.take(r, acks[:0])
@@ -124,6 +139,7 @@ func (s *spiller) run() {
 				break drain
 			}
 		}
+		s.takeHeld()
 		switch {
 		case len(acks) > 0:
 			s.writeOldest(len(s.pending))
@@ -151,6 +167,35 @@ func (s *spiller) take(r spillReq, acks []chan error) []chan error {
 		acks = append(acks, r.ack)
 	}
 	return acks
+}
+
+// hold hands over the only buffer of a finished process without waking
+// the writer, which files it with the next request it takes (another
+// process's full buffer, a flush point, Close); past holdLimit entries
+// held it wakes the writer after all. Only a process that never handed a
+// buffer over may be held: filed after requests sent before it, its
+// chunk could otherwise come before its process's earlier ones.
+func (s *spiller) hold(proc int32, buf []entry) {
+	s.heldMu.Lock()
+	s.held = append(s.held, spillReq{proc: proc, buf: buf})
+	s.heldN += len(buf)
+	wake := s.heldN > s.holdLimit
+	s.heldMu.Unlock()
+	if wake {
+		s.reqs <- spillReq{}
+	}
+}
+
+// takeHeld files the held buffers (see hold), in the order they were
+// held.
+func (s *spiller) takeHeld() {
+	s.heldMu.Lock()
+	held := s.held
+	s.held, s.heldN = nil, 0
+	s.heldMu.Unlock()
+	for _, r := range held {
+		s.take(r, nil)
+	}
 }
 
 // writeBatch bounds the bytes of one write call (a larger chunk is

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/parscope/parscope/trace"
 )
@@ -17,7 +18,7 @@ import (
 // at a flush point are written in one write call per batch.
 func TestSpillBatches(t *testing.T) {
 	path := filepath.Join(t.TempDir(), spillFile)
-	s, err := newSpiller(path, 100)
+	s, err := newSpiller(path, 100, 1<<15)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +82,73 @@ func TestSpillBatches(t *testing.T) {
 			if e != w {
 				t.Fatalf("buffer %d, entry %d: %+v, want %+v", i, j, e, w)
 			}
+		}
+	}
+}
+
+// TestDoneDoesNotWake: Done hands a finished process's only buffer over
+// without waking the spill writer, so a run of short-lived processes
+// writes nothing until a flush point, which writes all of them; past the
+// memory limit a Done wakes the writer after all. Every record is in the
+// trace.
+func TestDoneDoesNotWake(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.pst")
+	// 64 KiB: 2,048 entries held before a Done wakes the writer.
+	rec, err := Start(Options{Path: path, MemoryLimit: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spill := filepath.Join(SpillDir(path), spillFile)
+	size := func() int64 {
+		fi, err := os.Stat(spill)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	for id := 0; id < 100; id++ {
+		p := rec.Process(id)
+		for i := 0; i < 10; i++ {
+			p.Block(int32(i))
+		}
+		if err := p.Done(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := size(); n != 0 {
+		t.Fatalf("the spill file holds %d bytes after 100 Dones of 1,000 entries in all: the writer was woken", n)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n, want := size(), int64(100*(chunkHeader+10*entrySize)); n != want {
+		t.Fatalf("after Flush the spill file holds %d bytes, want %d", n, want)
+	}
+	// 3,000 more entries in processes that finish: past the limit, a
+	// Done wakes the writer without a flush point.
+	for id := 100; id < 400; id++ {
+		p := rec.Process(id)
+		for i := 0; i < 10; i++ {
+			p.Block(int32(i))
+		}
+		if err := p.Done(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for size() == int64(100*(chunkHeader+10*entrySize)) {
+		if time.Now().After(deadline) {
+			t.Fatal("held buffers past the memory limit were never written")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, by := readBack(t, path)
+	for id := int32(0); id < 400; id++ {
+		if n := len(by[id]); n != 10 {
+			t.Fatalf("process %d: %d records, want 10", id, n)
 		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 func spillSeed(t testing.TB) []byte {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), spillFile)
-	s, err := newSpiller(path, 0)
+	s, err := newSpiller(path, 0, 1<<15)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/parscope/parscope/engine"
 	"github.com/parscope/parscope/engine/enginetest"
 	"github.com/parscope/parscope/instrument"
+	_ "github.com/parscope/parscope/instrument/pst" // Close builds the .pst (see package pst)
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"

@@ -124,8 +124,9 @@ func (t *openedTrace) Close() error {
 }
 
 // openTrace opens the trace at path for cmd, the one place every command
-// that reads a trace opens it. A recording left unbuilt at path
-// (PARSCOPE_BUILD=later) is built into its .pst first, once. A .pst is
+// that reads a trace opens it. A recording left unbuilt at path (by a
+// program without the trace store, or PARSCOPE_BUILD=later) is built into
+// its .pst first, once. A .pst is
 // opened as it is. Anything else
 // parscope import reads (a trace file, an OTF2 archive directory or its
 // anchor file, a .meta, .prv ...) is imported, with the format detected as

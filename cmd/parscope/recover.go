@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parscope/parscope/instrument"
+	_ "github.com/parscope/parscope/instrument/pst" // instrument.Recover builds recordings (see package pst)
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/internal/progress"
 )
@@ -18,11 +19,15 @@ func init() {
 		Use:   "recover TRACE.pst",
 		Short: "Build a .pst from a recording left unbuilt, or from what a recording program left behind when it died",
 		Long: `A program recording itself with the instrument library writes its buffers
-to TRACE.pst.spill/ as it goes and builds TRACE.pst when it calls Close.
-With PARSCOPE_BUILD=later (Options.BuildLater) Close leaves the whole
-recording there instead, so that the program does not pay for building
-the trace; recover builds TRACE.pst from it, the trace Close would have
-built (every command given TRACE.pst builds it too, the first time).
+to TRACE.pst.spill/ as it goes and, when it links the trace store (the
+examples do, and programs rewritten with parscope instrument
+--build-at-exit), builds TRACE.pst when it calls Close. A program that
+does not link the store (a program rewritten by parscope instrument, by
+default), or that records with PARSCOPE_BUILD=later (Options.BuildLater),
+leaves the whole recording there instead, so that it does not pay for
+building the trace; recover builds TRACE.pst from it, the trace Close
+would have built (every command given TRACE.pst builds it too, the first
+time).
 If the program ended without Close (os.Exit, a panic in a goroutine, a kill),
 recover builds TRACE.pst from the spill: every record up to each process's
 last flush point, and every full buffer already written. Records still in
@@ -76,12 +81,13 @@ intact chunk and --keep is not given.`,
 }
 
 // buildRecording builds the .pst at path from the complete recording a
-// program left in its spill directory (PARSCOPE_BUILD=later), as recover
+// program left in its spill directory (a program without the trace store,
+// or PARSCOPE_BUILD=later), as recover
 // does, saying so on stderr; damage found in the spill is an error, with
 // the spill directory kept.
 func buildRecording(cmd *cobra.Command, path string) error {
 	spill := instrument.SpillDir(path)
-	progress.Notef(cmd.ErrOrStderr(), "building %s from the recording in %s (PARSCOPE_BUILD=later)\n", path, spill)
+	progress.Notef(cmd.ErrOrStderr(), "building %s from the recording the program left in %s\n", path, spill)
 	rec, err := instrument.Recover(path, instrument.RecoverOptions{})
 	if err != nil {
 		return err

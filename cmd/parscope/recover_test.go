@@ -154,7 +154,7 @@ func TestBuildLaterOnFirstRead(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("info: exit %d\n%s", code, errOut)
 	}
-	if !strings.Contains(errOut, "building "+pst+" from the recording in "+instrument.SpillDir(pst)) {
+	if !strings.Contains(errOut, "building "+pst+" from the recording the program left in "+instrument.SpillDir(pst)) {
 		t.Errorf("info did not say it built the trace: %q", errOut)
 	}
 	var info infoReport

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/parscope/parscope/instrument"
+	_ "github.com/parscope/parscope/instrument/pst" // Close builds the .pst (see package pst)
 	"github.com/parscope/parscope/probe"
 	"github.com/parscope/parscope/store/storetest"
 	"github.com/parscope/parscope/trace"

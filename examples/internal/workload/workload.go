@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/parscope/parscope/instrument"
+	_ "github.com/parscope/parscope/instrument/pst" // Close builds the .pst (see package pst)
 	"github.com/parscope/parscope/internal/human"
 	"github.com/parscope/parscope/probe"
 )
