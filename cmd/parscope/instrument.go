@@ -16,7 +16,7 @@ import (
 func init() {
 	var (
 		out, tracePath, processVar, filter string
-		force, entropyFilter               bool
+		force, entropyFilter, buildAtExit  bool
 		leafSize                           int
 		instrumentInlinable                bool
 		throttle                           int64
@@ -38,8 +38,15 @@ doc comment holds "//parscope:process EXPR" (or that has an integer
 parameter named by --process) records as process EXPR.
 
 The rewritten code imports github.com/parscope/parscope/instrument: its
-module must require github.com/parscope/parscope. The program writes the
-trace at the end of main (PARSCOPE_OUT names it, "off" disables it).
+module must require github.com/parscope/parscope. The program records
+into the trace at the end of main (PARSCOPE_OUT names it, "off" disables
+it). It does not link the trace store, so that recording adds little to
+its size and start-up: it leaves the complete recording in TRACE.spill,
+and the first parscope command given TRACE (parscope info TRACE, say)
+builds the .pst, as the Go runtime tracer leaves its conversion to go
+tool trace. --build-at-exit links the store, and the program builds the
+.pst itself at the end of main (PARSCOPE_BUILD=later then leaves it for
+parscope again).
 
 To keep the program as fast as it was, tiny leaf functions (at most
 --leaf-size syntax nodes, no loop, calling nothing of the package, not
@@ -71,7 +78,7 @@ overrides at run time.`,
 			if _, err := os.Lstat(out); err == nil && !force {
 				return usagef("%s exists (use --force to replace it)", out)
 			}
-			opts := rewrite.Options{TracePath: tracePath, ProcessVar: processVar, LeafSize: leafSize, InstrumentInlinable: instrumentInlinable, Throttle: throttle, NoEntropyFilter: !entropyFilter}
+			opts := rewrite.Options{TracePath: tracePath, ProcessVar: processVar, LeafSize: leafSize, InstrumentInlinable: instrumentInlinable, Throttle: throttle, NoEntropyFilter: !entropyFilter, BuildAtExit: buildAtExit}
 			if filter != "" {
 				f, err := os.Open(filter)
 				if err != nil {
@@ -104,6 +111,7 @@ overrides at run time.`,
 	cmd.Flags().BoolVar(&instrumentInlinable, "instrument-inlinable", false, "instrument the functions the compiler inlines that call nothing of the package (by default they are left as written, so that they stay inlined)")
 	cmd.Flags().Int64Var(&throttle, "throttle", rewrite.DefaultThrottle, "blocks of one id and enters of one region a process records (-1: all)")
 	cmd.Flags().BoolVar(&entropyFilter, "entropy-filter", true, "record with the entropy filter (Özmen 2002, Table 4): drop low-entropy repeats of a block, keeping their count (PARSCOPE_ENTROPY_FILTER=off|on at run time)")
+	cmd.Flags().BoolVar(&buildAtExit, "build-at-exit", false, "link the trace store into the program, so that it builds the .pst at the end of main (by default the first parscope command given the trace builds it)")
 	cmd.Flags().StringVar(&filter, "filter", "", "filter file: functions to leave without blocks and regions (\"exclude PATTERN...\" lines) or to record at entry and exit only (\"coarse PATTERN...\")")
 	root.AddCommand(cmd)
 }

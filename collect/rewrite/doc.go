@@ -82,12 +82,16 @@
 // runtime's goroutine descriptor can be read, a traceback of microseconds
 // elsewhere) and finds it in a sync.Map.
 //
-// main writes the trace when it returns; a package's tests do, through a
-// generated TestMain, when the package has tests and no TestMain of its
-// own. A program ending with os.Exit, or with goroutines still recording
-// when main returns, loses what was not flushed (see the instrument
-// package; `parscope recover` builds what reached the spill). With
-// PARSCOPE_BUILD=later the program leaves its whole recording in the spill
-// directory at exit instead of building the .pst, and the first parscope
-// command given the trace builds it (instrument.Options.BuildLater).
+// main ends the recording when it returns; a package's tests do, through
+// a generated TestMain, when the package has tests and no TestMain of its
+// own. The rewritten program does not link the trace store (package
+// instrument/pst), so that recording adds little to its size and
+// start-up: it leaves its whole recording in the spill directory
+// (TRACE.spill) at exit, and the first parscope command given the trace
+// builds the .pst (as `parscope recover` does). With Options.BuildAtExit
+// (`parscope instrument --build-at-exit`) it links the store and builds
+// the .pst itself at exit, unless PARSCOPE_BUILD=later. A program ending
+// with os.Exit, or with goroutines still recording when main returns,
+// loses what was not written to the spill (see the instrument package;
+// `parscope recover` builds what reached it).
 package rewrite

@@ -9,13 +9,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parscope/parscope/instrument"
+	_ "github.com/parscope/parscope/instrument/pst" // instrument.Recover builds recordings
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
 
-// readTrace returns the records of a trace, time-merged.
+// readTrace returns the records of a trace, time-merged. A recording that
+// a rewritten program left for parscope to build (the default: it does not
+// link the store) is built first, as parscope's commands do.
 func readTrace(t *testing.T, pst string) []trace.Record {
 	t.Helper()
+	if instrument.Unbuilt(pst) {
+		if _, err := instrument.Recover(pst, instrument.RecoverOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	st, err := store.Open(pst)
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,10 @@ import (
 // rewritten package calls.
 const InstrumentPath = "github.com/parscope/parscope/instrument"
 
+// StorePath is the import path of the package that links the trace store
+// into a recording program (Options.BuildAtExit).
+const StorePath = InstrumentPath + "/pst"
+
 // RuntimeFile is the name of the file the rewriter adds to the package: the
 // package-level recorder, the block dictionary and the helpers the
 // rewritten code calls.
@@ -97,6 +101,15 @@ type Options struct {
 	// The environment variable PARSCOPE_ENTROPY_FILTER ("off" or "on")
 	// overrides it at run time.
 	NoEntropyFilter bool
+	// BuildAtExit links the trace store into the rewritten program
+	// (package instrument/pst), so that it builds the .pst at the end of
+	// main, as the examples do. By default it does not: the program then
+	// does not link the Parquet writer and its compressors (it starts in
+	// a fraction of the time and is several times smaller), and leaves
+	// the complete recording in TRACE.spill, which the first parscope
+	// command given the trace builds (as with instrument.Options.
+	// BuildLater).
+	BuildAtExit bool
 }
 
 // DefaultThrottle is the throttle of a rewritten program when

@@ -27,7 +27,12 @@ func (w *rewriter) runtimeFile() ([]byte, error) {
 	}
 	r := strings.NewReplacer("PROGRAM", fmt.Sprintf("%q", w.pkg.Name()), "TRACEPATH", fmt.Sprintf("%q", trace),
 		"DYNBASE", fmt.Sprint(dynBase), "ENDBLOCK", fmt.Sprint(w.nextID), "DEFTHROTTLE", fmt.Sprint(throttle), "DEFENTROPY", fmt.Sprint(entropy))
-	b.WriteString(r.Replace(runtimeSrc))
+	body := r.Replace(runtimeSrc)
+	if w.opts.BuildAtExit {
+		// The store, so that Close builds the .pst at exit.
+		body = strings.Replace(body, "\nimport (\n", fmt.Sprintf("\nimport (\n\t_ %q // the trace store: Close builds the .pst at exit\n", StorePath), 1)
+	}
+	b.WriteString(body)
 	b.WriteString("\nvar parscopeStates = []parscopetrace.StateDef{\n")
 	for _, s := range w.dict.States() {
 		fmt.Fprintf(&b, "\t{ID: %d, Name: %q, Description: %q, File: %q, Line: %d},\n", s.ID, s.Name, s.Description, s.File, s.Line)
