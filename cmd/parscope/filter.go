@@ -8,6 +8,7 @@ import (
 
 	"github.com/parscope/parscope/collect/rewrite"
 	"github.com/parscope/parscope/internal/human"
+	"github.com/parscope/parscope/internal/progress"
 	"github.com/parscope/parscope/store"
 	"github.com/parscope/parscope/trace"
 )
@@ -28,7 +29,10 @@ func init() {
 		Short: "From a first run's trace, list functions by recording cost and suggest a filter file",
 		Long: `Suggest reads the trace of a first run of a program rewritten by parscope
 instrument and lists its functions by estimated recording cost (records ×
---record-cost, like Score-P's scorep-score): calls, records, mean call time
+--record-cost plus dropped events × --drop-cost, like Score-P's
+scorep-score; unless given, both are measured on this machine first, by
+recording a few tens of milliseconds with the rewritten program's filter
+and throttle): calls, records, mean call time
 (entry to exit block), distinct paths of its own blocks, and the mean
 modified entropy of a call (Özmen 2002, Table 4's table, K = 1, uniform
 probabilities over the function's paths, each process's calls of one
@@ -57,6 +61,19 @@ lists what was dropped) undercounts calls beyond the throttle.`,
 				return err
 			}
 			defer s.Close()
+			if o.RecordCostNs == 0 || o.DropCostNs == 0 {
+				rec, drop, err := rewrite.MeasureCosts()
+				if err != nil {
+					return err
+				}
+				if o.RecordCostNs == 0 {
+					o.RecordCostNs = rec
+				}
+				if o.DropCostNs == 0 {
+					o.DropCostNs = drop
+				}
+				progress.Notef(cmd.ErrOrStderr(), "the recorder's costs measured on this machine: %.1f ns a record, %.1f ns a dropped event\n", rec, drop)
+			}
 			sel := store.ReadOptions{Kinds: []trace.Kind{trace.KindState, trace.KindEnter, trace.KindExit}}
 			sug, err := rewrite.Suggest(cmd.Context(), s.Header(), s.Records(sel), o)
 			if err != nil {
@@ -81,8 +98,8 @@ lists what was dropped) undercounts calls beyond the throttle.`,
 	fl.Int64Var(&o.MinCalls, "min-calls", rewrite.DefaultSuggestMinCalls, "exclude only functions called at least this often")
 	fl.Float64Var(&o.MaxCallNs, "max-call-ns", rewrite.DefaultSuggestMaxCallNs, "exclude only functions whose mean call is shorter (ns)")
 	fl.Float64Var(&o.MaxEntropy, "max-entropy", rewrite.DefaultSuggestMaxEntropy, "exclude only functions whose calls carry at most this modified entropy each (nats)")
-	fl.Float64Var(&o.RecordCostNs, "record-cost", rewrite.DefaultRecordCostNs, "estimated cost of one record (ns)")
-	fl.Float64Var(&o.DropCostNs, "drop-cost", rewrite.DefaultDropCostNs, "estimated cost of an event the recorder dropped (ns)")
+	fl.Float64Var(&o.RecordCostNs, "record-cost", 0, "estimated cost of one record (ns; 0: measured on this machine)")
+	fl.Float64Var(&o.DropCostNs, "drop-cost", 0, "estimated cost of an event the recorder dropped (ns; 0: measured on this machine)")
 	fl.Float64Var(&o.MinBlocksPerCall, "min-blocks-per-call", rewrite.DefaultSuggestMinBlocksPerCall, "make coarse only functions whose calls run at least this many block events each")
 	fl.Int64Var(&o.ThrottleCalls, "throttle-calls", rewrite.DefaultSuggestThrottleCalls, "exclude functions called at least this often with calls shorter than --max-call-ns, whatever their entropy (TAU's throttle rule; negative: never)")
 	group.AddCommand(suggest)

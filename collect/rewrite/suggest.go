@@ -29,9 +29,11 @@ const (
 	// call on; two paths in alternation give 0.17 a call.
 	DefaultSuggestMaxEntropy = 0.01
 	// DefaultRecordCostNs is the estimated cost of recording one block or
-	// region enter or exit: the instrument library's recording of one
-	// block with its timestamp, 17.8–22.3 ns on two cores
-	// (docs/performance.md).
+	// region enter or exit when SuggestOptions gives none: the instrument
+	// library's recording of one block with its timestamp, 17.8–22.3 ns
+	// on two cores with an invariant time-stamp counter
+	// (docs/performance.md). MeasureCosts measures it on the machine at
+	// hand, as `parscope filter suggest` does.
 	DefaultRecordCostNs = 20
 	// DefaultDropCostNs is the estimated cost of a block or region enter
 	// the recorder drops (filter or throttle): about 8 ns an event on
@@ -438,7 +440,7 @@ func (s *Suggestion) WriteFilter(w io.Writer) error {
 		o.MinCalls, o.MaxCallNs, o.MaxEntropy); err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "# coarse: functions whose calls run at least %.0f block events each record their entry and exit only\n", o.MinBlocksPerCall); err != nil {
+	if _, err := fmt.Fprintf(w, "# coarse: functions whose calls run at least %.0f block events each record their entry and exit only\n# costs: %.3g ns a record, %.3g ns a dropped event\n", o.MinBlocksPerCall, o.RecordCostNs, o.DropCostNs); err != nil {
 		return err
 	}
 	for _, f := range s.Functions {
