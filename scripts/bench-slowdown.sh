@@ -7,7 +7,10 @@
 #     (recording disabled: the calls return at once), and under the Go
 #     runtime tracer instead (-go-trace), in the same rounds.
 #  2. Programs nobody here wrote, instrumented by `parscope instrument`:
-#     golang.org/x/exp's shootout programs (see below).
+#     golang.org/x/exp's shootout programs (see below). A rewritten
+#     program does not link the trace store by default: recording, it
+#     leaves the recording for parscope to build; the copy rewritten with
+#     --build-at-exit builds the .pst itself, and is timed beside it.
 #
 # Runs alternate between the variants (PAIRS times) so that load changes
 # hit both alike; the medians are printed. Usage: scripts/bench-slowdown.sh [PAIRS]
@@ -133,7 +136,14 @@ GO
 	fi
 	cp "$d/inst/go.mod" "$d/inst/go.sum" "$d/instf/"
 	(cd "$d/instf" && GOFLAGS=-mod=mod go build -o "$d/instf.bin" .) || { echo "$prog: filtered copy does not build"; continue; }
-	for v in orig off rec rtrace offf recf recl; do : > "$d/$v.ms"; done
+	# The same filtered copy linking the store, so that it builds the .pst
+	# at exit (--build-at-exit).
+	if ! "$tmp/parscope" instrument --build-at-exit --filter "$d/filter.txt" -o "$d/instb" "$d/orig" 2>"$d/instb.log"; then
+		echo "$prog: parscope instrument --build-at-exit failed: $(cat "$d/instb.log")"; continue
+	fi
+	cp "$d/inst/go.mod" "$d/inst/go.sum" "$d/instb/"
+	(cd "$d/instb" && GOFLAGS=-mod=mod go build -o "$d/instb.bin" .) || { echo "$prog: --build-at-exit copy does not build"; continue; }
+	for v in orig off rec rtrace offf recf recb; do : > "$d/$v.ms"; done
 	for ((i = 0; i < pairs; i++)); do
 		t0=$(now_ms); "$d/orig.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/orig.ms"
 		t0=$(now_ms); PARSCOPE_OUT=off "$d/inst.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/off.ms"
@@ -145,72 +155,81 @@ GO
 		t0=$(now_ms); RTRACE_OUT="$d/rt.out" "$d/rtrace.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/rtrace.ms"
 		t0=$(now_ms); PARSCOPE_OUT=off "$d/instf.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/offf.ms"
 		t0=$(now_ms); PARSCOPE_OUT="$d/recf.pst" "$d/instf.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/recf.ms"
-		rm -rf "$d/recl.pst.spill"
-		t0=$(now_ms); PARSCOPE_BUILD=later PARSCOPE_OUT="$d/recl.pst" "$d/instf.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/recl.ms"
+		t0=$(now_ms); PARSCOPE_OUT="$d/recb.pst" "$d/instb.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/recb.ms"
 	done
 	o=$(median < "$d/orig.ms"); f=$(median < "$d/off.ms"); r=$(median < "$d/rec.ms"); g=$(median < "$d/rtrace.ms")
-	ff=$(median < "$d/offf.ms"); rf=$(median < "$d/recf.ms"); rl=$(median < "$d/recl.ms")
+	ff=$(median < "$d/offf.ms"); rf=$(median < "$d/recf.ms"); rb=$(median < "$d/recb.ms")
 	pct() { echo "100*($1-$o)/$o" | bc -l; }
 	if [[ $rec_default == 1 ]]; then
 		printf '%-36s %9.0f %9.0f %9.0f %9.0f %7.1f%% %7.1f%% %7.1f%%\n' "$prog $pargs" "$o" "$f" "$r" "$g" "$(pct "$f")" "$(pct "$r")" "$(pct "$g")"
 	else
 		printf '%-36s %9.0f %9.0f %9s %9.0f %7.1f%% %8s %7.1f%%\n' "$prog $pargs" "$o" "$f" "-" "$g" "$(pct "$f")" "-" "$(pct "$g")"
 	fi
-	if [[ -d "$d/rec.pst" ]]; then
-		"$tmp/parscope" info "$d/rec.pst" | grep -E '^(records|dropped|meta parscope.filtered )' | sed 's/^/    /' || true
+	# parscope info builds a recording the program left for it first.
+	if [[ -d "$d/rec.pst" || -d "$d/rec.pst.spill" ]]; then
+		"$tmp/parscope" info -q "$d/rec.pst" | grep -E '^(records|dropped|meta parscope.filtered )' | sed 's/^/    /' || true
 	fi
 	printf '%-36s %9s %9.0f %9.0f %9s %7.1f%% %7.1f%%   (%s)\n' "  with the suggested filter" "" "$ff" "$rf" "" "$(pct "$ff")" "$(pct "$rf")" \
 		"$(grep -E '^(exclude|coarse) ' "$d/filter.txt" | sed 's/ *#.*//' | paste -sd ';' - | sed 's/;/; /g')"
-	printf '%-36s %9s %9s %9.0f %9s %7s %7.1f%%\n' "  ... and PARSCOPE_BUILD=later" "" "" "$rl" "" "" "$(pct "$rl")"
-	if [[ -d "$d/recf.pst" ]]; then
-		"$tmp/parscope" info "$d/recf.pst" | grep -E '^(records|dropped)' | sed 's/^/    /' || true
+	printf '%-36s %9s %9s %9.0f %9s %7s %7.1f%%\n' "  ... and --build-at-exit" "" "" "$rb" "" "" "$(pct "$rb")"
+	if [[ -d "$d/recf.pst" || -d "$d/recf.pst.spill" ]]; then
+		"$tmp/parscope" info -q "$d/recf.pst" | grep -E '^(records|dropped)' | sed 's/^/    /' || true
 	fi
 done
 
 # rewrite DIR MODULE builds the program in DIR/orig (its main.go) as module
-# MODULE into DIR/orig.bin, and its `parscope instrument` copy (DIR/inst,
-# built against this checkout) into DIR/inst.bin.
+# MODULE into DIR/orig.bin, its `parscope instrument` copy (DIR/inst,
+# built against this checkout) into DIR/inst.bin, and the copy rewritten
+# with --build-at-exit (DIR/instb: it links the trace store and builds the
+# .pst at exit) into DIR/instb.bin.
 rewrite() {
 	local d=$1 mod=$2
 	printf 'module %s\n\ngo 1.26\n' "$mod" > "$d/orig/go.mod"
 	(cd "$d/orig" && go build -o "$d/orig.bin" .)
 	"$tmp/parscope" instrument -o "$d/inst" "$d/orig" 2>/dev/null
+	"$tmp/parscope" instrument --build-at-exit -o "$d/instb" "$d/orig" 2>/dev/null
 	printf 'module %s\n\ngo 1.26\n\nrequire github.com/parscope/parscope v0.0.0\n\nreplace github.com/parscope/parscope => %s\n' "$mod" "$PWD" > "$d/inst/go.mod"
 	cp go.sum "$d/inst/go.sum"
+	cp "$d/inst/go.mod" "$d/inst/go.sum" "$d/instb/"
 	(cd "$d/inst" && GOFLAGS=-mod=mod go build -o "$d/inst.bin" .)
+	(cd "$d/instb" && GOFLAGS=-mod=mod go build -o "$d/instb.bin" .)
 }
 
 # 3. The fixed cost of a recording run, on a program that does nothing but
 #    print a line (HELLO=0 skips it): the original, its rewritten copy with
-#    recording off (a larger binary: the recorder and the .pst writer are
-#    linked in), and recording (starting the recorder, and writing the
-#    .pst of four records at exit). Whole processes, ROUNDS rounds
-#    alternating the three (default 21).
+#    recording off (a larger binary: the recorder is linked in), recording
+#    (starting the recorder, and leaving its four records in the spill
+#    directory at exit), and the copy rewritten with --build-at-exit
+#    recording (the trace store linked in too, and the .pst written at
+#    exit). Whole processes, ROUNDS rounds alternating the four (default
+#    21).
 if [[ ${HELLO:-1} == 1 ]]; then
 	d="$tmp/hello"; mkdir -p "$d/orig"
 	printf 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hello")\n}\n' > "$d/orig/main.go"
 	rewrite "$d" hello
-	for v in orig off rec later; do : > "$d/$v.us"; done
+	for v in orig off rec atexit; do : > "$d/$v.us"; done
 	for ((i = 0; i < ${ROUNDS:-21}; i++)); do
 		t0=$(now_us); "$d/orig.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/orig.us"
 		t0=$(now_us); PARSCOPE_OUT=off "$d/inst.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/off.us"
 		t0=$(now_us); PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/rec.us"
-		rm -rf "$d/later.pst.spill"
-		t0=$(now_us); PARSCOPE_BUILD=later PARSCOPE_OUT="$d/later.pst" "$d/inst.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/later.us"
+		t0=$(now_us); PARSCOPE_OUT="$d/atexit.pst" "$d/instb.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/atexit.us"
 	done
-	printf '\n%-36s %9s %9s %9s %9s\n' "fixed cost (whole process, ms)" "orig" "off" "rec" "later"
-	printf '%-36s %9.1f %9.1f %9.1f %9.1f\n' "hello world, $(ls -1 "$d/rec.pst" | wc -l) files in its .pst" \
-		"$(median < "$d/orig.us" | awk '{print $1/1000}')" "$(median < "$d/off.us" | awk '{print $1/1000}')" "$(median < "$d/rec.us" | awk '{print $1/1000}')" "$(median < "$d/later.us" | awk '{print $1/1000}')"
+	printf '\n%-36s %9s %9s %9s %14s\n' "fixed cost (whole process, ms)" "orig" "off" "rec" "build-at-exit"
+	printf '%-36s %9.1f %9.1f %9.1f %14.1f\n' "hello world, $(ls -1 "$d/atexit.pst" | wc -l) files in its .pst" \
+		"$(median < "$d/orig.us" | awk '{print $1/1000}')" "$(median < "$d/off.us" | awk '{print $1/1000}')" "$(median < "$d/rec.us" | awk '{print $1/1000}')" "$(median < "$d/atexit.us" | awk '{print $1/1000}')"
+	printf '%-36s %9.1f %9.1f %9s %14.1f\n' "  binary size (MB)" "$(stat -c %s "$d/orig.bin" | awk '{print $1/1e6}')" "$(stat -c %s "$d/inst.bin" | awk '{print $1/1e6}')" "" "$(stat -c %s "$d/instb.bin" | awk '{print $1/1e6}')"
 fi
 
 # 4. Many short-lived goroutines, as a service that starts one per task
 #    or request (GOROUTINES=0 skips it): a program that starts each count
 #    of GOROUTINES goroutines (default "2000 20000"), each summing 2,000
 #    squares and adding its sum under a mutex. The original, its
-#    rewritten copy with recording off, and recording (a process per
-#    goroutine: creating it, its blocks, Done's flush, and the .pst of
-#    that many processes at exit). Whole processes, ROUNDS rounds
-#    alternating the three (default 21).
+#    rewritten copy with recording off, recording (a process per
+#    goroutine: creating it, its blocks, Done handing them over, and the
+#    spill of that many processes written at exit), and the copy rewritten
+#    with --build-at-exit recording (the .pst of that many processes built
+#    at exit). Whole processes, ROUNDS rounds alternating the four
+#    (default 21).
 if [[ ${GOROUTINES-"2000 20000"} != 0 ]]; then
 	d="$tmp/goroutines"; mkdir -p "$d/orig"
 	cat > "$d/orig/main.go" <<'GO'
@@ -252,15 +271,14 @@ func main() {
 }
 GO
 	rewrite "$d" goroutines
-	printf '\n%-36s %9s %9s %9s %12s %9s %12s\n' "goroutines (whole process, ms)" "orig" "off" "rec" "rec µs/gor." "later" "later µs/gor."
+	printf '\n%-36s %9s %9s %9s %12s %9s %12s\n' "goroutines (whole process, ms)" "orig" "off" "rec" "rec µs/gor." "at exit" "at exit µs/g."
 	for g in ${GOROUTINES-2000 20000}; do
 		for v in orig off rec later; do : > "$d/$v.us"; done
 		for ((i = 0; i < ${ROUNDS:-21}; i++)); do
 			t0=$(now_us); "$d/orig.bin" -g "$g" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/orig.us"
 			t0=$(now_us); PARSCOPE_OUT=off "$d/inst.bin" -g "$g" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/off.us"
 			t0=$(now_us); PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" -g "$g" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/rec.us"
-			rm -rf "$d/later.pst.spill"
-			t0=$(now_us); PARSCOPE_BUILD=later PARSCOPE_OUT="$d/later.pst" "$d/inst.bin" -g "$g" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/later.us"
+			t0=$(now_us); PARSCOPE_OUT="$d/atexit.pst" "$d/instb.bin" -g "$g" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/later.us"
 		done
 		o=$(median < "$d/orig.us"); f=$(median < "$d/off.us"); r=$(median < "$d/rec.us"); l=$(median < "$d/later.us")
 		printf '%-36s %9.1f %9.1f %9.1f %12.1f %9.1f %12.1f\n' "$g goroutines" "$(echo "$o/1000" | bc -l)" "$(echo "$f/1000" | bc -l)" \
