@@ -529,9 +529,11 @@ func TestFlushSurvivesExit(t *testing.T) {
 // no wait at Start or Close: in a run of about 1 ms and one of 150 ms,
 // each with a gap between two blocks timed on the monotonic clock, the
 // trace must show the gap to within 20 µs (a wrong tick rate is off by a
-// large factor). In the long run, the spill header's calibration must
-// have been refreshed at least refreshCalibration after the start, with a
-// process recording meanwhile (under -race, the refresh against it).
+// large factor). In the long run (refreshCalibration shortened to 100
+// ms), the spill header's calibration must have been refreshed at least
+// refreshCalibration after the start on the TSC, with a process recording
+// meanwhile (under -race, the refresh against it), and not at all on the
+// monotonic clock.
 func TestClockShortAndLongRuns(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -539,6 +541,8 @@ func TestClockShortAndLongRuns(t *testing.T) {
 		long bool
 	}{{"short", time.Millisecond, false}, {"long", 150 * time.Millisecond, true}} {
 		t.Run(tc.name, func(t *testing.T) {
+			defer func(d time.Duration) { refreshCalibration = d }(refreshCalibration)
+			refreshCalibration = 100 * time.Millisecond
 			path := filepath.Join(t.TempDir(), "out.pst")
 			rec, err := Start(Options{Path: path, Program: "test"})
 			if err != nil {
@@ -563,8 +567,14 @@ func TestClockShortAndLongRuns(t *testing.T) {
 				if err := json.Unmarshal(data, &h); err != nil {
 					t.Fatal(err)
 				}
-				if d := time.Duration(h.Calibrated.Nanos - h.Start.Nanos); d < refreshCalibration {
+				d := time.Duration(h.Calibrated.Nanos - h.Start.Nanos)
+				switch {
+				case useTSC && d < refreshCalibration:
 					t.Errorf("the spill header's calibration spans %v after %v of recording, want at least %v", d, tc.gap, refreshCalibration)
+				case !useTSC && d >= refreshCalibration:
+					// On the monotonic clock there is nothing to refresh,
+					// and no goroutine should wake to do it.
+					t.Errorf("the spill header was refreshed (%v) on the monotonic clock", d)
 				}
 			}
 			if err := rec.Close(); err != nil {

@@ -243,9 +243,11 @@ func Start(opts Options) (*Recorder, error) {
 	// flushed then either.
 	r.hdrFirst = make(chan error, 1)
 	go func() { r.hdrFirst <- r.writeHeader(cal) }()
-	if opts.SimClock == nil {
+	if opts.SimClock == nil && useTSC {
 		// The header's calibration is what Recover converts ticks with
 		// after a crash; a later pair makes it as good as a long one.
+		// On the monotonic clock a tick is a nanosecond: nothing to
+		// refresh.
 		r.refresh = time.AfterFunc(refreshCalibration, func() {
 			r.whileOpen(func() error {
 				if err := r.firstHeader(); err != nil {
@@ -262,12 +264,18 @@ func Start(opts Options) (*Recorder, error) {
 // filters' clock while recording: the pairs are read to within tens of
 // nanoseconds, so the rate is good to about 0.05 %. The trace itself is
 // converted with the rate from Start to Close, and Recover with the one
-// the header holds, refreshed refreshCalibration after Start and at every
-// Flush.
-const (
-	startCalibration   = 100 * time.Microsecond
-	refreshCalibration = 100 * time.Millisecond
-)
+// the header holds, refreshed refreshCalibration after Start (on the TSC
+// only) and at every Flush.
+const startCalibration = 100 * time.Microsecond
+
+// refreshCalibration is when the header's calibration is refreshed after
+// Start (a variable for the tests). Not sooner: the refresh writes the
+// header from a goroutine of its own, and in a program that keeps every
+// core busy (spectral-norm's four goroutines on two cores) the thread it
+// wakes cost 1-2 % of a run of 180 ms when it came at 100 ms. A program
+// that dies within the second converts its ticks with Start's 100 µs
+// calibration, which is good to about 0.5 ms a second.
+var refreshCalibration = time.Second
 
 // firstHeader waits for the header write Start began and returns its
 // error.
