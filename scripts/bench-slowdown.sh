@@ -30,10 +30,13 @@ ran_ms() {
 		m = ($2 == "s") ? 1000 : ($2 == "ms") ? 1 : ($2 == "µs") ? 0.001 : ($2 == "m") ? 60000 : 0.000001
 		printf "%.3f\n", $1 * m }'
 }
-# now_ms prints the monotonic-enough wall clock in milliseconds.
-now_ms() { date +%s%3N; }
-# now_us prints the wall clock in microseconds.
-now_us() { echo $(($(date +%s%N) / 1000)); }
+# us VAR sets VAR to the wall clock in microseconds, from bash's
+# $EPOCHREALTIME: no process is started to read it (a `date` started
+# around each run added its own start-up, a few milliseconds on a busy
+# machine and different each time, to every time taken).
+us() { printf -v "$1" '%s' "${EPOCHREALTIME/[.,]/}"; }
+# ms_since T0 T1 prints T1 - T0 (microseconds) in milliseconds.
+ms_since() { local d=$(($2 - $1)); printf '%d.%03d\n' $((d / 1000)) $((d % 1000)); }
 
 printf '%-40s %10s %10s %9s %12s %9s\n' "workload (the run itself)" "off (ms)" "on (ms)" "slowdown" "rtrace (ms)" "rtrace"
 declare -A args=(
@@ -48,21 +51,21 @@ for ex in ${EXAMPLES-philosophers amoeba prefix masterworker transpose}; do
 	: > "$tmp/off"; : > "$tmp/on"; : > "$tmp/rtrace"
 	: > "$tmp/total"; : > "$tmp/offtotal"; : > "$tmp/latertotal"
 	for ((i = 0; i < pairs; i++)); do
-		t0=$(now_ms)
+		us t0
 		"$tmp/$ex" ${args[$ex]} 2>&1 >/dev/null | ran_ms >> "$tmp/off"
-		t1=$(now_ms)
-		echo $((t1 - t0)) >> "$tmp/offtotal"
-		t0=$(now_ms)
+		us t1
+		ms_since "$t0" "$t1" >> "$tmp/offtotal"
+		us t0
 		"$tmp/$ex" ${args[$ex]} -force -o "$tmp/$ex.pst" 2>&1 >/dev/null | ran_ms >> "$tmp/on"
-		t1=$(now_ms)
-		echo $((t1 - t0)) >> "$tmp/total"
+		us t1
+		ms_since "$t0" "$t1" >> "$tmp/total"
 		# Recording with the build left for parscope (PARSCOPE_BUILD=later):
 		# the run itself is the same, the whole process ends sooner.
 		rm -rf "$tmp/$ex-later.pst" "$tmp/$ex-later.pst.spill"
-		t0=$(now_ms)
+		us t0
 		PARSCOPE_BUILD=later "$tmp/$ex" ${args[$ex]} -o "$tmp/$ex-later.pst" >/dev/null 2>&1
-		t1=$(now_ms)
-		echo $((t1 - t0)) >> "$tmp/latertotal"
+		us t1
+		ms_since "$t0" "$t1" >> "$tmp/latertotal"
 		# The same run under the Go runtime tracer instead (-go-trace).
 		"$tmp/$ex" ${args[$ex]} -go-trace "$tmp/$ex.gotrace" 2>&1 >/dev/null | ran_ms >> "$tmp/rtrace"
 	done
@@ -145,17 +148,17 @@ GO
 	(cd "$d/instb" && GOFLAGS=-mod=mod go build -o "$d/instb.bin" .) || { echo "$prog: --build-at-exit copy does not build"; continue; }
 	for v in orig off rec rtrace offf recf recb; do : > "$d/$v.ms"; done
 	for ((i = 0; i < pairs; i++)); do
-		t0=$(now_ms); "$d/orig.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/orig.ms"
-		t0=$(now_ms); PARSCOPE_OUT=off "$d/inst.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/off.ms"
+		us t0; "$d/orig.bin" $pargs >/dev/null; us t1; ms_since "$t0" "$t1" >> "$d/orig.ms"
+		us t0; PARSCOPE_OUT=off "$d/inst.bin" $pargs >/dev/null; us t1; ms_since "$t0" "$t1" >> "$d/off.ms"
 		if [[ $rec_default == 1 ]]; then
-			t0=$(now_ms); PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/rec.ms"
+			us t0; PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" $pargs >/dev/null; us t1; ms_since "$t0" "$t1" >> "$d/rec.ms"
 		else
 			echo 0 >> "$d/rec.ms"
 		fi
-		t0=$(now_ms); RTRACE_OUT="$d/rt.out" "$d/rtrace.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/rtrace.ms"
-		t0=$(now_ms); PARSCOPE_OUT=off "$d/instf.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/offf.ms"
-		t0=$(now_ms); PARSCOPE_OUT="$d/recf.pst" "$d/instf.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/recf.ms"
-		t0=$(now_ms); PARSCOPE_OUT="$d/recb.pst" "$d/instb.bin" $pargs >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >> "$d/recb.ms"
+		us t0; RTRACE_OUT="$d/rt.out" "$d/rtrace.bin" $pargs >/dev/null; us t1; ms_since "$t0" "$t1" >> "$d/rtrace.ms"
+		us t0; PARSCOPE_OUT=off "$d/instf.bin" $pargs >/dev/null; us t1; ms_since "$t0" "$t1" >> "$d/offf.ms"
+		us t0; PARSCOPE_OUT="$d/recf.pst" "$d/instf.bin" $pargs >/dev/null; us t1; ms_since "$t0" "$t1" >> "$d/recf.ms"
+		us t0; PARSCOPE_OUT="$d/recb.pst" "$d/instb.bin" $pargs >/dev/null; us t1; ms_since "$t0" "$t1" >> "$d/recb.ms"
 	done
 	o=$(median < "$d/orig.ms"); f=$(median < "$d/off.ms"); r=$(median < "$d/rec.ms"); g=$(median < "$d/rtrace.ms")
 	ff=$(median < "$d/offf.ms"); rf=$(median < "$d/recf.ms"); rb=$(median < "$d/recb.ms")
@@ -209,10 +212,10 @@ if [[ ${HELLO:-1} == 1 ]]; then
 	rewrite "$d" hello
 	for v in orig off rec atexit; do : > "$d/$v.us"; done
 	for ((i = 0; i < ${ROUNDS:-21}; i++)); do
-		t0=$(now_us); "$d/orig.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/orig.us"
-		t0=$(now_us); PARSCOPE_OUT=off "$d/inst.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/off.us"
-		t0=$(now_us); PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/rec.us"
-		t0=$(now_us); PARSCOPE_OUT="$d/atexit.pst" "$d/instb.bin" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/atexit.us"
+		us t0; "$d/orig.bin" >/dev/null; us t1; echo $((t1 - t0)) >> "$d/orig.us"
+		us t0; PARSCOPE_OUT=off "$d/inst.bin" >/dev/null; us t1; echo $((t1 - t0)) >> "$d/off.us"
+		us t0; PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" >/dev/null; us t1; echo $((t1 - t0)) >> "$d/rec.us"
+		us t0; PARSCOPE_OUT="$d/atexit.pst" "$d/instb.bin" >/dev/null; us t1; echo $((t1 - t0)) >> "$d/atexit.us"
 	done
 	printf '\n%-36s %9s %9s %9s %14s\n' "fixed cost (whole process, ms)" "orig" "off" "rec" "build-at-exit"
 	printf '%-36s %9.1f %9.1f %9.1f %14.1f\n' "hello world, $(ls -1 "$d/atexit.pst" | wc -l) files in its .pst" \
@@ -275,10 +278,10 @@ GO
 	for g in ${GOROUTINES-2000 20000}; do
 		for v in orig off rec later; do : > "$d/$v.us"; done
 		for ((i = 0; i < ${ROUNDS:-21}; i++)); do
-			t0=$(now_us); "$d/orig.bin" -g "$g" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/orig.us"
-			t0=$(now_us); PARSCOPE_OUT=off "$d/inst.bin" -g "$g" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/off.us"
-			t0=$(now_us); PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" -g "$g" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/rec.us"
-			t0=$(now_us); PARSCOPE_OUT="$d/atexit.pst" "$d/instb.bin" -g "$g" >/dev/null; t1=$(now_us); echo $((t1 - t0)) >> "$d/later.us"
+			us t0; "$d/orig.bin" -g "$g" >/dev/null; us t1; echo $((t1 - t0)) >> "$d/orig.us"
+			us t0; PARSCOPE_OUT=off "$d/inst.bin" -g "$g" >/dev/null; us t1; echo $((t1 - t0)) >> "$d/off.us"
+			us t0; PARSCOPE_OUT="$d/rec.pst" "$d/inst.bin" -g "$g" >/dev/null; us t1; echo $((t1 - t0)) >> "$d/rec.us"
+			us t0; PARSCOPE_OUT="$d/atexit.pst" "$d/instb.bin" -g "$g" >/dev/null; us t1; echo $((t1 - t0)) >> "$d/later.us"
 		done
 		o=$(median < "$d/orig.us"); f=$(median < "$d/off.us"); r=$(median < "$d/rec.us"); l=$(median < "$d/later.us")
 		printf '%-36s %9.1f %9.1f %9.1f %12.1f %9.1f %12.1f\n' "$g goroutines" "$(echo "$o/1000" | bc -l)" "$(echo "$f/1000" | bc -l)" \
