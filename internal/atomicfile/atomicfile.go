@@ -219,15 +219,7 @@ func (f *File) Abort() {
 
 // WriteFile writes data to path atomically (see Create and Commit).
 func WriteFile(path string, data []byte, replace Replace) error {
-	f, err := Create(path, replace)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	return f.Commit()
+	return writeFile(path, data, replace, true)
 }
 
 // WriteFileUnsynced is WriteFile without the fsyncs: whoever looks at path
@@ -237,6 +229,11 @@ func WriteFile(path string, data []byte, replace Replace) error {
 // durably than the kernel's page cache anyway (a recording's spill), where
 // two fsyncs would cost more than the write.
 func WriteFileUnsynced(path string, data []byte, replace Replace) error {
+	return writeFile(path, data, replace, false)
+}
+
+// writeFile is WriteFile, with or without the fsyncs.
+func writeFile(path string, data []byte, replace Replace, sync bool) error {
 	f, err := Create(path, replace)
 	if err != nil {
 		return err
@@ -245,7 +242,7 @@ func WriteFileUnsynced(path string, data []byte, replace Replace) error {
 	if _, err := f.Write(data); err != nil {
 		return err
 	}
-	return f.commit(false)
+	return f.commit(sync)
 }
 
 // Write calls fill with a buffered writer for path and commits the file
