@@ -43,12 +43,14 @@
 //
 // # What survives a crash
 //
-// Records reach disk at flush points: when a process's buffer fills, and
-// when Process.Flush, Process.Done or Recorder.Flush returns; at that point
-// every record the process made before the call is in the spill file (in
-// the kernel's page cache: it survives os.Exit, an unrecovered panic and
-// SIGKILL, but not a power failure; so does the spill's header, unless
-// Options.Sync asks for fsyncs). Precisely:
+// Records reach disk at flush points: when Process.Flush or Recorder.Flush
+// returns, every record the process made before the call is in the spill
+// file (in the kernel's page cache: it survives os.Exit, an unrecovered
+// panic and SIGKILL, but not a power failure; so does the spill's header,
+// unless Options.Sync asks for fsyncs). Full buffers and the records of a
+// process that called Done are handed to the spill writer, which writes
+// them when it next runs (at the latest once they pass Options.MemoryLimit,
+// or at the next flush point). Precisely:
 //
 //   - Close (normally deferred in main) writes everything. A panic in the
 //     main goroutine that unwinds through the deferred Close loses nothing,
@@ -59,9 +61,10 @@
 //     each process's last flush point; a goroutine can protect its own
 //     records with `defer p.Flush()` (deferred calls run while a panic
 //     unwinds its goroutine). Occupancy counters and the last partial BBV
-//     interval are written only by Done or Close. Full buffers handed to the
-//     spill writer but not yet written when the program died are lost too:
-//     at most one buffer per process beyond the last flush point.
+//     interval are made only by Done or Close. Buffers handed to the spill
+//     writer (full ones, and those of processes that called Done) but not
+//     yet written when the program died are lost too: up to about twice
+//     Options.MemoryLimit of them beyond the last flush point.
 //   - After such an exit, Recover(path, RecoverOptions{}) turns the spill directory
 //     into the .pst, skipping (and reporting) damaged chunks.
 //
