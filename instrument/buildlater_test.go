@@ -262,3 +262,117 @@ func TestSyncOption(t *testing.T) {
 		t.Fatalf("PARSCOPE_SYNC=yes: %v", err)
 	}
 }
+
+// TestSpillHeaderJSON checks that the spill's header is written as
+// json.Marshal would write it (the encoder is hand-written, to spare a
+// recording the reflection of the first Marshal), for a recorder's header
+// before and after records, complete or not.
+func TestSpillHeaderJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.pst")
+	states := []trace.StateDef{{ID: 1, Name: "compute <&>", File: "main.go", Line: 3}, {ID: 2, Name: "ended", Absent: true}}
+	regions := []trace.RegionDef{{ID: 0, Kind: trace.RegionLoop, Label: "for \"i\"", Line: 4, EndLine: 9, Parent: -1}}
+	rec, err := Start(Options{Path: path, Program: "héllo\n", States: states, Regions: regions, Occupancy: true,
+		Throttle: 10, Extra: map[string]string{"z": "last", "a": "first\u2028"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Abort()
+	check := func(h *spillHeader) {
+		t.Helper()
+		want, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.appendJSON(nil); string(got) != string(want) {
+			t.Fatalf("appendJSON and json.Marshal differ:\n got  %s\n want %s", got, want)
+		}
+	}
+	check(rec.header(readPair()))
+	p := rec.Process(0)
+	p.Block(1)
+	p.Event(rec.EventID("tick"))
+	p.Block(2)
+	p.Done()
+	h := rec.header(readPair())
+	rec.addFilterStats(h.Header.Meta.Extra)
+	if len(h.Header.Events) == 0 || len(h.Header.Counters) == 0 {
+		t.Fatalf("the header lacks the events or counters the test is for: %+v", h.Header)
+	}
+	check(h)
+	h.Complete, h.Replace = true, true
+	check(h)
+	h.Replace = false
+	check(h)
+}
+
+// TestForceClearsSpill: a recording started with Force over the spill of
+// an earlier one keeps the directory and its records file (clearSpill) but
+// nothing of what they held: the trace built from it has the records of a
+// recording made into a fresh path, and only the two files of a spill are
+// left. A spill path that is a file is replaced; without Force nothing is
+// touched.
+func TestForceClearsSpill(t *testing.T) {
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "fresh.pst")
+	recordSim(t, fresh, false, false)
+	_, want := readBack(t, fresh)
+
+	path := filepath.Join(dir, "t.pst")
+	spill := SpillDir(path)
+	junk := map[string]string{
+		"records.bin":                       strings.Repeat("PSC1 junk of an earlier recording ", 20000),
+		"header.json":                       `{"header":{"meta":{"program":"earlier"}}}`,
+		".header.json.parscope-tmp-1-2":     "torn",
+		"leftover/inside/records.bin":       "deep",
+		"records.bin.parscope-tmp-not-ours": "x",
+	}
+	for name, data := range junk {
+		p := filepath.Join(spill, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Start(Options{Path: path}); err == nil {
+		t.Fatal("Start without Force accepted a spill left over")
+	}
+	if data, err := os.ReadFile(filepath.Join(spill, "records.bin")); err != nil || string(data) != junk["records.bin"] {
+		t.Fatalf("Start without Force changed the spill: %v", err)
+	}
+	recordSim(t, path, true, true)
+	ents, err := os.ReadDir(spill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "header.json records.bin" {
+		t.Fatalf("the spill holds %q after a forced recording, want the header and the records only", names)
+	}
+	if data, err := os.ReadFile(filepath.Join(spill, "records.bin")); err != nil || strings.Contains(string(data), "junk") {
+		t.Fatalf("the records file still holds the earlier recording's bytes (%d bytes, %v)", len(data), err)
+	}
+	if _, err := Recover(path, RecoverOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := readBack(t, path); !reflect.DeepEqual(got, want) {
+		t.Fatalf("the trace built over an earlier spill differs from a fresh recording's:\n got  %v\n want %v", got, want)
+	}
+
+	// A file where the spill directory goes is replaced too.
+	other := filepath.Join(dir, "o.pst")
+	if err := os.WriteFile(SpillDir(other), []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recordSim(t, other, true, true)
+	if _, err := Recover(other, RecoverOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := readBack(t, other); !reflect.DeepEqual(got, want) {
+		t.Fatal("the trace built where a file was differs from a fresh recording's")
+	}
+}
