@@ -86,7 +86,8 @@ done
 #    at other sizes; SHOOTOUT=long runs each for about a second (the
 #    Benchmarks Game's sizes for spectral-norm and fasta, smaller ones for
 #    the others), where a recording's fixed cost (starting, and writing
-#    the .pst at exit: a few milliseconds) no longer dominates.
+#    the .pst at exit: a few milliseconds) no longer dominates;
+#    SHOOTOUT=none runs none of them.
 #    REC_DEFAULT=0 skips recording with the default rewrite (without a
 #    filter), which at the long sizes takes minutes a round.
 exp=$(go mod download -json golang.org/x/exp | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
@@ -98,6 +99,7 @@ fi
 rec_default=${REC_DEFAULT:-1}
 printf '\n%-36s %9s %9s %9s %9s %8s %8s %8s\n' "shootout program (whole process)" "orig ms" "off ms" "rec ms" "rtrace ms" "off" "rec" "rtrace"
 IFS=';' read -r -a progs <<< "$shootout"
+[[ $shootout == none ]] && progs=()
 for entry in "${progs[@]}"; do
 	read -r prog pargs <<< "$entry"
 	d="$tmp/$prog"; mkdir -p "$d/orig" "$d/rtrace"
