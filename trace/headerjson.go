@@ -3,7 +3,8 @@ package trace
 import (
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/parscope/parscope/internal/jsontext"
 )
 
 // AppendJSON appends h encoded as JSON to dst and returns the extended
@@ -232,60 +233,6 @@ func appendIntField(dst []byte, name string, v int32) []byte {
 	return strconv.AppendInt(append(dst, name...), int64(v), 10)
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string the way encoding/json does
-// (with its default HTML escaping): ", \ and the control characters
-// escaped (\b, \f, \n, \r, \t by name, the others as \u00XX), <, > and &
-// as \u003c, \u003e and \u0026, U+2028 and U+2029 as \u2028 and \u2029,
-// and each byte of invalid UTF-8 as \ufffd.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// appendJSONString appends s as json.Marshal writes a string (with its
+// HTML escaping).
+func appendJSONString(dst []byte, s string) []byte { return jsontext.AppendString(dst, s, true) }
