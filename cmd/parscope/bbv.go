@@ -83,6 +83,7 @@ import succeeds; an existing OUT is replaced only with --force.`,
 			}
 			run := exec.CommandContext(cmd.Context(), vg, append(vgArgs, args...)...)
 			run.Stdin, run.Stdout, run.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
+			run.Env = valgrindEnv(os.Environ())
 			start := time.Now()
 			if err := run.Run(); err != nil {
 				logs := valgrindLogs(tmp)
@@ -220,4 +221,33 @@ func valgrindLogs(dir string) string {
 		fmt.Fprintf(&b, "%s:\n%s\n", filepath.Base(p), bytes.Join(lines, []byte("\n")))
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// valgrindEnv returns env with cpu.rdtscp=off added to GODEBUG (unless
+// GODEBUG already sets cpu.rdtscp), for a program run under valgrind. The
+// Go runtime reads the time-stamp counter with RDTSCP when a thread waits
+// for a runtime lock, and valgrind 3.19 does not decode that instruction
+// on AMD processors: a Go program under it died with SIGILL in
+// runtime.cputicks when such a wait happened (see probe.ModelEnv, which
+// the probe's model machines run with). Programs not written in Go ignore
+// GODEBUG.
+func valgrindEnv(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	set := false
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok && !set {
+			set = true
+			if !strings.Contains(v, "cpu.rdtscp=") {
+				if v != "" {
+					v += ","
+				}
+				kv = "GODEBUG=" + v + "cpu.rdtscp=off"
+			}
+		}
+		out = append(out, kv)
+	}
+	if !set {
+		out = append(out, "GODEBUG=cpu.rdtscp=off")
+	}
+	return out
 }

@@ -269,9 +269,17 @@ func TestBBVCommand(t *testing.T) {
 		t.Fatalf("the .pst and the raw file disagree")
 	}
 
+	// The shell, too short for an interval, also writes the GODEBUG it
+	// was given: cpu.rdtscp=off added to the caller's settings (a Go
+	// program under valgrind 3.19 on AMD dies on RDTSCP otherwise).
 	two := filepath.Join(dir, "two.pst")
-	script := "gzip -c " + in + " > /dev/null & gzip -9 -c " + in + " > /dev/null; wait"
+	godebug := filepath.Join(dir, "godebug.txt")
+	t.Setenv("GODEBUG", "madvdontneed=1")
+	script := "echo \"$GODEBUG\" > " + godebug + "; gzip -c " + in + " > /dev/null & gzip -9 -c " + in + " > /dev/null; wait"
 	mustRun(t, "bbv", "-o", two, "--interval", "1000000", "--", "sh", "-c", script)
+	if got, err := os.ReadFile(godebug); err != nil || string(got) != "madvdontneed=1,cpu.rdtscp=off\n" {
+		t.Errorf("the program under valgrind was given GODEBUG=%q (%v), want madvdontneed=1,cpu.rdtscp=off", got, err)
+	}
 	info = infoReport{}
 	json.Unmarshal([]byte(mustRun(t, "info", "--json", two)), &info)
 	if len(info.Runs) != 1 || info.Runs[0].Procs != 2 {
@@ -307,5 +315,21 @@ func TestPhasesTitle(t *testing.T) {
 	res.Hints.InitEnd = 1200
 	if got, want := phasesTitle("x", res), "x: 10 phases over 1,315 intervals (initialisation 0-1,199, period 3)"; got != want {
 		t.Errorf("title %q, want %q", got, want)
+	}
+}
+
+// TestValgrindEnv: bbv's program gets cpu.rdtscp=off added to GODEBUG,
+// unless GODEBUG already says what to do with RDTSCP.
+func TestValgrindEnv(t *testing.T) {
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"PATH=/bin"}, []string{"PATH=/bin", "GODEBUG=cpu.rdtscp=off"}},
+		{[]string{"GODEBUG="}, []string{"GODEBUG=cpu.rdtscp=off"}},
+		{[]string{"GODEBUG=gctrace=1", "HOME=/"}, []string{"GODEBUG=gctrace=1,cpu.rdtscp=off", "HOME=/"}},
+		{[]string{"GODEBUG=cpu.rdtscp=on"}, []string{"GODEBUG=cpu.rdtscp=on"}},
+		{[]string{"XGODEBUG=a=1"}, []string{"XGODEBUG=a=1", "GODEBUG=cpu.rdtscp=off"}},
+	} {
+		if got := valgrindEnv(tc.in); strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("valgrindEnv(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
