@@ -43,7 +43,9 @@ several programs, gives one BBV stream per process. Processes that did not
 complete a single interval (launchers, shells) are left out; the others
 become processes 0..P-1 in the order of their pids. The program's stdout
 and stderr pass through; valgrind's own messages go to a log shown only
-when the run fails.
+when the run fails. The program's GODEBUG gets cpu.rdtscp=off: valgrind
+3.19 does not decode RDTSCP on AMD processors, which the Go runtime uses
+at times (other programs ignore GODEBUG).
 
 Nothing is written at OUT unless the program exits with status 0 and the
 import succeeds; an existing OUT is replaced only with --force.`,
