@@ -45,7 +45,9 @@ become processes 0..P-1 in the order of their pids. The program's stdout
 and stderr pass through; valgrind's own messages go to a log shown only
 when the run fails. The program's GODEBUG gets cpu.rdtscp=off: valgrind
 3.19 does not decode RDTSCP on AMD processors, which the Go runtime uses
-at times (other programs ignore GODEBUG).
+at times (other programs ignore GODEBUG; a Go program that imports
+golang.org/x/sys/cpu prints a harmless line that it does not know the
+setting).
 
 Nothing is written at OUT unless the program exits with status 0 and the
 import succeeds; an existing OUT is replaced only with --force.`,
@@ -232,7 +234,8 @@ func valgrindLogs(dir string) string {
 // on AMD processors: a Go program under it died with SIGILL in
 // runtime.cputicks when such a wait happened (see probe.ModelEnv, which
 // the probe's model machines run with). Programs not written in Go ignore
-// GODEBUG.
+// GODEBUG; golang.org/x/sys/cpu reads it too and prints a line on stderr
+// that it does not know the setting.
 func valgrindEnv(env []string) []string {
 	out := make([]string, 0, len(env)+1)
 	set := false
