@@ -234,12 +234,17 @@ func (p *Process) throttles(k trace.Kind, id int32) bool {
 }
 
 // add appends one entry, making room first when the buffer is full (see
-// more).
+// more). It stores the fields one by one: assigning a composite literal
+// builds the entry on the stack and copies it in 16-byte halves, which
+// the processor cannot forward from the narrower stores that built it, a
+// stall at each record. The padding is never written: a buffer starts
+// zeroed (make) and holds nothing but entries.
 func (p *Process) add(t, v int64, id, peer, tag int32, k trace.Kind) {
 	if p.n == len(p.buf) {
 		p.more()
 	}
-	p.buf[p.n] = entry{T: t, V: v, ID: id, Peer: peer, Tag: tag, Kind: k}
+	e := &p.buf[p.n]
+	e.T, e.V, e.ID, e.Peer, e.Tag, e.Kind = t, v, id, peer, tag, k
 	p.n++
 	p.lastT = t
 }
