@@ -197,11 +197,11 @@ func Start(opts Options) (*Recorder, error) {
 		}
 	}
 	spill := SpillDir(path)
-	if _, err := os.Lstat(spill); err == nil {
+	if fi, err := os.Lstat(spill); err == nil {
 		if !opts.Force {
 			return nil, fmt.Errorf("instrument: %s holds an earlier recording not yet built (PARSCOPE_BUILD=later) or left over from a run that ended without Close: build it with instrument.Recover (parscope recover %s), or remove it", spill, path)
 		}
-		if err := clearSpill(spill); err != nil {
+		if err := clearSpill(spill, fi); err != nil {
 			return nil, fmt.Errorf("instrument: %w", err)
 		}
 	}

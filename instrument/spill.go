@@ -123,12 +123,8 @@ func newSpiller(path string, limit, holdLimit int) (*spiller, error) {
 // unlink or truncation of files the kernel may still be writing back
 // costs most of what is left). Anything at
 // dir that is not a directory is removed, and so is every entry of it but
-// a regular records file.
-func clearSpill(dir string) error {
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
+// a regular records file. fi is what os.Lstat said of dir.
+func clearSpill(dir string, fi os.FileInfo) error {
 	if !fi.IsDir() {
 		return os.Remove(dir)
 	}
