@@ -20,30 +20,12 @@ func (h *Header) AppendJSON(dst []byte) []byte {
 	dst = h.Meta.appendJSON(dst)
 	dst = append(dst, `,"runs":`...)
 	dst = appendList(dst, h.Runs, false, (*RunInfo).appendJSON)
-	if len(h.States) > 0 {
-		dst = append(dst, `,"states":`...)
-		dst = appendList(dst, h.States, true, (*StateDef).appendJSON)
-	}
-	if len(h.Regions) > 0 {
-		dst = append(dst, `,"regions":`...)
-		dst = appendList(dst, h.Regions, true, (*RegionDef).appendJSON)
-	}
-	if len(h.Events) > 0 {
-		dst = append(dst, `,"events":`...)
-		dst = appendList(dst, h.Events, true, (*EventDef).appendJSON)
-	}
-	if len(h.Counters) > 0 {
-		dst = append(dst, `,"counters":`...)
-		dst = appendList(dst, h.Counters, true, (*CounterDef).appendJSON)
-	}
-	if len(h.Comms) > 0 {
-		dst = append(dst, `,"comms":`...)
-		dst = appendList(dst, h.Comms, true, (*CommDef).appendJSON)
-	}
-	if len(h.Procs) > 0 {
-		dst = append(dst, `,"procs":`...)
-		dst = appendList(dst, h.Procs, true, (*ProcInfo).appendJSON)
-	}
+	dst = appendListField(dst, `,"states":`, h.States, (*StateDef).appendJSON)
+	dst = appendListField(dst, `,"regions":`, h.Regions, (*RegionDef).appendJSON)
+	dst = appendListField(dst, `,"events":`, h.Events, (*EventDef).appendJSON)
+	dst = appendListField(dst, `,"counters":`, h.Counters, (*CounterDef).appendJSON)
+	dst = appendListField(dst, `,"comms":`, h.Comms, (*CommDef).appendJSON)
+	dst = appendListField(dst, `,"procs":`, h.Procs, (*ProcInfo).appendJSON)
 	if len(h.Repairs) > 0 {
 		dst = append(dst, `,"repairs":`...)
 		dst = appendMap(dst, h.Repairs, strconv.AppendInt)
@@ -173,6 +155,15 @@ func appendList[T any](dst []byte, xs []T, omitted bool, enc func(*T, []byte) []
 		dst = enc(&xs[i], dst)
 	}
 	return append(dst, ']')
+}
+
+// appendListField appends a slice field with omitempty: name is the
+// comma, the quoted name and the colon.
+func appendListField[T any](dst []byte, name string, xs []T, enc func(*T, []byte) []byte) []byte {
+	if len(xs) == 0 {
+		return dst
+	}
+	return appendList(append(dst, name...), xs, true, enc)
 }
 
 func appendStrings(dst []byte, ss []string) []byte {
