@@ -183,9 +183,24 @@ func TestBrowserEveryView(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	ctx, con := browser(t)
+	// The views are the app's own tabs, so that a view added to the app is
+	// opened here too; and every analysis a report runs or skips has one
+	// (the states are drawn in the overview).
+	views, _ := appViews(t, ctx, con, hs.URL+"/#/t/0/overview")
+	for _, b := range bs {
+		names := slices.Clone(b.Ran)
+		for name := range b.Skipped {
+			names = append(names, name)
+		}
+		for _, name := range names {
+			if name != report.AnalysisStates && !slices.Contains(views, name) {
+				t.Errorf("%s: the analysis %s has no view among the app's tabs %v", b.Trace, name, views)
+			}
+		}
+	}
 	opened := 0
 	for i, b := range bs {
-		for _, key := range []string{"overview", "phasespace", "pca", "entropy", "occupancy", "comm", "phases", "mentropy", "profile", "pop", "waitstates", "critpath", "counters", "probe"} {
+		for _, key := range views {
 			hash := fmt.Sprintf("#/t/%d/%s", i, key)
 			name := b.Trace + " " + key
 			tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
