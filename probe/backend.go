@@ -27,10 +27,17 @@ type Command struct {
 	// Path is the program and Args its arguments.
 	Path string
 	Args []string
-	// Env is added to the environment the worker inherits.
+	// Env is added to the environment the worker inherits (under the
+	// Valgrind backend the worker inherits nothing: its environment is
+	// ModelEnv, Env and the backend's own, so that it starts the same
+	// whoever runs it; see padLayout).
 	Env []string
 	// Output receives the worker's stdout and stderr (nil discards them).
 	Output io.Writer
+	// clientArgv, set by Valgrind's wrap, is the command line of the
+	// program the wrapped one runs; the worker then starts with Env alone,
+	// padded (see padLayout).
+	clientArgv []string
 }
 
 // Backend runs a worker for the probe: the reference runs on the
@@ -204,6 +211,9 @@ func (l Local) child(ctx context.Context, c Command, cfg *childConfig, prepare f
 	}
 	cmd := exec.CommandContext(ctx, c.Path, c.Args...)
 	cmd.Env = append(append(os.Environ(), c.Env...), EnvDir+"="+dir)
+	if c.clientArgv != nil {
+		cmd.Env = padLayout(c.clientArgv, append(slices.Clone(c.Env), EnvDir+"="+dir))
+	}
 	var tail tailBuffer
 	out := io.Writer(&tail)
 	if c.Output != nil {

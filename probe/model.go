@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -151,7 +153,41 @@ func callgrindDump() { vgRequest(&[6]uintptr{vgCallgrindDump}) }
 // (sysmon against the worker, say), and valgrind 3.19 does not decode it
 // on AMD processors, where it reports it in CPUID: the worker died with
 // SIGILL in runtime.cputicks when such a wait happened.
-var ModelEnv = []string{"GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off"}
+//
+// And EnvMainThread: the driver stays on the process's first thread (see
+// mainThread).
+var ModelEnv = []string{"GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off", EnvMainThread + "=1"}
+
+// EnvMainThread, set to 1 in a worker's environment (ModelEnv sets it),
+// keeps the worker's main goroutine, which runs the driver, on the
+// process's first thread (see mainThread).
+const EnvMainThread = "PARSCOPE_PROBE_MAIN_THREAD"
+
+// mainThread is true when the worker's main goroutine was locked to the
+// process's first thread by this package's initialisation
+// (EnvMainThread). A system call that blocks a while (reading the
+// snapshots, under valgrind's slowness) otherwise lets the monitor hand
+// the one P to another thread, and the driver's goroutine resumes there,
+// with its scheduler stack and thread state elsewhere in memory, in other
+// simulated cache sets: replays of one probe of sweep on the small machine
+// took 230.5 µs for phase 0 when the driver stayed on the first thread and
+// 234.4 µs when it had moved to the third, and which one happened depended
+// on the host's timing. The lock is lifted during each step and the pass
+// through the scheduler after it (yieldingTask), which with one P resume
+// the goroutine on the same thread: a locked goroutine that yields or
+// waits hands the P to another thread and back.
+var mainThread = lockMainThread()
+
+// lockMainThread locks the calling goroutine, the main one during package
+// initialisation, to its thread if EnvMainThread is 1, and reports whether
+// it did.
+func lockMainThread() bool {
+	if os.Getenv(EnvMainThread) != "1" {
+		return false
+	}
+	runtime.LockOSThread()
+	return true
+}
 
 // Valgrind is the backend of the model machines: it runs the worker under
 // valgrind's callgrind with Machine's caches, with the model clock, and
@@ -173,6 +209,12 @@ type Valgrind struct {
 // wrap returns the command that runs c under callgrind, dumping into dir.
 func (v Valgrind) wrap(c Command, dir string) Command {
 	m := v.Machine
+	if !strings.Contains(c.Path, "/") {
+		// The worker does not get this process's PATH (see padLayout).
+		if p, err := exec.LookPath(c.Path); err == nil {
+			c.Path = p
+		}
+	}
 	args := []string{"--tool=callgrind", "-q", "--cache-sim=yes", "--separate-threads=yes",
 		"--I1=" + m.I1.arg(), "--D1=" + m.D1.arg(), "--LL=" + m.LL.arg(),
 		"--dump-line=no", "--dump-instr=no", "--callgrind-out-file=" + filepath.Join(dir, "cg.%p"),
@@ -183,7 +225,41 @@ func (v Valgrind) wrap(c Command, dir string) Command {
 	if prog == "" {
 		prog = "valgrind"
 	}
-	return Command{Path: prog, Args: append(args, c.Args...), Env: env, Output: c.Output}
+	return Command{Path: prog, Args: append(args, c.Args...), Env: env, Output: c.Output,
+		clientArgv: append([]string{c.Path}, c.Args...)}
+}
+
+// layoutPadVar is the variable that padLayout adds to a model-machine
+// worker's environment.
+const layoutPadVar = "PARSCOPE_LAYOUT_PAD"
+
+// layoutBytes is the size to which padLayout brings what a model-machine
+// worker's stack starts with.
+const layoutBytes = 8 << 10
+
+// padLayout returns env, the whole environment of a model-machine worker
+// whose command line is argv, with layoutPadVar added so that the strings
+// the worker starts with (its command line, the program's name once more
+// for AT_EXECFN, and its environment, each with its NUL) and the pointers
+// to them (8 bytes each) take a multiple of layoutBytes. Valgrind places
+// them at the top of the worker's stack, so their size decides where the
+// stack the Go runtime's scheduler runs on (g0's) begins, and with it which
+// simulated cache sets its accesses fall in. Without the padding, the
+// replays of one probe of sweep on the small machine took 229.2 to
+// 231.0 µs for phase 0 as the environment grew by 1 to 33 bytes, so the
+// length of a work directory's random name, or of the caller's own
+// environment (which the worker no longer inherits), moved the times from
+// run to run. The number of variables still counts: one variable fewer
+// gave 241.2 µs against 238.8 µs (the runtime's copy of the environment is
+// a heap allocation of that size), so a caller keeps Env's length fixed.
+func padLayout(argv, env []string) []string {
+	n := len(argv[0]) + 1 + len(layoutPadVar) + 2 // AT_EXECFN; the padding's "=" and NUL
+	for _, s := range append(slices.Clone(argv), env...) {
+		n += len(s) + 1
+	}
+	n += 8 * (len(argv) + len(env) + 1)
+	n = (layoutBytes - n%layoutBytes) % layoutBytes
+	return append(env, layoutPadVar+"="+strings.Repeat("x", n))
 }
 
 // run runs f with c wrapped, and returns the events of every dump of the

@@ -3,7 +3,9 @@ package probe
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +143,71 @@ func TestValgrindBackend(t *testing.T) {
 	}
 	if c.FirstRound <= probed || c.Rounds > c.FirstRound/100 {
 		t.Errorf("first round %g s, later rounds %g s: want more than the timed intervals' %g s, and next to nothing", c.FirstRound, c.Rounds, probed)
+	}
+}
+
+// stackStart is what padLayout keeps a multiple of layoutBytes: the
+// strings a process started with argv and env finds at the top of its
+// stack (AT_EXECFN repeats argv[0]) and the pointers to them.
+func stackStart(argv, env []string) int {
+	n := len(argv[0]) + 1
+	for _, s := range append(append([]string{}, argv...), env...) {
+		n += len(s) + 1
+	}
+	return n + 8*(len(argv)+len(env))
+}
+
+func TestPadLayout(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		env  []string
+	}{
+		{[]string{"/w"}, nil},
+		{[]string{"/tmp/probe-model-1/sweep", "-n", "96"}, []string{"GOMAXPROCS=1", EnvDir + "=/tmp/parscope-probe-123456789"}},
+		{[]string{"/tmp/probe-model-12/sweep", "-n", "96"}, []string{"GOMAXPROCS=1", EnvDir + "=/tmp/parscope-probe-1234567890"}},
+		{[]string{"/w", strings.Repeat("a", 9000)}, []string{"X=" + strings.Repeat("b", 5000)}},
+	} {
+		env := padLayout(tc.argv, slices.Clone(tc.env))
+		if len(env) != len(tc.env)+1 || !slices.Equal(env[:len(tc.env)], tc.env) || !strings.HasPrefix(env[len(env)-1], layoutPadVar+"=") {
+			t.Errorf("padLayout(%.40q, %.40q) = %.60q: want the environment and the padding variable after it", tc.argv, tc.env, env)
+			continue
+		}
+		if n := stackStart(tc.argv, env); n%layoutBytes != 0 {
+			t.Errorf("argv %.40q, env %.40q: the stack starts with %d bytes, not a multiple of %d", tc.argv, tc.env, n, layoutBytes)
+		}
+	}
+}
+
+func TestValgrindWrapsAlone(t *testing.T) {
+	c := Command{Path: "/bin/worker", Args: []string{"-n", "3"}, Env: []string{"A=1"}}
+	w := Valgrind{Machine: ModelMachines[1], Env: []string{"B=2"}}.wrap(c, t.TempDir())
+	if !slices.Equal(w.clientArgv, []string{"/bin/worker", "-n", "3"}) {
+		t.Errorf("client command line %q, want the worker's", w.clientArgv)
+	}
+	if want := append(slices.Clone(ModelEnv), "A=1", "B=2"); !slices.Equal(w.Env, want) {
+		t.Errorf("environment %q, want %q", w.Env, want)
+	}
+	if !slices.Contains(w.Env, EnvMainThread+"=1") {
+		t.Errorf("environment %q does not keep the driver on the first thread", w.Env)
+	}
+	// The child started for a wrapped command gets the wrapped command's
+	// environment, padded, and nothing of this process's: env(1) stands in
+	// for valgrind and prints what it got (then the driver's answer is
+	// missing, which is not what this test is about).
+	envPath, err := exec.LookPath("env")
+	if err != nil {
+		t.Fatalf("env(1) is needed: %v", err)
+	}
+	t.Setenv("PARSCOPE_TEST_INHERITED", "yes")
+	var out strings.Builder
+	ec := Command{Path: envPath, Env: w.Env, Output: &out, clientArgv: w.clientArgv}
+	Local{}.Plain(context.Background(), ec)
+	got := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(got) != len(w.Env)+2 || !slices.Equal(got[:len(w.Env)], w.Env) ||
+		!strings.HasPrefix(got[len(w.Env)], EnvDir+"=") || !strings.HasPrefix(got[len(w.Env)+1], layoutPadVar+"=") {
+		t.Errorf("the child's environment:\n%s\nwant %q, the work directory and the padding, and nothing else", out.String(), w.Env)
+	}
+	if n := stackStart(w.clientArgv, got); n%layoutBytes != 0 {
+		t.Errorf("the child's stack starts with %d bytes, not a multiple of %d", n, layoutBytes)
 	}
 }
