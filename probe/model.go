@@ -250,8 +250,8 @@ const layoutBytes = 8 << 10
 // length of a work directory's random name, or of the caller's own
 // environment (which the worker no longer inherits), moved the times from
 // run to run. The number of variables still counts: one variable fewer
-// gave 241.2 µs against 238.8 µs (the runtime's copy of the environment is
-// a heap allocation of that size), so a caller keeps Env's length fixed.
+// gave 240.7 µs against 238.2 µs (perhaps through the runtime's copy of
+// the environment, a heap allocation of that size): keep Env's length.
 func padLayout(argv, env []string) []string {
 	n := len(argv[0]) + 1 + len(layoutPadVar) + 2 // AT_EXECFN; the padding's "=" and NUL
 	for _, s := range append(slices.Clone(argv), env...) {

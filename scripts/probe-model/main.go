@@ -400,7 +400,7 @@ func markdown(w io.Writer, r *Result, targets []probe.Machine) error {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "The probe worker's stages on slowmem (instructions, with their share of the worker's; modelled time). The first round repeats from run to run; the other stages are the events of the thread that read the stopwatch, and the system calls in them can move the driver's goroutine to another thread, so they vary (load by up to 2×) between runs:")
+	fmt.Fprintln(w, "The probe worker's stages on slowmem (instructions, with their share of the worker's; modelled time). The stages are the events of the thread that read the stopwatch, the process's first (the driver stays on it); init, load and the first round repeat from run to run within 0.1%, the start (the runtime's own, and reading the configuration) within about 1%:")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| workload | start (runtime, config) | Init | load (read, decompress, check) | first round (restore, warm-up, interval per phase) | slowmem: fixed / first round |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
