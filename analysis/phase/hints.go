@@ -49,7 +49,25 @@ const MaxPeriod = 4096
 
 // FindHints computes the Hints of a label sequence (Result.Labels).
 func FindHints(labels []int) Hints {
-	h := Hints{PhaseRuns: map[int][]int{}}
+	// The runs are counted first, overall and per phase, so that Runs and
+	// each phase's list are allocated once at their size: grown by append,
+	// they held up to twice their size (and the copies as garbage) at the
+	// end of a run on a large input, where the peak of memory is.
+	if len(labels) == 0 {
+		return Hints{PhaseRuns: map[int][]int{}}
+	}
+	perPhase := map[int]int{}
+	nRuns := 0
+	for i, l := range labels {
+		if i == 0 || l != labels[i-1] {
+			perPhase[l]++
+			nRuns++
+		}
+	}
+	h := Hints{PhaseRuns: make(map[int][]int, len(perPhase)), Runs: make([]Stretch, 0, nRuns)}
+	for l, n := range perPhase {
+		h.PhaseRuns[l] = make([]int, 0, n)
+	}
 	for i := 0; i < len(labels); {
 		j := i + 1
 		for j < len(labels) && labels[j] == labels[i] {
@@ -58,9 +76,6 @@ func FindHints(labels []int) Hints {
 		h.PhaseRuns[labels[i]] = append(h.PhaseRuns[labels[i]], len(h.Runs))
 		h.Runs = append(h.Runs, Stretch{Phase: labels[i], Start: i, End: j})
 		i = j
-	}
-	if len(h.Runs) == 0 {
-		return h
 	}
 	// Initialisation: runs whose phase has no later run.
 	last := map[int]int{}

@@ -160,3 +160,40 @@ func naiveRate(a, b []int) float64 {
 	}
 	return float64(same) / float64(len(a))
 }
+
+// TestFindHintsExactSize checks that Runs and every phase's list of runs
+// are allocated at their size (they are most of the memory FindHints
+// takes on a large input), and that they are the runs a plain scan
+// finds.
+func TestFindHintsExactSize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	labels := make([]int, 50_000)
+	for i := range labels {
+		labels[i] = labels[max(i-1, 0)]
+		if rng.IntN(4) == 0 {
+			labels[i] = rng.IntN(9)
+		}
+	}
+	h := FindHints(labels)
+	var runs []Stretch
+	phaseRuns := map[int][]int{}
+	for i, l := range labels {
+		if i > 0 && l == labels[i-1] {
+			runs[len(runs)-1].End = i + 1
+			continue
+		}
+		phaseRuns[l] = append(phaseRuns[l], len(runs))
+		runs = append(runs, Stretch{Phase: l, Start: i, End: i + 1})
+	}
+	if !reflect.DeepEqual(h.Runs, runs) || !reflect.DeepEqual(h.PhaseRuns, phaseRuns) {
+		t.Fatalf("runs differ from a plain scan: %d runs against %d", len(h.Runs), len(runs))
+	}
+	if cap(h.Runs) != len(h.Runs) {
+		t.Errorf("Runs: capacity %d for %d runs", cap(h.Runs), len(h.Runs))
+	}
+	for p, rs := range h.PhaseRuns {
+		if cap(rs) != len(rs) {
+			t.Errorf("phase %d: capacity %d for %d runs", p, cap(rs), len(rs))
+		}
+	}
+}

@@ -112,6 +112,10 @@ func TestSpeculationKeepsResults(t *testing.T) {
 			} else if !bytes.Equal(js, want) {
 				t.Fatalf("%v mode: the result with %d workers differs from the one with 1", mode, workers)
 			}
+			// cluster released the rows of ds: load them again.
+			if ds, err = load(context.Background(), f, &opts); err != nil {
+				t.Fatal(err)
+			}
 			e := &engine{ds: ds, opts: opts, workers: workers}
 			e.opts.Tolerance, e.opts.MinPhaseSize = DefaultTolerance, DefaultMinPhaseSize
 			if err := e.search(context.Background()); err != nil {

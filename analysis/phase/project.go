@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/parscope/parscope/format/bbv"
@@ -32,6 +33,12 @@ type dataset struct {
 func (ds *dataset) row(i int) []float64 {
 	j := (i & (rowsPerChunk - 1)) * ds.d
 	return ds.chunks[i>>rowsShift][j : j+ds.d]
+}
+
+// releaseRows drops ds's rows (its other fields stay), so that the
+// collector can take them; ds.row must not be called afterwards.
+func (ds *dataset) releaseRows() {
+	ds.x, ds.chunks = nil, nil
 }
 
 // setRows makes x (n*d values) the rows of ds.
@@ -341,6 +348,15 @@ func (p *projector) row(i int) []float64 {
 // dataset returns the rows added as a dataset with its weights, without
 // copying them; the projector must not be used afterwards.
 func (p *projector) dataset(variableLength bool) *dataset {
+	if last := len(p.chunks) - 1; last >= 0 {
+		// The last chunk is cut to the rows it holds: it was made for
+		// rowsPerChunk rows (2 MB with 15 dimensions), and on an input of
+		// tens of thousands of intervals its unused part was a tenth of
+		// the rows' memory, held throughout the clustering.
+		if used := (p.n - last*rowsPerChunk) * p.d; used < len(p.chunks[last]) {
+			p.chunks[last] = slices.Clone(p.chunks[last][:used])
+		}
+	}
 	ds := &dataset{n: p.n, d: p.d, inDim: p.inDim, project: true, chunks: p.chunks, sums: p.sums, w: make([]float64, p.n)}
 	p.chunks, p.sums = nil, nil
 	setWeights(ds, variableLength)

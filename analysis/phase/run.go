@@ -53,7 +53,14 @@ func cluster(ctx context.Context, ds *dataset, opts Options) (*Result, error) {
 	if err := e.refineChosen(ctx); err != nil {
 		return nil, err
 	}
-	return e.result(), nil
+	res := e.result()
+	// The rows are not read past the labels: the collector may take them
+	// before the hints, which need memory of their own, are found. On a
+	// large input the rows are most of what is live, and the end of the
+	// run was where the memory peaked (docs/performance.md).
+	ds.releaseRows()
+	res.Hints = FindHints(res.Labels)
+	return res, nil
 }
 
 // engine holds one Run's state.
@@ -358,7 +365,8 @@ func (e *engine) chosen() int {
 	return best
 }
 
-// result describes the chosen clustering.
+// result describes the chosen clustering, all but its Hints (see
+// cluster).
 func (e *engine) result() *Result {
 	ds := e.ds
 	res := &Result{
@@ -424,7 +432,6 @@ func (e *engine) result() *Result {
 		return p
 	}
 	res.Phases = selectPhases(cl.weights, 1, phase)
-	res.Hints = FindHints(res.Labels)
 	if e.opts.CoveragePct < 1 {
 		res.Coverage = &Coverage{Pct: e.opts.CoveragePct, Phases: selectPhases(cl.weights, e.opts.CoveragePct, phase)}
 	}

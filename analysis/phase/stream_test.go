@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,5 +204,48 @@ func TestRunFileParts(t *testing.T) {
 		if want == nil || got == nil || got.Error() != want.Error() || !strings.Contains(got.Error(), tc.msg) {
 			t.Errorf("%q at line %d (quirks %v): RunFile error %v, want %v (naming %q)", tc.bad, tc.line, tc.quirks, got, want, tc.msg)
 		}
+	}
+}
+
+// TestRowsReleased checks the memory that a run holds as it ends: the
+// dataset's last chunk of rows is cut to the rows it holds, cluster drops
+// the rows before it finds the hints, and the result still has the hints
+// of its labels.
+func TestRowsReleased(t *testing.T) {
+	opts := DefaultOptions()
+	opts.MaxK = 6
+	p, err := newProjector(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := rowsPerChunk + 777
+	rng := rand.New(rand.NewPCG(3, 5))
+	row := make([]float64, opts.Dim)
+	for i := 0; i < n; i++ {
+		for j := range row {
+			row[j] = float64(i%5) + rng.Float64()/10
+		}
+		p.addRow(row, 1)
+	}
+	want := slices.Clone(p.row(n - 1))
+	ds := p.dataset(false)
+	if len(ds.chunks) != 2 || len(ds.chunks[1]) != 777*opts.Dim {
+		t.Fatalf("last chunk: %d chunks, the last of %d values; want 2, %d", len(ds.chunks), len(ds.chunks[len(ds.chunks)-1]), 777*opts.Dim)
+	}
+	if got := ds.row(n - 1); !slices.Equal(got, want) {
+		t.Fatalf("last row %v after the cut, %v before", got, want)
+	}
+	res, err := cluster(context.Background(), ds, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.chunks != nil || ds.x != nil {
+		t.Error("cluster kept the rows of its dataset")
+	}
+	if res.K != 5 {
+		t.Errorf("k = %d, want the 5 groups of rows", res.K)
+	}
+	if h := FindHints(res.Labels); !reflect.DeepEqual(res.Hints, h) || len(h.Runs) < 5 {
+		t.Errorf("the result's hints (%d runs) are not those of its labels (%d runs)", len(res.Hints.Runs), len(h.Runs))
 	}
 }
