@@ -210,9 +210,11 @@ func (l Local) child(ctx context.Context, c Command, cfg *childConfig, prepare f
 		return dir, nil, err
 	}
 	cmd := exec.CommandContext(ctx, c.Path, c.Args...)
-	cmd.Env = append(append(os.Environ(), c.Env...), EnvDir+"="+dir)
 	if c.clientArgv != nil {
+		// Under a wrapper (Valgrind.wrap) the worker inherits nothing.
 		cmd.Env = padLayout(c.clientArgv, append(slices.Clone(c.Env), EnvDir+"="+dir))
+	} else {
+		cmd.Env = append(append(os.Environ(), c.Env...), EnvDir+"="+dir)
 	}
 	var tail tailBuffer
 	out := io.Writer(&tail)

@@ -254,8 +254,10 @@ const layoutBytes = 8 << 10
 // the environment, a heap allocation of that size): keep Env's length.
 func padLayout(argv, env []string) []string {
 	n := len(argv[0]) + 1 + len(layoutPadVar) + 2 // AT_EXECFN; the padding's "=" and NUL
-	for _, s := range append(slices.Clone(argv), env...) {
-		n += len(s) + 1
+	for _, list := range [][]string{argv, env} {
+		for _, s := range list {
+			n += len(s) + 1
+		}
 	}
 	n += 8 * (len(argv) + len(env) + 1)
 	n = (layoutBytes - n%layoutBytes) % layoutBytes
