@@ -50,7 +50,8 @@
 // unless Options.Sync asks for fsyncs). Full buffers and the records of a
 // process that called Done are handed to the spill writer, which writes
 // them when it next runs (at the latest once they pass Options.MemoryLimit,
-// or at the next flush point). Precisely:
+// 128 KiB by default, or, for the buffers of finished processes, 1 MiB
+// when MemoryLimit is left at 0; or at the next flush point). Precisely:
 //
 //   - Close (normally deferred in main) writes everything. A panic in the
 //     main goroutine that unwinds through the deferred Close loses nothing,
@@ -63,8 +64,10 @@
 //     unwinds its goroutine). Occupancy counters and the last partial BBV
 //     interval are made only by Done or Close. Buffers handed to the spill
 //     writer (full ones, and those of processes that called Done) but not
-//     yet written when the program died are lost too: up to about twice
-//     Options.MemoryLimit of them beyond the last flush point.
+//     yet written when the program died are lost too: up to about
+//     Options.MemoryLimit of full buffers plus what finished processes
+//     hold (Options.MemoryLimit, or 1 MiB when it is 0) beyond the last
+//     flush point.
 //   - After such an exit, Recover(path, RecoverOptions{}) turns the spill directory
 //     into the .pst, skipping (and reporting) damaged chunks.
 //

@@ -672,6 +672,39 @@ func TestBufferGrowsBeforeSpilling(t *testing.T) {
 	}
 }
 
+// TestDefaultBufferSizes checks the sizes a recorder takes when Options
+// leaves them at zero: buffers of 1024 records, four full buffers
+// (128 KiB) held before the writer writes the oldest and gives them back
+// for reuse, and 1 MiB of finished processes' entries held before the
+// writer is woken for them; a process's first buffer grows to 1024
+// records and no further. Larger defaults made programs of many processes fill fresh
+// memory instead of reused buffers (docs/performance.md, "Buffers given
+// back sooner").
+func TestDefaultBufferSizes(t *testing.T) {
+	rec, err := Start(Options{Path: filepath.Join(t.TempDir(), "d.pst")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if rec.opts.BufferRecords != 1024 || rec.opts.MemoryLimit != 128<<10 {
+		t.Fatalf("defaults: %d records a buffer, memory limit %d; want 1024 and %d", rec.opts.BufferRecords, rec.opts.MemoryLimit, 128<<10)
+	}
+	if rec.sp.limit != 4 || rec.sp.holdLimit != 32768 {
+		t.Fatalf("spill writer holds %d full buffers and %d entries of finished processes; want 4 and 32768 (1 MiB)", rec.sp.limit, rec.sp.holdLimit)
+	}
+	p := rec.Process(0)
+	for i := range 1024 {
+		p.Block(int32(i % 7))
+	}
+	if len(p.buf) != 1024 || p.spilled {
+		t.Fatalf("after 1024 blocks: buffer of %d, spilled %v; want 1024 entries, not spilled yet", len(p.buf), p.spilled)
+	}
+	p.Block(1)
+	if len(p.buf) != 1024 || !p.spilled {
+		t.Fatalf("after 1025 blocks: buffer of %d, spilled %v; want a full buffer of 1024 after spilling", len(p.buf), p.spilled)
+	}
+}
+
 // TestHeaderWriteFails makes the spill header's writes fail: Start, which
 // writes the first one in the background, succeeds; Flush and Close report
 // the failure, and Close writes no trace.

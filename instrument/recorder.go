@@ -53,14 +53,25 @@ type Options struct {
 	// are rounded down to a multiple of it. 0 means 1.
 	ClockResolution int64
 	// BufferRecords is the size of a buffer (32 bytes a record); 0 means
-	// 4096. Each process fills one buffer at a time.
+	// 1024 (32 KiB). Each process fills one buffer at a time, and a full
+	// one is handed to the spill writer, which gives it back once
+	// written: a smaller buffer comes back sooner, so fewer of them are
+	// ever made, and a process touches fewer fresh pages, each a page
+	// fault paid on the recording goroutine's time (see MemoryLimit).
 	BufferRecords int
 	// MemoryLimit bounds the bytes of full buffers kept in memory; beyond
 	// it the oldest are written to the spill file (by a background
-	// goroutine) and their memory is reused. 0 means 1 MiB: reusing warm
-	// buffers costs the recording goroutines less than filling fresh
-	// memory, whose page faults they would pay. Memory in use is about
-	// MemoryLimit plus two buffers per process.
+	// goroutine) and their memory is reused. 0 means 128 KiB (four
+	// buffers of the default size): a buffer held back is one more that
+	// recording must fill fresh instead of reusing a warm one, and the
+	// page faults of fresh memory cost the recording goroutines more than
+	// the writes cost the writer (with 16 processes, 1 MiB held and 4096
+	// records a buffer took about 950 page faults more than 128 KiB and 1024
+	// records; docs/performance.md, "Buffers given back sooner"). A
+	// MemoryLimit that is set also bounds the entries of finished
+	// processes held before the writer is woken for them (Process.Done);
+	// with 0 they may hold 1 MiB. Memory in use is about MemoryLimit plus
+	// two buffers per process, plus what finished processes hold.
 	MemoryLimit int64
 	// SimClock, when not nil, records on a simulated clock (see SimClock)
 	// instead of the wall clock: every record's time is its process's
@@ -137,6 +148,18 @@ type Recorder struct {
 // (or at the process's end).
 const DroppedEvent = "parscope.dropped"
 
+// The defaults of Options.BufferRecords and Options.MemoryLimit (see
+// there why these sizes).
+const (
+	defaultBufferRecords = 1024
+	defaultMemoryLimit   = 128 << 10
+	// defaultHoldBytes is what finished processes may hold before the
+	// writer is woken for them, when MemoryLimit is 0: it stays at 1 MiB,
+	// so that a program of many short goroutines wakes the writer as
+	// seldom as before the full buffers' limit went down.
+	defaultHoldBytes = 1 << 20
+)
+
 // Start begins recording. It creates a spill directory Path+".spill" that
 // Close turns into the .pst at Path (and Recover does after a crash).
 func Start(opts Options) (*Recorder, error) {
@@ -151,7 +174,7 @@ func Start(opts Options) (*Recorder, error) {
 		opts.ClockResolution = 1
 	}
 	if opts.BufferRecords <= 0 {
-		opts.BufferRecords = 4096
+		opts.BufferRecords = defaultBufferRecords
 	}
 	if opts.BBVInterval < 0 {
 		return nil, fmt.Errorf("instrument: negative BBVInterval %d", opts.BBVInterval)
@@ -208,11 +231,12 @@ func Start(opts Options) (*Recorder, error) {
 	if err := os.MkdirAll(spill, 0o755); err != nil {
 		return nil, fmt.Errorf("instrument: %w", err)
 	}
+	hold := opts.MemoryLimit
 	if opts.MemoryLimit <= 0 {
-		opts.MemoryLimit = 1 << 20
+		opts.MemoryLimit, hold = defaultMemoryLimit, defaultHoldBytes
 	}
 	limit := max(1, int(opts.MemoryLimit/int64(opts.BufferRecords*entrySize)))
-	sp, err := newSpiller(filepath.Join(spill, spillFile), limit, max(1, int(opts.MemoryLimit/entrySize)))
+	sp, err := newSpiller(filepath.Join(spill, spillFile), limit, max(1, int(hold/entrySize)))
 	if err != nil {
 		os.RemoveAll(spill)
 		return nil, fmt.Errorf("instrument: %w", err)
