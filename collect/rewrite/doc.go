@@ -34,11 +34,12 @@
 // listed in the dictionary's uninstrumented functions. With recording
 // switched off (PARSCOPE_OUT=off) a function's handle look-up and every
 // recording call are one branch each, inlined; and an outermost loop whose
-// rewrite adds nothing but blocks and region enters and exits (no message,
-// no call taking the handle, no function literal, no label) is emitted
-// twice, "if parscopeP == nil { the loop as written } else { the loop
-// recording }", so that with recording off it costs one branch on entry
-// (the copy is written on one line). Recording, a process
+// rewrite adds nothing but blocks, region enters and exits and the handle
+// passed to calls that take it (no message, no function literal, no
+// label) is emitted twice, "if parscopeP == nil { the loop as written }
+// else { the loop recording }", so that with recording off it costs one
+// branch on entry (the copy is written on one line, and passes the handle
+// to the calls that take it). Recording, a process
 // records at most Options.Throttle blocks of one id and enters of one
 // region (TAU's throttle, PARSCOPE_THROTTLE at run time); the trace's
 // metadata says what was dropped.

@@ -10,9 +10,10 @@ import (
 // TestUnswitch checks which loops the rewriter doubles (see unswitch.go):
 // the outermost loop that only records is, once, with its copy on one line
 // (comments dropped, a multi-line literal joined, a switch's case labels
-// kept); a loop that sends, one that calls a function taking the handle,
-// one holding a label and one holding a multi-line raw string are not.
-// Every line keeps its number, and the rewritten package builds.
+// kept); so is a loop that calls a function taking the handle, whose copy
+// passes it; a loop that sends, one holding a label and one holding a
+// multi-line raw string are not. Every line keeps its number, and the
+// rewritten package builds.
 func TestUnswitch(t *testing.T) {
 	src := `package p
 
@@ -94,10 +95,13 @@ b` + "`" + `)
 	if !strings.Contains(lines[3], want) {
 		t.Errorf("pure's loops not doubled as expected: line 4 is\n%s\nwant it to hold\n%s", lines[3], want)
 	}
-	if n := strings.Count(got, "if parscopeP == nil"); n != 2 {
-		t.Errorf("%d loops doubled, want 2 (pure's outer loop and helper's):\n%s", n, got)
+	if n := strings.Count(got, "if parscopeP == nil"); n != 3 {
+		t.Errorf("%d loops doubled, want 3 (pure's outer loop, helper's and calls'):\n%s", n, got)
 	}
-	for _, line := range []int{20, 34, 41, 54} { // sends, calls, labeled, raw
+	if want := "if parscopeP == nil { for _ , v := range s { n += helper ( parscopeP , v ) ; } ; } else {"; !strings.Contains(lines[33], want) {
+		t.Errorf("calls' loop (it calls helper, which takes the handle) not doubled as expected: line 34 is\n%s\nwant it to hold\n%s", lines[33], want)
+	}
+	for _, line := range []int{20, 41, 54} { // sends, labeled, raw
 		if strings.Contains(lines[line-1], "parscopeP == nil") {
 			t.Errorf("line %d doubled: %s", line, lines[line-1])
 		}
