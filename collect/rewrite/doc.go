@@ -39,7 +39,10 @@
 // label) is emitted twice, "if parscopeP == nil { the loop as written }
 // else { the loop recording }", so that with recording off it costs one
 // branch on entry (the copy is written on one line, and passes the handle
-// to the calls that take it). Recording, a process
+// to the calls that take it). The body of a function that takes the
+// handle is emitted twice the same way when the same holds of all of it
+// and its exit block is recorded at its returns: with recording off a
+// call then costs one branch. Recording, a process
 // records at most Options.Throttle blocks of one id and enters of one
 // region (TAU's throttle, PARSCOPE_THROTTLE at run time); the trace's
 // metadata says what was dropped.

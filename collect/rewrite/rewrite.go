@@ -461,9 +461,17 @@ func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string, quiet
 		}
 		return
 	}
-	defer w.unswitchLoops(f) // once every edit of the body is made
+	entryAt := -1  // the entry block's prologue, when the body may be doubled
+	defer func() { // once every edit of the body is made
+		if entryAt < 0 || !f.atReturn || !w.unswitchBody(b, entryAt) {
+			w.unswitchLoops(f)
+		}
+	}()
 	entry := w.newBlock(f, "entry", b.Lbrace, "entry of "+name)
 	if handle == "" { // the handle is a parameter (see threadable)
+		if pre == "" {
+			entryAt = len(w.ed.edits)
+		}
 		w.ed.prologue(at, fmt.Sprintf(" %sparscopeP.Block(%d);", pre, entry))
 	} else {
 		w.ed.prologue(at, fmt.Sprintf(" parscopeP := %s; %sparscopeP.Block(%d);", handle, pre, entry))

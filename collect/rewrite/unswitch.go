@@ -26,11 +26,17 @@ import (
 // written when recording is off, and the code grows by its size. (A loop
 // calling such a function was left single until 2026-12-08: fannkuch's
 // main loop, which calls permute on every permutation, ran 8-11 % slower
-// with recording off than as written in three runs of four.) The copy is written on one line, token by token with its
-// semicolons made explicit, so that every line of the file keeps its
-// number. The handle is nil only when the program does not record
-// (parscopeSelf in the runtime file): recording, every loop runs its
-// recording copy, as before.
+// with recording off than as written in three runs of four.) The copy is
+// written on one line, token by token with its semicolons made explicit,
+// so that every line of the file keeps its number. The handle is nil only
+// when the program does not record (parscopeSelf in the runtime file):
+// recording, every loop runs its recording copy, as before.
+//
+// A function that takes the handle as a parameter (thread.go) and whose
+// whole body qualifies, with its exit block recorded at its returns
+// rather than deferred, has its body emitted twice the same way instead
+// (unswitchBody): permute itself still ran six tests a call with its
+// loops doubled, and one now.
 
 // loopAt is a loop statement of a function and the index of the first
 // edit its rewrite made.
@@ -74,40 +80,20 @@ func (w *rewriter) unswitch(l loopAt) bool {
 	}
 	start, end := w.off(l.s.Pos()), w.off(l.s.End())
 	enter, exit := -1, -1
-	var args []edit // the handle passed to threaded calls, kept in the copy
 	// Every edit inside the loop counts, also those made before its
 	// statements were (the handle passed to threaded calls).
-	for i, e := range w.ed.edits {
-		if e.off < start || e.off > end {
-			continue
-		}
-		if e.del == 0 && e.class == editOpen && e.off > start && e.off < end && handleArg.MatchString(e.text) {
-			args = append(args, e)
-			continue
-		}
-		if e.del != 0 || !recordingOnly.MatchString(e.text) {
-			return false
-		}
+	args, ok := w.plainEdits(start, end, func(i int, e edit) {
 		switch {
 		case i == l.first && e.off == start && e.class == editOpen && strings.HasPrefix(e.text, "parscopeP.Enter("):
 			enter = i
 		case i > l.first && e.off == end && e.class == editClose && strings.HasPrefix(e.text, "; parscopeP.Exit("):
 			exit = i
 		}
-	}
-	if enter < 0 {
+	})
+	if !ok || enter < 0 {
 		return false
 	}
-	src := w.ed.src[start:end]
-	if len(args) > 0 {
-		// Inserted from the last, so that the earlier offsets still hold.
-		slices.SortFunc(args, func(a, b edit) int { return b.off - a.off })
-		src = slices.Clone(src)
-		for _, a := range args {
-			src = slices.Insert(src, a.off-start, []byte(a.text)...)
-		}
-	}
-	plain, ok := oneLine(src)
+	plain, ok := w.plainCopy(start, end, args)
 	if !ok {
 		return false
 	}
@@ -118,6 +104,80 @@ func (w *rewriter) unswitch(l loopAt) bool {
 		// A loop that never ends normally has no exit call after it.
 		w.ed.close(end, " }")
 	}
+	return true
+}
+
+// plainCopy returns the source between start and end as written, with
+// the handle passed to threaded calls (args, edits inside it), on one line
+// (see oneLine).
+func (w *rewriter) plainCopy(start, end int, args []edit) (string, bool) {
+	src := w.ed.src[start:end]
+	if len(args) > 0 {
+		// Inserted from the last, so that the earlier offsets still hold.
+		args = slices.Clone(args)
+		slices.SortFunc(args, func(a, b edit) int { return b.off - a.off })
+		src = slices.Clone(src)
+		for _, a := range args {
+			src = slices.Insert(src, a.off-start, []byte(a.text)...)
+		}
+	}
+	return oneLine(src)
+}
+
+// plainEdits sorts the edits between start and end: it returns the
+// handles passed to threaded calls, and false when an edit does anything
+// but record or pass the handle. recorded, when not nil, is called with
+// each recording edit's index.
+func (w *rewriter) plainEdits(start, end int, recorded func(i int, e edit)) ([]edit, bool) {
+	var args []edit
+	for i, e := range w.ed.edits {
+		if e.off < start || e.off > end {
+			continue
+		}
+		if e.del == 0 && e.class == editOpen && e.off > start && e.off < end && handleArg.MatchString(e.text) {
+			args = append(args, e)
+			continue
+		}
+		if e.del != 0 || !recordingOnly.MatchString(e.text) {
+			return nil, false
+		}
+		if recorded != nil {
+			recorded(i, e)
+		}
+	}
+	return args, true
+}
+
+// unswitchBody doubles the body of a function whose handle is a parameter
+// (a threaded function) and whose every edit records or passes the
+// handle, with its exit block recorded at its returns (no defer): its
+// entry block's prologue (the edit at entryAt) becomes
+//
+//	if parscopeP == nil { <the body as written> ; return } ; parscopeP.Block(entry); ...
+//
+// so that with recording off a call costs one test of the handle instead
+// of one per block, region and loop (the "; return" only where the body
+// can end without one). A body holding a label (which a copy would
+// define twice), or that cannot be written on one line, is left alone;
+// its loops may still be doubled. It reports whether it doubled the body.
+func (w *rewriter) unswitchBody(b *ast.BlockStmt, entryAt int) bool {
+	if len(b.List) == 0 || hasLabel(b) {
+		return false
+	}
+	start, end := w.off(b.Lbrace)+1, w.off(b.Rbrace)
+	args, ok := w.plainEdits(start, end, nil)
+	if !ok {
+		return false
+	}
+	plain, ok := w.plainCopy(start, end, args)
+	if !ok {
+		return false
+	}
+	ret := ""
+	if !listTerminating(b.List) {
+		ret = " return ;"
+	}
+	w.ed.edits[entryAt].text = " if parscopeP == nil { " + plain + ret + " } ;" + w.ed.edits[entryAt].text
 	return true
 }
 

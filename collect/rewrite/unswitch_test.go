@@ -7,13 +7,16 @@ import (
 	"testing"
 )
 
-// TestUnswitch checks which loops the rewriter doubles (see unswitch.go):
-// the outermost loop that only records is, once, with its copy on one line
-// (comments dropped, a multi-line literal joined, a switch's case labels
-// kept); so is a loop that calls a function taking the handle, whose copy
-// passes it; a loop that sends, one holding a label and one holding a
-// multi-line raw string are not. Every line keeps its number, and the
-// rewritten package builds.
+// TestUnswitch checks which loops and bodies the rewriter doubles (see
+// unswitch.go). A function that takes the handle and whose rewrite only
+// records or passes the handle on has its body doubled, with its copy on
+// one line (comments dropped, a multi-line literal joined, a switch's case
+// labels kept, the handle passed to the calls that take it, and a return
+// added where the body can end without one), and none of its loops. In a
+// function that looks its handle up, the outermost loop that only records
+// or passes the handle is doubled. A function or loop that sends, holds a
+// label or holds a multi-line raw string is not. Every line keeps its
+// number, and the rewritten package builds.
 func TestUnswitch(t *testing.T) {
 	src := `package p
 
@@ -74,6 +77,23 @@ b` + "`" + `)
 	}
 	return n
 }
+
+var sink int
+
+func noResult(s []int) {
+	m := 0
+	for _, v := range s {
+		m += v
+	}
+	sink = m
+}
+
+func Exported(s []int) (n int) {
+	for _, v := range s {
+		n += helper(v)
+	}
+	return n
+}
 `
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
@@ -91,23 +111,27 @@ b` + "`" + `)
 		t.Errorf("%d lines rewritten into %d", strings.Count(src, "\n"), n)
 	}
 	lines := strings.Split(got, "\n")
-	want := "if parscopeP == nil { for i := range s { for j := 0 ; j < i ; j ++ { switch { case s [ j ] > 2 : n += [ ] int { 1 , 2 , } [ j % 2 ] ; default : n -- ; } ; } ; } ; } else {"
-	if !strings.Contains(lines[3], want) {
-		t.Errorf("pure's loops not doubled as expected: line 4 is\n%s\nwant it to hold\n%s", lines[3], want)
+	for _, c := range []struct {
+		line int
+		want string
+	}{
+		{3, "if parscopeP == nil { for i := range s { for j := 0 ; j < i ; j ++ { switch { case s [ j ] > 2 : n += [ ] int { 1 , 2 , } [ j % 2 ] ; default : n -- ; } ; } ; } ; return n ; } ; parscopeP.Block("},
+		{25, "if parscopeP == nil { y := 0 ; for i := 0 ; i < x ; i ++ { y += i ; } ; return y ; } ; parscopeP.Block("},
+		{33, "if parscopeP == nil { for _ , v := range s { n += helper ( parscopeP , v ) ; } ; return n ; } ; parscopeP.Block("},
+		{63, "if parscopeP == nil { m := 0 ; for _ , v := range s { m += v ; } ; sink = m ; return ; } ; parscopeP.Block("},
+		{72, "if parscopeP == nil { for _ , v := range s { n += helper ( parscopeP , v ) ; } ; } else {"},
+	} {
+		if !strings.Contains(lines[c.line-1], c.want) {
+			t.Errorf("line %d is\n%s\nwant it to hold\n%s", c.line, lines[c.line-1], c.want)
+		}
 	}
-	if n := strings.Count(got, "if parscopeP == nil"); n != 3 {
-		t.Errorf("%d loops doubled, want 3 (pure's outer loop, helper's and calls'):\n%s", n, got)
+	if n := strings.Count(got, "if parscopeP == nil"); n != 5 {
+		t.Errorf("%d bodies and loops doubled, want 5 (the bodies of pure, helper, calls and noResult, Exported's loop):\n%s", n, got)
 	}
-	if want := "if parscopeP == nil { for _ , v := range s { n += helper ( parscopeP , v ) ; } ; } else {"; !strings.Contains(lines[33], want) {
-		t.Errorf("calls' loop (it calls helper, which takes the handle) not doubled as expected: line 34 is\n%s\nwant it to hold\n%s", lines[33], want)
-	}
-	for _, line := range []int{20, 41, 54} { // sends, labeled, raw
+	for _, line := range []int{19, 20, 40, 41, 53, 54} { // sends, labeled, raw: their bodies and loops
 		if strings.Contains(lines[line-1], "parscopeP == nil") {
 			t.Errorf("line %d doubled: %s", line, lines[line-1])
 		}
-	}
-	if !strings.Contains(lines[26], "if parscopeP == nil { for i := 0 ; i < x ; i ++ { y += i ; } ; } else {") {
-		t.Errorf("helper's loop (its function takes the handle; the loop only records) not doubled: %s", lines[26])
 	}
 	goCmd(t, tempModule(t, res, "p"), nil, "build", ".")
 }
