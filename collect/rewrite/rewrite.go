@@ -399,7 +399,7 @@ func (w *rewriter) funcDecl(d *ast.FuncDecl) {
 		return
 	}
 	_, coarse := excluded(w.opts.Coarse, name)
-	w.body(name, d.Body, handle, pre, false, coarse)
+	w.body(name, d.Body, d.Type.Results.NumFields() > 0, handle, pre, false, coarse)
 }
 
 // hasIntVar reports whether name is an integer parameter of d or an
@@ -437,8 +437,8 @@ func directive(doc *ast.CommentGroup) string {
 
 // body rewrites a function body: the handle, the entry block and the
 // exit block recorded on return. quiet bodies record neither (see
-// quietBody).
-func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string, quiet, coarse bool) {
+// quietBody). results says whether the function returns values.
+func (w *rewriter) body(name string, b *ast.BlockStmt, results bool, handle, pre string, quiet, coarse bool) {
 	f := &fn{name: name, quiet: quiet, coarse: coarse, atReturn: pre == "" && w.exitAtReturn(b)}
 	at := w.off(b.Lbrace) + 1
 	if quiet {
@@ -463,7 +463,7 @@ func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string, quiet
 	}
 	entryAt := -1  // the entry block's prologue, when the body may be doubled
 	defer func() { // once every edit of the body is made
-		if entryAt < 0 || !f.atReturn || !w.unswitchBody(b, entryAt) {
+		if entryAt < 0 || !f.atReturn || !w.unswitchBody(b, results, entryAt) {
 			w.unswitchLoops(f)
 		}
 	}()
@@ -497,7 +497,7 @@ func (w *rewriter) body(name string, b *ast.BlockStmt, handle, pre string, quiet
 // messages and function literals record, with the handle it would have
 // had; it records no block and no region.
 func (w *rewriter) quietBody(name string, b *ast.BlockStmt, handle, pre string) {
-	w.body(name, b, handle, pre, true, false)
+	w.body(name, b, false, handle, pre, true, false)
 }
 
 // list rewrites a statement list: a new block begins at each statement
@@ -748,10 +748,10 @@ func (w *rewriter) branch(f *fn, s *ast.BranchStmt) {
 func (w *rewriter) funcLit(f *fn, lit *ast.FuncLit, root bool) {
 	name := f.name + ".func@" + w.where(lit.Pos())
 	if root {
-		w.body(name, lit.Body, "parscopeGoBegin()", "defer parscopeGoEnd(parscopeP); ", f.quiet, false)
+		w.body(name, lit.Body, lit.Type.Results.NumFields() > 0, "parscopeGoBegin()", "defer parscopeGoEnd(parscopeP); ", f.quiet, false)
 		return
 	}
-	w.body(name, lit.Body, "parscopeSelf()", "", f.quiet, false)
+	w.body(name, lit.Body, lit.Type.Results.NumFields() > 0, "parscopeSelf()", "", f.quiet, false)
 }
 
 // exprs rewrites the receives, function literals and synchronising calls

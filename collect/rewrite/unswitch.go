@@ -156,11 +156,15 @@ func (w *rewriter) plainEdits(start, end int, recorded func(i int, e edit)) ([]e
 //	if parscopeP == nil { <the body as written> ; return } ; parscopeP.Block(entry); ...
 //
 // so that with recording off a call costs one test of the handle instead
-// of one per block, region and loop (the "; return" only where the body
-// can end without one). A body holding a label (which a copy would
-// define twice), or that cannot be written on one line, is left alone;
-// its loops may still be doubled. It reports whether it doubled the body.
-func (w *rewriter) unswitchBody(b *ast.BlockStmt, entryAt int) bool {
+// of one per block, region and loop. The "; return" is added in a
+// function without results, whatever its last statement (a call of a
+// shadowed panic would look terminating), so that the copy never falls
+// through into the recording body; a function with results cannot end
+// without a return, the compiler makes sure. A body holding a label
+// (which a copy would define twice), or that cannot be written on one
+// line, is left alone; its loops may still be doubled. It reports whether
+// it doubled the body.
+func (w *rewriter) unswitchBody(b *ast.BlockStmt, results bool, entryAt int) bool {
 	if len(b.List) == 0 || hasLabel(b) {
 		return false
 	}
@@ -174,7 +178,7 @@ func (w *rewriter) unswitchBody(b *ast.BlockStmt, entryAt int) bool {
 		return false
 	}
 	ret := ""
-	if !listTerminating(b.List) {
+	if !results {
 		ret = " return ;"
 	}
 	w.ed.edits[entryAt].text = " if parscopeP == nil { " + plain + ret + " } ;" + w.ed.edits[entryAt].text

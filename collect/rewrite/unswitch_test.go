@@ -12,7 +12,7 @@ import (
 // records or passes the handle on has its body doubled, with its copy on
 // one line (comments dropped, a multi-line literal joined, a switch's case
 // labels kept, the handle passed to the calls that take it, and a return
-// added where the body can end without one), and none of its loops. In a
+// added in a function without results), and none of its loops. In a
 // function that looks its handle up, the outermost loop that only records
 // or passes the handle is doubled. A function or loop that sends, holds a
 // label or holds a multi-line raw string is not. Every line keeps its
@@ -94,6 +94,13 @@ func Exported(s []int) (n int) {
 	}
 	return n
 }
+
+func panic(v any) { sink = 1 }
+
+func shadowed(s []int) {
+	sink = len(s)
+	panic(s)
+}
 `
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
@@ -120,13 +127,16 @@ func Exported(s []int) (n int) {
 		{33, "if parscopeP == nil { for _ , v := range s { n += helper ( parscopeP , v ) ; } ; return n ; } ; parscopeP.Block("},
 		{63, "if parscopeP == nil { m := 0 ; for _ , v := range s { m += v ; } ; sink = m ; return ; } ; parscopeP.Block("},
 		{72, "if parscopeP == nil { for _ , v := range s { n += helper ( parscopeP , v ) ; } ; } else {"},
+		// A call of a shadowed panic looks terminating; the copy returns
+		// all the same.
+		{80, "if parscopeP == nil { sink = len ( s ) ; panic ( parscopeP , s ) ; return ; } ; parscopeP.Block("},
 	} {
 		if !strings.Contains(lines[c.line-1], c.want) {
 			t.Errorf("line %d is\n%s\nwant it to hold\n%s", c.line, lines[c.line-1], c.want)
 		}
 	}
-	if n := strings.Count(got, "if parscopeP == nil"); n != 5 {
-		t.Errorf("%d bodies and loops doubled, want 5 (the bodies of pure, helper, calls and noResult, Exported's loop):\n%s", n, got)
+	if n := strings.Count(got, "if parscopeP == nil"); n != 7 {
+		t.Errorf("%d bodies and loops doubled, want 7 (the bodies of pure, helper, calls, noResult, panic and shadowed, Exported's loop):\n%s", n, got)
 	}
 	for _, line := range []int{19, 20, 40, 41, 53, 54} { // sends, labeled, raw: their bodies and loops
 		if strings.Contains(lines[line-1], "parscopeP == nil") {
