@@ -677,9 +677,9 @@ func TestBufferGrowsBeforeSpilling(t *testing.T) {
 // (128 KiB) held before the writer writes the oldest and gives them back
 // for reuse, and 1 MiB of finished processes' entries held before the
 // writer is woken for them; a process's first buffer grows to 1024
-// records and no further. Larger defaults made programs of many processes fill fresh
-// memory instead of reused buffers (docs/performance.md, "Buffers given
-// back sooner").
+// records and no further. Larger defaults made programs of many
+// processes fill fresh memory instead of reused buffers
+// (docs/performance.md, "Buffers given back sooner").
 func TestDefaultBufferSizes(t *testing.T) {
 	rec, err := Start(Options{Path: filepath.Join(t.TempDir(), "d.pst")})
 	if err != nil {

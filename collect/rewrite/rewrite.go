@@ -469,9 +469,7 @@ func (w *rewriter) body(name string, b *ast.BlockStmt, results bool, handle, pre
 	}()
 	entry := w.newBlock(f, "entry", b.Lbrace, "entry of "+name)
 	if handle == "" { // the handle is a parameter (see threadable)
-		if pre == "" {
-			entryAt = len(w.ed.edits)
-		}
+		entryAt = len(w.ed.edits) // doubled only with f.atReturn, so no pre
 		w.ed.prologue(at, fmt.Sprintf(" %sparscopeP.Block(%d);", pre, entry))
 	} else {
 		w.ed.prologue(at, fmt.Sprintf(" parscopeP := %s; %sparscopeP.Block(%d);", handle, pre, entry))

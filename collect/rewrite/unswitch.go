@@ -108,13 +108,12 @@ func (w *rewriter) unswitch(l loopAt) bool {
 }
 
 // plainCopy returns the source between start and end as written, with
-// the handle passed to threaded calls (args, edits inside it), on one line
-// (see oneLine).
+// the handle passed to threaded calls (args, edits inside it, which it
+// sorts), on one line (see oneLine).
 func (w *rewriter) plainCopy(start, end int, args []edit) (string, bool) {
 	src := w.ed.src[start:end]
 	if len(args) > 0 {
 		// Inserted from the last, so that the earlier offsets still hold.
-		args = slices.Clone(args)
 		slices.SortFunc(args, func(a, b edit) int { return b.off - a.off })
 		src = slices.Clone(src)
 		for _, a := range args {
